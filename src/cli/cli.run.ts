@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util'
+import { type Config, ConfigError, loadConfig } from '../config/index.js'
+import { migrateCommand } from './migrate.command.js'
+import { serveCommand } from './serve.command.js'
+import { signCommand } from './sign.command.js'
+
+/** What a command may touch of the outside world; main.ts hands in the real ones. */
+export interface CliIo {
+  env: Record<string, string | undefined>
+  out: (line: string) => void
+  err: (line: string) => void
+  /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
+  stopSignal: Promise<string>
+}
+
+/** A command: its remaining arguments and the loaded configuration, to an exit code. */
+export type Command = (args: string[], config: Config, io: CliIo) => Promise<number>
+
+const COMMANDS: Record<string, { run: Command; summary: string }> = {
+  serve: { run: serveCommand, summary: 'start the gateway (migrates the database first)' },
+  migrate: { run: migrateCommand, summary: 'apply the database migrations and exit' },
+  sign: { run: signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
+}
+
+const USAGE = [
+  'usage: livegate <command> [--config file.json] [options]',
+  '',
+  ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(8)} ${summary}`),
+  '',
+  'The config file may also be named by LIVEGATE_CONFIG. PORT, HOST, DATABASE_URL,',
+  'LIVEGATE_DATA_DIR and LOG_LEVEL override the file.',
+].join('\n')
+
+/** Runs the livegate command line; resolves to the process exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: false,
+  })
+  const [name, ...rest] = positionals
+  const command = name ? COMMANDS[name] : undefined
+  if (values.help || !command) {
+    ;(command || values.help ? io.out : io.err)(USAGE)
+    return values.help ? 0 : 2
+  }
+  let config: Config
+  try {
+    const file = typeof values.config === 'string' ? values.config : io.env.LIVEGATE_CONFIG
+    config = loadConfig({ ...(file ? { file } : {}), env: io.env })
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.err(`livegate: ${error.message}`)
+      return 1
+    }
+    throw error
+  }
+  return command.run(withoutGlobalOptions(argv, name as string), config, io)
+}
+
+function withoutGlobalOptions(argv: string[], name: string): string[] {
+  const rest: string[] = []
+  let seenName = false
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--config' || arg === '-c') i++
+    else if (arg.startsWith('--config=')) continue
+    else if (!seenName && arg === name) seenName = true
+    else rest.push(arg)
+  }
+  return rest
+}

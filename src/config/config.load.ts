@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs'
+import type { z } from 'zod'
+import { type Config, type ConfigFile, configFileSchema } from './config.schema.js'
+
+/** A configuration that cannot be used; its message names the file and the key. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Where the configuration comes from: a file path (optional) and the environment. */
+export interface ConfigSources {
+  /** From `--config`, else `LIVEGATE_CONFIG`. */
+  file?: string
+  env: Record<string, string | undefined>
+}
+
+/**
+ * Reads, validates and resolves the configuration. Environment overrides win over the file:
+ * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`.
+ */
+export function loadConfig(sources: ConfigSources): Config {
+  const { file, env } = sources
+  const raw: Record<string, unknown> = file ? readJsonFile(file) : {}
+  const withEnv = applyEnvOverrides(raw, env)
+  const parsed = configFileSchema.safeParse(withEnv)
+  if (!parsed.success) throw new ConfigError(describeIssue(file, parsed.error.issues[0]))
+  return resolveSecrets(parsed.data, env, file)
+}
+
+function readJsonFile(file: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`config file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(`config file ${file}: not valid JSON (${(error as Error).message})`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`config file ${file}: must hold a JSON object`)
+  }
+  return value as Record<string, unknown>
+}
+
+function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env']): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...raw }
+  if (env.PORT !== undefined) out.port = envInteger('PORT', env.PORT)
+  if (env.HOST !== undefined) out.host = env.HOST
+  const database = isObject(raw.database) ? { ...raw.database } : raw.database === undefined ? {} : raw.database
+  if (isObject(database)) {
+    if (env.DATABASE_URL) database.url = env.DATABASE_URL
+    if (env.LIVEGATE_DATA_DIR) database.dataDir = env.LIVEGATE_DATA_DIR
+    if (Object.keys(database).length > 0) out.database = database
+  }
+  if (env.LOG_LEVEL) out.log = { ...(isObject(raw.log) ? raw.log : {}), level: env.LOG_LEVEL }
+  return out
+}
+
+function envInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new ConfigError(`environment ${name}: "${value}" is not a whole number`)
+  return Number(value)
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function describeIssue(file: string | undefined, issue: z.core.$ZodIssue | undefined): string {
+  const where = file ? `config file ${file}` : 'configuration'
+  if (!issue) return `${where}: invalid`
+  const key = issue.path.reduce<string>(
+    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)),
+    '',
+  )
+  const unknown = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message
+  return `${where}: ${key || '(top level)'}: ${unknown}`
+}
+
+function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: string | undefined): Config {
+  const services = file.services.map((service, index) => ({
+    ...service,
+    secrets: service.secrets.map((secret, secretIndex) => {
+      if (typeof secret === 'string') return secret
+      const value = env[secret.env]
+      if (!value) {
+        throw new ConfigError(
+          `${path ? `config file ${path}` : 'configuration'}: services[${index}].secrets[${secretIndex}]: environment variable ${secret.env} is not set`,
+        )
+      }
+      return value
+    }),
+  }))
+  return { ...file, services }
+}

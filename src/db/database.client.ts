@@ -1,0 +1,73 @@
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
+import type { Logger } from 'drizzle-orm'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import postgres from 'postgres'
+import { MEMORY_DATA_DIR } from '../config/config.schema.js'
+import * as callbackTables from './callback.table.js'
+import * as refusalTables from './refusal.table.js'
+
+const tables = { ...callbackTables, ...refusalTables }
+
+/** The Drizzle database, the same type on PGlite and on postgres.js. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof tables>
+
+/** An open database: the Drizzle handle, which driver is behind it, and how to close it. */
+export interface Database {
+  db: Db
+  driver: 'pglite' | 'postgres'
+  /** Applies the committed migrations in `schema/migrations/`; safe to run on every start. */
+  migrate(): Promise<void>
+  close(): Promise<void>
+}
+
+/** Where to open the database: a PostgreSQL server by URL, else PGlite in `dataDir`. */
+export interface DatabaseOptions {
+  url?: string | undefined
+  dataDir: string
+  /** Pool size for a PostgreSQL server. */
+  maxConnections?: number
+  /** Sees every SQL statement; tests count them. */
+  logger?: Logger
+}
+
+// src/db and dist/db both sit two levels below the package root.
+const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url))
+
+/** Opens PGlite (embedded, one connection, no fsync) or a PostgreSQL server through postgres.js. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const logger = options.logger ?? false
+  if (options.url) {
+    const client = postgres(options.url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      // A fault should surface as "unavailable" quickly rather than hang a callback.
+      connect_timeout: 5,
+    })
+    const db = drizzlePostgres({ client, schema: tables, logger })
+    return {
+      db: db as unknown as Db,
+      driver: 'postgres',
+      migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      close: () => client.end({ timeout: 5 }),
+    }
+  }
+  const memory = options.dataDir === MEMORY_DATA_DIR
+  if (!memory) mkdirSync(options.dataDir, { recursive: true })
+  const client = memory ? new PGlite() : new PGlite(options.dataDir)
+  await client.waitReady
+  const db = drizzlePglite({ client, schema: tables, logger })
+  return {
+    db: db as unknown as Db,
+    driver: 'pglite',
+    migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: async () => {
+      if (!client.closed) await client.close()
+    },
+  }
+}

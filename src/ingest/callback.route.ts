@@ -1,0 +1,90 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { CallbackStore } from '../db/callback.store.js'
+import type { NewRefusalRow } from '../db/refusal.table.js'
+import { codeForFrameworkError, errorAnswer, type LivegateError, livegateError } from '../error.catalogue.js'
+import { type InboundRequest, type IngestPolicy, judgeCallback, refusalRow } from './callback.verdict.js'
+
+/** What the callback route needs; the clock is injectable so tests can sign at fixed times. */
+export interface CallbackRouteOptions {
+  store: CallbackStore
+  policy: IngestPolicy
+  bodyLimit: number
+  now?: () => Date
+}
+
+const EMPTY = Buffer.alloc(0)
+const OK_BODY = '{"ret":0}'
+
+/**
+ * The one address the service calls: GET and POST at `/callbacks` and any path below it. This
+ * plugin only translates HTTP to {@link judgeCallback} and its verdict back to HTTP; the raw-body
+ * parser lives here so no other route sees it.
+ */
+export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (app, options) => {
+  const { store, policy } = options
+  const now = options.now ?? (() => new Date())
+
+  // The signature covers the exact bytes, so the body is never parsed before it is checked.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
+    done(null, body)
+  })
+
+  // A refusal is recorded before it is answered; if even that fails, the log says so.
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, error: LivegateError, refusal: NewRefusalRow | undefined) => {
+    request.log.info({ reason: error.code, fields: error.fields }, 'callback refused')
+    if (refusal) {
+      await store.refuse(refusal).catch((storeError: unknown) => {
+        request.log.error({ err: storeError, reason: error.code }, 'could not record a refused callback')
+      })
+    }
+    const answer = errorAnswer(error)
+    return reply.code(answer.status).type('application/json').send(answer.body)
+  }
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const inbound = toInbound(request, now())
+    const verdict = judgeCallback(inbound, policy)
+    if (!verdict.ok) return refuse(request, reply, verdict.error, verdict.refusal)
+    try {
+      const kept = await store.keep(verdict.row)
+      request.log.info(
+        { callbackId: kept.id, type: verdict.row.type, deliveries: kept.deliveries, signature: verdict.row.signature },
+        kept.deliveries > 1 ? 'callback delivered again' : 'callback kept',
+      )
+    } catch (storeError) {
+      request.log.error({ err: storeError }, 'could not keep a callback')
+      const error = livegateError('STORAGE_UNAVAILABLE')
+      return refuse(request, reply, error, refusalRow(inbound, policy, error, verdict.row.fields))
+    }
+    return reply.code(200).type('application/json').send(OK_BODY)
+  }
+
+  app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/callbacks', handler })
+  app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/callbacks/*', handler })
+
+  // Errors fastify raises before the handler (size, framing) are answered from the catalogue too.
+  app.setErrorHandler(async (error, request, reply) => {
+    const code = codeForFrameworkError(error)
+    if (code === 'INTERNAL') request.log.error({ err: error }, 'callback route failed')
+    const refused = livegateError(code)
+    // An oversized body is not kept anywhere: recording it would be the flood it guards against.
+    return refuse(request, reply, refused, code === 'PAYLOAD_TOO_LARGE' ? undefined : refusalRow(toInbound(request, now()), policy, refused))
+  })
+}
+
+function toInbound(request: FastifyRequest, receivedAt: Date): InboundRequest {
+  const url = request.raw.url ?? '/'
+  const mark = url.indexOf('?')
+  const contentType = request.headers['content-type']
+  return {
+    method: request.method,
+    path: mark === -1 ? url : url.slice(0, mark),
+    rawQuery: mark === -1 ? '' : url.slice(mark + 1),
+    mediaType: contentType?.split(';', 1)[0]?.trim().toLowerCase() || undefined,
+    body: Buffer.isBuffer(request.body) ? request.body : EMPTY,
+    headers: request.headers,
+    remoteAddress: request.ip,
+    receivedAt,
+  }
+}
