@@ -11,6 +11,8 @@ export class ConfigError extends Error {
 export interface ConfigSources {
   /** From `--config`, else `LIVEGATE_CONFIG`. */
   file?: string
+  /** The file's content already read, for embedding livegate (and for tests); `file` then only names it. */
+  value?: Record<string, unknown>
   env: Record<string, string | undefined>
 }
 
@@ -20,7 +22,7 @@ export interface ConfigSources {
  */
 export function loadConfig(sources: ConfigSources): Config {
   const { file, env } = sources
-  const raw: Record<string, unknown> = file ? readJsonFile(file) : {}
+  const raw: Record<string, unknown> = sources.value ?? (file ? readJsonFile(file) : {})
   const withEnv = applyEnvOverrides(raw, env)
   const parsed = configFileSchema.safeParse(withEnv)
   if (!parsed.success) throw new ConfigError(describeIssue(file, parsed.error.issues[0]))

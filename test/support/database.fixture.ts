@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+import { MEMORY_DATA_DIR } from '../../src/config/index.js'
+import { type Database, type DatabaseOptions, openDatabase } from '../../src/db/database.client.js'
+
+/** Which database the suite runs on: a PostgreSQL server when TEST_DATABASE_URL is set, else PGlite. */
+export const serverUrl = process.env.TEST_DATABASE_URL || undefined
+export const driverName = serverUrl ? 'postgres' : 'pglite'
+
+/** A database of its own for one test file, migrated, and how to throw it away. */
+export interface TestDatabase {
+  database: Database
+  /** The URL for a second process to open the same database (server only). */
+  url: string | undefined
+  drop(): Promise<void>
+}
+
+/**
+ * Opens a fresh database: PGlite in memory, or a new database on the server so that test files
+ * running side by side never see each other's rows.
+ */
+export async function openTestDatabase(options: Pick<DatabaseOptions, 'logger'> = {}): Promise<TestDatabase> {
+  if (!serverUrl) {
+    const database = await openDatabase({ dataDir: MEMORY_DATA_DIR, ...options })
+    await database.migrate()
+    return { database, url: undefined, drop: () => database.close() }
+  }
+  const name = `livegate_test_${randomBytes(6).toString('hex')}`
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const database = await openDatabase({ url: url.toString(), dataDir: MEMORY_DATA_DIR, maxConnections: 5, ...options })
+  await database.migrate()
+  return {
+    database,
+    url: url.toString(),
+    async drop() {
+      await database.close()
+      await admin.unsafe(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    },
+  }
+}

@@ -1,0 +1,100 @@
+import { test as base } from 'vitest'
+import { loadConfig } from '../../src/config/index.js'
+import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
+import { type SignedRequest, signCallback } from '../../src/ingest/callback.sign.js'
+import { openTestDatabase, type TestDatabase } from './database.fixture.js'
+
+/** The secrets the test configuration gives its services. */
+export const SECRET = 'abc'
+export const ROTATED_SECRET = 'def-new'
+
+/** The configuration file every integration gateway starts with, on a free port. */
+export const TEST_CONFIG = {
+  port: 0,
+  host: '127.0.0.1',
+  log: { level: 'silent' },
+  services: [
+    { serviceCode: 'TESTING', secrets: [SECRET] },
+    { serviceCode: 'ROTATING', secrets: [ROTATED_SECRET, SECRET] },
+    { serviceCode: 'LOGONLY', secrets: [SECRET], verify: 'log' },
+    { serviceCode: 'OPEN', verify: 'off' },
+  ],
+}
+
+/** An HTTP answer, read whole. */
+export interface Answer {
+  status: number
+  body: Record<string, unknown>
+  text: string
+}
+
+/** Sends a request over a real socket and reads the answer. */
+export async function send(request: SignedRequest | { method: string; url: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Answer> {
+  const response = await fetch(request.url, {
+    method: request.method,
+    headers: request.headers ?? {},
+    ...(request.body !== undefined ? { body: request.body } : {}),
+  })
+  const text = await response.text()
+  let body: Record<string, unknown> = {}
+  try {
+    body = JSON.parse(text) as Record<string, unknown>
+  } catch {
+    // left empty: the assertion on `text` says what came back
+  }
+  return { status: response.status, body, text }
+}
+
+/** What an integration test file is given: a database of its own and a gateway on it. */
+export interface GatewayFixtures {
+  db: TestDatabase
+  gateway: Gateway
+  /** Signs fields as the service would and sends them to the gateway. */
+  deliver: (fields: Record<string, string>, options?: DeliverOptions) => Promise<Answer>
+}
+
+/** How {@link GatewayFixtures.deliver} signs and sends. */
+export interface DeliverOptions {
+  method?: 'GET' | 'POST'
+  path?: string
+  secret?: string
+  headerPrefix?: string
+  nowMs?: number
+}
+
+/** Signs a callback for the fixture gateway without sending it. */
+export function signFor(gateway: Gateway, fields: Record<string, string>, options: DeliverOptions = {}): SignedRequest {
+  return signCallback(fields, {
+    url: `${gateway.url}${options.path ?? '/callbacks'}`,
+    method: options.method ?? 'POST',
+    secret: options.secret ?? SECRET,
+    headerPrefix: options.headerPrefix ?? 'svc',
+    nowMs: options.nowMs ?? Date.now(),
+  })
+}
+
+/**
+ * The integration suite's fixtures, one set per test file, on PGlite or on the PostgreSQL server
+ * named by TEST_DATABASE_URL: the same tests run on both.
+ */
+export const test = base.extend<GatewayFixtures>({
+  db: [
+    async ({}, use) => {
+      const db = await openTestDatabase()
+      await use(db)
+      await db.drop()
+    },
+    { scope: 'file' },
+  ],
+  gateway: [
+    async ({ db }, use) => {
+      const gateway = await startGateway(loadConfig({ env: {}, value: TEST_CONFIG }), { database: db.database })
+      await use(gateway)
+      await gateway.close()
+    },
+    { scope: 'file' },
+  ],
+  deliver: async ({ gateway }, use) => {
+    await use((fields, options) => send(signFor(gateway, fields, options)))
+  },
+})
