@@ -1,0 +1,88 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { send } from '../support/gateway.fixture.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const livegate = ['--import', 'tsx', join(root, 'src/main.ts')]
+const dir = mkdtempSync(join(tmpdir(), 'livegate-cli-'))
+const configFile = join(dir, 'livegate.json')
+writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }))
+const env = { ...process.env, TESTING_SECRET: 'abc', LIVEGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'info' }
+
+/** Runs a livegate command to its end. */
+const runLivegate = (args: string[], extraEnv: Record<string, string> = {}) =>
+  promisify(execFile)(process.execPath, [...livegate, ...args], { cwd: root, env: { ...env, ...extraEnv } }).then(
+    (result) => ({ code: 0, ...result }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  )
+
+describe('the livegate command, as a real process on the embedded database', () => {
+  let server: ChildProcess
+  let url = ''
+  let output = ''
+
+  beforeAll(async () => {
+    server = spawn(process.execPath, [...livegate, 'serve', '--config', configFile], { cwd: root, env })
+    url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no address in: ${output}`)), 30_000)
+      server.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk
+        const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(output)
+        if (match) {
+          clearTimeout(timer)
+          resolve(match[1] as string)
+        }
+      })
+      server.on('exit', (code) => reject(new Error(`exited ${code}: ${output}`)))
+    })
+  }, 40_000)
+
+  afterAll(() => {
+    server.kill('SIGKILL')
+  })
+
+  it('says where it listens, which database, and the callback address to give the service', () => {
+    expect(output).toContain('embedded PGlite in memory')
+    expect(output).toContain(`${url}/callbacks`)
+    expect(output).not.toContain('abc"')
+  })
+
+  it('accepts the callback that `livegate sign` prints', async () => {
+    const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=0', 'hashed_id=cli-task', 'author=alice'])
+    expect(signed.code, signed.stderr).toBe(0)
+    const line = signed.stdout.trim()
+    expect(line).toMatch(/^curl -sS -X POST '/)
+    // Read the curl line back into a request rather than depend on curl being installed.
+    const headers = Object.fromEntries([...line.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
+    const body = /--data-raw '([^']*)'/.exec(line)?.[1]
+    const answer = await send({ method: 'POST', url: `${url}/callbacks`, headers, body: body as string })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.text).toBe('{"ret":0}')
+  })
+
+  it('stops cleanly on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
+    server.kill('SIGTERM')
+    expect(await exited).toBe(0)
+  })
+
+  it('refuses a bad config file with one message naming the key, and exits non-zero', async () => {
+    const bad = join(dir, 'bad.json')
+    writeFileSync(bad, JSON.stringify({ services: [{ serviceCode: 'TESTING', secrets: ['x'], verify: 'sometimes' }] }))
+    const result = await runLivegate(['serve', '--config', bad])
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim()).toMatch(/^livegate: config file .*bad\.json: services\[0\]\.verify: /)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('prints its usage for an unknown command', async () => {
+    const result = await runLivegate(['launch'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('usage: livegate <command>')
+  })
+})
