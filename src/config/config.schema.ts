@@ -31,6 +31,23 @@ const ingestSchema = z.strictObject({
   refusedBodyLimit: z.int().min(0).max(1024 * 1024).default(8 * 1024),
 })
 
+const upstreamSchema = z.strictObject({
+  /** One task_list request may take this long before it counts as a network fault. */
+  timeoutMs: z.int().min(100).max(120_000).default(5000),
+  /** Further tries after a network fault or timeout (never after an answer with `ret != 0`). */
+  retries: z.int().min(0).max(10).default(2),
+  retryBaseMs: z.int().min(1).max(60_000).default(200),
+  /** How long one answer serves every reader of the same service code. */
+  cacheMs: z.int().min(0).max(600_000).default(2000),
+  /** How often the poller keeps a task_list snapshot; 0 turns the poller off. */
+  pollIntervalMs: z.int().min(0).max(86_400_000).default(10_000),
+})
+
+const graphqlSchema = z.strictObject({
+  defaultPageSize: z.int().min(1).max(10_000).default(50),
+  maxPageSize: z.int().min(1).max(10_000).default(500),
+})
+
 /** The configuration file's schema; every key has a default, so `{}` is a valid file. */
 export const configFileSchema = z
   .strictObject({
@@ -39,6 +56,8 @@ export const configFileSchema = z
     database: databaseSchema.default({ dataDir: './data' }),
     services: z.array(serviceSchema).default([]),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
+    upstream: upstreamSchema.default(() => upstreamSchema.parse({})),
+    graphql: graphqlSchema.default(() => graphqlSchema.parse({})),
     log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).default({ level: 'info' }),
   })
   .superRefine((file, ctx) => {
