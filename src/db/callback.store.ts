@@ -1,13 +1,19 @@
 import { sql } from 'drizzle-orm'
 import { type NewCallbackRow, callbacks } from './callback.table.js'
+import { callbackEvent } from '../graph/fold.event.js'
 import type { Db } from './database.client.js'
+import { applyCallbackEvents, type GraphChanges } from './graph.store.js'
 import { type NewRefusalRow, refusals } from './refusal.table.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
 export interface KeptCallback {
   id: number
   deliveries: number
+  /** The tasks and users this callback changed (none for a repeated delivery). */
+  changes: GraphChanges
 }
+
+const NO_CHANGES: GraphChanges = { tasks: [], users: [] }
 
 /** Writes callbacks and refusals. Every method resolves only once the row is committed. */
 export class CallbackStore {
@@ -19,16 +25,21 @@ export class CallbackStore {
    * insert.
    */
   async keep(row: NewCallbackRow): Promise<KeptCallback> {
-    const [kept] = await this.db
-      .insert(callbacks)
-      .values(row)
-      .onConflictDoUpdate({
-        target: callbacks.dedupeKey,
-        set: { deliveries: sql`${callbacks.deliveries} + 1`, lastDeliveredAt: row.lastDeliveredAt },
-      })
-      .returning({ id: callbacks.id, deliveries: callbacks.deliveries })
-    if (!kept) throw new Error('insert returned no row')
-    return kept
+    return this.db.transaction(async (tx) => {
+      const [kept] = await tx
+        .insert(callbacks)
+        .values(row)
+        .onConflictDoUpdate({
+          target: callbacks.dedupeKey,
+          set: { deliveries: sql`${callbacks.deliveries} + 1`, lastDeliveredAt: row.lastDeliveredAt },
+        })
+        .returning({ id: callbacks.id, deliveries: callbacks.deliveries })
+      if (!kept) throw new Error('insert returned no row')
+      // The graph is folded in the same transaction: a callback is never kept but unfolded.
+      const event = kept.deliveries === 1 ? callbackEvent(row) : null
+      const changes = event ? await applyCallbackEvents(tx as unknown as Db, row.serviceCode, [event], row.receivedAt) : NO_CHANGES
+      return { ...kept, changes }
+    })
   }
 
   /** Records a refused delivery for operators. */

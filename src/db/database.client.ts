@@ -10,9 +10,10 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { MEMORY_DATA_DIR } from '../config/config.schema.js'
 import * as callbackTables from './callback.table.js'
+import * as graphTables from './graph.table.js'
 import * as refusalTables from './refusal.table.js'
 
-const tables = { ...callbackTables, ...refusalTables }
+const tables = { ...callbackTables, ...refusalTables, ...graphTables }
 
 /** The Drizzle database, the same type on PGlite and on postgres.js. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof tables>
