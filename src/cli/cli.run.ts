@@ -1,8 +1,10 @@
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.js'
 import { migrateCommand } from './migrate.command.js'
+import { schemaCommand } from './schema.command.js'
 import { serveCommand } from './serve.command.js'
 import { signCommand } from './sign.command.js'
+import { simulateCommand } from './simulate.command.js'
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {
@@ -19,7 +21,9 @@ export type Command = (args: string[], config: Config, io: CliIo) => Promise<num
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   serve: { run: serveCommand, summary: 'start the gateway (migrates the database first)' },
   migrate: { run: migrateCommand, summary: 'apply the database migrations and exit' },
+  schema: { run: schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves' },
   sign: { run: signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
+  simulate: { run: simulateCommand, summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)' },
 }
 
 const USAGE = [

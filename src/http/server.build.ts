@@ -3,6 +3,7 @@ import type { Config } from '../config/config.schema.js'
 import { CallbackStore } from '../db/callback.store.js'
 import type { Database } from '../db/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../error.catalogue.js'
+import { graphqlPlugin } from '../graphql/graphql.plugin.js'
 import { callbackRoute } from '../ingest/callback.route.js'
 import type { IngestPolicy } from '../ingest/callback.verdict.js'
 
@@ -44,6 +45,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     bodyLimit: config.ingest.bodyLimit,
     ...(deps.now ? { now: deps.now } : {}),
   })
+
+  await app.register(graphqlPlugin, { config, db: database.db })
 
   app.get('/healthz', async () => ({ ok: true }))
 

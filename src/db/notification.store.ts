@@ -1,0 +1,121 @@
+import { type SQL, and, count, desc, eq, gte, inArray, lt, lte, sql } from 'drizzle-orm'
+import { callbacks } from './callback.table.js'
+import type { Db } from './database.client.js'
+
+/** A stored callback as the graph reads it: the typed columns and the fields as sent, not the raw request. */
+export interface NotificationRow {
+  id: number
+  type: number
+  serviceCode: string
+  taskId: string | null
+  userName: string | null
+  vsId: string | null
+  receivedAt: Date
+  deliveries: number
+  fields: Record<string, string | string[]>
+  signature: 'verified' | 'failed' | 'skipped'
+}
+
+/** Which stored callbacks to read; every criterion given must hold. */
+export interface NotificationCriteria {
+  serviceCode?: string | null
+  /** Any of these types; an empty list matches nothing. */
+  types?: readonly number[] | null
+  taskId?: string | null
+  userName?: string | null
+  /** `received_at` at or after this time. */
+  receivedFrom?: Date | null
+  /** `received_at` before this time. */
+  receivedTo?: Date | null
+}
+
+/** One page in newest-first order: at most `limit` rows with an id below `beforeId`. */
+export interface NotificationPageRequest {
+  beforeId?: number | undefined
+  limit: number
+}
+
+const rowColumns = {
+  id: callbacks.id,
+  type: callbacks.type,
+  serviceCode: callbacks.serviceCode,
+  taskId: callbacks.taskId,
+  userName: callbacks.userName,
+  vsId: callbacks.vsId,
+  receivedAt: callbacks.receivedAt,
+  deliveries: callbacks.deliveries,
+  fields: callbacks.fields,
+  signature: callbacks.signature,
+}
+
+function matching(criteria: NotificationCriteria): SQL[] {
+  const conditions: SQL[] = []
+  if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
+  if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
+  if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
+  if (criteria.userName != null) conditions.push(eq(callbacks.userName, criteria.userName))
+  if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
+  if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
+  return conditions
+}
+
+/**
+ * A page of stored callbacks, newest first. The page is cut by row id (keyset), never by
+ * OFFSET, so a cursor stays valid while new callbacks arrive and deep pages cost no more than
+ * the first.
+ */
+export async function notificationPage(db: Db, criteria: NotificationCriteria, page: NotificationPageRequest): Promise<NotificationRow[]> {
+  const conditions = matching(criteria)
+  if (page.beforeId !== undefined) conditions.push(lt(callbacks.id, page.beforeId))
+  return db
+    .select(rowColumns)
+    .from(callbacks)
+    .where(and(...conditions))
+    .orderBy(desc(callbacks.id))
+    .limit(page.limit)
+}
+
+/** How many stored callbacks match, on every page together. */
+export async function countNotifications(db: Db, criteria: NotificationCriteria): Promise<number> {
+  const [row] = await db
+    .select({ total: count() })
+    .from(callbacks)
+    .where(and(...matching(criteria)))
+  return row?.total ?? 0
+}
+
+/**
+ * The newest `perTask` callbacks of each task, in one statement for any number of tasks: a
+ * window numbers each task's rows newest first and the outer query keeps the first few. Tasks
+ * with no callbacks map to an empty list; each list is newest first.
+ */
+export async function latestNotificationsForTasks(db: Db, taskIds: readonly string[], perTask: number): Promise<Map<string, NotificationRow[]>> {
+  const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
+  if (taskIds.length === 0 || perTask <= 0) return byTask
+  const ranked = db
+    .select({
+      ...rowColumns,
+      rank: sql<number>`row_number() over (partition by ${callbacks.taskId} order by ${callbacks.id} desc)`.as('rank'),
+    })
+    .from(callbacks)
+    .where(inArray(callbacks.taskId, [...new Set(taskIds)]))
+    .as('ranked')
+  const rows = await db
+    .select({
+      id: ranked.id,
+      type: ranked.type,
+      serviceCode: ranked.serviceCode,
+      taskId: ranked.taskId,
+      userName: ranked.userName,
+      vsId: ranked.vsId,
+      receivedAt: ranked.receivedAt,
+      deliveries: ranked.deliveries,
+      fields: ranked.fields,
+      signature: ranked.signature,
+    })
+    .from(ranked)
+    .where(lte(ranked.rank, perTask))
+    .orderBy(desc(ranked.id))
+  for (const row of rows) byTask.get(row.taskId as string)?.push(row)
+  return byTask
+}

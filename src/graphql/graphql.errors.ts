@@ -1,0 +1,40 @@
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors'
+import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+
+/**
+ * An error about the caller's arguments, answered as `extensions.code = "BAD_USER_INPUT"`.
+ * `argumentName` names the argument, as Apollo's own input errors do.
+ */
+export function badUserInput(message: string, argumentName?: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: ApolloServerErrorCode.BAD_USER_INPUT, ...(argumentName ? { argumentName } : {}) },
+  })
+}
+
+const INTERNAL_MESSAGE = 'Internal error.'
+
+/**
+ * Apollo's `formatError`: errors we raised on purpose (any GraphQLError) pass as they are; an
+ * error that escaped from below (a database fault, a bug) keeps its code but not its message,
+ * which may name tables, values or connection details. The original is handed to `log`.
+ */
+export function maskUnexpectedErrors(log: (error: unknown) => void) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    if (formatted.extensions?.code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR) return formatted
+    const original = unwrapResolverError(error)
+    if (isGraphqlError(original)) return formatted
+    log(original)
+    return {
+      message: INTERNAL_MESSAGE,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR },
+    }
+  }
+}
+
+// By name as well as by class: graphql ships a CommonJS and an ESM build, and a test runner may
+// load both, so an error from graphql-scalars need not be an instance of the class imported here.
+function isGraphqlError(error: unknown): boolean {
+  return error instanceof GraphQLError || (error instanceof Error && error.name === 'GraphQLError')
+}

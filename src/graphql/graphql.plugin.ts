@@ -1,0 +1,87 @@
+import { ApolloServer } from '@apollo/server'
+import {
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled'
+import fastifyApollo from '@as-integrations/fastify'
+import type { FastifyPluginAsync } from 'fastify'
+import type { GraphQLSchema } from 'graphql'
+import type { Config } from '../config/config.schema.js'
+import type { Db } from '../db/database.client.js'
+import { type GraphqlContext, createContext } from './context.js'
+import { maskUnexpectedErrors } from './graphql.errors.js'
+import { buildGraphqlSchema } from './schema.build.js'
+
+/** What the GraphQL endpoint is built from. */
+export interface GraphqlPluginOptions {
+  config: Config
+  db: Db
+  /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
+  schema?: GraphQLSchema
+}
+
+/** Where the endpoint answers. */
+export const GRAPHQL_PATH = '/graphql'
+
+/**
+ * The GraphQL endpoint: Apollo Server at `/graphql`, GET and POST, on the gateway's fastify
+ * server. Apollo is stopped when fastify closes.
+ */
+export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
+  const { config, db } = options
+  const schema = options.schema ?? (await buildGraphqlSchema())
+  const apollo = new ApolloServer<GraphqlContext>({
+    schema,
+    includeStacktraceInErrorResponses: false,
+    // The schema is a published contract (schema/schema.graphql), and the playground reads it.
+    introspection: true,
+    csrfPrevention: true,
+    // The CLI owns the process signals and closes fastify, which stops Apollo.
+    stopOnTerminationSignals: false,
+    logger: app.log,
+    formatError: maskUnexpectedErrors((error) => app.log.error({ err: error }, 'graphql resolver failed')),
+    plugins: [
+      // The default landing page loads a sandbox from a CDN; the playground will be served offline.
+      ApolloServerPluginLandingPageDisabled(),
+      // Apollo would otherwise report to its cloud when APOLLO_KEY and friends are in the environment.
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
+    ],
+  })
+  await apollo.start()
+  app.addHook('onClose', async () => {
+    await apollo.stop()
+  })
+
+  // Errors fastify raises before Apollo runs (unreadable JSON, an unsupported body type) are
+  // answered in the GraphQL response shape, as a GraphQL client expects on this path.
+  app.setErrorHandler(async (error, request, reply) => {
+    const { statusCode, message: reason } = error as { statusCode?: unknown; message?: unknown }
+    const status = typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500 ? statusCode : 500
+    if (status === 500) request.log.error({ err: error }, 'graphql request failed')
+    const message = status === 500 ? 'Internal error.' : typeof reason === 'string' ? reason : 'Bad request.'
+    const code = status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST'
+    return reply
+      .code(status)
+      .type('application/json; charset=utf-8')
+      .send({ errors: [{ message, extensions: { code } }] })
+  })
+
+  await app.register(fastifyApollo(apollo), {
+    path: GRAPHQL_PATH,
+    method: ['GET', 'POST'],
+    context: async () => createContext({ db, config }),
+  })
+  // The path exists, so other methods get a 405 naming the allowed ones, not a 404.
+  app.route({
+    method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: GRAPHQL_PATH,
+    handler: async (_request, reply) =>
+      reply
+        .code(405)
+        .header('allow', 'GET, POST')
+        .type('application/json; charset=utf-8')
+        .send({ errors: [{ message: 'Send GraphQL requests by GET or POST.', extensions: { code: 'BAD_REQUEST' } }] }),
+  })
+}

@@ -1,0 +1,39 @@
+import DataLoader from 'dataloader'
+import type { Db } from '../db/database.client.js'
+import { type NotificationRow, latestNotificationsForTasks } from '../db/notification.store.js'
+
+/**
+ * The DataLoaders of one GraphQL request. They batch the lookups of one request into one
+ * statement and cache them for that request only, so no answer outlives the request it served.
+ */
+export interface Loaders {
+  /**
+   * The newest `perTask` notifications of a task, newest first: `notificationsOfTask(5).load(taskId)`.
+   * Every task asked for with the same `perTask` in one tick is read in one statement.
+   */
+  notificationsOfTask(perTask: number): DataLoader<string, NotificationRow[]>
+}
+
+// Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
+const MAX_BATCH = 1000
+
+/** Builds a fresh set of loaders; call once per request. */
+export function createLoaders(db: Db): Loaders {
+  const byPerTask = new Map<number, DataLoader<string, NotificationRow[]>>()
+  return {
+    notificationsOfTask(perTask) {
+      let loader = byPerTask.get(perTask)
+      if (!loader) {
+        loader = new DataLoader<string, NotificationRow[]>(
+          async (taskIds) => {
+            const found = await latestNotificationsForTasks(db, taskIds, perTask)
+            return taskIds.map((id) => found.get(id) ?? [])
+          },
+          { maxBatchSize: MAX_BATCH },
+        )
+        byPerTask.set(perTask, loader)
+      }
+      return loader
+    },
+  }
+}

@@ -1,0 +1,26 @@
+import { type GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql'
+import { resolvers as allResolvers } from './resolvers/index.js'
+import { type NonEmptyArray, buildSchema } from './type-graphql.shim.js'
+import { SCALARS_MAP } from './types/scalars.type.js'
+
+/**
+ * Builds the GraphQL schema from resolver classes: by default every resolver in
+ * `resolvers/index.ts`. The schema is the same whatever the configuration, so the emitted
+ * contract (schema/schema.graphql) never depends on a config file.
+ */
+export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = allResolvers): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers,
+    scalarsMap: SCALARS_MAP,
+    // class-validator is not installed; arguments are checked by their resolvers.
+    validate: false,
+  })
+}
+
+/**
+ * The schema as committed in schema/schema.graphql: SDL with types and fields in name order, so
+ * a diff shows what changed rather than where a resolver was registered.
+ */
+export function printGraphqlSchema(schema: GraphQLSchema): string {
+  return printSchema(lexicographicSortSchema(schema))
+}

@@ -1,0 +1,266 @@
+import {
+  countersAt,
+  DEFAULT_EPOCH_MS,
+  datePath,
+  type Scenario,
+  type ScenarioCallback,
+  type ScenarioOptions,
+  type ScenarioOutput,
+  type ScenarioSession,
+  type SessionEnding,
+} from './scenario.model.js'
+import { type SeededRandom, seededRandom } from './seeded.random.js'
+
+export type { Scenario, ScenarioCallback, ScenarioOptions, ScenarioOutput, ScenarioSession, SessionEnding } from './scenario.model.js'
+
+const AUTHORS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const
+const SIZES = [[480, 800], [720, 1280], [368, 640]] as const
+const VIDEO_BIT_RATES = [600_000, 800_000, 1_200_000] as const
+const CONTAINERS = ['flv', 'rtmp', 'm3u8'] as const
+
+// What happens to a session, in abstract time units; spread over real time once all are known.
+type Step =
+  | { u: number; kind: 'start' | 'end'; output: number; reachEnd?: boolean }
+  | { u: number; kind: 'thumbnail'; n: number }
+  | { u: number; kind: 'waiting' | 'resumed' | 'archive' }
+  | { u: number; kind: 'disconnect'; reason: number }
+
+interface Plan {
+  session: Omit<ScenarioSession, 'createdAt' | 'outputs' | 'liveFromMs' | 'listedFromMs' | 'listedUntilMs' | 'userOnlineFromMs' | 'userOnlineUntilMs'>
+  outputs: Pick<ScenarioOutput, 'container' | 'tag' | 'videoBitRate' | 'copy'>[]
+  size: readonly [number, number]
+  isResume: boolean
+  steps: Step[]
+  at: { liveFrom: number; end: number; listedFrom: number; listedUntil: number; userFrom: number; userUntil: number }
+}
+
+/**
+ * Generates live sessions and their callbacks, deterministically from the options. The random
+ * draws never depend on `epochMs` or `rate`, so the task ids and each task's events are the
+ * seed's alone; the rate only spreads them in time.
+ */
+export function generateScenario(options: ScenarioOptions): Scenario {
+  if (!(options.rate > 0)) throw new RangeError('rate must be above 0')
+  if (!Number.isInteger(options.sessions) || options.sessions < 0) throw new RangeError('sessions must be a whole number')
+  if (options.serviceCodes.length === 0 && options.sessions > 0) throw new RangeError('at least one service code is needed')
+  const epochMs = options.epochMs ?? DEFAULT_EPOCH_MS
+  const random = seededRandom(options.seed)
+  const endings = chooseEndings(random, options.sessions)
+  const taken = new Set<string>()
+  const sequences = new Map<string, number>()
+  const plans: Plan[] = []
+  let startU = 0
+  for (let i = 0; i < options.sessions; i++) {
+    startU += i === 0 ? 0 : random.int(0, 3)
+    plans.push(planSession(random, { serviceCode: options.serviceCodes[i % options.serviceCodes.length] as string, ending: endings[i] as SessionEnding, startU, taken, sequences }))
+  }
+  const count = plans.reduce((sum, plan) => sum + plan.steps.length, 0)
+  const spanU = Math.max(0, ...plans.flatMap((plan) => [plan.at.listedUntil, plan.at.userUntil, ...plan.steps.map((step) => step.u)]))
+  const msPerUnit = count > 0 && spanU > 0 ? (count / options.rate) * 1000 / spanU : 0
+  const toMs = (u: number) => Math.round(u * msPerUnit)
+  const sessions: ScenarioSession[] = []
+  const callbacks: ScenarioCallback[] = []
+  for (const plan of plans) {
+    const session = materialize(plan, epochMs, toMs)
+    sessions.push(session)
+    for (const step of plan.steps) {
+      const atMs = toMs(step.u)
+      // An archive describes the live that ended, not the moment the file was ready.
+      const fields = callbackFields(session, plan, step, atMs, step.kind === 'archive' ? toMs(plan.at.end) : atMs)
+      callbacks.push({ atMs, type: Number(fields.type), serviceCode: session.serviceCode, taskId: session.taskId, fields })
+    }
+  }
+  // Stable: equal times keep their generation order, so a task's own callbacks never swap.
+  callbacks.sort((a, b) => a.atMs - b.atMs)
+  return { seed: options.seed, epochMs, sessions, callbacks, durationMs: toMs(spanU) }
+}
+
+function chooseEndings(random: SeededRandom, sessions: number): SessionEnding[] {
+  const endings = Array.from({ length: sessions }, (): SessionEnding => {
+    const roll = random.next()
+    return roll < 0.6 ? 'USER_STOPPED' : roll < 0.8 ? 'ABNORMAL' : 'VANISHED'
+  })
+  // A small scenario still shows every ending, VANISHED above all: the gateway has a rule for it.
+  if (sessions >= 3) {
+    const [a, b, c] = random.shuffle(endings.map((_, index) => index))
+    endings[a as number] = 'USER_STOPPED'
+    endings[b as number] = 'ABNORMAL'
+    endings[c as number] = 'VANISHED'
+  }
+  return endings
+}
+
+interface PlanInput {
+  serviceCode: string
+  ending: SessionEnding
+  startU: number
+  taken: Set<string>
+  sequences: Map<string, number>
+}
+
+function planSession(random: SeededRandom, input: PlanInput): Plan {
+  const vsNumber = random.int(1, 9)
+  const vsId = `xvs-${vsNumber}`
+  let taskId: string
+  do taskId = `aws-cn_north_1-${vsNumber}-${random.hex(16)}`
+  while (input.taken.has(taskId))
+  input.taken.add(taskId)
+  const sequence = (input.sequences.get(vsId) ?? 0) + 1
+  input.sequences.set(vsId, sequence)
+  const mobile = random.chance(0.6)
+  const liveOnly = random.chance(0.25)
+  const chosen = random.shuffle(CONTAINERS).slice(0, random.int(1, 3))
+  const containers = CONTAINERS.filter((container) => chosen.includes(container))
+  const outputs = containers.map((container, index) => ({
+    container,
+    tag: liveOnly ? (index === 0 ? 'tcp_output_live_only' : `${container}_live_only`) : `${container}_${random.pick(['sd', 'hd'])}`,
+    videoBitRate: random.pick(VIDEO_BIT_RATES),
+    copy: container === 'rtmp' ? (1 as const) : (0 as const),
+  }))
+  const author = random.pick(AUTHORS)
+  const opaque = random.chance(0.7) ? `room%3D${random.int(1, 99)}%26order%3D${random.int(100, 999)}` : ''
+  const host = `${vsId}.live.example`
+  const session: Plan['session'] = {
+    taskId,
+    serviceCode: input.serviceCode,
+    vsId,
+    author,
+    mobile,
+    // ctype and cversion mean something only with the mobile SDK; a desktop encoder sends zeros.
+    ctype: mobile ? 10 : 0,
+    cversion: mobile ? '451' : '0',
+    liveOnly,
+    opaque,
+    ending: input.ending,
+    serial: random.int(1000, 99_999),
+    sequence,
+    httpLiveUrl: `http://${host}:80/live/`,
+    // The service's own tcp upload (the mobile SDK) has no source url; a desktop encoder pushes rtmp.
+    inputUrl: mobile ? '' : `rtmp://${host}/push/${taskId}`,
+    inputBytesPerSecond: Math.round((Math.max(...outputs.map((o) => o.videoBitRate)) + 64_000) / 8),
+    viewers: random.int(0, 40),
+  }
+  const size = random.pick(SIZES)
+
+  const s = input.startU
+  const liveFrom = s + 0.5
+  const steps: Step[] = outputs.map((_, output) => ({ u: liveFrom, kind: 'start', output }))
+  const beats = random.int(2, 6)
+  let t = liveFrom
+  let thumbnails = 0
+  let isResume = false
+  for (let beat = 1; beat <= beats; beat++) {
+    t += random.int(1, 2)
+    if (random.chance(0.7)) steps.push({ u: t, kind: 'thumbnail', n: thumbnails++ })
+    // Not on the last beat, so a resume is over before the end's own events begin.
+    if (!isResume && beat < beats && random.chance(0.25)) {
+      steps.push({ u: t + 0.3, kind: 'waiting' }, { u: t + 0.6, kind: 'resumed' })
+      isResume = true
+    }
+  }
+  const endU = t + 1
+  const at = { liveFrom, end: endU, listedFrom: s + 0.25, listedUntil: endU + 0.25, userFrom: s, userUntil: endU + 0.25 }
+  if (input.ending === 'VANISHED') {
+    if (random.chance(0.5)) steps.push({ u: endU - 0.5, kind: 'waiting' })
+    at.listedUntil = endU
+    at.userUntil = endU
+  } else {
+    const abnormal = input.ending === 'ABNORMAL'
+    if (abnormal && random.chance(0.6)) steps.push({ u: endU - 0.5, kind: 'waiting' })
+    if (mobile && random.chance(0.6)) {
+      const disconnectU = abnormal ? endU - 0.4 : endU + 0.75
+      steps.push({ u: disconnectU, kind: 'disconnect', reason: abnormal ? random.pick([0, 2]) : 1 })
+      at.userUntil = disconnectU
+    }
+    for (let output = 0; output < outputs.length; output++) steps.push({ u: endU, kind: 'end', output, reachEnd: !abnormal })
+    if (!liveOnly) steps.push({ u: endU + 0.5, kind: 'archive' })
+  }
+  steps.sort((a, b) => a.u - b.u)
+  return { session, outputs, size, isResume, steps, at }
+}
+
+function materialize(plan: Plan, epochMs: number, toMs: (u: number) => number): ScenarioSession {
+  const { session, size } = plan
+  const liveFromMs = toMs(plan.at.liveFrom)
+  const createdAt = Math.floor((epochMs + liveFromMs) / 1000)
+  const day = datePath(createdAt)
+  const host = `${session.vsId}.live.example`
+  const { taskId } = session
+  const outputs = plan.outputs.map((output, index): ScenarioOutput => {
+    const { container } = output
+    return {
+      ...output,
+      index,
+      format: `${container}/libx264/aac`,
+      videoCodec: 'libx264',
+      audioCodec: 'aac',
+      width: size[0],
+      height: size[1],
+      fileName: container === 'rtmp' ? taskId : `${taskId}.${container}`,
+      relativeDir: `${session.serviceCode}/${day}/${container}/`,
+      liveUrl:
+        container === 'flv' ? `${session.httpLiveUrl}${taskId}.flv` : container === 'rtmp' ? `rtmp://${host}/live/${taskId}` : `http://${host}:80/hls/${taskId}/index.m3u8`,
+      svodUrl: container === 'flv' ? `http://${host}/${session.serviceCode}/${day}/flv/${taskId}.flv?live=1` : null,
+      audioBitRate: 64_000,
+    }
+  })
+  return {
+    ...session,
+    createdAt,
+    outputs,
+    liveFromMs,
+    listedFromMs: toMs(plan.at.listedFrom),
+    listedUntilMs: toMs(plan.at.listedUntil),
+    userOnlineFromMs: toMs(plan.at.userFrom),
+    userOnlineUntilMs: toMs(plan.at.userUntil),
+  }
+}
+
+function callbackFields(session: ScenarioSession, plan: Plan, step: Step, atMs: number, countedAtMs: number): Record<string, string> {
+  const common = { service_code: session.serviceCode, vs_id: session.vsId }
+  const live = { opaque: session.opaque, live_only: session.liveOnly ? '1' : '0' }
+  const client = { ctype: String(session.ctype), cversion: session.cversion }
+  const size = `${plan.size[0]}x${plan.size[1]}`
+  const output = 'output' in step ? session.outputs[step.output] : session.outputs[0]
+  const counters = countersAt(session, output, countedAtMs)
+  const ended = {
+    created_at: String(session.createdAt),
+    is_resume: plan.isResume ? '1' : '0',
+    duration: counters.seconds.toFixed(2),
+    http_output_bytes: String(counters.httpOutputBytes),
+    input_bytes: String(counters.inputBytes),
+  }
+  const base = (type: number) => ({ type: String(type), hashed_id: session.taskId })
+  switch (step.kind) {
+    case 'start':
+      return {
+        ...base(0), author: session.author, url: output?.liveUrl ?? '', ...(output?.svodUrl ? { svod_url: output.svodUrl } : {}),
+        size, created_at: String(session.createdAt), duration: '0.00', format: output?.format ?? '', path: output?.relativeDir ?? '',
+        ...client, is_resume: '0', tag: output?.tag ?? '', ...live, private_flag: '0', ...common,
+      }
+    case 'end':
+      return { ...base(1), ...ended, reach_end: step.reachEnd ? '1' : '0', tag: output?.tag ?? '', format: output?.format ?? '', output_idx: String(step.output), ...live, ...common }
+    case 'archive': {
+      const dir = `${session.serviceCode}/${datePath(session.createdAt)}/mp4/`
+      return {
+        ...base(2), author: session.author, size, ...ended, format: 'mp4/libx264/aac', path: dir, file_name: `${session.taskId}.mp4`, ...client,
+        tag: output?.tag ?? '', output_idx: '0', ...live, url: `http://vod.example/${dir}${session.taskId}.mp4`, private_flag: '0', ...common,
+      }
+    }
+    case 'thumbnail': {
+      const dir = `${session.serviceCode}/${datePath(session.createdAt)}/jpg/`
+      const name = `${session.taskId}-${step.n}.jpg`
+      const [width, height] = [Math.round(plan.size[0] / 2), Math.round(plan.size[1] / 2)]
+      return { ...base(9), path: dir, file_name: name, width: String(width), height: String(height), ...live, url: `http://img.example/${dir}${name}`, ...common }
+    }
+    case 'waiting':
+    case 'resumed':
+      return { type: '15', username: session.author, service_code: session.serviceCode, hashed_id: session.taskId, status: step.kind === 'waiting' ? '0' : '1' }
+    case 'disconnect':
+      return {
+        type: '8', username: session.author, session_duration: String(Math.round((atMs - session.userOnlineFromMs) / 1000)),
+        disconnect_reason: String(step.reason), ...common,
+      }
+  }
+}
+

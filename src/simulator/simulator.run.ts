@@ -1,0 +1,174 @@
+import { CallbackSender, type DeliveryFailure } from './callback.sender.js'
+import type { Scenario } from './scenario.model.js'
+import { roundSeed } from './seeded.random.js'
+import { generateScenario } from './session.scenario.js'
+import { type SimulatedService, startTaskListServer, type TaskListServer } from './task-list.server.js'
+import { EMPTY_TASK_LIST, taskListAt } from './task-list.snapshot.js'
+
+/** What {@link startSimulator} plays and where. */
+export interface SimulatorOptions {
+  /** The task_list port; 0 (the default) takes a free one. */
+  port?: number
+  host?: string
+  /** The service codes played, with the secrets the gateway knows them by. */
+  services: readonly SimulatedService[]
+  /** The gateway's base URL; without it callbacks are not sent and only task_list is served. */
+  gatewayUrl?: string
+  /** The callback address below `gatewayUrl`; `/callbacks` unless told. */
+  callbackPath?: string
+  /** `svc` (the default) or `xvs`, the service's own spelling. */
+  headerPrefix?: string
+  seed: number
+  sessions: number
+  /** Average callbacks per second. */
+  rate: number
+  /** Start a new scenario (a new seed, new task ids) whenever one ends, until stopped. */
+  loop?: boolean
+}
+
+/** What the simulator has done so far. */
+export interface SimulatorStats {
+  /** Scenarios started; more than one with `loop`. */
+  rounds: number
+  /** Callbacks whose time has come, whether sent or not. */
+  callbacksDue: number
+  /** Callbacks POSTed to the gateway. */
+  callbacksSent: number
+  /** The gateway's answers by HTTP status (`"200"`), and `network` for those that got none. */
+  answers: Record<string, number>
+  lastFailure: DeliveryFailure | null
+  taskListRequests: number
+  /** Playback is over: the scenario ended (without `loop`), or the simulator was stopped. */
+  finished: boolean
+}
+
+/** A running simulator. */
+export interface Simulator {
+  /** The task_list base URL: the `baseUrl` to give the gateway for these service codes. */
+  url: string
+  /** The task_list server, with its request counter and fault hooks. */
+  server: TaskListServer
+  /** The scenario playing now (the last one, once finished). */
+  scenario(): Scenario
+  stats(): SimulatorStats
+  /** Resolves when playback is over: the scenario ended (without `loop`) or `stop()` was called. */
+  done: Promise<SimulatorStats>
+  /** Stops playback and the task_list server. */
+  stop(): Promise<SimulatorStats>
+}
+
+// A looping run of an empty scenario would otherwise start rounds as fast as it can.
+const MIN_LOOP_ROUND_MS = 1000
+
+/**
+ * Plays the live-streaming cloud: runs a seeded scenario in real time, spread to `rate`
+ * callbacks per second, answers task_list with what is live at each moment, and POSTs each
+ * callback, signed with its service's secret, to `${gatewayUrl}/callbacks`.
+ */
+export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  if (options.services.length === 0) throw new RangeError('the simulator needs at least one service code with a secret')
+  const serviceCodes = options.services.map((service) => service.serviceCode)
+  const scenarioAt = (round: number, epochMs: number) =>
+    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs })
+  // Generating once checks the options before anything listens; playback generates it again at its start.
+  let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY }
+
+  const server = await startTaskListServer({
+    services: options.services,
+    source: (serviceCode) => (Date.now() < current.startedAtMs ? EMPTY_TASK_LIST : taskListAt(current.scenario, serviceCode, Date.now() - current.startedAtMs)),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.host !== undefined ? { host: options.host } : {}),
+  })
+  const sender = options.gatewayUrl
+    ? new CallbackSender({
+        gatewayUrl: options.gatewayUrl,
+        services: options.services,
+        ...(options.callbackPath !== undefined ? { path: options.callbackPath } : {}),
+        ...(options.headerPrefix !== undefined ? { headerPrefix: options.headerPrefix } : {}),
+      })
+    : undefined
+  const pacer = new Pacer()
+  let rounds = 0
+  let callbacksDue = 0
+  let finished = false
+
+  const play = async (): Promise<void> => {
+    for (let round = 0; round === 0 || options.loop; round++) {
+      const startedAtMs = Date.now()
+      current = { scenario: scenarioAt(round, startedAtMs), startedAtMs }
+      rounds++
+      for (const callback of current.scenario.callbacks) {
+        if (!(await pacer.until(startedAtMs + callback.atMs))) return
+        callbacksDue++
+        if (sender) await sender.deliver(callback)
+      }
+      const lasts = options.loop ? Math.max(current.scenario.durationMs, MIN_LOOP_ROUND_MS) : current.scenario.durationMs
+      if (!(await pacer.until(startedAtMs + lasts))) return
+    }
+  }
+
+  const stats = (): SimulatorStats => {
+    const delivered = sender?.stats()
+    return {
+      rounds,
+      callbacksDue,
+      callbacksSent: delivered?.sent ?? 0,
+      answers: delivered?.answers ?? {},
+      lastFailure: delivered?.lastFailure ?? null,
+      taskListRequests: server.requests,
+      finished,
+    }
+  }
+  const done = play().then(() => {
+    finished = true
+    return stats()
+  })
+  let stopping: Promise<SimulatorStats> | undefined
+
+  return {
+    url: server.url,
+    server,
+    scenario: () => current.scenario,
+    stats,
+    done,
+    stop() {
+      stopping ??= (async () => {
+        pacer.stop()
+        await done
+        await server.close()
+        return stats()
+      })()
+      return stopping
+    },
+  }
+}
+
+/** Waits until a wall-clock time, unless stopped first. */
+class Pacer {
+  private stopped = false
+  private readonly wakers = new Set<() => void>()
+
+  /** Resolves true at `atMs`, or false as soon as the pacer is stopped. */
+  until(atMs: number): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false)
+    const delay = atMs - Date.now()
+    if (delay <= 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakers.delete(wake)
+        resolve(true)
+      }, delay)
+      const wake = () => {
+        clearTimeout(timer)
+        resolve(false)
+      }
+      this.wakers.add(wake)
+    })
+  }
+
+  stop(): void {
+    this.stopped = true
+    for (const wake of this.wakers) wake()
+    this.wakers.clear()
+  }
+}

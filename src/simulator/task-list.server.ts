@@ -1,0 +1,179 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { verifySignature } from '../ingest/signature.verify.js'
+import { TASK_LIST_PATH } from '../upstream/task-list.client.js'
+import type { SimulatedTaskList } from './task-list.snapshot.js'
+
+/**
+ * The non-zero `ret` values the simulated task_list answers with, always with HTTP 200 and empty
+ * lists. The service's own table is unpublished; these are the simulator's, kept stable for tests.
+ */
+export const SIMULATOR_RETS = {
+  /** The query has no `service_code`. */
+  MISSING_SERVICE_CODE: 40001,
+  /** The signature or timestamp header is missing or unreadable, or the signature does not match. */
+  BAD_SIGNATURE: 40101,
+  /** Correctly signed, but the timestamp is more than the tolerance (300 s) from the simulator's clock. */
+  STALE_TIMESTAMP: 40102,
+  /** The service code is not one the simulator plays. */
+  UNKNOWN_SERVICE: 40301,
+} as const
+
+/** A service code the simulator plays, with the secret it shares with the gateway. */
+export interface SimulatedService {
+  serviceCode: string
+  secret: string
+}
+
+/** What task_list lists for a service code right now. */
+export type TaskListSource = (serviceCode: string) => SimulatedTaskList
+
+/** Where and how {@link startTaskListServer} serves. */
+export interface TaskListServerOptions {
+  services: readonly SimulatedService[]
+  source: TaskListSource
+  /** 0 (the default) takes a free port. */
+  port?: number
+  host?: string
+  /** A path before `/api/20140928/task_list`, as a service behind a proxy would have. */
+  pathPrefix?: string
+  toleranceMs?: number
+  /** The signature header spellings accepted, tried in order. */
+  headerPrefixes?: readonly string[]
+  now?: () => number
+}
+
+/** A test hook: how the next answers misbehave. */
+export interface TaskListFault {
+  /** Wait this long before answering (to force a client timeout). */
+  delayMs?: number
+  /** Answer HTTP 200 with this non-zero `ret`. */
+  ret?: number
+  /** Answer with this HTTP status (e.g. 500). */
+  status?: number
+}
+
+/** A running simulated task_list. */
+export interface TaskListServer {
+  /** The base URL to give the gateway as the service's `baseUrl`. */
+  url: string
+  /** How many task_list requests arrived, whatever their answer. */
+  readonly requests: number
+  /** Sets how every following request misbehaves; `behave({})` restores normal answers. */
+  behave(fault: TaskListFault): void
+  close(): Promise<void>
+}
+
+const EMPTY_BODY = new Uint8Array(0)
+
+/** Serves `GET {url}/api/20140928/task_list?service_code=…`, signed as the service requires. */
+export async function startTaskListServer(options: TaskListServerOptions): Promise<TaskListServer> {
+  const services = new Map(options.services.map((service) => [service.serviceCode, service]))
+  const prefix = (options.pathPrefix ?? '').replace(/\/+$/, '')
+  const taskListPath = `${prefix}${TASK_LIST_PATH}`
+  const toleranceMs = options.toleranceMs ?? 300_000
+  const headerPrefixes = options.headerPrefixes ?? ['svc', 'xvs']
+  const now = options.now ?? Date.now
+  const waits = new Set<() => void>()
+  let fault: TaskListFault = {}
+  let requests = 0
+  let closed = false
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        waits.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      waits.add(done)
+    })
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const target = request.url ?? '/'
+    const mark = target.indexOf('?')
+    const path = mark < 0 ? target : target.slice(0, mark)
+    const rawQuery = mark < 0 ? '' : target.slice(mark + 1)
+    if (path !== taskListPath) return send(response, 404, { message: 'not found' })
+    if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
+    requests++
+    const misbehave = fault
+    if (misbehave.delayMs) await pause(misbehave.delayMs)
+    // The client may have given up during the delay, or the server closed.
+    if (closed || response.destroyed) return
+    if (misbehave.status !== undefined) return send(response, misbehave.status, { message: 'simulated failure' })
+    if (misbehave.ret !== undefined) return refuse(response, misbehave.ret)
+
+    const serviceCode = new URLSearchParams(rawQuery).get('service_code')
+    if (!serviceCode) return refuse(response, SIMULATOR_RETS.MISSING_SERVICE_CODE)
+    const service = services.get(serviceCode)
+    if (!service) return refuse(response, SIMULATOR_RETS.UNKNOWN_SERVICE)
+    const spelling = headerPrefixes.find((name) => request.headers[`${name}-signature`] !== undefined) ?? headerPrefixes[0] ?? 'svc'
+    const verdict = verifySignature({
+      path,
+      rawQuery,
+      body: EMPTY_BODY,
+      signatureHeader: header(request, `${spelling}-signature`),
+      timestampHeader: header(request, `${spelling}-timestamp`),
+      secrets: [service.secret],
+      nowMs: now(),
+      toleranceMs,
+    })
+    if (!verdict.ok) {
+      return refuse(response, verdict.error.code === 'TIMESTAMP_STALE' ? SIMULATOR_RETS.STALE_TIMESTAMP : SIMULATOR_RETS.BAD_SIGNATURE)
+    }
+    return send(response, 200, { ret: 0, ...options.source(serviceCode) })
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) send(response, 500, { message: error instanceof Error ? error.message : 'simulator failure' })
+      else response.destroy()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' }, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address() as AddressInfo
+  // Bound to every interface, the server is still reached on the loopback by the gateway beside it.
+  const shown = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address
+  const host = shown.includes(':') ? `[${shown}]` : shown
+
+  return {
+    url: `http://${host}:${address.port}${prefix}`,
+    get requests() {
+      return requests
+    },
+    behave(next) {
+      fault = { ...next }
+    },
+    async close() {
+      closed = true
+      for (const wake of [...waits]) wake()
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeAllConnections()
+      await stopped
+    },
+  }
+}
+
+// An error answer of the service: HTTP 200, a non-zero ret, and nothing listed.
+function refuse(response: ServerResponse, ret: number): void {
+  send(response, 200, { ret, user_list: [], task_list: [] })
+}
+
+function send(response: ServerResponse, status: number, body: object): void {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  response.end(text)
+}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
