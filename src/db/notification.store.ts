@@ -119,3 +119,16 @@ export async function latestNotificationsForTasks(db: Db, taskIds: readonly stri
   for (const row of rows) byTask.get(row.taskId as string)?.push(row)
   return byTask
 }
+
+/** How many stored callbacks each task has, in one statement for any number of tasks. */
+export async function countNotificationsForTasks(db: Db, taskIds: readonly string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>(taskIds.map((id) => [id, 0]))
+  if (taskIds.length === 0) return counts
+  const rows = await db
+    .select({ taskId: callbacks.taskId, total: count() })
+    .from(callbacks)
+    .where(inArray(callbacks.taskId, [...new Set(taskIds)]))
+    .groupBy(callbacks.taskId)
+  for (const row of rows) counts.set(row.taskId as string, row.total)
+  return counts
+}

@@ -11,6 +11,16 @@ export function badUserInput(message: string, argumentName?: string): GraphQLErr
   })
 }
 
+/**
+ * Refuses text arguments no stored row can match: PostgreSQL text cannot hold NUL, and sent as a
+ * parameter it is an error, not a miss.
+ */
+export function refuseNul(values: Record<string, string | null | undefined>, argumentName: string): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (value?.includes('\u0000')) throw badUserInput(`${argumentName}.${name} may not contain a NUL character.`, argumentName)
+  }
+}
+
 const INTERNAL_MESSAGE = 'Internal error.'
 
 /**

@@ -9,14 +9,17 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { GraphQLSchema } from 'graphql'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../db/database.client.js'
+import type { TaskListPoller } from '../upstream/task-list.poller.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
+import { upstreamFailuresPlugin } from './upstream.access.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {
   config: Config
   db: Db
+  poller?: TaskListPoller | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
   schema?: GraphQLSchema
 }
@@ -29,7 +32,7 @@ export const GRAPHQL_PATH = '/graphql'
  * server. Apollo is stopped when fastify closes.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, db } = options
+  const { config, db, poller } = options
   const schema = options.schema ?? (await buildGraphqlSchema())
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
@@ -47,6 +50,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       // Apollo would otherwise report to its cloud when APOLLO_KEY and friends are in the environment.
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
+      upstreamFailuresPlugin<GraphqlContext>(),
     ],
   })
   await apollo.start()
@@ -71,7 +75,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   await app.register(fastifyApollo(apollo), {
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],
-    context: async () => createContext({ db, config }),
+    context: async () => createContext({ db, config, poller }),
   })
   // The path exists, so other methods get a 405 naming the allowed ones, not a 404.
   app.route({

@@ -1,6 +1,8 @@
 import DataLoader from 'dataloader'
 import type { Db } from '../db/database.client.js'
-import { type NotificationRow, latestNotificationsForTasks } from '../db/notification.store.js'
+import type { TaskRow } from '../db/graph.table.js'
+import { countNotificationsForTasks, latestNotificationsForTasks, type NotificationRow } from '../db/notification.store.js'
+import { tasksByTaskIds } from '../db/task.store.js'
 
 /**
  * The DataLoaders of one GraphQL request. They batch the lookups of one request into one
@@ -12,6 +14,10 @@ export interface Loaders {
    * Every task asked for with the same `perTask` in one tick is read in one statement.
    */
   notificationsOfTask(perTask: number): DataLoader<string, NotificationRow[]>
+  /** How many notifications a task has. */
+  notificationCountOfTask: DataLoader<string, number>
+  /** A task row by `hashed_id`; a page of tasks primes it. */
+  task: DataLoader<string, TaskRow | null>
 }
 
 // Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
@@ -21,6 +27,21 @@ const MAX_BATCH = 1000
 export function createLoaders(db: Db): Loaders {
   const byPerTask = new Map<number, DataLoader<string, NotificationRow[]>>()
   return {
+    notificationCountOfTask: new DataLoader<string, number>(
+      async (taskIds) => {
+        const counts = await countNotificationsForTasks(db, taskIds)
+        return taskIds.map((id) => counts.get(id) ?? 0)
+      },
+      { maxBatchSize: MAX_BATCH },
+    ),
+    task: new DataLoader<string, TaskRow | null>(
+      async (taskIds) => {
+        const rows = await tasksByTaskIds(db, taskIds)
+        const byId = new Map(rows.map((row) => [row.taskId, row]))
+        return taskIds.map((id) => byId.get(id) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH },
+    ),
     notificationsOfTask(perTask) {
       let loader = byPerTask.get(perTask)
       if (!loader) {

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../error.catalogue.js'
 import { graphqlPlugin } from '../graphql/graphql.plugin.js'
 import { callbackRoute } from '../ingest/callback.route.js'
+import { pollerFor } from '../upstream/task-list.poller.js'
 import type { IngestPolicy } from '../ingest/callback.verdict.js'
 
 /** What the HTTP server is built from. */
@@ -46,7 +47,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...(deps.now ? { now: deps.now } : {}),
   })
 
-  await app.register(graphqlPlugin, { config, db: database.db })
+  const poller = pollerFor(config, database.db, app.log)
+  if (poller) {
+    app.addHook('onReady', async () => poller.start())
+    app.addHook('onClose', async () => poller.stop())
+  }
+  await app.register(graphqlPlugin, { config, db: database.db, poller })
 
   app.get('/healthz', async () => ({ ok: true }))
 

@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.client.js'
 import { applyTaskListAnswer, type GraphChanges } from '../db/graph.store.js'
 import { upstreamStatus } from '../db/graph.table.js'
-import type { TaskListClient } from './task-list.client.js'
+import type { Config } from '../config/config.schema.js'
+import { TaskListClient } from './task-list.client.js'
 import { UpstreamError } from './upstream.error.js'
 
 /** What {@link TaskListPoller} needs. */
@@ -19,6 +20,25 @@ export interface PollerOptions {
   /** Told of every change a task_list answer made (realtime subscribers listen here). */
   onChanges?: (changes: GraphChanges) => void
   now?: () => Date
+}
+
+/**
+ * The poller for a configuration: every service code with a `baseUrl` and a secret, or none when
+ * there is no such code. The client signs with the first configured header prefix.
+ */
+export function pollerFor(config: Config, db: Db, log: PollerOptions['log'], onChanges?: PollerOptions['onChanges']): TaskListPoller | undefined {
+  const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
+  if (serviceCodes.length === 0) return undefined
+  const client = new TaskListClient({ services: config.services, options: config.upstream, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
+  return new TaskListPoller({
+    db,
+    client,
+    serviceCodes,
+    intervalMs: config.upstream.pollIntervalMs,
+    freshMs: config.upstream.cacheMs,
+    log,
+    ...(onChanges ? { onChanges } : {}),
+  })
 }
 
 /** The outcome of one refresh: the answer was folded in, or why not. */
@@ -53,6 +73,11 @@ export class TaskListPoller {
     for (const timer of this.timers.values()) clearTimeout(timer)
     this.timers.clear()
     await Promise.allSettled(this.running.values())
+  }
+
+  /** The service codes whose task_list is polled. */
+  get serviceCodes(): readonly string[] {
+    return this.options.serviceCodes
   }
 
   /** Whether this service code's task_list is polled at all. */

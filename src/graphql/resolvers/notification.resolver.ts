@@ -1,6 +1,6 @@
 import { type NotificationCriteria, countNotifications, notificationPage } from '../../db/notification.store.js'
 import type { GraphqlContext } from '../context.js'
-import { badUserInput } from '../graphql.errors.js'
+import { badUserInput, refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
 import { type ConnectionData, pageWindow, toConnection } from '../pagination.js'
 import { Arg, Ctx, Int, Query, Resolver } from '../type-graphql.shim.js'
@@ -38,10 +38,7 @@ export class NotificationResolver {
 /** The filter as store criteria; input no stored row could match is refused rather than sent to the database. */
 export function notificationCriteria(filter: NotificationFilter | null | undefined): NotificationCriteria {
   if (!filter) return {}
-  for (const name of ['serviceCode', 'taskId', 'userName'] as const) {
-    // PostgreSQL text cannot hold NUL; sent as a parameter it is an error, not a miss.
-    if (filter[name]?.includes('\u0000')) throw badUserInput(`filter.${name} may not contain a NUL character.`, 'filter')
-  }
+  refuseNul({ serviceCode: filter.serviceCode, taskId: filter.taskId, userName: filter.userName }, 'filter')
   const types = filter.types ? [...new Set(filter.types)] : filter.types
   if (types && types.length > MAX_TYPES) throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')
   return {

@@ -1,0 +1,81 @@
+import { countNotifications, notificationPage } from '../../db/notification.store.js'
+import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../db/task.store.js'
+import type { TaskNode } from '../../graph/graph.model.js'
+import { deriveTask } from '../../graph/task.derive.js'
+import type { GraphqlContext } from '../context.js'
+import { refuseNul } from '../graphql.errors.js'
+import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
+import { type ConnectionData, cursorCodec, pageWindow, toConnection } from '../pagination.js'
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
+import { NotificationFilter } from '../types/notification-filter.input.js'
+import { NotificationConnection } from '../types/notification.type.js'
+import { Task, TaskConnection, TaskFilter } from '../types/task.type.js'
+import { notificationCriteria } from './notification.resolver.js'
+
+const KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
+
+/** A task's place in the newest-first order: its sort time and row id. */
+const taskCursor = cursorCodec<TaskKey>('t1', {
+  toText: (key) => `${key.sortAt}:${key.id}`,
+  fromText: (text) => {
+    const match = KEY_TEXT.exec(text)
+    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
+  },
+})
+
+@Resolver(() => Task)
+export class TaskResolver {
+  @Query(() => TaskConnection, { description: 'Tasks, newest start first, folded from the task list and the stored notifications.' })
+  async tasks(
+    @Arg('filter', () => TaskFilter, { nullable: true }) filter: TaskFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Ctx() { db, config, loaders, upstream }: GraphqlContext,
+  ): Promise<ConnectionData<TaskNode>> {
+    const query = taskQuery(filter)
+    const window = pageWindow({ first, after }, config.graphql, taskCursor)
+    await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
+    const rows = await listTasks(db, query, window.after, window.fetch)
+    for (const row of rows) loaders.task.prime(row.taskId, row)
+    return toConnection(rows, window, {
+      codec: taskCursor,
+      keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
+      toNode: (row) => deriveTask(row.state),
+      countAll: () => countTasks(db, query),
+    })
+  }
+
+  @Query(() => Task, { nullable: true, description: 'One task by its `hashed_id`.' })
+  async task(@Arg('id', () => ID) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
+    refuseNul({ id }, 'id')
+    await upstream.refresh()
+    const row = await loaders.task.load(id)
+    return row ? deriveTask(row.state) : null
+  }
+
+  @FieldResolver(() => NotificationConnection, { description: 'The stored notifications about this task, newest first.' })
+  async notifications(
+    @Root() task: TaskNode,
+    @Arg('filter', () => NotificationFilter, { nullable: true }) filter: NotificationFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Ctx() { db, config, loaders }: GraphqlContext,
+  ): Promise<ConnectionData<NotificationNode>> {
+    const window = pageWindow({ first, after }, config.graphql, notificationCursor)
+    const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
+    if (!filter && window.after === undefined) {
+      // The common case (a page of tasks, each with its latest few): batched across the page.
+      const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
+      return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
+    }
+    const criteria = { ...notificationCriteria(filter), taskId: task.id }
+    const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
+    return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
+  }
+}
+
+function taskQuery(filter: TaskFilter | null | undefined): TaskQuery {
+  if (!filter) return {}
+  refuseNul({ serviceCode: filter.serviceCode, author: filter.author }, 'filter')
+  return { serviceCode: filter.serviceCode, status: filter.status, author: filter.author, startedFrom: filter.startedFrom, startedTo: filter.startedTo }
+}

@@ -1,0 +1,33 @@
+import { countUsers, listUsers } from '../../db/user.store.js'
+import type { UserNode } from '../../graph/graph.model.js'
+import { deriveUser } from '../../graph/user.fold.js'
+import type { GraphqlContext } from '../context.js'
+import { refuseNul } from '../graphql.errors.js'
+import { type ConnectionData, pageWindow, rowIdCursor, toConnection } from '../pagination.js'
+import { Arg, Ctx, Int, Query, Resolver } from '../type-graphql.shim.js'
+import { User, UserConnection, UserFilter } from '../types/user.type.js'
+
+const userCursor = rowIdCursor('u1')
+
+@Resolver(() => User)
+export class UserResolver {
+  @Query(() => UserConnection, { description: 'Users: the task list\'s, and those notifications name; most recently known first.' })
+  async users(
+    @Arg('filter', () => UserFilter, { nullable: true }) filter: UserFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Ctx() { db, config, upstream }: GraphqlContext,
+  ): Promise<ConnectionData<UserNode>> {
+    const query = { serviceCode: filter?.serviceCode, userName: filter?.userName, online: filter?.online }
+    refuseNul({ serviceCode: query.serviceCode, userName: query.userName }, 'filter')
+    const window = pageWindow({ first, after }, config.graphql, userCursor)
+    await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
+    const rows = await listUsers(db, query, window.after, window.fetch)
+    return toConnection(rows, window, {
+      codec: userCursor,
+      keyOf: (row) => row.id,
+      toNode: (row) => deriveUser(row.state),
+      countAll: () => countUsers(db, query),
+    })
+  }
+}

@@ -1,0 +1,145 @@
+import { createServer } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/index.js'
+import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
+import type { Scenario } from '../../src/simulator/scenario.model.js'
+import { type Simulator, startSimulator } from '../../src/simulator/simulator.run.js'
+import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { SECRET, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { graphql } from '../support/graphql.client.js'
+
+const TASK_FIELDS = `
+  id serviceCode author status endReason listed startedAt endedAt liveOnly opaque
+  outputs { index tag format { container videoCodec audioCodec } playUrl timeShiftUrl connections httpOutputBytes
+    streams { index kind codecId width height copyMode bitRate } recordings { fileName } }
+  recordings { outputIndex fileName url }
+  resumes { status at }
+  notifications(first: 5) { totalCount edges { cursor node { __typename id type } } }`
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+
+describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
+  let db: TestDatabase
+  let gateway: Gateway
+  let simulator: Simulator
+  let scenario: Scenario
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+    const simulatorPort = await freePort()
+    const config = loadConfig({
+      env: {},
+      value: {
+        ...TEST_CONFIG,
+        services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
+        // A short poll so the graph sees each task listed while it lives (vanishing needs that).
+        upstream: { pollIntervalMs: 25, cacheMs: 0, timeoutMs: 1000, retries: 0 },
+      },
+    })
+    gateway = await startGateway(config, { database: db.database })
+    simulator = await startSimulator({ port: simulatorPort, services: [{ serviceCode: 'TESTING', secret: SECRET }], gatewayUrl: gateway.url, seed: 11, sessions: 6, rate: 60 })
+    await simulator.done
+    scenario = simulator.scenario()
+    // One more poll after the last session left the task list.
+    await new Promise((resolve) => setTimeout(resolve, 150))
+  }, 60_000)
+
+  afterAll(async () => {
+    await simulator?.stop()
+    await gateway?.close()
+    await db?.drop()
+  })
+
+  it('folds every session into a task whose status and end reason are the session\'s', async () => {
+    const answer = await graphql(gateway, `{ tasks(first: 50) { totalCount edges { node { ${TASK_FIELDS} } } } }`)
+    expect(answer.errors, answer.text).toBeUndefined()
+    const nodes = answer.data.tasks.edges.map((edge: { node: { id: string } }) => edge.node)
+    expect(answer.data.tasks.totalCount).toBe(scenario.sessions.length)
+    for (const session of scenario.sessions) {
+      const task = nodes.find((node: { id: string }) => node.id === session.taskId)
+      expect(task, session.taskId).toMatchObject({ serviceCode: 'TESTING', author: session.author, status: 'ENDED', endReason: session.ending, listed: false })
+      expect(task.startedAt).toBe(new Date(session.createdAt * 1000).toISOString())
+      expect(task.outputs.map((o: { tag: string }) => o.tag).sort()).toEqual(session.outputs.map((o) => o.tag).sort())
+      // Streams come from the task list, which the poller saw while the task lived.
+      expect(task.outputs.every((o: { streams: unknown[] }) => o.streams.length >= 2)).toBe(true)
+      const flv = task.outputs.find((o: { format: { container: string } }) => o.format.container === 'flv')
+      if (session.outputs.some((o) => o.format.startsWith('flv'))) expect(flv?.timeShiftUrl).toContain('flv')
+      expect(task.recordings).toHaveLength(session.liveOnly || session.ending === 'VANISHED' ? 0 : task.recordings.length)
+      expect(task.notifications.edges.length).toBeLessThanOrEqual(5)
+      expect(task.notifications.totalCount).toBe(scenario.callbacks.filter((c) => c.fields.hashed_id === session.taskId).length)
+    }
+    // Newest start first.
+    const starts = nodes.map((node: { startedAt: string }) => node.startedAt)
+    expect([...starts].sort().reverse()).toEqual(starts)
+  })
+
+  it('filters by status, author, service code and start time, and counts what matches', async () => {
+    const query = `query($filter: TaskFilter) { tasks(filter: $filter) { totalCount edges { node { id author endReason startedAt } } } }`
+    const vanished = scenario.sessions.filter((s) => s.ending === 'VANISHED')
+    expect(vanished.length).toBeGreaterThan(0)
+    const ended = await graphql(gateway, query, { filter: { status: ['ENDED'] } })
+    expect(ended.data.tasks.totalCount).toBe(scenario.sessions.length)
+    expect((await graphql(gateway, query, { filter: { status: ['LIVE', 'WAITING_RECONNECT'] } })).data.tasks.totalCount).toBe(0)
+
+    const author = scenario.sessions[0]!.author
+    const byAuthor = await graphql(gateway, query, { filter: { author } })
+    expect(byAuthor.data.tasks.edges.map((e: { node: { id: string } }) => e.node.id).sort()).toEqual(scenario.sessions.filter((s) => s.author === author).map((s) => s.taskId).sort())
+    expect((await graphql(gateway, query, { filter: { serviceCode: 'NOBODY' } })).data.tasks.totalCount).toBe(0)
+
+    const times = scenario.sessions.map((s) => s.createdAt * 1000).sort((a, b) => a - b)
+    const from = new Date(times[1]!).toISOString()
+    const byTime = await graphql(gateway, query, { filter: { startedFrom: from } })
+    expect(byTime.data.tasks.totalCount).toBe(times.filter((t) => t >= times[1]!).length)
+  })
+
+  it('pages through tasks with no duplicate and no gap', async () => {
+    const seen: string[] = []
+    let after: string | null = null
+    for (let page = 0; page < 10; page++) {
+      const answer: Awaited<ReturnType<typeof graphql<any>>> = await graphql(gateway, `query($after: String) { tasks(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { after })
+      expect(answer.errors, answer.text).toBeUndefined()
+      seen.push(...answer.data.tasks.edges.map((e: { node: { id: string } }) => e.node.id))
+      if (!answer.data.tasks.pageInfo.hasNextPage) break
+      after = answer.data.tasks.pageInfo.endCursor
+    }
+    expect(seen).toHaveLength(scenario.sessions.length)
+    expect(new Set(seen).size).toBe(seen.length)
+  })
+
+  it('finds one task by id, and answers null for an unknown one', async () => {
+    const id = scenario.sessions[0]!.taskId
+    const answer = await graphql(gateway, `query($id: ID!) { task(id: $id) { id status } missing: task(id: "nope") { id } }`, { id })
+    expect(answer.data).toEqual({ task: { id, status: 'ENDED' }, missing: null })
+  })
+
+  it('lists the users the task list and the notifications named', async () => {
+    const answer = await graphql(gateway, `{ users(first: 100) { totalCount edges { node { serviceCode userName online lastSeenAt } } } }`)
+    expect(answer.errors, answer.text).toBeUndefined()
+    const names = answer.data.users.edges.map((e: { node: { userName: string } }) => e.node.userName)
+    for (const session of scenario.sessions) expect(names).toContain(session.author)
+    expect(answer.data.users.edges.every((e: { node: { online: boolean } }) => e.node.online === false)).toBe(true)
+  })
+
+  it('reports the task list\'s health, and when it fails, still answers from history and says so', async () => {
+    const healthy = await graphql(gateway, `{ upstream(serviceCode: "TESTING") { configured healthy lastSuccessAt lastError { kind ret } taskCount } }`)
+    expect(healthy.data.upstream).toMatchObject({ configured: true, healthy: true, taskCount: 0 })
+
+    simulator.server.behave({ ret: 40101 })
+    const answer = await graphql(gateway, `{ tasks(first: 50) { totalCount } }`)
+    expect(answer.status).toBe(200)
+    expect(answer.data.tasks.totalCount).toBe(scenario.sessions.length)
+    expect(answer.errors).toEqual([expect.objectContaining({ extensions: { code: 'UPSTREAM_UNAVAILABLE', serviceCode: 'TESTING', kind: 'RET', ret: 40101 } })])
+    const status = await graphql(gateway, `{ upstream(serviceCode: "TESTING") { healthy lastSuccessAt lastError { kind ret } } }`)
+    expect(status.data.upstream).toMatchObject({ healthy: false, lastSuccessAt: expect.any(String), lastError: { kind: 'RET', ret: 40101 } })
+    simulator.server.behave({})
+
+    const unknown = await graphql(gateway, `{ upstream(serviceCode: "NOBODY") { configured healthy lastError { kind } } }`)
+    expect(unknown.data.upstream).toEqual({ configured: false, healthy: false, lastError: null })
+  })
+})
