@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.js'
 import { migrateCommand } from './migrate.command.js'
+import { demoCommand } from './demo.command.js'
 import { schemaCommand } from './schema.command.js'
 import { serveCommand } from './serve.command.js'
 import { signCommand } from './sign.command.js'
@@ -21,6 +22,7 @@ export type Command = (args: string[], config: Config, io: CliIo) => Promise<num
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   serve: { run: serveCommand, summary: 'start the gateway (migrates the database first)' },
   migrate: { run: migrateCommand, summary: 'apply the database migrations and exit' },
+  demo: { run: demoCommand, summary: 'the gateway on an in-memory database, fed by the simulator: a first look' },
   schema: { run: schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves' },
   sign: { run: signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
   simulate: { run: simulateCommand, summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)' },

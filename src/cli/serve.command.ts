@@ -13,6 +13,7 @@ export const serveCommand: Command = async (_args, config, io) => {
       : `embedded PGlite in ${config.database.dataDir} (no fsync: use a PostgreSQL server in production)`
   log.info({ url: gateway.url, database: gateway.database.driver }, `livegate listening on ${gateway.url}, database: ${where}`)
   log.info(`give the service this callback address: ${gateway.url}/callbacks (or any path below it)`)
+  log.info(`GraphQL at ${gateway.url}/graphql`)
   if (config.services.length === 0) {
     log.warn('no service is configured: every callback will be refused with UNKNOWN_SERVICE (see README, Configuration)')
   }

@@ -1,11 +1,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, writeFileSync } from 'node:fs'
+import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/gateway.fixture.js'
+import { graphql } from '../support/graphql.client.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const livegate = ['--import', 'tsx', join(root, 'src/main.ts')]
@@ -79,6 +82,39 @@ describe('the livegate command, as a real process on the embedded database', () 
     expect(result.stderr.trim()).toMatch(/^livegate: config file .*bad\.json: services\[0\]\.verify: /)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
   })
+
+  it('`livegate demo` shows folded live tasks with outputs and streams within seconds', async () => {
+    const probe = createServer().listen(0, '127.0.0.1')
+    await once(probe, 'listening')
+    const simulatorPort = (probe.address() as AddressInfo).port
+    probe.close()
+    const demo = spawn(process.execPath, [...livegate, 'demo', '--port', '0', '--simulator-port', String(simulatorPort), '--rate', '20'], { cwd: root, env })
+    try {
+      let printed = ''
+      demo.stdout?.on('data', (chunk: Buffer) => {
+        printed += chunk
+      })
+      const deadline = Date.now() + 30_000
+      let gatewayUrl: string | undefined
+      let live: { outputs: Array<{ streams: unknown[] }> } | undefined
+      while (!live && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        gatewayUrl ??= /the gateway is at (http:\/\/\S+),/.exec(printed)?.[1]
+        if (!gatewayUrl) continue
+        const answer = await graphql(
+          { url: gatewayUrl },
+          '{ tasks(filter: { status: [LIVE] }) { edges { node { id outputs { tag streams { kind } } } } } }',
+        ).catch(() => undefined)
+        live = answer?.data?.tasks.edges.map((e: { node: typeof live }) => e.node).find((task: NonNullable<typeof live>) => task.outputs.some((o) => o.streams.length > 0))
+      }
+      expect(live, printed).toBeDefined()
+      const exited = once(demo, 'exit')
+      demo.kill('SIGTERM')
+      expect((await exited)[0]).toBe(0)
+    } finally {
+      demo.kill('SIGKILL')
+    }
+  }, 60_000)
 
   it('prints its usage for an unknown command', async () => {
     const result = await runLivegate(['launch'])
