@@ -48,6 +48,13 @@ const graphqlSchema = z.strictObject({
   maxPageSize: z.int().min(1).max(10_000).default(500),
 })
 
+const realtimeSchema = z.strictObject({
+  /** Undelivered events one subscriber may have before its socket is closed (4009). */
+  subscriberBuffer: z.int().min(1).max(1_000_000).default(1000),
+  /** Rows read per statement while replaying what a resuming subscriber missed. */
+  replayPageSize: z.int().min(1).max(10_000).default(500),
+})
+
 /** The configuration file's schema; every key has a default, so `{}` is a valid file. */
 export const configFileSchema = z
   .strictObject({
@@ -58,6 +65,7 @@ export const configFileSchema = z
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
     upstream: upstreamSchema.default(() => upstreamSchema.parse({})),
     graphql: graphqlSchema.default(() => graphqlSchema.parse({})),
+    realtime: realtimeSchema.default(() => realtimeSchema.parse({})),
     log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).default({ level: 'info' }),
   })
   .superRefine((file, ctx) => {

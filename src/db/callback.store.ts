@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { type NewCallbackRow, callbacks } from './callback.table.js'
 import { callbackEvent } from '../graph/fold.event.js'
+import { notifyStatement, taskEvents } from '../realtime/event.model.js'
 import type { Db } from './database.client.js'
 import { applyCallbackEvents, type GraphChanges } from './graph.store.js'
 import { type NewRefusalRow, refusals } from './refusal.table.js'
@@ -15,6 +16,9 @@ export interface KeptCallback {
 
 const NO_CHANGES: GraphChanges = { tasks: [], users: [] }
 
+// An arbitrary key of livegate's own for the ingest lock ("livegate" in a phone keypad).
+const INGEST_LOCK = sql.raw('select pg_advisory_xact_lock(54834283)')
+
 /** Writes callbacks and refusals. Every method resolves only once the row is committed. */
 export class CallbackStore {
   constructor(private readonly db: Db) {}
@@ -26,6 +30,9 @@ export class CallbackStore {
    */
   async keep(row: NewCallbackRow): Promise<KeptCallback> {
     return this.db.transaction(async (tx) => {
+      // One writer at a time, across every instance: row ids are then handed out in commit
+      // order, which is what lets a subscriber resume after a cursor without a gap.
+      await tx.execute(INGEST_LOCK)
       const [kept] = await tx
         .insert(callbacks)
         .values(row)
@@ -38,6 +45,10 @@ export class CallbackStore {
       // The graph is folded in the same transaction: a callback is never kept but unfolded.
       const event = kept.deliveries === 1 ? callbackEvent(row) : null
       const changes = event ? await applyCallbackEvents(tx as unknown as Db, row.serviceCode, [event], row.receivedAt) : NO_CHANGES
+      if (kept.deliveries === 1) {
+        const notify = notifyStatement([{ kind: 'callback', id: kept.id }, ...taskEvents(changes.tasks)])
+        if (notify) await tx.execute(notify)
+      }
       return { ...kept, changes }
     })
   }

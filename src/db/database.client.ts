@@ -24,6 +24,11 @@ export interface Database {
   driver: 'pglite' | 'postgres'
   /** Applies the committed migrations in `schema/migrations/`; safe to run on every start. */
   migrate(): Promise<void>
+  /**
+   * Calls `onPayload` for every NOTIFY on `channel` (from any process on a server; in process on
+   * PGlite). Resolves once listening, to a function that stops.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -55,6 +60,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       db: db as unknown as Db,
       driver: 'postgres',
       migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      async listen(channel, onPayload) {
+        const { unlisten } = await client.listen(channel, onPayload)
+        return unlisten
+      },
       close: () => client.end({ timeout: 5 }),
     }
   }
@@ -67,6 +76,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     db: db as unknown as Db,
     driver: 'pglite',
     migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    async listen(channel, onPayload) {
+      const unlisten = await client.listen(channel, onPayload)
+      return async () => {
+        if (!client.closed) await unlisten()
+      }
+    },
     close: async () => {
       if (!client.closed) await client.close()
     },

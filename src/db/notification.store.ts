@@ -1,4 +1,4 @@
-import { type SQL, and, count, desc, eq, gte, inArray, lt, lte, sql } from 'drizzle-orm'
+import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
 
@@ -57,6 +57,36 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
   return conditions
+}
+
+/** Whether a row matches the criteria: the same rules as the SQL above, for rows already read. */
+export function notificationMatches(criteria: NotificationCriteria, row: NotificationRow): boolean {
+  if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
+  if (criteria.types != null && !criteria.types.includes(row.type)) return false
+  if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
+  if (criteria.userName != null && row.userName !== criteria.userName) return false
+  if (criteria.receivedFrom != null && row.receivedAt < criteria.receivedFrom) return false
+  if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
+  return true
+}
+
+/**
+ * Stored callbacks after `afterId`, oldest first: what a subscriber that reconnects with a
+ * cursor missed.
+ */
+export async function notificationsAfter(db: Db, criteria: NotificationCriteria, afterId: number, limit: number): Promise<NotificationRow[]> {
+  return db
+    .select(rowColumns)
+    .from(callbacks)
+    .where(and(...matching(criteria), gt(callbacks.id, afterId)))
+    .orderBy(asc(callbacks.id))
+    .limit(limit)
+}
+
+/** The callbacks with these ids, in one statement. */
+export async function notificationsByIds(db: Db, ids: readonly number[]): Promise<NotificationRow[]> {
+  if (ids.length === 0) return []
+  return db.select(rowColumns).from(callbacks).where(inArray(callbacks.id, [...ids]))
 }
 
 /**

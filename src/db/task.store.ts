@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
 import type { Db } from './database.client.js'
 import { type TaskRow, tasks } from './graph.table.js'
 
@@ -25,6 +25,25 @@ function taskConditions(filter: TaskQuery): SQL | undefined {
     filter.startedFrom ? gte(tasks.sortAt, filter.startedFrom) : undefined,
     filter.startedTo ? lt(tasks.sortAt, filter.startedTo) : undefined,
   )
+}
+
+/** Whether a task row matches the filter: the same rules as the SQL above, for rows already read. */
+export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' | 'status' | 'author' | 'sortAt'>): boolean {
+  if (filter.serviceCode && row.serviceCode !== filter.serviceCode) return false
+  if (filter.status && filter.status.length > 0 && !filter.status.includes(row.status)) return false
+  if (filter.author && row.author !== filter.author) return false
+  if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
+  if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false
+  return true
+}
+
+/** The task rows for these (service code, task id) pairs, in one statement. */
+export function tasksByKeys(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>): Promise<TaskRow[]> {
+  if (keys.length === 0) return Promise.resolve([])
+  return db
+    .select()
+    .from(tasks)
+    .where(or(...keys.map((key) => and(eq(tasks.serviceCode, key.serviceCode), eq(tasks.taskId, key.taskId)))))
 }
 
 /** A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page). */

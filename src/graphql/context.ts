@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../db/database.client.js'
+import type { EventHub } from '../realtime/event.hub.js'
 import type { TaskListPoller } from '../upstream/task-list.poller.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
@@ -12,6 +13,10 @@ export interface GraphqlContext {
   loaders: Loaders
   /** The live task_list for this request, and what failed of it. */
   upstream: UpstreamAccess
+  /** The realtime events of this process; what subscriptions read. */
+  hub: EventHub | undefined
+  /** Ends this operation's websocket (subscriptions only). */
+  closeSocket: ((code: number, reason: string) => void) | undefined
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -20,9 +25,17 @@ export interface ContextDeps {
   config: Config
   /** Absent when no service code has a `baseUrl`. */
   poller?: TaskListPoller | undefined
+  hub?: EventHub | undefined
 }
 
 /** A new context with its own loaders. */
-export function createContext(deps: ContextDeps): GraphqlContext {
-  return { db: deps.db, config: deps.config, loaders: createLoaders(deps.db), upstream: new UpstreamAccess(deps.poller) }
+export function createContext(deps: ContextDeps, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
+  return {
+    db: deps.db,
+    config: deps.config,
+    loaders: createLoaders(deps.db),
+    upstream: new UpstreamAccess(deps.poller),
+    hub: deps.hub,
+    closeSocket,
+  }
 }

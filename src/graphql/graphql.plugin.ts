@@ -9,6 +9,8 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { GraphQLSchema } from 'graphql'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../db/database.client.js'
+import type { EventHub } from '../realtime/event.hub.js'
+import { attachWebsocket } from '../realtime/ws.server.js'
 import type { TaskListPoller } from '../upstream/task-list.poller.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
@@ -20,6 +22,7 @@ export interface GraphqlPluginOptions {
   config: Config
   db: Db
   poller?: TaskListPoller | undefined
+  hub?: EventHub | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
   schema?: GraphQLSchema
 }
@@ -32,7 +35,7 @@ export const GRAPHQL_PATH = '/graphql'
  * server. Apollo is stopped when fastify closes.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, db, poller } = options
+  const { config, db, poller, hub } = options
   const schema = options.schema ?? (await buildGraphqlSchema())
   const apollo = new ApolloServer<GraphqlContext>({
     schema,
@@ -75,8 +78,16 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   await app.register(fastifyApollo(apollo), {
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],
-    context: async () => createContext({ db, config, poller }),
+    context: async () => createContext({ db, config, poller, hub }),
   })
+  // Subscriptions: graphql-ws on the same path.
+  attachWebsocket(app, {
+    schema,
+    path: GRAPHQL_PATH,
+    maxPayload: 1024 * 1024,
+    context: (closeSocket) => createContext({ db, config, poller, hub }, closeSocket),
+  })
+
   // The path exists, so other methods get a 405 naming the allowed ones, not a 404.
   app.route({
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],

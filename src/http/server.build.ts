@@ -5,6 +5,7 @@ import type { Database } from '../db/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../error.catalogue.js'
 import { graphqlPlugin } from '../graphql/graphql.plugin.js'
 import { callbackRoute } from '../ingest/callback.route.js'
+import { EventHub } from '../realtime/event.hub.js'
 import { pollerFor } from '../upstream/task-list.poller.js'
 import type { IngestPolicy } from '../ingest/callback.verdict.js'
 
@@ -52,7 +53,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     app.addHook('onReady', async () => poller.start())
     app.addHook('onClose', async () => poller.stop())
   }
-  await app.register(graphqlPlugin, { config, db: database.db, poller })
+  const hub = new EventHub({ database, log: app.log, subscriberBuffer: config.realtime.subscriberBuffer })
+  app.addHook('onReady', async () => hub.start())
+  app.addHook('onClose', async () => hub.stop())
+  await app.register(graphqlPlugin, { config, db: database.db, poller, hub })
 
   app.get('/healthz', async () => ({ ok: true }))
 

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.client.js'
 import { applyTaskListAnswer, type GraphChanges } from '../db/graph.store.js'
 import { upstreamStatus } from '../db/graph.table.js'
+import { notifyStatement, taskEvents } from '../realtime/event.model.js'
 import type { Config } from '../config/config.schema.js'
 import { TaskListClient } from './task-list.client.js'
 import { UpstreamError } from './upstream.error.js'
@@ -116,6 +117,8 @@ export class TaskListPoller {
       const takenAt = this.now()
       const changes = await db.transaction(async (tx) => {
         const folded = await applyTaskListAnswer(tx as unknown as Db, serviceCode, answer, takenAt)
+        const notify = notifyStatement(taskEvents(folded.tasks))
+        if (notify) await tx.execute(notify)
         await recordStatus(tx as unknown as Db, serviceCode, {
           lastPollAt: takenAt,
           lastSuccessAt: takenAt,

@@ -13,6 +13,9 @@ export const TEST_CONFIG = {
   port: 0,
   host: '127.0.0.1',
   log: { level: 'silent' },
+  // Small replay pages, so a resuming subscriber's replay spans several statements with
+  // callbacks committing in between: the seam the subscription must handle.
+  realtime: { replayPageSize: 1 },
   services: [
     { serviceCode: 'TESTING', secrets: [SECRET] },
     { serviceCode: 'ROTATING', secrets: [ROTATED_SECRET, SECRET] },

@@ -74,7 +74,8 @@ export class TaskResolver {
   }
 }
 
-function taskQuery(filter: TaskFilter | null | undefined): TaskQuery {
+/** The `TaskFilter` argument as store criteria; text no stored row can match is refused. */
+export function taskQuery(filter: TaskFilter | null | undefined): TaskQuery {
   if (!filter) return {}
   refuseNul({ serviceCode: filter.serviceCode, author: filter.author }, 'filter')
   return { serviceCode: filter.serviceCode, status: filter.status, author: filter.author, startedFrom: filter.startedFrom, startedTo: filter.startedTo }

@@ -1,0 +1,86 @@
+import { GraphQLError } from 'graphql'
+import { type NotificationCriteria, notificationsAfter } from '../../db/notification.store.js'
+import type { TaskNode } from '../../graph/graph.model.js'
+import type { EventHub } from '../../realtime/event.hub.js'
+import { SLOW_CONSUMER_CLOSE } from '../../realtime/ws.server.js'
+import type { GraphqlContext } from '../context.js'
+import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
+import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
+import { NotificationFilter } from '../types/notification-filter.input.js'
+import { Notification } from '../types/notification.type.js'
+import { Task, TaskFilter } from '../types/task.type.js'
+import { notificationCriteria } from './notification.resolver.js'
+import { taskQuery } from './task.resolver.js'
+
+interface NotificationArgs {
+  filter?: NotificationFilter | null
+  after?: string | null
+}
+
+@Resolver()
+export class RealtimeSubscription {
+  @Subscription(() => Notification, {
+    description:
+      'Every stored notification that matches, pushed once it is committed. With `after` (a cursor from `notifications` or from an earlier event), the notifications stored after it are replayed first, then live ones follow: none missed, none twice.',
+    subscribe: ({ args, context }) => notificationStream(context as GraphqlContext, args as NotificationArgs),
+  })
+  notificationReceived(
+    @Root() node: NotificationNode,
+    @Arg('filter', () => NotificationFilter, { nullable: true }) _filter: NotificationFilter | null,
+    @Arg('after', () => String, { nullable: true }) _after: string | null,
+  ): NotificationNode {
+    return node
+  }
+
+  @Subscription(() => Task, {
+    description: 'The task, folded again, each time a notification or a task list answer changes it (and it matches the filter after the change).',
+    subscribe: ({ args, context }) => {
+      const { hub, closeSocket } = context as GraphqlContext
+      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter), overflowAction(closeSocket))
+    },
+  })
+  taskChanged(@Root() task: TaskNode, @Arg('filter', () => TaskFilter, { nullable: true }) _filter: TaskFilter | null): TaskNode {
+    return task
+  }
+}
+
+/**
+ * Joins the live stream first, then replays the stored rows after the cursor, then hands over
+ * to the live ones: an event committed during the replay is in both, and is passed over once
+ * the replay has shown it (ids are handed out in commit order, so "after the last id shown" is
+ * exactly "not yet shown").
+ */
+async function* notificationStream(context: GraphqlContext, args: NotificationArgs): AsyncGenerator<NotificationNode> {
+  const criteria: NotificationCriteria = notificationCriteria(args.filter)
+  let lastId = args.after ? notificationCursor.decode(args.after, 'after') : undefined
+  const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  try {
+    if (lastId !== undefined) {
+      const pageSize = context.config.realtime.replayPageSize
+      for (;;) {
+        const rows = await notificationsAfter(context.db, criteria, lastId, pageSize)
+        for (const row of rows) {
+          lastId = row.id
+          yield notificationNode(row)
+        }
+        if (rows.length < pageSize) break
+      }
+    }
+    for await (const row of live) {
+      if (lastId !== undefined && row.id <= lastId) continue
+      lastId = row.id
+      yield notificationNode(row)
+    }
+  } finally {
+    live.close()
+  }
+}
+
+function requireHub(hub: EventHub | undefined): EventHub {
+  if (!hub) throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', { extensions: { code: 'BAD_REQUEST' } })
+  return hub
+}
+
+function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
+  return () => closeSocket?.(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason)
+}
