@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
+import { subscribe } from '../support/subscription.client.js'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const livegate = ['--import', 'tsx', join(root, 'src/main.ts')]
@@ -68,11 +69,20 @@ describe('the livegate command, as a real process on the embedded database', () 
     expect(answer.text).toBe('{"ret":0}')
   })
 
-  it('stops cleanly on SIGTERM', async () => {
+  it('on SIGTERM closes subscriber sockets with 1001 (going away) and exits 0', async () => {
+    const subscriber = subscribe(url, 'subscription { notificationReceived { id } }')
+    await expect.poll(async () => {
+      const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=15', 'hashed_id=probe', 'status=0', `seq=${Date.now()}`])
+      const headers = Object.fromEntries([...signed.stdout.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
+      await send({ method: 'POST', url: `${url}/callbacks`, headers, body: /--data-raw '([^']*)'/.exec(signed.stdout)?.[1] as string })
+      return subscriber.events.length
+    }, { timeout: 20_000, interval: 500 }).toBeGreaterThan(0)
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
     server.kill('SIGTERM')
+    expect(await subscriber.closed).toBe(1001)
     expect(await exited).toBe(0)
-  })
+    await subscriber.dispose()
+  }, 40_000)
 
   it('refuses a bad config file with one message naming the key, and exits non-zero', async () => {
     const bad = join(dir, 'bad.json')

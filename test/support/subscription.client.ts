@@ -30,6 +30,8 @@ export function subscribe<T = any>(baseUrl: string, query: string, variables: Re
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     lazy: false,
+    // A close is what some tests wait for; it is reported through `closed`, not the console.
+    onNonLazyError: () => {},
     on: { closed: (event) => resolveClosed((event as { code: number }).code) },
   })
   const unsubscribe = client.subscribe<T>(

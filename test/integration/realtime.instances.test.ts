@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
+import { SECRET, send, signFor } from '../support/gateway.fixture.js'
+import { subscribe } from '../support/subscription.client.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+
+/** Starts `livegate serve` as its own process and resolves with its base URL. */
+async function serve(configFile: string, databaseUrl: string): Promise<{ process: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'serve', '--config', configFile], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' },
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address in: ${output}`)), 30_000)
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk
+      const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1] as string)
+      }
+    })
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${output}`)))
+  })
+  return { process: child, url }
+}
+
+// Two processes can share only a server: PGlite is one process's own database.
+describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share events', () => {
+  let db: TestDatabase
+  const gateways: Array<{ process: ChildProcess; url: string }> = []
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+    const configFile = join(mkdtempSync(join(tmpdir(), 'livegate-instances-')), 'livegate.json')
+    writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [SECRET] }] }))
+    gateways.push(...(await Promise.all([serve(configFile, db.url as string), serve(configFile, db.url as string)])))
+  }, 60_000)
+
+  afterAll(async () => {
+    for (const gateway of gateways) gateway.process.kill('SIGKILL')
+    await db?.drop()
+  })
+
+  it('a callback posted to one reaches a subscriber on the other, exactly once', async () => {
+    const [a, b] = gateways as unknown as [{ url: string }, { url: string }]
+    const taskId = `instances-${Date.now()}`
+    const onB = subscribe<{ notificationReceived: { id: string; taskId: string } }>(b.url, `subscription($t: String) { notificationReceived(filter: { taskId: $t }) { id taskId } }`, { t: taskId })
+    const onA = subscribe<{ notificationReceived: { id: string; taskId: string } }>(a.url, `subscription($t: String) { notificationReceived(filter: { taskId: $t }) { id taskId } }`, { t: taskId })
+    try {
+      let seq = 0
+      const post = (url: string) => send(signFor({ url } as never, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>))
+      // Probe until both subscriptions are in place, then post the one that counts to A only.
+      await expect.poll(async () => {
+        await post(a.url)
+        return Math.min(onA.events.length, onB.events.length)
+      }, { timeout: 20_000, interval: 500 }).toBeGreaterThan(0)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const [before] = [onB.events.length]
+      expect((await post(a.url)).status).toBe(200)
+      await expect.poll(() => onB.events.length, { timeout: 10_000 }).toBe(before + 1)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      const ids = onB.events.map((e) => e.notificationReceived.id)
+      expect(onB.events).toHaveLength(before + 1)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect(onA.events.map((e) => e.notificationReceived.id)).toEqual(ids)
+    } finally {
+      await onA.dispose()
+      await onB.dispose()
+    }
+  }, 60_000)
+})
