@@ -62,7 +62,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     throw error
   }
-  return command.run(withoutGlobalOptions(argv, name as string), config, io)
+  try {
+    return await command.run(withoutGlobalOptions(argv, name as string), config, io)
+  } catch (error) {
+    // A configuration a command cannot work with (such as an unsafe binding) is one clear line.
+    if (!(error instanceof ConfigError)) throw error
+    io.err(`livegate: ${error.message}`)
+    return 1
+  }
 }
 
 function withoutGlobalOptions(argv: string[], name: string): string[] {

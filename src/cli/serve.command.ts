@@ -14,6 +14,9 @@ export const serveCommand: Command = async (_args, config, io) => {
   log.info({ url: gateway.url, database: gateway.database.driver }, `livegate listening on ${gateway.url}, database: ${where}`)
   log.info(`give the service this callback address: ${gateway.url}/callbacks (or any path below it)`)
   log.info(`GraphQL at ${gateway.url}/graphql`)
+  if (config.apiKeys.length === 0) {
+    log.warn(`NO API KEYS: anyone who can reach ${gateway.url} reads every service code's data; this is allowed only on a loopback address (add "apiKeys" to serve others)`)
+  }
   if (config.services.length === 0) {
     log.warn('no service is configured: every callback will be refused with UNKNOWN_SERVICE (see README, Configuration)')
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { z } from 'zod'
 import { type Config, type ConfigFile, configFileSchema } from './config.schema.js'
@@ -83,18 +84,22 @@ function describeIssue(file: string | undefined, issue: z.core.$ZodIssue | undef
 }
 
 function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: string | undefined): Config {
+  const where = path ? `config file ${path}` : 'configuration'
+  const resolve = (secret: string | { env: string }, key: string): string => {
+    if (typeof secret === 'string') return secret
+    const value = env[secret.env]
+    if (!value) throw new ConfigError(`${where}: ${key}: environment variable ${secret.env} is not set`)
+    return value
+  }
   const services = file.services.map((service, index) => ({
     ...service,
-    secrets: service.secrets.map((secret, secretIndex) => {
-      if (typeof secret === 'string') return secret
-      const value = env[secret.env]
-      if (!value) {
-        throw new ConfigError(
-          `${path ? `config file ${path}` : 'configuration'}: services[${index}].secrets[${secretIndex}]: environment variable ${secret.env} is not set`,
-        )
-      }
-      return value
-    }),
+    secrets: service.secrets.map((secret, secretIndex) => resolve(secret, `services[${index}].secrets[${secretIndex}]`)),
   }))
-  return { ...file, services }
+  // Keys are kept only as SHA-256 digests: a presented key is hashed and compared in constant time.
+  const apiKeys = file.apiKeys.map((apiKey, index) => ({
+    name: apiKey.name,
+    sha256: apiKey.key !== undefined ? createHash('sha256').update(resolve(apiKey.key, `apiKeys[${index}].key`)).digest() : Buffer.from(apiKey.sha256 as string, 'hex'),
+    serviceCodes: apiKey.serviceCodes.includes('*') ? ('*' as const) : apiKey.serviceCodes,
+  }))
+  return { ...file, services, apiKeys }
 }

@@ -29,6 +29,19 @@ const ingestSchema = z.strictObject({
   timestampToleranceSeconds: z.int().min(1).max(86_400).default(300),
   signatureHeaderPrefixes: z.array(z.string().regex(/^[a-z0-9-]+$/i)).min(1).default(['svc', 'xvs']),
   refusedBodyLimit: z.int().min(0).max(1024 * 1024).default(8 * 1024),
+  /** Refusals recorded per source address and minute (a token bucket); more are answered but not recorded. 0 records none. */
+  refusedPerMinute: z.int().min(0).max(1_000_000).default(60),
+  /** Source addresses whose buckets are remembered; the least recently seen is forgotten beyond it. */
+  refusedTrackedAddresses: z.int().min(1).max(10_000_000).default(10_000),
+  /** Rows the refusals table keeps; the oldest beyond it are pruned. */
+  refusedMaxRows: z.int().min(1).max(1_000_000_000).default(100_000),
+})
+
+const spoolSchema = z.strictObject({
+  /** Where callbacks wait while the database is down; by default `<database.dataDir>/spool`. */
+  dir: z.string().min(1).optional(),
+  /** Bytes the spool may hold; beyond it a callback the database cannot take is answered 503. 0 turns the spool off. */
+  maxBytes: z.int().min(0).max(2 ** 50).default(256 * 1024 * 1024),
 })
 
 const upstreamSchema = z.strictObject({
@@ -46,6 +59,12 @@ const upstreamSchema = z.strictObject({
 const graphqlSchema = z.strictObject({
   defaultPageSize: z.int().min(1).max(10_000).default(50),
   maxPageSize: z.int().min(1).max(10_000).default(500),
+  /** Nesting of selections in one operation. */
+  maxDepth: z.int().min(1).max(100).default(12),
+  /** Aliased fields in one operation. */
+  maxAliases: z.int().min(0).max(10_000).default(30),
+  /** Fields one operation may resolve, a connection's selection counted once per item it may return. */
+  maxCost: z.int().min(1).max(100_000_000).default(100_000),
 })
 
 const realtimeSchema = z.strictObject({
@@ -55,6 +74,34 @@ const realtimeSchema = z.strictObject({
   replayPageSize: z.int().min(1).max(10_000).default(500),
 })
 
+const opsSchema = z.strictObject({
+  /** How long `/readyz` waits for the database to answer `select 1` before it says not ready. */
+  readyTimeoutMs: z.int().min(10).max(60_000).default(2000),
+})
+
+const retentionSchema = z.strictObject({
+  /** Callbacks received longer ago than this are pruned; 0 keeps them forever. */
+  callbacksDays: z.int().min(0).max(36_500).default(90),
+  /** Refused deliveries recorded longer ago than this are pruned; 0 keeps them forever. */
+  refusalsDays: z.int().min(0).max(36_500).default(7),
+  /** Between two prunes; 0 turns the scheduled prune off. */
+  intervalMs: z.int().min(0).max(7 * 86_400_000).default(3_600_000),
+  /** Rows deleted per statement, so a prune never holds long locks or one huge transaction. */
+  batchSize: z.int().min(1).max(100_000).default(5000),
+})
+
+const apiKeySchema = z
+  .strictObject({
+    name: z.string().min(1),
+    /** The key itself (or from an environment variable). */
+    key: secretSchema.optional(),
+    /** Or only its SHA-256, in hex, so the file holds no secret. */
+    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters').optional(),
+    /** The service codes whose data the key may read; `["*"]` for all. */
+    serviceCodes: z.array(z.string().min(1)).min(1),
+  })
+  .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), { message: 'give exactly one of "key" or "sha256"' })
+
 /** The configuration file's schema; every key has a default, so `{}` is a valid file. */
 export const configFileSchema = z
   .strictObject({
@@ -62,10 +109,14 @@ export const configFileSchema = z
     host: z.string().min(1).default('127.0.0.1'),
     database: databaseSchema.default({ dataDir: './data' }),
     services: z.array(serviceSchema).default([]),
+    apiKeys: z.array(apiKeySchema).default([]),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
+    spool: spoolSchema.default(() => spoolSchema.parse({})),
     upstream: upstreamSchema.default(() => upstreamSchema.parse({})),
     graphql: graphqlSchema.default(() => graphqlSchema.parse({})),
     realtime: realtimeSchema.default(() => realtimeSchema.parse({})),
+    ops: opsSchema.default(() => opsSchema.parse({})),
+    retention: retentionSchema.default(() => retentionSchema.parse({})),
     log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).default({ level: 'info' }),
   })
   .superRefine((file, ctx) => {
@@ -93,7 +144,16 @@ export interface ServiceConfig {
   baseUrl?: string
 }
 
+/** An API key as livegate holds it: only its SHA-256, and what it may read. */
+export interface ApiKeyConfig {
+  name: string
+  sha256: Buffer
+  /** `'*'` for every service code. */
+  serviceCodes: readonly string[] | '*'
+}
+
 /** The resolved configuration every part of livegate is given. */
-export interface Config extends Omit<ConfigFile, 'services'> {
+export interface Config extends Omit<ConfigFile, 'services' | 'apiKeys'> {
   services: ServiceConfig[]
+  apiKeys: ApiKeyConfig[]
 }

@@ -27,6 +27,8 @@ export interface NotificationCriteria {
   receivedFrom?: Date | null
   /** `received_at` before this time. */
   receivedTo?: Date | null
+  /** The caller's scope: only these service codes (undefined: all). */
+  allowedServiceCodes?: readonly string[] | undefined
 }
 
 /** One page in newest-first order: at most `limit` rows with an id below `beforeId`. */
@@ -56,6 +58,7 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.userName != null) conditions.push(eq(callbacks.userName, criteria.userName))
   if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
+  if (criteria.allowedServiceCodes !== undefined) conditions.push(inArray(callbacks.serviceCode, [...criteria.allowedServiceCodes]))
   return conditions
 }
 
@@ -67,6 +70,7 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   if (criteria.userName != null && row.userName !== criteria.userName) return false
   if (criteria.receivedFrom != null && row.receivedAt < criteria.receivedFrom) return false
   if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
+  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode)) return false
   return true
 }
 
@@ -119,7 +123,12 @@ export async function countNotifications(db: Db, criteria: NotificationCriteria)
  * window numbers each task's rows newest first and the outer query keeps the first few. Tasks
  * with no callbacks map to an empty list; each list is newest first.
  */
-export async function latestNotificationsForTasks(db: Db, taskIds: readonly string[], perTask: number): Promise<Map<string, NotificationRow[]>> {
+export async function latestNotificationsForTasks(
+  db: Db,
+  taskIds: readonly string[],
+  perTask: number,
+  allowedServiceCodes?: readonly string[],
+): Promise<Map<string, NotificationRow[]>> {
   const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
   if (taskIds.length === 0 || perTask <= 0) return byTask
   const ranked = db
@@ -128,7 +137,7 @@ export async function latestNotificationsForTasks(db: Db, taskIds: readonly stri
       rank: sql<number>`row_number() over (partition by ${callbacks.taskId} order by ${callbacks.id} desc)`.as('rank'),
     })
     .from(callbacks)
-    .where(inArray(callbacks.taskId, [...new Set(taskIds)]))
+    .where(and(inArray(callbacks.taskId, [...new Set(taskIds)]), ...matching({ allowedServiceCodes })))
     .as('ranked')
   const rows = await db
     .select({
@@ -151,13 +160,13 @@ export async function latestNotificationsForTasks(db: Db, taskIds: readonly stri
 }
 
 /** How many stored callbacks each task has, in one statement for any number of tasks. */
-export async function countNotificationsForTasks(db: Db, taskIds: readonly string[]): Promise<Map<string, number>> {
+export async function countNotificationsForTasks(db: Db, taskIds: readonly string[], allowedServiceCodes?: readonly string[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>(taskIds.map((id) => [id, 0]))
   if (taskIds.length === 0) return counts
   const rows = await db
     .select({ taskId: callbacks.taskId, total: count() })
     .from(callbacks)
-    .where(inArray(callbacks.taskId, [...new Set(taskIds)]))
+    .where(and(inArray(callbacks.taskId, [...new Set(taskIds)]), ...matching({ allowedServiceCodes })))
     .groupBy(callbacks.taskId)
   for (const row of rows) counts.set(row.taskId as string, row.total)
   return counts

@@ -9,6 +9,8 @@ export interface TaskQuery {
   author?: string | null | undefined
   startedFrom?: Date | null | undefined
   startedTo?: Date | null | undefined
+  /** The caller's scope: only these service codes (undefined: all). */
+  allowedServiceCodes?: readonly string[] | undefined
 }
 
 /** Where a page of tasks starts: the last task seen, by its sort time and row id. */
@@ -24,6 +26,7 @@ function taskConditions(filter: TaskQuery): SQL | undefined {
     filter.author ? eq(tasks.author, filter.author) : undefined,
     filter.startedFrom ? gte(tasks.sortAt, filter.startedFrom) : undefined,
     filter.startedTo ? lt(tasks.sortAt, filter.startedTo) : undefined,
+    filter.allowedServiceCodes !== undefined ? inArray(tasks.serviceCode, [...filter.allowedServiceCodes]) : undefined,
   )
 }
 
@@ -34,6 +37,7 @@ export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' 
   if (filter.author && row.author !== filter.author) return false
   if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
   if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false
+  if (filter.allowedServiceCodes !== undefined && !filter.allowedServiceCodes.includes(row.serviceCode)) return false
   return true
 }
 
@@ -64,7 +68,10 @@ export async function countTasks(db: Db, filter: TaskQuery): Promise<number> {
 }
 
 /** The tasks with these `hashed_id`s, in one statement (a DataLoader batch). */
-export function tasksByTaskIds(db: Db, taskIds: readonly string[]): Promise<TaskRow[]> {
+export function tasksByTaskIds(db: Db, taskIds: readonly string[], allowedServiceCodes?: readonly string[]): Promise<TaskRow[]> {
   if (taskIds.length === 0) return Promise.resolve([])
-  return db.select().from(tasks).where(inArray(tasks.taskId, [...taskIds]))
+  return db
+    .select()
+    .from(tasks)
+    .where(and(inArray(tasks.taskId, [...taskIds]), taskConditions({ allowedServiceCodes })))
 }

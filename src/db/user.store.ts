@@ -1,4 +1,4 @@
-import { and, count, desc, eq, lt, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, lt, type SQL } from 'drizzle-orm'
 import type { Db } from './database.client.js'
 import { type UserRow, users } from './graph.table.js'
 
@@ -7,6 +7,8 @@ export interface UserQuery {
   serviceCode?: string | null | undefined
   userName?: string | null | undefined
   online?: boolean | null | undefined
+  /** The caller's scope: only these service codes (undefined: all). */
+  allowedServiceCodes?: readonly string[] | undefined
 }
 
 function userConditions(filter: UserQuery): SQL | undefined {
@@ -14,6 +16,7 @@ function userConditions(filter: UserQuery): SQL | undefined {
     filter.serviceCode ? eq(users.serviceCode, filter.serviceCode) : undefined,
     filter.userName ? eq(users.userName, filter.userName) : undefined,
     filter.online === true || filter.online === false ? eq(users.online, filter.online) : undefined,
+    filter.allowedServiceCodes !== undefined ? inArray(users.serviceCode, [...filter.allowedServiceCodes]) : undefined,
   )
 }
 

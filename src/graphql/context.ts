@@ -2,6 +2,7 @@ import type { Config } from '../config/config.schema.js'
 import type { Db } from '../db/database.client.js'
 import type { EventHub } from '../realtime/event.hub.js'
 import type { TaskListPoller } from '../upstream/task-list.poller.js'
+import { allowedCodes, type Scope } from './auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
 
@@ -17,6 +18,8 @@ export interface GraphqlContext {
   hub: EventHub | undefined
   /** Ends this operation's websocket (subscriptions only). */
   closeSocket: ((code: number, reason: string) => void) | undefined
+  /** What the caller's API key may read. */
+  scope: Scope
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -28,14 +31,15 @@ export interface ContextDeps {
   hub?: EventHub | undefined
 }
 
-/** A new context with its own loaders. */
-export function createContext(deps: ContextDeps, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
+/** A new context with its own loaders, for a caller already authenticated to `scope`. */
+export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,
-    loaders: createLoaders(deps.db),
-    upstream: new UpstreamAccess(deps.poller),
+    loaders: createLoaders(deps.db, allowedCodes(scope)),
+    upstream: new UpstreamAccess(deps.poller, scope),
     hub: deps.hub,
     closeSocket,
+    scope,
   }
 }

@@ -1,4 +1,4 @@
-import { ApolloServer } from '@apollo/server'
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server'
 import {
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginSchemaReportingDisabled,
@@ -9,12 +9,16 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { GraphQLSchema } from 'graphql'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../db/database.client.js'
+import { graphqlMetricsPlugin } from '../ops/graphql.metrics.js'
+import type { Metrics } from '../ops/metrics.registry.js'
 import type { EventHub } from '../realtime/event.hub.js'
 import { attachWebsocket } from '../realtime/ws.server.js'
 import type { TaskListPoller } from '../upstream/task-list.poller.js'
+import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
+import { checkQueryLimits } from './query.limits.js'
 import { upstreamFailuresPlugin } from './upstream.access.js'
 
 /** What the GraphQL endpoint is built from. */
@@ -23,6 +27,8 @@ export interface GraphqlPluginOptions {
   db: Db
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
+  /** Where operation latency is measured (`livegate_graphql_seconds`). */
+  metrics?: Metrics | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
   schema?: GraphQLSchema
 }
@@ -54,6 +60,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
       upstreamFailuresPlugin<GraphqlContext>(),
+      graphqlMetricsPlugin<GraphqlContext>(options.metrics),
+      queryLimitsPlugin<GraphqlContext>(config.graphql),
     ],
   })
   await apollo.start()
@@ -78,14 +86,23 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   await app.register(fastifyApollo(apollo), {
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],
-    context: async () => createContext({ db, config, poller, hub }),
+    context: async (request) => {
+      const scope = authenticate(request.headers.authorization, config.apiKeys)
+      if (!scope) throw unauthenticated()
+      return createContext({ db, config, poller, hub }, scope)
+    },
   })
   // Subscriptions: graphql-ws on the same path.
   attachWebsocket(app, {
     schema,
+    checkLimits: (args) => checkQueryLimits({ ...args, limits: config.graphql }),
     path: GRAPHQL_PATH,
     maxPayload: 1024 * 1024,
-    context: (closeSocket) => createContext({ db, config, poller, hub }, closeSocket),
+    authenticate: (params) => {
+      const authorization = params?.authorization ?? params?.Authorization
+      return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
+    },
+    context: (scope, closeSocket) => createContext({ db, config, poller, hub }, scope as Scope, closeSocket),
   })
 
   // The path exists, so other methods get a 405 naming the allowed ones, not a 404.
@@ -99,4 +116,18 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
         .type('application/json; charset=utf-8')
         .send({ errors: [{ message: 'Send GraphQL requests by GET or POST.', extensions: { code: 'BAD_REQUEST' } }] }),
   })
+}
+
+/** Refuses an operation over the configured depth, aliases or cost before it runs. */
+function queryLimitsPlugin<C extends BaseContext>(limits: Config['graphql']): ApolloServerPlugin<C> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ schema, document, operationName, request }) {
+          const refusal = checkQueryLimits({ schema, document, operationName, variables: request.variables, limits })
+          if (refusal) throw refusal
+        },
+      }
+    },
+  }
 }

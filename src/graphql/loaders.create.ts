@@ -23,20 +23,20 @@ export interface Loaders {
 // Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
 const MAX_BATCH = 1000
 
-/** Builds a fresh set of loaders; call once per request. */
-export function createLoaders(db: Db): Loaders {
+/** Builds a fresh set of loaders, reading only what the caller's scope allows; call once per request. */
+export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | undefined): Loaders {
   const byPerTask = new Map<number, DataLoader<string, NotificationRow[]>>()
   return {
     notificationCountOfTask: new DataLoader<string, number>(
       async (taskIds) => {
-        const counts = await countNotificationsForTasks(db, taskIds)
+        const counts = await countNotificationsForTasks(db, taskIds, allowedServiceCodes)
         return taskIds.map((id) => counts.get(id) ?? 0)
       },
       { maxBatchSize: MAX_BATCH },
     ),
     task: new DataLoader<string, TaskRow | null>(
       async (taskIds) => {
-        const rows = await tasksByTaskIds(db, taskIds)
+        const rows = await tasksByTaskIds(db, taskIds, allowedServiceCodes)
         const byId = new Map(rows.map((row) => [row.taskId, row]))
         return taskIds.map((id) => byId.get(id) ?? null)
       },
@@ -47,7 +47,7 @@ export function createLoaders(db: Db): Loaders {
       if (!loader) {
         loader = new DataLoader<string, NotificationRow[]>(
           async (taskIds) => {
-            const found = await latestNotificationsForTasks(db, taskIds, perTask)
+            const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes)
             return taskIds.map((id) => found.get(id) ?? [])
           },
           { maxBatchSize: MAX_BATCH },

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server'
 import type { TaskListPoller } from '../upstream/task-list.poller.js'
 import type { UpstreamError } from '../upstream/upstream.error.js'
+import { inScope, type Scope } from './auth.scope.js'
 
 /**
  * A request's view of the live task_list: resolvers ask for a refresh before they read tasks or
@@ -10,18 +11,22 @@ import type { UpstreamError } from '../upstream/upstream.error.js'
 export class UpstreamAccess {
   readonly failures: UpstreamError[] = []
 
-  constructor(private readonly poller: TaskListPoller | undefined) {}
+  constructor(
+    private readonly poller: TaskListPoller | undefined,
+    private readonly scope: Scope,
+  ) {}
 
-  /** Whether livegate polls this service code's task_list. */
+  /** Whether livegate polls this service code's task_list (as far as the caller may know). */
   covers(serviceCode: string): boolean {
-    return this.poller?.covers(serviceCode) ?? false
+    return inScope(this.scope, serviceCode) && (this.poller?.covers(serviceCode) ?? false)
   }
 
   /** Folds in a task_list answer no older than the cache allows, for these codes or all polled ones. */
   async refresh(serviceCodes?: readonly string[]): Promise<void> {
     const poller = this.poller
     if (!poller) return
-    const codes = (serviceCodes ?? poller.serviceCodes).filter((code) => poller.covers(code))
+    // Only the caller's codes: another tenant's task_list, or its failures, are none of its business.
+    const codes = (serviceCodes ?? poller.serviceCodes).filter((code) => this.covers(code))
     const outcomes = await Promise.all(codes.map((code) => poller.refresh(code)))
     for (const outcome of outcomes) {
       if (!outcome.ok && !this.failures.some((known) => known.serviceCode === outcome.error.serviceCode)) this.failures.push(outcome.error)

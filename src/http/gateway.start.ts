@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/config.schema.js'
+import { ConfigError } from '../config/config.load.js'
+import { unsafeBinding } from '../graphql/auth.scope.js'
 import { type Database, openDatabase } from '../db/database.client.js'
 import { buildServer } from './server.build.js'
 
@@ -21,6 +23,8 @@ export interface StartOptions {
 
 /** Opens the database, applies migrations, and listens. */
 export async function startGateway(config: Config, options: StartOptions = {}): Promise<Gateway> {
+  const unsafe = unsafeBinding(config)
+  if (unsafe) throw new ConfigError(unsafe)
   const ownsDatabase = !options.database
   const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir }))
   try {

@@ -1,12 +1,21 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Config } from '../config/config.schema.js'
 import { CallbackStore } from '../db/callback.store.js'
 import type { Database } from '../db/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../error.catalogue.js'
 import { graphqlPlugin } from '../graphql/graphql.plugin.js'
 import { callbackRoute } from '../ingest/callback.route.js'
+import { RefusalLimiter } from '../ingest/refusal.limiter.js'
+import { loggerOptions } from '../ops/log.redaction.js'
+import { createMetrics } from '../ops/metrics.registry.js'
+import { opsPlugin } from '../ops/ops.plugin.js'
 import { EventHub } from '../realtime/event.hub.js'
+import { CallbackSpool } from '../spool/callback.spool.js'
+import { spoolLocation } from '../spool/spool.owner.js'
+import { SpoolReplayer } from '../spool/spool.replayer.js'
 import { pollerFor } from '../upstream/task-list.poller.js'
+import { playgroundPlugin } from './playground.plugin.js'
 import type { IngestPolicy } from '../ingest/callback.verdict.js'
 
 /** What the HTTP server is built from. */
@@ -15,11 +24,9 @@ export interface ServerDeps {
   database: Database
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
+  /** Where log lines go (tests read them); standard output otherwise. */
+  logStream?: DestinationStream
 }
-
-// Secrets never reach a log line: request headers are not logged by default, and these paths
-// are censored should a later change log them.
-const REDACTED = ['req.headers.authorization', ...['svc', 'xvs'].map((p) => `req.headers["${p}-signature"]`)]
 
 /** The ingest policy, prepared once from the configuration. */
 export function ingestPolicy(config: Config): IngestPolicy {
@@ -34,31 +41,47 @@ export function ingestPolicy(config: Config): IngestPolicy {
 /** Builds the HTTP server: routes and wiring only, no business logic. */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, database } = deps
+  // One registry per server: tests run several gateways in one process.
+  const metrics = createMetrics()
   const app = Fastify({
-    logger: { level: config.log.level, redact: REDACTED },
+    logger: loggerOptions(config, deps.logStream),
     // Every body outside the callback route is small; the callback route sets its own limit.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
   })
 
+  // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
+  const spoolAt = spoolLocation(config)
+  const spool = await CallbackSpool.open({ ...spoolAt, maxBytes: config.spool.maxBytes, onDepth: (depth) => metrics.spoolDepth.set(depth) })
+  const store = new CallbackStore(database.db, { refusedMaxRows: config.ingest.refusedMaxRows })
+  const replayer = new SpoolReplayer({ spool, store, log: app.log })
+  app.addHook('onReady', async () => replayer.start())
+  app.addHook('onClose', async () => {
+    await replayer.stop()
+    await spool.close()
+  })
   await app.register(callbackRoute, {
-    store: new CallbackStore(database.db),
+    store,
     policy: ingestPolicy(config),
     bodyLimit: config.ingest.bodyLimit,
+    spool,
+    limiter: new RefusalLimiter({ perMinute: config.ingest.refusedPerMinute, trackedSources: config.ingest.refusedTrackedAddresses }),
+    metrics,
     ...(deps.now ? { now: deps.now } : {}),
   })
 
-  const poller = pollerFor(config, database.db, app.log)
+  const poller = pollerFor(config, database.db, app.log, undefined, metrics)
   if (poller) {
     app.addHook('onReady', async () => poller.start())
     app.addHook('onClose', async () => poller.stop())
   }
+  await app.register(playgroundPlugin)
   const hub = new EventHub({ database, log: app.log, subscriberBuffer: config.realtime.subscriberBuffer })
   app.addHook('onReady', async () => hub.start())
   app.addHook('onClose', async () => hub.stop())
-  await app.register(graphqlPlugin, { config, db: database.db, poller, hub })
+  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, metrics })
 
-  app.get('/healthz', async () => ({ ok: true }))
+  await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
 
   app.setNotFoundHandler(async (_request, reply) => {
     const answer = errorAnswer(livegateError('NOT_FOUND'))

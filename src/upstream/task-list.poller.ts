@@ -4,6 +4,7 @@ import { applyTaskListAnswer, type GraphChanges } from '../db/graph.store.js'
 import { upstreamStatus } from '../db/graph.table.js'
 import { notifyStatement, taskEvents } from '../realtime/event.model.js'
 import type { Config } from '../config/config.schema.js'
+import type { Metrics } from '../ops/metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
 import { UpstreamError } from './upstream.error.js'
 
@@ -20,6 +21,8 @@ export interface PollerOptions {
   log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'debug'>
   /** Told of every change a task_list answer made (realtime subscribers listen here). */
   onChanges?: (changes: GraphChanges) => void
+  /** Where poll latency and failures are counted. */
+  metrics?: Pick<Metrics, 'upstreamPollSeconds' | 'upstreamErrors'> | undefined
   now?: () => Date
 }
 
@@ -27,7 +30,13 @@ export interface PollerOptions {
  * The poller for a configuration: every service code with a `baseUrl` and a secret, or none when
  * there is no such code. The client signs with the first configured header prefix.
  */
-export function pollerFor(config: Config, db: Db, log: PollerOptions['log'], onChanges?: PollerOptions['onChanges']): TaskListPoller | undefined {
+export function pollerFor(
+  config: Config,
+  db: Db,
+  log: PollerOptions['log'],
+  onChanges?: PollerOptions['onChanges'],
+  metrics?: PollerOptions['metrics'],
+): TaskListPoller | undefined {
   const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
   if (serviceCodes.length === 0) return undefined
   const client = new TaskListClient({ services: config.services, options: config.upstream, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
@@ -39,6 +48,7 @@ export function pollerFor(config: Config, db: Db, log: PollerOptions['log'], onC
     freshMs: config.upstream.cacheMs,
     log,
     ...(onChanges ? { onChanges } : {}),
+    metrics,
   })
 }
 
@@ -112,6 +122,8 @@ export class TaskListPoller {
   private async poll(serviceCode: string): Promise<RefreshOutcome> {
     const { db, client, log } = this.options
     const startedAt = this.now()
+    const timer = performance.now()
+    const observe = (outcome: string) => this.options.metrics?.upstreamPollSeconds.observe({ service_code: serviceCode, outcome }, (performance.now() - timer) / 1000)
     try {
       const answer = await client.get(serviceCode)
       const takenAt = this.now()
@@ -129,10 +141,15 @@ export class TaskListPoller {
         return folded
       })
       this.lastSuccess.set(serviceCode, takenAt.getTime())
+      observe('ok')
       if (changes.tasks.length > 0 || changes.users.length > 0) this.options.onChanges?.(changes)
       return { ok: true, changes }
     } catch (error) {
       const upstreamError = error instanceof UpstreamError ? error : new UpstreamError('NETWORK', serviceCode, 'The task list could not be kept.', { cause: error })
+      // An answer the database could not keep is counted apart from the cloud's own failures.
+      const kind = error instanceof UpstreamError ? error.kind : 'STORE'
+      observe(kind)
+      this.options.metrics?.upstreamErrors.inc({ service_code: serviceCode, kind })
       if (error instanceof UpstreamError) log.warn({ serviceCode, kind: error.kind, ret: error.ret }, `task_list failed: ${error.message}`)
       else log.error({ err: error, serviceCode }, 'task_list answer could not be stored')
       const at = this.now()

@@ -403,7 +403,7 @@ describe(`latestNotificationsForTasks on ${driverName}`, () => {
     expect(newest?.receivedAt).toBeInstanceOf(Date)
     expect(await latestNotificationsForTasks(db.database.db, [], 5)).toEqual(new Map())
 
-    const loaders = createLoaders(db.database.db)
+    const loaders = createLoaders(db.database.db, undefined)
     const loaded = await Promise.all([a, b, c].map((task) => loaders.notificationsOfTask(1).load(task)))
     expect(loaded.map((list) => list.map((row) => row.id))).toEqual([idsOf(a).slice(0, 1), idsOf(b), []])
   })

@@ -1,4 +1,5 @@
 import { type NotificationCriteria, countNotifications, notificationPage } from '../../db/notification.store.js'
+import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
@@ -21,10 +22,10 @@ export class NotificationResolver {
     first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: 'A cursor from an earlier page: return the notifications older than it.' })
     after: string | null | undefined,
-    @Ctx() { db, config }: GraphqlContext,
+    @Ctx() { db, config, scope }: GraphqlContext,
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
-    const criteria = notificationCriteria(filter)
+    const criteria = notificationCriteria(filter, scope)
     const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
     return toConnection(rows, window, {
       codec: notificationCursor,
@@ -35,9 +36,13 @@ export class NotificationResolver {
   }
 }
 
-/** The filter as store criteria; input no stored row could match is refused rather than sent to the database. */
-export function notificationCriteria(filter: NotificationFilter | null | undefined): NotificationCriteria {
-  if (!filter) return {}
+/**
+ * The filter as store criteria, within the caller's scope; input no stored row could match is
+ * refused rather than sent to the database.
+ */
+export function notificationCriteria(filter: NotificationFilter | null | undefined, scope: Scope): NotificationCriteria {
+  const allowedServiceCodes = allowedCodes(scope)
+  if (!filter) return { allowedServiceCodes }
   refuseNul({ serviceCode: filter.serviceCode, taskId: filter.taskId, userName: filter.userName }, 'filter')
   const types = filter.types ? [...new Set(filter.types)] : filter.types
   if (types && types.length > MAX_TYPES) throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')
@@ -48,5 +53,6 @@ export function notificationCriteria(filter: NotificationFilter | null | undefin
     userName: filter.userName,
     receivedFrom: filter.receivedFrom,
     receivedTo: filter.receivedTo,
+    allowedServiceCodes,
   }
 }

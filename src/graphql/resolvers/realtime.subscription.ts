@@ -1,7 +1,8 @@
 import { GraphQLError } from 'graphql'
-import { type NotificationCriteria, notificationsAfter } from '../../db/notification.store.js'
+import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../db/notification.store.js'
 import type { TaskNode } from '../../graph/graph.model.js'
 import type { EventHub } from '../../realtime/event.hub.js'
+import type { SubscriptionQueue } from '../../realtime/subscription.queue.js'
 import { SLOW_CONSUMER_CLOSE } from '../../realtime/ws.server.js'
 import type { GraphqlContext } from '../context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
@@ -22,7 +23,7 @@ export class RealtimeSubscription {
   @Subscription(() => Notification, {
     description:
       'Every stored notification that matches, pushed once it is committed. With `after` (a cursor from `notifications` or from an earlier event), the notifications stored after it are replayed first, then live ones follow: none missed, none twice.',
-    subscribe: ({ args, context }) => notificationStream(context as GraphqlContext, args as NotificationArgs),
+    subscribe: ({ args, context }) => notificationSubscription(context as GraphqlContext, args as NotificationArgs),
   })
   notificationReceived(
     @Root() node: NotificationNode,
@@ -35,8 +36,8 @@ export class RealtimeSubscription {
   @Subscription(() => Task, {
     description: 'The task, folded again, each time a notification or a task list answer changes it (and it matches the filter after the change).',
     subscribe: ({ args, context }) => {
-      const { hub, closeSocket } = context as GraphqlContext
-      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter), overflowAction(closeSocket))
+      const { hub, closeSocket, scope } = context as GraphqlContext
+      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope), overflowAction(closeSocket))
     },
   })
   taskChanged(@Root() task: TaskNode, @Arg('filter', () => TaskFilter, { nullable: true }) _filter: TaskFilter | null): TaskNode {
@@ -49,11 +50,39 @@ export class RealtimeSubscription {
  * to the live ones: an event committed during the replay is in both, and is passed over once
  * the replay has shown it (ids are handed out in commit order, so "after the last id shown" is
  * exactly "not yet shown").
+ *
+ * An async generator cannot run its `return()` while it waits for the next event, so the
+ * client's "complete" would leave the live queue joined until one more event came; the outer
+ * iterator closes the queue first, which ends that wait.
  */
-async function* notificationStream(context: GraphqlContext, args: NotificationArgs): AsyncGenerator<NotificationNode> {
-  const criteria: NotificationCriteria = notificationCriteria(args.filter)
-  let lastId = args.after ? notificationCursor.decode(args.after, 'after') : undefined
+function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> {
+  const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
+  const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
   const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  const stream = notificationStream(context, criteria, after, live)
+  return {
+    next: () => stream.next(),
+    return: async () => {
+      live.close()
+      return stream.return(undefined)
+    },
+    throw: async (error: unknown) => {
+      live.close()
+      return stream.throw(error)
+    },
+    [Symbol.asyncIterator]() {
+      return this
+    },
+  }
+}
+
+async function* notificationStream(
+  context: GraphqlContext,
+  criteria: NotificationCriteria,
+  after: number | undefined,
+  live: SubscriptionQueue<NotificationRow>,
+): AsyncGenerator<NotificationNode> {
+  let lastId = after
   try {
     if (lastId !== undefined) {
       const pageSize = context.config.realtime.replayPageSize

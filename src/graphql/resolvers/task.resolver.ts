@@ -2,6 +2,7 @@ import { countNotifications, notificationPage } from '../../db/notification.stor
 import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../db/task.store.js'
 import type { TaskNode } from '../../graph/graph.model.js'
 import { deriveTask } from '../../graph/task.derive.js'
+import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
@@ -30,9 +31,9 @@ export class TaskResolver {
     @Arg('filter', () => TaskFilter, { nullable: true }) filter: TaskFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
-    @Ctx() { db, config, loaders, upstream }: GraphqlContext,
+    @Ctx() { db, config, loaders, upstream, scope }: GraphqlContext,
   ): Promise<ConnectionData<TaskNode>> {
-    const query = taskQuery(filter)
+    const query = taskQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
     const rows = await listTasks(db, query, window.after, window.fetch)
@@ -59,7 +60,7 @@ export class TaskResolver {
     @Arg('filter', () => NotificationFilter, { nullable: true }) filter: NotificationFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
-    @Ctx() { db, config, loaders }: GraphqlContext,
+    @Ctx() { db, config, loaders, scope }: GraphqlContext,
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
     const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
@@ -68,15 +69,23 @@ export class TaskResolver {
       const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
       return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
     }
-    const criteria = { ...notificationCriteria(filter), taskId: task.id }
+    const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
     const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
     return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
   }
 }
 
 /** The `TaskFilter` argument as store criteria; text no stored row can match is refused. */
-export function taskQuery(filter: TaskFilter | null | undefined): TaskQuery {
-  if (!filter) return {}
+export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): TaskQuery {
+  const allowedServiceCodes = allowedCodes(scope)
+  if (!filter) return { allowedServiceCodes }
   refuseNul({ serviceCode: filter.serviceCode, author: filter.author }, 'filter')
-  return { serviceCode: filter.serviceCode, status: filter.status, author: filter.author, startedFrom: filter.startedFrom, startedTo: filter.startedTo }
+  return {
+    serviceCode: filter.serviceCode,
+    status: filter.status,
+    author: filter.author,
+    startedFrom: filter.startedFrom,
+    startedTo: filter.startedTo,
+    allowedServiceCodes,
+  }
 }

@@ -1,6 +1,7 @@
 import { countUsers, listUsers } from '../../db/user.store.js'
 import type { UserNode } from '../../graph/graph.model.js'
 import { deriveUser } from '../../graph/user.fold.js'
+import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { type ConnectionData, pageWindow, rowIdCursor, toConnection } from '../pagination.js'
@@ -16,9 +17,9 @@ export class UserResolver {
     @Arg('filter', () => UserFilter, { nullable: true }) filter: UserFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
-    @Ctx() { db, config, upstream }: GraphqlContext,
+    @Ctx() { db, config, upstream, scope }: GraphqlContext,
   ): Promise<ConnectionData<UserNode>> {
-    const query = { serviceCode: filter?.serviceCode, userName: filter?.userName, online: filter?.online }
+    const query = { serviceCode: filter?.serviceCode, userName: filter?.userName, online: filter?.online, allowedServiceCodes: allowedCodes(scope) }
     refuseNul({ serviceCode: query.serviceCode, userName: query.userName }, 'filter')
     const window = pageWindow({ first, after }, config.graphql, userCursor)
     await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)

@@ -1,0 +1,58 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+
+/**
+ * Every Prometheus metric livegate exports, on one registry per gateway (tests start several
+ * gateways in one process). Parts that measure something are handed this object; `/metrics`
+ * renders it.
+ */
+export interface Metrics {
+  registry: Registry
+  /** Callbacks judged, by notification type (`unknown` before it is read) and verdict (`kept`, `duplicate`, `spooled`, or the refusal code). */
+  callbacks: Counter<'type' | 'verdict'>
+  /** Seconds from a callback's arrival to its answer. */
+  ingestSeconds: Histogram<'outcome'>
+  /** Callbacks waiting in the spool for the database. */
+  spoolDepth: Gauge
+  /** Open subscriptions, by field. */
+  subscriptions: Gauge<'field'>
+  /** Seconds a task_list poll took, by outcome (`ok` or the failure kind). */
+  upstreamPollSeconds: Histogram<'service_code' | 'outcome'>
+  /** Failed task_list polls, by kind. */
+  upstreamErrors: Counter<'service_code' | 'kind'>
+  /** Seconds a GraphQL operation took, by operation name (`anonymous` when unnamed) and type. */
+  graphqlSeconds: Histogram<'operation' | 'type'>
+}
+
+/** A fresh set of metrics on a registry of its own. */
+export function createMetrics(): Metrics {
+  const registry = new Registry()
+  const registers = [registry]
+  return {
+    registry,
+    callbacks: new Counter({ name: 'livegate_callbacks_total', help: 'Callbacks judged, by type and verdict.', labelNames: ['type', 'verdict'], registers }),
+    ingestSeconds: new Histogram({
+      name: 'livegate_ingest_seconds',
+      help: 'Seconds from a callback arriving to its answer.',
+      labelNames: ['outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    spoolDepth: new Gauge({ name: 'livegate_spool_depth', help: 'Callbacks kept in the spool, waiting for the database.', registers }),
+    subscriptions: new Gauge({ name: 'livegate_subscriptions', help: 'Open subscriptions, by field.', labelNames: ['field'], registers }),
+    upstreamPollSeconds: new Histogram({
+      name: 'livegate_upstream_poll_seconds',
+      help: 'Seconds a task_list poll took.',
+      labelNames: ['service_code', 'outcome'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    upstreamErrors: new Counter({ name: 'livegate_upstream_errors_total', help: 'Failed task_list polls, by kind.', labelNames: ['service_code', 'kind'], registers }),
+    graphqlSeconds: new Histogram({
+      name: 'livegate_graphql_seconds',
+      help: 'Seconds a GraphQL operation took, by operation name.',
+      labelNames: ['operation', 'type'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+  }
+}

@@ -1,0 +1,54 @@
+import fc from 'fast-check'
+import { describe, expect } from 'vitest'
+import { driverName } from '../support/database.fixture.js'
+import { send, test } from '../support/gateway.fixture.js'
+
+// Operations that take variables of every kind the schema has, fed arbitrary values.
+const OPERATIONS = [
+  'query($f: TaskFilter, $n: Int, $a: String) { tasks(filter: $f, first: $n, after: $a) { totalCount edges { cursor node { id status outputs { tag } notifications(first: $n) { totalCount } } } pageInfo { endCursor } } }',
+  'query($f: NotificationFilter, $n: Int, $a: String) { notifications(filter: $f, first: $n, after: $a) { totalCount edges { node { __typename id fields } } } }',
+  'query($f: UserFilter, $n: Int, $a: String) { users(filter: $f, first: $n, after: $a) { totalCount edges { node { userName online } } } }',
+  'query($id: ID!) { task(id: $id) { id status notifications { totalCount } } }',
+  'query($s: String!) { upstream(serviceCode: $s) { configured healthy lastError { kind ret } } }',
+]
+
+const text = fc.oneof(fc.string(), fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom('\u0000', 'TESTING', 'n1:1', 'bjE6MQ', ''))
+const scalar = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constantFrom(2 ** 31, -1, 0, 1e308, '2026-01-01T00:00:00Z', 'yesterday'))
+const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  any: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('any'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('serviceCode', 'status', 'author', 'types', 'taskId', 'userName', 'online', 'startedFrom', 'receivedTo', 'x'), tie('any'), { maxKeys: 4 })),
+})).any
+
+const answeredWell = (status: number, body: string) => {
+  expect(status, body).toBeLessThan(500)
+  expect(body).not.toMatch(/\n\s+at .+:\d+:\d+/)
+  const parsed = JSON.parse(body) as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> }
+  expect(parsed.data !== undefined || (parsed.errors?.length ?? 0) > 0).toBe(true)
+  for (const error of parsed.errors ?? []) expect(error.extensions?.code).toMatch(/^[A-Z_]+$/)
+}
+
+describe(`the GraphQL edge never answers 5xx, whatever it is sent (${driverName})`, () => {
+  test('known operations with arbitrary variables', async ({ gateway }) => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...OPERATIONS), fc.dictionary(fc.constantFrom('f', 'n', 'a', 'id', 's'), value, { maxKeys: 5 }), async (query, variables) => {
+        const answer = await send({ method: 'POST', url: `${gateway.url}/graphql`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) })
+        answeredWell(answer.status, answer.text)
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  test('arbitrary documents, operation names and bodies', async ({ gateway }) => {
+    const document = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.constantFrom(...OPERATIONS).chain((op) => fc.nat({ max: op.length }).map((cut) => op.slice(0, cut))),
+      fc.array(fc.constantFrom('{', '}', 'tasks', 'a:', 'edges', 'node', '...', 'on', 'Task', 'fragment', 'f', '(', ')', 'first:', '1', '$x', 'query', 'subscription', '__schema', 'types'), { maxLength: 40 }).map((parts) => parts.join(' ')),
+    )
+    await fc.assert(
+      fc.asyncProperty(document, fc.option(fc.string({ maxLength: 20 })), fc.option(value), async (query, operationName, variables) => {
+        const answer = await send({ method: 'POST', url: `${gateway.url}/graphql`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, operationName, variables }) })
+        answeredWell(answer.status, answer.text)
+      }),
+      { numRuns: 200 },
+    )
+  })
+})
