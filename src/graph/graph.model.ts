@@ -18,6 +18,15 @@ export type CopyMode = 'COPY' | 'TRANSCODE'
 /** Why a mobile client disconnected (type 8 `disconnect_reason`). */
 export type DisconnectReason = 'NETWORK_TIMEOUT' | 'CLIENT_CLOSED' | 'PROTOCOL_ERROR'
 
+/** The published `disconnect_reason` codes; any other code has no name. */
+export const DISCONNECT_REASON_BY_CODE: Readonly<Record<number, DisconnectReason>> = { 0: 'NETWORK_TIMEOUT', 1: 'CLIENT_CLOSED', 2: 'PROTOCOL_ERROR' }
+
+/** Where a live resume stands (type 15 `status`). */
+export type ResumeStatus = 'WAITING' | 'RESUMED'
+
+/** The published type 15 `status` codes; any other code has no name. */
+export const RESUME_STATUS_BY_CODE: Readonly<Record<number, ResumeStatus>> = { 0: 'WAITING', 1: 'RESUMED' }
+
 export interface MediaFormatNode {
   container: string
   videoCodec: string | null
@@ -93,7 +102,7 @@ export interface ThumbnailNode {
 
 /** A type 15 notification: 0 waits for a reconnect, 1 resumed. */
 export interface ResumeNode {
-  status: 'WAITING' | 'RESUMED'
+  status: ResumeStatus
   at: Date
 }
 

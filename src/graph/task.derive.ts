@@ -1,6 +1,6 @@
 import { type MediaFormat, readOpaque } from '../ingest/callback.fields.js'
 import type { UpstreamOutput, UpstreamStream } from '../upstream/task-list.schema.js'
-import type { EndReason, MediaFormatNode, OutputNode, RecordingNode, StreamNode, TaskNode, TaskStatus } from './graph.model.js'
+import { type EndReason, type MediaFormatNode, type OutputNode, RESUME_STATUS_BY_CODE, type RecordingNode, type StreamNode, type TaskNode, type TaskStatus } from './graph.model.js'
 import { compareStamps, maxOf, minOf, type Register } from './lattice.js'
 import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskState } from './task.fold.js'
 
@@ -73,7 +73,7 @@ export function deriveTask(state: TaskState): TaskNode {
     })),
     recordings,
     thumbnails: [...state.thumbnails].sort((a, b) => compareStamps(b.stamp, a.stamp)).map(({ value }) => ({ ...value, receivedAt: new Date(value.receivedAt) })),
-    resumes: [...state.resumes].sort(byStampAscending).map(({ stamp, value }) => ({ status: value === 1 ? 'RESUMED' : 'WAITING', at: new Date(stamp.at) })),
+    resumes: [...state.resumes].sort(byStampAscending).map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
   }
 }
 

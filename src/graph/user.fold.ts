@@ -1,6 +1,6 @@
 import type { UpstreamUser } from '../upstream/task-list.schema.js'
 import type { CallbackEvent, UserSightingEvent } from './fold.event.js'
-import type { DisconnectReason, UserNode } from './graph.model.js'
+import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE, type UserNode } from './graph.model.js'
 import { addLatest, compareStamps, later, maxOf, minOf, type Register } from './lattice.js'
 
 /** A type 8 notification, as kept in a user's state. */
@@ -25,8 +25,6 @@ export interface UserState {
 
 /** How many of a user's latest disconnects and resumes the state keeps. */
 export const KEPT_PER_USER = 50
-
-const DISCONNECT_REASONS: Record<number, DisconnectReason> = { 0: 'NETWORK_TIMEOUT', 1: 'CLIENT_CLOSED', 2: 'PROTOCOL_ERROR' }
 
 /** The state of a user nothing is known of yet. */
 export function emptyUserState(serviceCode: string, userName: string): UserState {
@@ -83,12 +81,12 @@ export function deriveUser(state: UserState): UserNode {
     disconnects: [...state.disconnects]
       .sort((a, b) => compareStamps(a.stamp, b.stamp))
       .map(({ stamp, value }) => ({
-        reason: value.reason === null ? null : (DISCONNECT_REASONS[value.reason] ?? null),
+        reason: value.reason === null ? null : (DISCONNECT_REASON_BY_CODE[value.reason] ?? null),
         reasonCode: value.reason,
         sessionDuration: value.sessionDuration,
         at: new Date(stamp.at),
       })),
-    resumes: [...state.resumes].sort((a, b) => compareStamps(a.stamp, b.stamp)).map(({ stamp, value }) => ({ status: value === 1 ? 'RESUMED' : 'WAITING', at: new Date(stamp.at) })),
+    resumes: [...state.resumes].sort((a, b) => compareStamps(a.stamp, b.stamp)).map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
   }
 }
 

@@ -8,7 +8,7 @@ import type {
   LiveStartNotification,
   ThumbnailNotification,
 } from './types/notification-kinds.type.js'
-import { DISCONNECT_REASON_CODES, RESUME_STATUS_CODES } from './types/notification.enums.js'
+import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE } from '../graph/graph.model.js'
 import { rowIdCursor } from './pagination.js'
 import { type Notification, type UnknownNotification, notificationKind } from './types/notification.type.js'
 
@@ -123,10 +123,10 @@ export function notificationNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         sessionDuration: v.sessionDuration ?? null,
-        disconnectReason: v.disconnectReason === undefined ? null : (DISCONNECT_REASON_CODES[v.disconnectReason] ?? null),
+        disconnectReason: v.disconnectReason === undefined ? null : (DISCONNECT_REASON_BY_CODE[v.disconnectReason] ?? null),
         disconnectReasonCode: int32(v.disconnectReason),
       } satisfies ClientDisconnectNotification
     case 'LIVE_RESUME':
-      return { ...common, status: v.status === undefined ? null : (RESUME_STATUS_CODES[v.status] ?? null) } satisfies LiveResumeNotification
+      return { ...common, status: v.status === undefined ? null : (RESUME_STATUS_BY_CODE[v.status] ?? null) } satisfies LiveResumeNotification
   }
 }

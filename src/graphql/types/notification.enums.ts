@@ -14,12 +14,6 @@ export const DisconnectReason = {
 } as const
 export type DisconnectReason = (typeof DisconnectReason)[keyof typeof DisconnectReason]
 
-/** The published `disconnect_reason` codes; any other code has no name. */
-export const DISCONNECT_REASON_CODES: Readonly<Record<number, DisconnectReason>> = {
-  0: DisconnectReason.NETWORK_TIMEOUT,
-  1: DisconnectReason.CLIENT_CLOSED,
-  2: DisconnectReason.PROTOCOL_ERROR,
-}
 
 registerEnumType(DisconnectReason, {
   name: 'DisconnectReason',
@@ -38,11 +32,6 @@ export const ResumeStatus = {
 } as const
 export type ResumeStatus = (typeof ResumeStatus)[keyof typeof ResumeStatus]
 
-/** The published `status` codes of a type 15 notification. */
-export const RESUME_STATUS_CODES: Readonly<Record<number, ResumeStatus>> = {
-  0: ResumeStatus.WAITING,
-  1: ResumeStatus.RESUMED,
-}
 
 registerEnumType(ResumeStatus, {
   name: 'ResumeStatus',
