@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { CallbackEvent } from '../graph/fold.event.js'
-import { deriveStatus, deriveTask, taskSortTime } from '../graph/task.derive.js'
+import { deriveStatus, taskAuthor, taskSortTime } from '../graph/task.derive.js'
 import { applyTaskCallback, applyTaskSighting, emptyTaskState, isListed, type TaskState } from '../graph/task.fold.js'
 import { applyUserCallback, applyUserSighting, emptyUserState, isOnline, type UserState } from '../graph/user.fold.js'
 import type { TaskListAnswer } from '../upstream/task-list.schema.js'
@@ -127,7 +127,7 @@ function taskRow(state: TaskState, now: Date) {
     state,
     status,
     endReason,
-    author: deriveTask(state).author,
+    author: taskAuthor(state),
     listed: isListed(state),
     sortAt: new Date(taskSortTime(state)),
     updatedAt: now,

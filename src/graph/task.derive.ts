@@ -39,6 +39,11 @@ export function taskSortTime(state: TaskState): number {
   return state.firstCreatedAt ?? minOf(state.sighting.firstSeenAt, state.firstEventAt) ?? 0
 }
 
+/** Who started the live: the notifications' `author`, else the task list's first input. */
+export function taskAuthor(state: TaskState): string | null {
+  return state.author?.value ?? state.sighting.task?.value.inputs[0]?.user_name ?? null
+}
+
 /** The graph's view of a task's state. */
 export function deriveTask(state: TaskState): TaskNode {
   const { status, endReason, endedAt } = deriveStatus(state)
@@ -50,7 +55,7 @@ export function deriveTask(state: TaskState): TaskNode {
     id: state.taskId,
     serviceCode: state.serviceCode,
     vsId: state.vsId?.value ?? listedTask?.vs_id ?? null,
-    author: state.author?.value ?? listedTask?.inputs[0]?.user_name ?? null,
+    author: taskAuthor(state),
     status,
     endReason,
     isResume: start?.isResume ?? null,
