@@ -4,15 +4,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
+import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const livegate = ['--import', 'tsx', join(root, 'src/main.ts')]
+const root = ROOT
+const livegate = LIVEGATE_COMMAND
 const dir = mkdtempSync(join(tmpdir(), 'livegate-cli-'))
 const configFile = join(dir, 'livegate.json')
 writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }))
@@ -28,32 +28,23 @@ const runLivegate = (args: string[], extraEnv: Record<string, string> = {}) =>
 describe('the livegate command, as a real process on the embedded database', () => {
   let server: ChildProcess
   let url = ''
-  let output = ''
+  let output = () => ''
 
   beforeAll(async () => {
-    server = spawn(process.execPath, [...livegate, 'serve', '--config', configFile], { cwd: root, env })
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no address in: ${output}`)), 30_000)
-      server.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk
-        const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(output)
-        if (match) {
-          clearTimeout(timer)
-          resolve(match[1] as string)
-        }
-      })
-      server.on('exit', (code) => reject(new Error(`exited ${code}: ${output}`)))
-    })
+    const serve = await startServeProcess(['--config', configFile], env)
+    server = serve.process
+    url = serve.url
+    output = serve.output
   }, 40_000)
 
   afterAll(() => {
     server.kill('SIGKILL')
   })
 
-  it('says where it listens, which database, and the callback address to give the service', () => {
-    expect(output).toContain('embedded PGlite in memory')
-    expect(output).toContain(`${url}/callbacks`)
-    expect(output).not.toContain('abc"')
+  it('says where it listens, which database, and the callback address to give the service', async () => {
+    await expect.poll(output).toContain(`${url}/callbacks`)
+    expect(output()).toContain('embedded PGlite in memory')
+    expect(output()).not.toContain('abc"')
   })
 
   it('accepts the callback that `livegate sign` prints', async () => {

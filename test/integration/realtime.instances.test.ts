@@ -1,37 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
+import { startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-
-/** Starts `livegate serve` as its own process and resolves with its base URL. */
-async function serve(configFile: string, databaseUrl: string): Promise<{ process: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'serve', '--config', configFile], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' },
-  })
-  let output = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no address in: ${output}`)), 30_000)
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk
-      const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(output)
-      if (match) {
-        clearTimeout(timer)
-        resolve(match[1] as string)
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${output}`)))
-  })
-  return { process: child, url }
-}
+/** Starts `livegate serve` as its own process on the given database. */
+const serve = (configFile: string, databaseUrl: string) =>
+  startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
 
 // Two processes can share only a server: PGlite is one process's own database.
 describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share events', () => {

@@ -1,0 +1,38 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The repository root, where the tests run livegate from. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** How to run the livegate command from source: `node ...LIVEGATE_COMMAND serve`. */
+export const LIVEGATE_COMMAND = ['--import', 'tsx', join(ROOT, 'src/main.ts')]
+
+/** A `livegate serve` process, its base URL, and everything it has printed so far. */
+export interface ServeProcess {
+  process: ChildProcess
+  url: string
+  output(): string
+}
+
+/** Starts `livegate serve` as its own process and resolves once it says where it listens. */
+export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...LIVEGATE_COMMAND, 'serve', ...args], { cwd: ROOT, env })
+  let printed = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    printed += chunk
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address in: ${printed}`)), 30_000)
+    const look = () => {
+      const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(printed)
+      if (!match) return
+      clearTimeout(timer)
+      child.stdout?.off('data', look)
+      resolve(match[1] as string)
+    }
+    child.stdout?.on('data', look)
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${printed}`)))
+  })
+  return { process: child, url, output: () => printed }
+}
