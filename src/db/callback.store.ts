@@ -1,23 +1,20 @@
-import { eq, sql } from 'drizzle-orm'
+import { getTableColumns, inArray, type SQL, sql } from 'drizzle-orm'
 import { type NewCallbackRow, callbacks } from './callback.table.js'
-import { callbackEvent } from '../graph/fold.event.js'
+import { type CallbackEvent, callbackEvent } from '../graph/fold.event.js'
 import { notifyStatement, taskEvents } from '../realtime/event.model.js'
-import type { Db } from './database.client.js'
-import { applyCallbackEvents, type GraphChanges } from './graph.store.js'
+import { type Db, resultRows } from './database.client.js'
+import { type FoldScope, foldEvents, foldScope, type GraphChanges, lockStatement, readScope, type ScopeStates, writeChanges } from './graph.store.js'
+import { GroupCommit, isDataError } from './group.commit.js'
 import { type NewRefusalRow, refusals } from './refusal.table.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
 export interface KeptCallback {
   id: number
   deliveries: number
-  /** The tasks and users this callback changed (none for a repeated delivery). */
-  changes: GraphChanges
 }
 
-const NO_CHANGES: GraphChanges = { tasks: [], users: [] }
-
 // An arbitrary key of livegate's own for the ingest lock ("livegate" in a phone keypad).
-const INGEST_LOCK = sql.raw('select pg_advisory_xact_lock(54834283)')
+const INGEST_LOCK_KEY = 54834283
 
 /** How {@link CallbackStore.keep} treats the row. */
 export interface KeepOptions {
@@ -32,6 +29,13 @@ export interface KeepOptions {
 export interface CallbackStoreOptions {
   /** Rows the refusals table keeps; the oldest beyond it are pruned now and then. */
   refusedMaxRows?: number
+  /** The most callbacks one transaction takes. */
+  maxBatch?: number
+}
+
+interface Keeping {
+  row: NewCallbackRow
+  replay: boolean
 }
 
 /** Writes callbacks and refusals. Every method resolves only once the row is committed. */
@@ -40,6 +44,7 @@ export class CallbackStore {
   private readonly pruneEvery: number
   // Starts due, so a cap lowered since the last run takes effect with the first refusal.
   private refusedSincePrune: number
+  private readonly batches: GroupCommit<Keeping, KeptCallback>
 
   constructor(
     private readonly db: Db,
@@ -49,46 +54,23 @@ export class CallbackStore {
     // Pruning now and then rather than per insert: the table overshoots the cap by at most 1%.
     this.pruneEvery = Math.min(1000, Math.max(1, Math.ceil(this.refusedMaxRows / 100)))
     this.refusedSincePrune = this.pruneEvery
+    this.batches = new GroupCommit({
+      commit: (items) => this.db.transaction((tx) => keepBatch(tx as unknown as Db, items)),
+      maxBatch: options.maxBatch ?? 500,
+      // The second batch waits on the ingest lock inside the database, ready the moment the first commits.
+      concurrency: 2,
+      isItemError: isDataError,
+    })
   }
 
   /**
    * Keeps a callback once: a second delivery of the same callback meets the unique dedupe key
    * and only counts the delivery, in the same statement, so two racing deliveries cannot both
-   * insert.
+   * insert. Callbacks arriving together share one transaction (group commit); each resolves
+   * only once its transaction has committed.
    */
-  async keep(row: NewCallbackRow, options: KeepOptions = {}): Promise<KeptCallback> {
-    return this.db.transaction(async (tx) => {
-      // One writer at a time, across every instance: row ids are then handed out in commit
-      // order, which is what lets a subscriber resume after a cursor without a gap.
-      await tx.execute(INGEST_LOCK)
-      if (options.replay) {
-        const [landed] = await tx
-          .select({ id: callbacks.id, deliveries: callbacks.deliveries, lastDeliveredAt: callbacks.lastDeliveredAt })
-          .from(callbacks)
-          .where(eq(callbacks.dedupeKey, row.dedupeKey))
-        if (landed && landed.lastDeliveredAt.getTime() === row.lastDeliveredAt.getTime()) {
-          return { id: landed.id, deliveries: landed.deliveries, changes: NO_CHANGES }
-        }
-      }
-      const [kept] = await tx
-        .insert(callbacks)
-        .values(row)
-        .onConflictDoUpdate({
-          target: callbacks.dedupeKey,
-          // A replayed delivery may be older than one already counted.
-          set: { deliveries: sql`${callbacks.deliveries} + 1`, lastDeliveredAt: sql`greatest(${callbacks.lastDeliveredAt}, excluded.last_delivered_at)` },
-        })
-        .returning({ id: callbacks.id, deliveries: callbacks.deliveries })
-      if (!kept) throw new Error('insert returned no row')
-      // The graph is folded in the same transaction: a callback is never kept but unfolded.
-      const event = kept.deliveries === 1 ? callbackEvent(row) : null
-      const changes = event ? await applyCallbackEvents(tx as unknown as Db, row.serviceCode, [event], row.receivedAt) : NO_CHANGES
-      if (kept.deliveries === 1) {
-        const notify = notifyStatement([{ kind: 'callback', id: kept.id }, ...taskEvents(changes.tasks)])
-        if (notify) await tx.execute(notify)
-      }
-      return { ...kept, changes }
-    })
+  keep(row: NewCallbackRow, options: KeepOptions = {}): Promise<KeptCallback> {
+    return this.batches.submit({ row, replay: options.replay === true })
   }
 
   /** Records a refused delivery for operators; now and then prunes the oldest beyond the cap. */
@@ -115,4 +97,132 @@ export class CallbackStore {
   async ping(): Promise<void> {
     await this.db.execute(sql`select 1`)
   }
+}
+
+/**
+ * One transaction's worth of callbacks: insert them (deliveries of one callback folded into one
+ * row), fold the new ones into the graph, and NOTIFY them, all before the commit. Statements
+ * that do not wait on each other are sent together, so a batch costs four round trips (locks;
+ * insert and state reads; graph writes and NOTIFY; commit) however many callbacks it holds.
+ */
+async function keepBatch(tx: Db, items: Keeping[]): Promise<KeptCallback[]> {
+  const events = items.map(({ row }) => callbackEvent(row))
+  const scopes = scopesOf(items, events)
+  // One writer at a time, across every instance: row ids are then handed out in commit order,
+  // which is what lets a subscriber resume after a cursor without a gap. The entity locks every
+  // writer that folds must hold come in the same statement, after it.
+  await tx.execute(lockStatement(scopes, INGEST_LOCK_KEY) as SQL)
+  const outcomes: Array<KeptCallback | undefined> = new Array(items.length)
+  const landed = await landedReplays(tx, items)
+  // The same callback twice in one batch must be one row: an upsert cannot touch a row twice.
+  const groups = new Map<string, number[]>()
+  items.forEach(({ row, replay }, i) => {
+    const already = replay ? landed.get(row.dedupeKey) : undefined
+    if (already && already.lastDeliveredAt.getTime() === row.lastDeliveredAt.getTime()) {
+      outcomes[i] = { id: already.id, deliveries: already.deliveries }
+      return
+    }
+    const group = groups.get(row.dedupeKey)
+    if (group) group.push(i)
+    else groups.set(row.dedupeKey, [i])
+  })
+  if (groups.size === 0) return outcomes as KeptCallback[]
+  const values = [...groups.values()].map((indexes) => {
+    const rows = indexes.map((i) => (items[i] as Keeping).row)
+    const latest = rows.reduce((a, b) => (b.lastDeliveredAt > a.lastDeliveredAt ? b : a))
+    return { ...(rows[0] as NewCallbackRow), lastDeliveredAt: latest.lastDeliveredAt, deliveries: rows.length }
+  })
+  const [kept, states] = await Promise.all([
+    tx.execute(insertStatement(values)).then((result) => resultRows<InsertedRow>(result).map(inserted)),
+    Promise.all(scopes.map((scope) => readScope(tx, scope))),
+  ])
+  const byKey = new Map(kept.map((row) => [row.dedupeKey, row]))
+  const fresh: Array<{ id: number; index: number }> = []
+  for (const [key, indexes] of groups) {
+    const row = byKey.get(key)
+    if (!row) throw new Error('insert returned no row')
+    // Inserted now exactly when its count is this batch's deliveries; each delivery is numbered.
+    const before = row.deliveries - indexes.length
+    if (before === 0) fresh.push({ id: row.id, index: indexes[0] as number })
+    indexes.forEach((i, n) => {
+      outcomes[i] = { id: row.id, deliveries: before + n + 1 }
+    })
+  }
+  // The graph is folded in the same transaction: a callback is never kept but unfolded.
+  const writes: Array<Promise<unknown>> = []
+  const changedTasks: GraphChanges['tasks'] = []
+  scopes.forEach((scope, s) => {
+    const own = fresh.filter(({ index }) => (items[index] as Keeping).row.serviceCode === scope.serviceCode)
+    const changes = foldEvents(scope, states[s] as ScopeStates, own.map(({ index }) => events[index]).filter((e): e is CallbackEvent => e !== null))
+    const now = own.reduce((latest, { index }) => ((items[index] as Keeping).row.receivedAt > latest ? (items[index] as Keeping).row.receivedAt : latest), new Date(0))
+    writes.push(writeChanges(tx, changes, now))
+    changedTasks.push(...changes.tasks)
+  })
+  const ids = fresh.map(({ id }) => id).sort((a, b) => a - b)
+  const notify = notifyStatement([...ids.map((id) => ({ kind: 'callback' as const, id })), ...taskEvents(changedTasks)])
+  if (notify) writes.push(tx.execute(notify))
+  await Promise.all(writes)
+  return outcomes as KeptCallback[]
+}
+
+// Every column but the generated id, in the table's order.
+const FIELDS = Object.entries(getTableColumns(callbacks)).filter(([, column]) => column.name !== 'id')
+const COLUMN_LIST = sql.raw(FIELDS.map(([, column]) => `"${column.name}"`).join(', '))
+
+interface InsertedRow {
+  id: number | string
+  deliveries: number
+  dedupe_key: string
+}
+
+/**
+ * The batch's upsert as one statement with one parameter: the rows as a JSON array, unpacked
+ * by PostgreSQL. Building a statement of hundreds of rows times twenty columns of bound values
+ * cost more than the whole rest of a callback's way; this costs one JSON.stringify.
+ */
+function insertStatement(values: NewCallbackRow[]): SQL {
+  const json = JSON.stringify(values.map(recordOf))
+  return sql`insert into ${callbacks} (${COLUMN_LIST})
+    select ${COLUMN_LIST} from jsonb_populate_recordset(null::${callbacks}, ${json}::jsonb)
+    on conflict (${sql.raw(`"${callbacks.dedupeKey.name}"`)}) do update set
+      ${sql.raw(`"${callbacks.deliveries.name}"`)} = ${callbacks.deliveries} + excluded.${sql.raw(`"${callbacks.deliveries.name}"`)},
+      ${sql.raw(`"${callbacks.lastDeliveredAt.name}"`)} = greatest(${callbacks.lastDeliveredAt}, excluded.${sql.raw(`"${callbacks.lastDeliveredAt.name}"`)})
+    returning ${callbacks.id}, ${callbacks.deliveries}, ${callbacks.dedupeKey}`
+}
+
+/** A row as PostgreSQL's record input reads it: by column name, bytes as `\\x` hex, defaults filled in. */
+function recordOf(row: NewCallbackRow): Record<string, unknown> {
+  const record: Record<string, unknown> = {}
+  for (const [key, column] of FIELDS) {
+    const value = (row as Record<string, unknown>)[key] ?? column.default ?? null
+    record[column.name] = Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : value
+  }
+  return record
+}
+
+function inserted(row: InsertedRow): { id: number; deliveries: number; dedupeKey: string } {
+  return { id: Number(row.id), deliveries: Number(row.deliveries), dedupeKey: row.dedupe_key }
+}
+
+function scopesOf(items: Keeping[], events: Array<CallbackEvent | null>): FoldScope[] {
+  const byService = new Map<string, CallbackEvent[]>()
+  items.forEach(({ row }, i) => {
+    const event = events[i]
+    if (!event) return
+    const list = byService.get(row.serviceCode)
+    if (list) list.push(event)
+    else byService.set(row.serviceCode, [event])
+  })
+  // Sorted, so the lock statement's order does not depend on arrival.
+  return [...byService.keys()].sort().map((serviceCode) => foldScope(serviceCode, byService.get(serviceCode) as CallbackEvent[]))
+}
+
+async function landedReplays(tx: Db, items: Keeping[]): Promise<Map<string, { id: number; deliveries: number; lastDeliveredAt: Date }>> {
+  const keys = items.filter((item) => item.replay).map((item) => item.row.dedupeKey)
+  if (keys.length === 0) return new Map()
+  const rows = await tx
+    .select({ id: callbacks.id, deliveries: callbacks.deliveries, lastDeliveredAt: callbacks.lastDeliveredAt, dedupeKey: callbacks.dedupeKey })
+    .from(callbacks)
+    .where(inArray(callbacks.dedupeKey, keys))
+  return new Map(rows.map((row) => [row.dedupeKey, row]))
 }

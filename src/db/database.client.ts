@@ -87,3 +87,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     },
   }
 }
+
+/** The rows of a raw `execute`: postgres.js answers an array of rows, PGlite an object holding them. */
+export function resultRows<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[]
+  const rows = (result as { rows?: unknown }).rows
+  return Array.isArray(rows) ? (rows as T[]) : []
+}

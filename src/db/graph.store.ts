@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { CallbackEvent } from '../graph/fold.event.js'
 import { deriveStatus, taskAuthor, taskSortTime } from '../graph/task.derive.js'
 import { applyTaskCallback, applyTaskSighting, emptyTaskState, isListed, type TaskState } from '../graph/task.fold.js'
@@ -14,20 +14,53 @@ export interface GraphChanges {
   users: UserState[]
 }
 
+/** The tasks and users some callbacks of one service touch, and their stored states. */
+export interface FoldScope {
+  serviceCode: string
+  taskIds: string[]
+  userNames: string[]
+}
+
+/** The stored states of a scope's entities, read under their locks. */
+export interface ScopeStates {
+  tasks: Map<string, TaskState>
+  users: Map<string, UserState>
+}
+
+/** The scope of some events of one service. */
+export function foldScope(serviceCode: string, events: CallbackEvent[]): FoldScope {
+  return { serviceCode, taskIds: unique(events.map((e) => e.callback.taskId)), userNames: unique(events.map((e) => e.callback.userName)) }
+}
+
 /**
- * Applies fold events to the stored task and user states. Must run inside a transaction: it
- * takes an advisory lock per entity, so two writers (two gateway instances, or the poller and
- * the callback route) never fold from the same old state and lose each other's event.
+ * One statement that takes the advisory locks of the scopes' entities, after a `lead` lock when
+ * one is given. Writers that fold must hold them (two writers, say two gateway instances or the
+ * poller and the callback route, would otherwise fold from the same old state and lose an event).
  */
-export async function applyCallbackEvents(tx: Db, serviceCode: string, events: CallbackEvent[], now: Date): Promise<GraphChanges> {
-  const taskIds = unique(events.map((e) => e.callback.taskId))
-  const userNames = unique(events.map((e) => e.callback.userName))
-  if (taskIds.length === 0 && userNames.length === 0) return { tasks: [], users: [] }
-  await lockEntities(tx, serviceCode, taskIds, userNames)
-  const [taskStates, userStates] = await Promise.all([readTaskStates(tx, serviceCode, taskIds), readUserStates(tx, serviceCode, userNames)])
-  const nextTasks = taskIds.map((id) => events.reduce(applyTaskCallback, taskStates.get(id) ?? emptyTaskState(serviceCode, id)))
-  const nextUsers = userNames.map((name) => events.reduce(applyUserCallback, userStates.get(name) ?? emptyUserState(serviceCode, name)))
-  return writeChanged(tx, taskStates, nextTasks, userStates, nextUsers, now)
+export function lockStatement(scopes: FoldScope[], lead?: number): SQL | undefined {
+  const keys = scopes.flatMap(entityKeys)
+  if (keys.length === 0 && lead === undefined) return undefined
+  const rows = [...(lead === undefined ? [] : [sql`(${lead}::bigint, null::text)`]), ...keys.map((key, i) => (i === 0 && lead === undefined ? sql`(null::bigint, ${key}::text)` : sql`(null, ${key})`))]
+  // Taken in one sorted order (the lead first), so two writers locking overlapping sets cannot
+  // deadlock; PostgreSQL evaluates a volatile select list after the sort.
+  return sql`select pg_advisory_xact_lock(coalesce(lead, hashtextextended(k, 0))) from (values ${sql.join(rows, sql`, `)}) as v(lead, k) order by k nulls first`
+}
+
+/** Reads the stored states of a scope; its locks must be held. */
+export async function readScope(tx: Db, scope: FoldScope): Promise<ScopeStates> {
+  const [taskStates, userStates] = await Promise.all([readTaskStates(tx, scope.serviceCode, scope.taskIds), readUserStates(tx, scope.serviceCode, scope.userNames)])
+  return { tasks: taskStates, users: userStates }
+}
+
+/** The entities of a scope that some events change, as their new states; writes nothing. */
+export function foldEvents(scope: FoldScope, states: ScopeStates, events: CallbackEvent[]): GraphChanges {
+  // Each entity folds only its own events: a batch of hundreds stays linear.
+  const byTask = groupBy(events, (e) => e.callback.taskId)
+  const byUser = groupBy(events, (e) => e.callback.userName)
+  const { serviceCode } = scope
+  const nextTasks = [...byTask].map(([id, own]) => own.reduce(applyTaskCallback, states.tasks.get(id) ?? emptyTaskState(serviceCode, id)))
+  const nextUsers = [...byUser].map(([name, own]) => own.reduce(applyUserCallback, states.users.get(name) ?? emptyUserState(serviceCode, name)))
+  return changedOnly(states.tasks, nextTasks, states.users, nextUsers)
 }
 
 /**
@@ -54,18 +87,18 @@ export async function applyTaskListAnswer(tx: Db, serviceCode: string, answer: T
   const nextUsers = userNames.map((userName) =>
     applyUserSighting(userStates.get(userName) ?? emptyUserState(serviceCode, userName), { source: 'sighting', serviceCode, userName, takenAt: at, user: listedUsers.get(userName) ?? null }),
   )
-  return writeChanged(tx, taskStates, nextTasks, userStates, nextUsers, takenAt)
+  const changes = changedOnly(taskStates, nextTasks, userStates, nextUsers)
+  await writeChanges(tx, changes, takenAt)
+  return changes
 }
 
 async function lockEntities(tx: Db, serviceCode: string, taskIds: string[], userNames: string[]): Promise<void> {
-  // Taken in one sorted order, so two writers locking overlapping sets cannot deadlock.
-  const keys = [...taskIds.map((id) => `t:${serviceCode}:${id}`), ...userNames.map((name) => `u:${serviceCode}:${name}`)]
-  const rows = sql.join(
-    keys.map((key) => sql`(${key})`),
-    sql`, `,
-  )
-  // PostgreSQL evaluates a volatile select list after the sort, so the locks are taken in order.
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from (values ${rows}) as v(k) order by k`)
+  const statement = lockStatement([{ serviceCode, taskIds, userNames }])
+  if (statement) await tx.execute(statement)
+}
+
+function entityKeys(scope: FoldScope): string[] {
+  return [...scope.taskIds.map((id) => `t:${scope.serviceCode}:${id}`), ...scope.userNames.map((name) => `u:${scope.serviceCode}:${name}`)]
 }
 
 async function readTaskStates(tx: Db, serviceCode: string, taskIds: string[]): Promise<Map<string, TaskState>> {
@@ -80,43 +113,49 @@ async function readUserStates(tx: Db, serviceCode: string, userNames: string[]):
   return new Map(rows.map(({ state }) => [state.userName, state]))
 }
 
-async function writeChanged(
-  tx: Db,
-  taskStates: Map<string, TaskState>,
-  nextTasks: TaskState[],
-  userStates: Map<string, UserState>,
-  nextUsers: UserState[],
-  now: Date,
-): Promise<GraphChanges> {
-  const changedTasks = nextTasks.filter((state) => !isDeepStrictEqual(state, taskStates.get(state.taskId)))
-  const changedUsers = nextUsers.filter((state) => !isDeepStrictEqual(state, userStates.get(state.userName)))
-  if (changedTasks.length > 0) {
-    await tx
-      .insert(tasks)
-      .values(changedTasks.map((state) => taskRow(state, now)))
-      .onConflictDoUpdate({
-        target: [tasks.serviceCode, tasks.taskId],
-        set: {
-          state: sql`excluded.state`,
-          status: sql`excluded.status`,
-          endReason: sql`excluded.end_reason`,
-          author: sql`excluded.author`,
-          listed: sql`excluded.listed`,
-          sortAt: sql`excluded.sort_at`,
-          updatedAt: sql`excluded.updated_at`,
-        },
-      })
+function changedOnly(taskStates: Map<string, TaskState>, nextTasks: TaskState[], userStates: Map<string, UserState>, nextUsers: UserState[]): GraphChanges {
+  return {
+    tasks: nextTasks.filter((state) => !isDeepStrictEqual(state, taskStates.get(state.taskId))),
+    users: nextUsers.filter((state) => !isDeepStrictEqual(state, userStates.get(state.userName))),
   }
-  if (changedUsers.length > 0) {
-    await tx
-      .insert(users)
-      .values(changedUsers.map((state) => userRow(state, now)))
-      .onConflictDoUpdate({
-        target: [users.serviceCode, users.userName],
-        set: { state: sql`excluded.state`, online: sql`excluded.online`, lastSeenAt: sql`excluded.last_seen_at`, updatedAt: sql`excluded.updated_at` },
-      })
+}
+
+/** Upserts the changed tasks and users (both statements sent at once, pipelined). */
+export async function writeChanges(tx: Db, changes: GraphChanges, now: Date): Promise<void> {
+  const writes: Array<Promise<unknown>> = []
+  if (changes.tasks.length > 0) {
+    writes.push(
+      tx
+        .insert(tasks)
+        .values(changes.tasks.map((state) => taskRow(state, now)))
+        .onConflictDoUpdate({
+          target: [tasks.serviceCode, tasks.taskId],
+          set: {
+            state: sql`excluded.state`,
+            status: sql`excluded.status`,
+            endReason: sql`excluded.end_reason`,
+            author: sql`excluded.author`,
+            listed: sql`excluded.listed`,
+            sortAt: sql`excluded.sort_at`,
+            updatedAt: sql`excluded.updated_at`,
+          },
+        })
+        .execute(),
+    )
   }
-  return { tasks: changedTasks, users: changedUsers }
+  if (changes.users.length > 0) {
+    writes.push(
+      tx
+        .insert(users)
+        .values(changes.users.map((state) => userRow(state, now)))
+        .onConflictDoUpdate({
+          target: [users.serviceCode, users.userName],
+          set: { state: sql`excluded.state`, online: sql`excluded.online`, lastSeenAt: sql`excluded.last_seen_at`, updatedAt: sql`excluded.updated_at` },
+        })
+        .execute(),
+    )
+  }
+  await Promise.all(writes)
 }
 
 function taskRow(state: TaskState, now: Date) {
@@ -141,4 +180,16 @@ function userRow(state: UserState, now: Date) {
 
 function unique(values: Array<string | undefined>): string[] {
   return [...new Set(values.filter((value): value is string => typeof value === 'string' && value !== ''))]
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string | undefined): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const item of items) {
+    const k = key(item)
+    if (k === undefined) continue
+    const group = groups.get(k)
+    if (group) group.push(item)
+    else groups.set(k, [item])
+  }
+  return groups
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Config } from '../config/config.schema.js'
 import { ConfigError } from '../config/config.load.js'
 import { unsafeBinding } from '../graphql/auth.scope.js'
@@ -19,6 +20,8 @@ export interface StartOptions {
   /** An already open database (tests share one); opened from the config otherwise. */
   database?: Database
   now?: () => Date
+  /** Where log lines go; standard output otherwise. */
+  logStream?: DestinationStream
 }
 
 /** Opens the database, applies migrations, and listens. */
@@ -29,7 +32,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir }))
   try {
     await database.migrate()
-    const server = await buildServer({ config, database, ...(options.now ? { now: options.now } : {}) })
+    const server = await buildServer({ config, database, ...(options.now ? { now: options.now } : {}), ...(options.logStream ? { logStream: options.logStream } : {}) })
     await server.listen({ port: config.port, host: config.host })
     const address = server.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
-import type { Db } from '../db/database.client.js'
+import { type Db, resultRows } from '../db/database.client.js'
 
 const DAY_MS = 86_400_000
 // The first prune waits a little after start, so it never competes with migrations, the first
@@ -101,7 +101,7 @@ export class RetentionJob {
           select id from ${name} where received_at < ${cutoff.toISOString()}::timestamptz
           limit ${retention.batchSize} for update skip locked
         ) returning id`)
-      const count = rowCount(result)
+      const count = resultRows(result).length
       statements += 1
       deleted += count
       if (count < retention.batchSize || this.stopped) break
@@ -113,9 +113,3 @@ export class RetentionJob {
   }
 }
 
-// postgres.js answers an array of rows, PGlite an object with `rows`.
-function rowCount(result: unknown): number {
-  if (Array.isArray(result)) return result.length
-  const rows = (result as { rows?: unknown[] }).rows
-  return Array.isArray(rows) ? rows.length : 0
-}

@@ -1,5 +1,6 @@
 import { Agent, request } from 'node:http'
 import { performance } from 'node:perf_hooks'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 
 /** One request of the pool, prepared before the run so building it costs the client nothing. */
 export interface LoadRequest {
@@ -20,6 +21,10 @@ export interface LoadOptions {
    * (rightly) deduplicate it and the row count would no longer match the 2xx count.
    */
   pool: LoadRequest[]
+  /** Go round the pool again when it runs out (queries, which may repeat), instead of stopping. */
+  repeat?: boolean
+  /** The HTTP method; POST unless told. */
+  method?: string
 }
 
 /** What one run measured. */
@@ -38,21 +43,65 @@ export interface LoadResult {
   errorsTotal: number
   /** The pool ran out before the time did: the figure is then a lower bound. */
   exhausted: boolean
+  /** How many requests of the pool were sent: a later run goes on from there. */
+  sent: number
+  /** Every latency measured inside the window, in ms, sorted: runs can be pooled. */
+  latencies: Float64Array
 }
 
 /**
- * A closed-loop load generator in this process: `connections` keep-alive sockets, each sending
- * its next request as soon as the previous answer is read (autocannon's model, without the
- * dependency).
+ * A closed-loop load generator in a worker thread of its own (so it does not share the measured
+ * server's event loop): `connections` keep-alive sockets, each sending its next request as soon
+ * as the previous answer is read (autocannon's model, without the dependency).
  */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+export function runLoad(options: LoadOptions): Promise<LoadResult> {
+  // One buffer holds every body, transferred rather than copied per request.
+  const total = options.pool.reduce((n, item) => n + item.body.length, 0)
+  const bodies = new Uint8Array(new SharedArrayBuffer(total))
+  const offsets = new Uint32Array(options.pool.length + 1)
+  let at = 0
+  options.pool.forEach((item, i) => {
+    bodies.set(item.body, at)
+    offsets[i] = at
+    at += item.body.length
+  })
+  offsets[options.pool.length] = at
+  const shape = { ...options, pool: options.pool.map(({ path, headers }) => ({ path, headers })), bodies, offsets }
+  return new Promise((resolve, reject) => {
+    // The worker is this TypeScript file: it registers tsx's loader first, as the bench's own
+    // process did (Node 20 does not hand loader hooks on to workers).
+    const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'))
+    const entry = `import(${tsx}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}) })`
+    const worker = new Worker(entry, { eval: true, workerData: shape })
+    worker.once('message', (result: LoadResult) => resolve(result))
+    worker.once('error', reject)
+    worker.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`load worker exited with ${code}`))
+    })
+  })
+}
+
+interface WorkerShape extends Omit<LoadOptions, 'pool'> {
+  pool: Array<Omit<LoadRequest, 'body'>>
+  bodies: Uint8Array
+  offsets: Uint32Array
+}
+
+if (!isMainThread && parentPort) {
+  const shape = workerData as WorkerShape
+  const pool = shape.pool.map((item, i) => ({ ...item, body: Buffer.from(shape.bodies.buffer, shape.offsets[i], (shape.offsets[i + 1] as number) - (shape.offsets[i] as number)) }))
+  const port = parentPort
+  void generate({ ...shape, pool }).then((result) => port.postMessage(result, [result.latencies.buffer as ArrayBuffer]))
+}
+
+async function generate(options: LoadOptions): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.connections, maxFreeSockets: options.connections })
   const target = new URL(options.url)
   const start = performance.now()
   const measureFrom = start + options.warmupMs
   const end = measureFrom + options.durationMs
   // Preallocated so recording a latency never allocates during the run.
-  const latencies = new Float64Array(Math.max(1, options.pool.length))
+  const latencies = new Float64Array(options.repeat ? 2_000_000 : Math.max(1, options.pool.length))
   let measured = 0
   let next = 0
   let okTotal = 0
@@ -66,7 +115,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
           agent,
           host: target.hostname,
           port: target.port,
-          method: 'POST',
+          method: options.method ?? 'POST',
           path: item.path,
           headers: item.headers,
         },
@@ -83,6 +132,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const worker = async () => {
     for (;;) {
       const sentAt = performance.now()
+      if (next >= options.pool.length && options.repeat) next = 0
       if (sentAt >= end || next >= options.pool.length) return
       const item = options.pool[next++] as LoadRequest
       const status = await sendOne(item)
@@ -92,13 +142,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       else failedTotal++
       // Answers read inside the window count, wherever they were sent: the rate is then what the
       // server sustained, and slow answers straddling the warm-up edge are not left out of the tail.
-      if (doneAt >= measureFrom && doneAt <= end) latencies[measured++] = doneAt - sentAt
+      if (doneAt >= measureFrom && doneAt <= end && measured < latencies.length) latencies[measured++] = doneAt - sentAt
     }
   }
 
   await Promise.all(Array.from({ length: options.connections }, worker))
   agent.destroy()
-  const sorted = latencies.subarray(0, measured).sort()
+  const sorted = latencies.slice(0, measured).sort()
   const quantile = (q: number) => (measured === 0 ? Number.NaN : (sorted[Math.min(measured - 1, Math.floor(q * measured))] as number))
   return {
     measured,
@@ -109,6 +159,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     okTotal,
     failedTotal,
     errorsTotal,
-    exhausted: next >= options.pool.length,
+    exhausted: !options.repeat && next >= options.pool.length,
+    sent: next,
+    latencies: sorted,
   }
 }
