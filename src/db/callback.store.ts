@@ -1,10 +1,11 @@
-import { getTableColumns, inArray, type SQL, sql } from 'drizzle-orm'
+import { inArray, type SQL, sql } from 'drizzle-orm'
 import { type NewCallbackRow, callbacks } from './callback.table.js'
 import { type CallbackEvent, callbackEvent } from '../graph/fold.event.js'
 import { notifyStatement, taskEvents } from '../realtime/event.model.js'
 import { type Db, resultRows } from './database.client.js'
 import { type FoldScope, foldEvents, foldScope, type GraphChanges, lockStatement, readScope, type ScopeStates, writeChanges } from './graph.store.js'
 import { GroupCommit, isDataError } from './group.commit.js'
+import { upsertJson } from './json.rows.js'
 import { type NewRefusalRow, refusals } from './refusal.table.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
@@ -165,39 +166,17 @@ async function keepBatch(tx: Db, items: Keeping[]): Promise<KeptCallback[]> {
   return outcomes as KeptCallback[]
 }
 
-// Every column but the generated id, in the table's order.
-const FIELDS = Object.entries(getTableColumns(callbacks)).filter(([, column]) => column.name !== 'id')
-const COLUMN_LIST = sql.raw(FIELDS.map(([, column]) => `"${column.name}"`).join(', '))
-
 interface InsertedRow {
   id: number | string
   deliveries: number
   dedupe_key: string
 }
 
-/**
- * The batch's upsert as one statement with one parameter: the rows as a JSON array, unpacked
- * by PostgreSQL. Building a statement of hundreds of rows times twenty columns of bound values
- * cost more than the whole rest of a callback's way; this costs one JSON.stringify.
- */
-function insertStatement(values: NewCallbackRow[]): SQL {
-  const json = JSON.stringify(values.map(recordOf))
-  return sql`insert into ${callbacks} (${COLUMN_LIST})
-    select ${COLUMN_LIST} from jsonb_populate_recordset(null::${callbacks}, ${json}::jsonb)
-    on conflict (${sql.raw(`"${callbacks.dedupeKey.name}"`)}) do update set
-      ${sql.raw(`"${callbacks.deliveries.name}"`)} = ${callbacks.deliveries} + excluded.${sql.raw(`"${callbacks.deliveries.name}"`)},
-      ${sql.raw(`"${callbacks.lastDeliveredAt.name}"`)} = greatest(${callbacks.lastDeliveredAt}, excluded.${sql.raw(`"${callbacks.lastDeliveredAt.name}"`)})
-    returning ${callbacks.id}, ${callbacks.deliveries}, ${callbacks.dedupeKey}`
-}
+// A repeated delivery is counted, and keeps the latest delivery time (a replay may be older).
+const COUNT_DELIVERY = sql.raw('"deliveries" = "callbacks"."deliveries" + excluded."deliveries", "last_delivered_at" = greatest("callbacks"."last_delivered_at", excluded."last_delivered_at")')
 
-/** A row as PostgreSQL's record input reads it: by column name, bytes as `\\x` hex, defaults filled in. */
-function recordOf(row: NewCallbackRow): Record<string, unknown> {
-  const record: Record<string, unknown> = {}
-  for (const [key, column] of FIELDS) {
-    const value = (row as Record<string, unknown>)[key] ?? column.default ?? null
-    record[column.name] = Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : value
-  }
-  return record
+function insertStatement(values: NewCallbackRow[]): SQL {
+  return upsertJson(callbacks, values, { target: [callbacks.dedupeKey.name], set: COUNT_DELIVERY, returning: ['id', 'deliveries', 'dedupe_key'] })
 }
 
 function inserted(row: InsertedRow): { id: number; deliveries: number; dedupeKey: string } {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util'
-import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm'
 import type { CallbackEvent } from '../graph/fold.event.js'
 import { deriveStatus, taskAuthor, taskSortTime } from '../graph/task.derive.js'
 import { applyTaskCallback, applyTaskSighting, emptyTaskState, isListed, type TaskState } from '../graph/task.fold.js'
@@ -7,6 +7,7 @@ import { applyUserCallback, applyUserSighting, emptyUserState, isOnline, type Us
 import type { TaskListAnswer } from '../upstream/task-list.schema.js'
 import type { Db } from './database.client.js'
 import { tasks, users } from './graph.table.js'
+import { jsonLiteral, takeIncoming, upsertJson } from './json.rows.js'
 
 /** The tasks and users a write changed, as their new states. */
 export interface GraphChanges {
@@ -40,10 +41,12 @@ export function foldScope(serviceCode: string, events: CallbackEvent[]): FoldSco
 export function lockStatement(scopes: FoldScope[], lead?: number): SQL | undefined {
   const keys = scopes.flatMap(entityKeys)
   if (keys.length === 0 && lead === undefined) return undefined
-  const rows = [...(lead === undefined ? [] : [sql`(${lead}::bigint, null::text)`]), ...keys.map((key, i) => (i === 0 && lead === undefined ? sql`(null::bigint, ${key}::text)` : sql`(null, ${key})`))]
   // Taken in one sorted order (the lead first), so two writers locking overlapping sets cannot
   // deadlock; PostgreSQL evaluates a volatile select list after the sort.
-  return sql`select pg_advisory_xact_lock(coalesce(lead, hashtextextended(k, 0))) from (values ${sql.join(rows, sql`, `)}) as v(lead, k) order by k nulls first`
+  const leading = lead === undefined ? sql.raw('') : sql.raw(`select 0 as o, ${Math.trunc(lead)}::bigint as k, '' as s union all `)
+  return sql`select pg_advisory_xact_lock(k) from (
+      ${leading}select 1, hashtextextended(x, 0), x from jsonb_array_elements_text(${jsonLiteral(keys)}) as x
+    ) as v(o, k, s) order by o, s`
 }
 
 /** Reads the stored states of a scope; its locks must be held. */
@@ -103,13 +106,13 @@ function entityKeys(scope: FoldScope): string[] {
 
 async function readTaskStates(tx: Db, serviceCode: string, taskIds: string[]): Promise<Map<string, TaskState>> {
   if (taskIds.length === 0) return new Map()
-  const rows = await tx.select({ state: tasks.state }).from(tasks).where(and(eq(tasks.serviceCode, serviceCode), inArray(tasks.taskId, taskIds)))
+  const rows = await tx.select({ state: tasks.state }).from(tasks).where(and(eq(tasks.serviceCode, serviceCode), inJsonArray(tasks.taskId, taskIds)))
   return new Map(rows.map(({ state }) => [state.taskId, state]))
 }
 
 async function readUserStates(tx: Db, serviceCode: string, userNames: string[]): Promise<Map<string, UserState>> {
   if (userNames.length === 0) return new Map()
-  const rows = await tx.select({ state: users.state }).from(users).where(and(eq(users.serviceCode, serviceCode), inArray(users.userName, userNames)))
+  const rows = await tx.select({ state: users.state }).from(users).where(and(eq(users.serviceCode, serviceCode), inJsonArray(users.userName, userNames)))
   return new Map(rows.map(({ state }) => [state.userName, state]))
 }
 
@@ -120,40 +123,19 @@ function changedOnly(taskStates: Map<string, TaskState>, nextTasks: TaskState[],
   }
 }
 
+const TASK_SET = takeIncoming(['state', 'status', 'end_reason', 'author', 'listed', 'sort_at', 'updated_at'])
+const USER_SET = takeIncoming(['state', 'online', 'last_seen_at', 'updated_at'])
+
 /** Upserts the changed tasks and users (both statements sent at once, pipelined). */
 export async function writeChanges(tx: Db, changes: GraphChanges, now: Date): Promise<void> {
   const writes: Array<Promise<unknown>> = []
   if (changes.tasks.length > 0) {
-    writes.push(
-      tx
-        .insert(tasks)
-        .values(changes.tasks.map((state) => taskRow(state, now)))
-        .onConflictDoUpdate({
-          target: [tasks.serviceCode, tasks.taskId],
-          set: {
-            state: sql`excluded.state`,
-            status: sql`excluded.status`,
-            endReason: sql`excluded.end_reason`,
-            author: sql`excluded.author`,
-            listed: sql`excluded.listed`,
-            sortAt: sql`excluded.sort_at`,
-            updatedAt: sql`excluded.updated_at`,
-          },
-        })
-        .execute(),
-    )
+    const rows = changes.tasks.map((state) => taskRow(state, now))
+    writes.push(tx.execute(upsertJson(tasks, rows, { target: [tasks.serviceCode.name, tasks.taskId.name], set: TASK_SET })))
   }
   if (changes.users.length > 0) {
-    writes.push(
-      tx
-        .insert(users)
-        .values(changes.users.map((state) => userRow(state, now)))
-        .onConflictDoUpdate({
-          target: [users.serviceCode, users.userName],
-          set: { state: sql`excluded.state`, online: sql`excluded.online`, lastSeenAt: sql`excluded.last_seen_at`, updatedAt: sql`excluded.updated_at` },
-        })
-        .execute(),
-    )
+    const rows = changes.users.map((state) => userRow(state, now))
+    writes.push(tx.execute(upsertJson(users, rows, { target: [users.serviceCode.name, users.userName.name], set: USER_SET })))
   }
   await Promise.all(writes)
 }
@@ -176,6 +158,11 @@ function taskRow(state: TaskState, now: Date) {
 function userRow(state: UserState, now: Date) {
   const lastSeen = state.lastSeenAt ?? state.firstSeenAt
   return { serviceCode: state.serviceCode, userName: state.userName, state, online: isOnline(state), lastSeenAt: lastSeen === null ? null : new Date(lastSeen), updatedAt: now }
+}
+
+// `column in (…)` with the values in one literal rather than a placeholder each.
+function inJsonArray(column: AnyColumn, values: string[]): SQL {
+  return sql`${column} in (select jsonb_array_elements_text(${jsonLiteral(values)}))`
 }
 
 function unique(values: Array<string | undefined>): string[] {

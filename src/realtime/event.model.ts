@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
+import { jsonLiteral } from '../db/json.rows.js'
 
 /** The channel every gateway instance listens on. */
 export const EVENT_CHANNEL = 'livegate_events'
@@ -40,11 +41,8 @@ export function decodeEvent(payload: string): RealtimeEvent | undefined {
 export function notifyStatement(events: readonly RealtimeEvent[]): SQL | undefined {
   const payloads = events.map(encodeEvent).filter((payload): payload is string => payload !== undefined)
   if (payloads.length === 0) return undefined
-  const rows = sql.join(
-    payloads.map((payload) => sql`(${payload})`),
-    sql`, `,
-  )
-  return sql`select pg_notify(${EVENT_CHANNEL}, p) from (values ${rows}) as v(p)`
+  // The payloads in one literal: no placeholder per event, and no parameter at all (see jsonLiteral).
+  return sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, p) from jsonb_array_elements_text(${jsonLiteral(payloads)}) with ordinality as v(p, n) order by n`
 }
 
 /** The events of the tasks a write changed. */
