@@ -39,12 +39,12 @@ export const callbacks = pgTable(
   },
   (t) => [
     uniqueIndex('callbacks_dedupe_key_unique').on(t.dedupeKey),
-    index('callbacks_service_code_id_idx').on(t.serviceCode, t.id.desc()),
-    index('callbacks_task_id_id_idx').on(t.taskId, t.id.desc()).where(sql`${t.taskId} is not null`),
-    index('callbacks_user_name_id_idx').on(t.userName, t.id.desc()).where(sql`${t.userName} is not null`),
-    index('callbacks_type_id_idx').on(t.type, t.id.desc()),
-    index('callbacks_received_at_idx').on(t.receivedAt.desc()),
-    index('callbacks_service_created_at_idx').on(t.serviceCreatedAt.desc()),
+    index('callbacks_service_code_id_idx').on(t.serviceCode, t.id.desc().nullsFirst()),
+    index('callbacks_task_id_id_idx').on(t.taskId, t.id.desc().nullsFirst()).where(sql`${t.taskId} is not null`),
+    index('callbacks_user_name_id_idx').on(t.userName, t.id.desc().nullsFirst()).where(sql`${t.userName} is not null`),
+    index('callbacks_type_id_idx').on(t.type, t.id.desc().nullsFirst()),
+    index('callbacks_received_at_idx').on(t.receivedAt.desc().nullsFirst()),
+    index('callbacks_service_created_at_idx').on(t.serviceCreatedAt.desc().nullsFirst()),
   ],
 )
 

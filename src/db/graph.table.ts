@@ -25,10 +25,10 @@ export const tasks = pgTable(
   (t) => [
     uniqueIndex('tasks_service_code_task_id_unique').on(t.serviceCode, t.taskId),
     index('tasks_task_id_idx').on(t.taskId),
-    index('tasks_sort_idx').on(t.sortAt.desc(), t.id.desc()),
-    index('tasks_service_code_sort_idx').on(t.serviceCode, t.sortAt.desc(), t.id.desc()),
-    index('tasks_status_sort_idx').on(t.status, t.sortAt.desc(), t.id.desc()),
-    index('tasks_author_sort_idx').on(t.author, t.sortAt.desc(), t.id.desc()).where(sql`${t.author} is not null`),
+    index('tasks_sort_idx').on(t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('tasks_service_code_sort_idx').on(t.serviceCode, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('tasks_status_sort_idx').on(t.status, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index('tasks_author_sort_idx').on(t.author, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()).where(sql`${t.author} is not null`),
     index('tasks_listed_idx').on(t.serviceCode).where(sql`${t.listed}`),
   ],
 )
@@ -47,7 +47,7 @@ export const users = pgTable(
   },
   (t) => [
     uniqueIndex('users_service_code_user_name_unique').on(t.serviceCode, t.userName),
-    index('users_service_code_id_idx').on(t.serviceCode, t.id.desc()),
+    index('users_service_code_id_idx').on(t.serviceCode, t.id.desc().nullsFirst()),
     index('users_online_idx').on(t.serviceCode).where(sql`${t.online}`),
   ],
 )

@@ -1,4 +1,4 @@
-import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm'
+import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, sql } from 'drizzle-orm'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
 
@@ -119,9 +119,10 @@ export async function countNotifications(db: Db, criteria: NotificationCriteria)
 }
 
 /**
- * The newest `perTask` callbacks of each task, in one statement for any number of tasks: a
- * window numbers each task's rows newest first and the outer query keeps the first few. Tasks
- * with no callbacks map to an empty list; each list is newest first.
+ * The newest `perTask` callbacks of each task, in one statement for any number of tasks: for each
+ * task a lateral subquery reads its newest rows straight off `callbacks_task_id_id_idx` and stops
+ * at `perTask`, so the cost is the rows returned, however many a task has stored. Tasks with no
+ * callbacks map to an empty list; each list is newest first.
  */
 export async function latestNotificationsForTasks(
   db: Db,
@@ -131,30 +132,30 @@ export async function latestNotificationsForTasks(
 ): Promise<Map<string, NotificationRow[]>> {
   const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
   if (taskIds.length === 0 || perTask <= 0) return byTask
-  const ranked = db
-    .select({
-      ...rowColumns,
-      rank: sql<number>`row_number() over (partition by ${callbacks.taskId} order by ${callbacks.id} desc)`.as('rank'),
-    })
+  const wanted = sql`unnest(array[${sql.join([...new Set(taskIds)].map((id) => sql`${id}`), sql`, `)}]::text[]) as wanted(task_id)`
+  const latest = db
+    .select(rowColumns)
     .from(callbacks)
-    .where(and(inArray(callbacks.taskId, [...new Set(taskIds)]), ...matching({ allowedServiceCodes })))
-    .as('ranked')
+    .where(and(sql`${callbacks.taskId} = wanted.task_id`, ...matching({ allowedServiceCodes })))
+    .orderBy(desc(callbacks.id))
+    .limit(perTask)
+    .as('latest')
   const rows = await db
     .select({
-      id: ranked.id,
-      type: ranked.type,
-      serviceCode: ranked.serviceCode,
-      taskId: ranked.taskId,
-      userName: ranked.userName,
-      vsId: ranked.vsId,
-      receivedAt: ranked.receivedAt,
-      deliveries: ranked.deliveries,
-      fields: ranked.fields,
-      signature: ranked.signature,
+      id: latest.id,
+      type: latest.type,
+      serviceCode: latest.serviceCode,
+      taskId: latest.taskId,
+      userName: latest.userName,
+      vsId: latest.vsId,
+      receivedAt: latest.receivedAt,
+      deliveries: latest.deliveries,
+      fields: latest.fields,
+      signature: latest.signature,
     })
-    .from(ranked)
-    .where(lte(ranked.rank, perTask))
-    .orderBy(desc(ranked.id))
+    .from(wanted)
+    .crossJoinLateral(latest)
+    .orderBy(desc(latest.id))
   for (const row of rows) byTask.get(row.taskId as string)?.push(row)
   return byTask
 }

@@ -1,5 +1,6 @@
-import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server'
+import { ApolloServer, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server'
 import {
+  ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
@@ -18,7 +19,8 @@ import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
-import { checkQueryLimits } from './query.limits.js'
+import { compiledExecution } from './jit.executor.js'
+import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFailuresPlugin } from './upstream.access.js'
 
 /** What the GraphQL endpoint is built from. */
@@ -44,7 +46,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   const { config, db, poller, hub } = options
   const schema = options.schema ?? (await buildGraphqlSchema())
   const apollo = new ApolloServer<GraphqlContext>({
-    schema,
+    // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
+    gateway: compiledExecution(schema),
     includeStacktraceInErrorResponses: false,
     // The schema is a published contract (schema/schema.graphql), and the playground reads it.
     introspection: true,
@@ -59,6 +62,10 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       // Apollo would otherwise report to its cloud when APOLLO_KEY and friends are in the environment.
       ApolloServerPluginUsageReportingDisabled(),
       ApolloServerPluginSchemaReportingDisabled(),
+      // Its per-field hook wraps every resolver of the schema, and no type carries a cache hint:
+      // every answer was \`no-store\`, and still is, without the per-field cost.
+      ApolloServerPluginCacheControlDisabled(),
+      noStorePlugin<GraphqlContext>(),
       upstreamFailuresPlugin<GraphqlContext>(),
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
@@ -120,14 +127,22 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
 
 /** Refuses an operation over the configured depth, aliases or cost before it runs. */
 function queryLimitsPlugin<C extends BaseContext>(limits: Config['graphql']): ApolloServerPlugin<C> {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ schema, document, operationName, request }) {
-          const refusal = checkQueryLimits({ schema, document, operationName, variables: request.variables, limits })
-          if (refusal) throw refusal
-        },
-      }
+  const check = queryLimitsChecker(limits)
+  const listener = {
+    async didResolveOperation({ schema, document, operationName, request }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
+      const refusal = check({ schema, document, operationName, variables: request.variables })
+      if (refusal) throw refusal
     },
   }
+  return { requestDidStart: async () => listener }
+}
+
+/** Answers are live data, possibly scoped to an API key: no cache may keep them. */
+function noStorePlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
+  const listener = {
+    async willSendResponse({ response }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
+      if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store')
+    },
+  }
+  return { requestDidStart: async () => listener }
 }

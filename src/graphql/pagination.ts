@@ -1,3 +1,4 @@
+import type { TaskKey } from '../db/task.store.js'
 import { badUserInput } from './graphql.errors.js'
 
 /**
@@ -76,6 +77,17 @@ export function rowIdCursor(version: string): CursorCodec<number> {
     fromText: (text) => (ROW_ID.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined),
   })
 }
+
+const TASK_KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
+
+/** A task's place in the newest-first order of `tasks`: its sort time and row id. */
+export const taskCursor = cursorCodec<TaskKey>('t1', {
+  toText: (key) => `${key.sortAt}:${key.id}`,
+  fromText: (text) => {
+    const match = TASK_KEY_TEXT.exec(text)
+    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
+  },
+})
 
 /** The page size for `first`: the default when absent; a `BAD_USER_INPUT` error when out of range. */
 export function pageSize(first: number | null | undefined, limits: PageSizeLimits): number {

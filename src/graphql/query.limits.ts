@@ -77,6 +77,35 @@ export function checkQueryLimits(options: {
   return undefined
 }
 
+// Distinct (operation, variables) pairs remembered per document; a client sending endless
+// variations only keeps its latest few.
+const PASSES_PER_DOCUMENT = 64
+
+/**
+ * {@link checkQueryLimits} for one server's limits, remembering the operations that passed: the
+ * walk and the cost estimate are per document and variables, and a dashboard sends the same few
+ * again and again. Apollo hands back the same document object for the same query text (its
+ * document cache), so what is remembered goes with the document. Refusals are never remembered:
+ * they are rare, and each answer gets an error of its own.
+ */
+export function queryLimitsChecker(limits: QueryLimits): (options: Omit<Parameters<typeof checkQueryLimits>[0], 'limits'>) => GraphQLError | undefined {
+  const passed = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Set<string>>>()
+  return (options) => {
+    let bySchema = passed.get(options.schema)
+    if (!bySchema) passed.set(options.schema, (bySchema = new WeakMap()))
+    let keys = bySchema.get(options.document)
+    if (!keys) bySchema.set(options.document, (keys = new Set()))
+    const key = `${options.operationName ?? ''}\u0000${JSON.stringify(options.variables ?? {})}`
+    if (keys.has(key)) return undefined
+    const refusal = checkQueryLimits({ ...options, limits })
+    if (!refusal) {
+      if (keys.size >= PASSES_PER_DOCUMENT) keys.clear()
+      keys.add(key)
+    }
+    return refusal
+  }
+}
+
 function connectionEstimator(defaultPageSize: number): ComplexityEstimator {
   return ({ field, args, childComplexity }) => {
     if (!getNamedType(field.type).name.endsWith('Connection')) return undefined

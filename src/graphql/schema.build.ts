@@ -1,6 +1,7 @@
-import { type GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql'
+import { type GraphQLSchema, isInterfaceType, lexicographicSortSchema, printSchema } from 'graphql'
 import { resolvers as allResolvers } from './resolvers/index.js'
 import { type NonEmptyArray, buildSchema } from './type-graphql.shim.js'
+import { notificationTypeName } from './types/notification.type.js'
 import { SCALARS_MAP } from './types/scalars.type.js'
 
 /**
@@ -9,7 +10,7 @@ import { SCALARS_MAP } from './types/scalars.type.js'
  * contract (schema/schema.graphql) never depends on a config file.
  */
 export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = allResolvers): Promise<GraphQLSchema> {
-  return buildSchema({
+  const schema = await buildSchema({
     resolvers,
     scalarsMap: SCALARS_MAP,
     // class-validator is not installed; arguments are checked by their resolvers.
@@ -25,6 +26,10 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
       },
     },
   })
+  // type-graphql wraps resolveType in an async function; graphql-jit needs the type name at once.
+  const notification = schema.getType('Notification')
+  if (isInterfaceType(notification)) notification.resolveType = notificationTypeName
+  return schema
 }
 
 /**

@@ -1,28 +1,17 @@
 import { countNotifications, notificationPage } from '../../db/notification.store.js'
-import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../db/task.store.js'
+import { countTasks, listTasks, type TaskQuery } from '../../db/task.store.js'
 import type { TaskNode } from '../../graph/graph.model.js'
 import { deriveTask } from '../../graph/task.derive.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
-import { type ConnectionData, cursorCodec, pageWindow, toConnection } from '../pagination.js'
+import { type ConnectionData, pageWindow, taskCursor, toConnection } from '../pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
 import { NotificationConnection } from '../types/notification.type.js'
 import { Task, TaskConnection, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
-
-const KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
-
-/** A task's place in the newest-first order: its sort time and row id. */
-const taskCursor = cursorCodec<TaskKey>('t1', {
-  toText: (key) => `${key.sortAt}:${key.id}`,
-  fromText: (text) => {
-    const match = KEY_TEXT.exec(text)
-    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
-  },
-})
 
 @Resolver(() => Task)
 export class TaskResolver {

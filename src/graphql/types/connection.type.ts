@@ -8,7 +8,7 @@ import { PageInfo } from './page-info.type.js'
  * by extending it, so its name is written where it is used:
  *
  * ```ts
- * @ObjectType('TaskConnection')
+ * @ObjectType('TaskConnection', { simpleResolvers: true })
  * export class TaskConnection extends ConnectionType('Task', () => Task) {}
  * ```
  *
@@ -16,7 +16,7 @@ import { PageInfo } from './page-info.type.js'
  * `countAll` only when the client asks for it.
  */
 export function ConnectionType<TNode extends object>(name: string, nodeType: () => ClassType<TNode> | Function) {
-  @ObjectType(`${name}Edge`, { description: `One ${name} in a page, with the cursor that points at it.` })
+  @ObjectType(`${name}Edge`, { simpleResolvers: true, description: `One ${name} in a page, with the cursor that points at it.` })
   class Edge {
     @Field(() => String, { description: 'Pass as `after` to get the items after this one.' })
     cursor!: string
@@ -26,7 +26,7 @@ export function ConnectionType<TNode extends object>(name: string, nodeType: () 
   }
 
   // Named, yet never in the schema: only the concrete subclass is reachable from a resolver.
-  @ObjectType(`${name}ConnectionBase`)
+  @ObjectType(`${name}ConnectionBase`, { simpleResolvers: true })
   abstract class Connection implements ConnectionData<TNode> {
     @Field(() => [Edge])
     edges!: Array<{ cursor: string; node: TNode }>

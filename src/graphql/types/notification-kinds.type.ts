@@ -12,7 +12,7 @@ import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 
 // The values every output notification (types 0, 1, 2) carries about its output format. Never
 // in the schema itself: no field returns it, and it implements nothing.
-@ObjectType('OutputNotificationBase')
+@ObjectType('OutputNotificationBase', { simpleResolvers: true })
 abstract class OutputNotification extends Notification {
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the live started, by the service (`created_at`).' })
   createdAt!: Date | null
@@ -37,7 +37,7 @@ abstract class OutputNotification extends Notification {
 }
 
 /** Type 0: an output format of a live became playable. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_START, { implements: Notification, description: 'Type 0: an output format of a live became playable; one per output format.' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_START, { simpleResolvers: true, implements: Notification, description: 'Type 0: an output format of a live became playable; one per output format.' })
 export class LiveStartNotification extends OutputNotification {
   @Field(() => String, { nullable: true, description: 'Who started the live (`author`).' })
   author!: string | null
@@ -65,7 +65,7 @@ export class LiveStartNotification extends OutputNotification {
 }
 
 /** Type 1: a live ended. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_END, { implements: Notification, description: 'Type 1: a live ended.' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_END, { simpleResolvers: true, implements: Notification, description: 'Type 1: a live ended.' })
 export class LiveEndNotification extends OutputNotification {
   @Field(() => Boolean, { nullable: true, description: 'True when the user stopped shooting; false when the server stopped it for an abnormal reason (`reach_end`).' })
   reachEnd!: boolean | null
@@ -81,7 +81,7 @@ export class LiveEndNotification extends OutputNotification {
 }
 
 /** Type 2: an archived (on-demand) file is ready. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.ARCHIVED, { implements: Notification, description: 'Type 2: an archived (on-demand) file is ready.' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.ARCHIVED, { simpleResolvers: true, implements: Notification, description: 'Type 2: an archived (on-demand) file is ready.' })
 export class ArchivedNotification extends OutputNotification {
   @Field(() => String, { nullable: true, description: 'Who started the live (`author`).' })
   author!: string | null
@@ -118,7 +118,7 @@ export class ArchivedNotification extends OutputNotification {
 }
 
 /** Type 9: a thumbnail was taken. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.THUMBNAIL, { implements: Notification, description: 'Type 9: a thumbnail picture was taken.' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.THUMBNAIL, { simpleResolvers: true, implements: Notification, description: 'Type 9: a thumbnail picture was taken.' })
 export class ThumbnailNotification extends Notification {
   @Field(() => String, { nullable: true, description: 'The thumbnail download address (`url`).' })
   url!: string | null
@@ -143,7 +143,7 @@ export class ThumbnailNotification extends Notification {
 }
 
 /** Type 8: a mobile client disconnected. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.CLIENT_DISCONNECT, { implements: Notification, description: 'Type 8: a mobile client disconnected (mobile SDK only).' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.CLIENT_DISCONNECT, { simpleResolvers: true, implements: Notification, description: 'Type 8: a mobile client disconnected (mobile SDK only).' })
 export class ClientDisconnectNotification extends Notification {
   @Field(() => Float, { nullable: true, description: 'Time online on one continuous network connection (`session_duration`; its unit is not published).' })
   sessionDuration!: number | null
@@ -156,7 +156,7 @@ export class ClientDisconnectNotification extends Notification {
 }
 
 /** Type 15: a live is waiting for its client to reconnect, or resumed. */
-@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_RESUME, { implements: Notification, description: 'Type 15: a live is waiting for its client to reconnect, or has resumed.' })
+@ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_RESUME, { simpleResolvers: true, implements: Notification, description: 'Type 15: a live is waiting for its client to reconnect, or has resumed.' })
 export class LiveResumeNotification extends Notification {
   @Field(() => ResumeStatus, { nullable: true, description: '`status`: WAITING (0) or RESUMED (1).' })
   status!: ResumeStatus | null

@@ -19,13 +19,18 @@ export function notificationKind(type: number): CallbackKind {
   return Object.hasOwn(CALLBACK_KINDS, type) ? CALLBACK_KINDS[type as keyof typeof CALLBACK_KINDS] : 'UNKNOWN'
 }
 
+/** The object type of a notification value: the `resolveType` of `Notification`. */
+export function notificationTypeName(value: { type: number }): string {
+  return NOTIFICATION_TYPE_NAMES[notificationKind(value.type)]
+}
+
 /**
  * What every stored notification callback exposes. The typed values of each kind are on its
  * object type; `fields` keeps everything exactly as sent, for what no typed field covers.
  */
 @InterfaceType('Notification', {
   description: 'A notification callback the service sent and livegate kept, newest first in `notifications`.',
-  resolveType: (value: { type: number }) => NOTIFICATION_TYPE_NAMES[notificationKind(value.type)],
+  resolveType: notificationTypeName,
 })
 export abstract class Notification {
   @Field(() => ID, { description: 'The stored row; stable for the life of the database.' })
@@ -64,11 +69,12 @@ export abstract class Notification {
 
 /** A notification of a type the service does not publish (such as the m3u8 slice notification). */
 @ObjectType(NOTIFICATION_TYPE_NAMES.UNKNOWN, {
+  simpleResolvers: true,
   implements: Notification,
   description: 'A notification of a type livegate does not know; its values are in `fields`.',
 })
 export class UnknownNotification extends Notification {}
 
 /** `notifications`' connection type. */
-@ObjectType('NotificationConnection', { description: 'A page of notifications, newest first.' })
+@ObjectType('NotificationConnection', { simpleResolvers: true, description: 'A page of notifications, newest first.' })
 export class NotificationConnection extends ConnectionType('Notification', () => Notification) {}

@@ -14,7 +14,7 @@ registerEnumType(CopyMode, {
   description: '`copy`: 1 passes the input stream through; the spec says 2, its samples 0, for transcoding; both read as TRANSCODE.',
 })
 
-@ObjectType('Stream', { description: 'One audio or video stream of an output, from the task list.' })
+@ObjectType('Stream', { simpleResolvers: true, description: 'One audio or video stream of an output, from the task list.' })
 export class Stream {
   @Field(() => Int, { nullable: true }) index!: number | null
   @Field(() => StreamKind, { nullable: true }) kind!: keyof typeof StreamKind | null
@@ -25,7 +25,7 @@ export class Stream {
   @Field(() => SafeIntScalar, { nullable: true, description: 'Bits per second.' }) bitRate!: number | null
 }
 
-@ObjectType('Recording', { description: 'An archived file (type 2).' })
+@ObjectType('Recording', { simpleResolvers: true, description: 'An archived file (type 2).' })
 export class Recording {
   @Field(() => Int, { nullable: true, description: '`output_idx`: the output it was recorded from.' }) outputIndex!: number | null
   @Field(() => String, { nullable: true }) tag!: string | null
@@ -42,7 +42,7 @@ export class Recording {
   @Field(() => DateTimeScalar) receivedAt!: Date
 }
 
-@ObjectType('Output', { description: 'One output format of a task, joined from the task list and the type 0, 1 and 2 notifications.' })
+@ObjectType('Output', { simpleResolvers: true, description: 'One output format of a task, joined from the task list and the type 0, 1 and 2 notifications.' })
 export class Output {
   @Field(() => Int, { nullable: true, description: '`output_idx` where a notification gave it, else the position in the task list.' })
   index!: number | null
@@ -63,7 +63,7 @@ export class Output {
   @Field(() => [Recording]) recordings!: Recording[]
 }
 
-@ObjectType('Input', { description: 'A task input from the task list; a combined-screen task has several.' })
+@ObjectType('Input', { simpleResolvers: true, description: 'A task input from the task list; a combined-screen task has several.' })
 export class Input {
   @Field(() => String, { nullable: true, description: 'Empty for the service\'s own tcp upload.' }) url!: string | null
   @Field(() => String, { nullable: true }) serviceCode!: string | null
@@ -72,7 +72,7 @@ export class Input {
   @Field(() => String, { nullable: true }) deviceVersion!: string | null
 }
 
-@ObjectType('Thumbnail', { description: 'A thumbnail (type 9).' })
+@ObjectType('Thumbnail', { simpleResolvers: true, description: 'A thumbnail (type 9).' })
 export class Thumbnail {
   @Field(() => String, { nullable: true }) url!: string | null
   @Field(() => String, { nullable: true }) path!: string | null
@@ -82,7 +82,7 @@ export class Thumbnail {
   @Field(() => DateTimeScalar) receivedAt!: Date
 }
 
-@ObjectType('Resume', { description: 'A live resume notification (type 15).' })
+@ObjectType('Resume', { simpleResolvers: true, description: 'A live resume notification (type 15).' })
 export class Resume {
   @Field(() => ResumeStatus) status!: keyof typeof ResumeStatus
   @Field(() => DateTimeScalar, { description: 'By the service\'s clock (the signed timestamp).' }) at!: Date

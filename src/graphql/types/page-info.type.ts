@@ -1,7 +1,7 @@
 import { Field, ObjectType } from '../type-graphql.shim.js'
 
 /** Where a page sits in its connection (the Relay `PageInfo`, forward pagination). */
-@ObjectType('PageInfo', { description: 'Where a page sits in its connection.' })
+@ObjectType('PageInfo', { simpleResolvers: true, description: 'Where a page sits in its connection.' })
 export class PageInfo {
   @Field(() => Boolean, { description: 'Whether another page follows; ask for it with `after: endCursor`.' })
   hasNextPage!: boolean

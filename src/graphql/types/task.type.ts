@@ -25,7 +25,7 @@ registerEnumType(EndReason, {
   },
 })
 
-@ObjectType('Task', { description: 'A live task: the task list and every notification about it, folded into one.' })
+@ObjectType('Task', { simpleResolvers: true, description: 'A live task: the task list and every notification about it, folded into one.' })
 export class Task {
   @Field(() => ID, { description: 'The `hashed_id` (the task list\'s `id`).' }) id!: string
   @Field(() => String) serviceCode!: string
@@ -61,5 +61,5 @@ export class TaskFilter {
   @Field(() => DateTimeScalar, { nullable: true, description: 'Started before.' }) startedTo?: Date | null
 }
 
-@ObjectType('TaskConnection', { description: 'Tasks, newest start first.' })
+@ObjectType('TaskConnection', { simpleResolvers: true, description: 'Tasks, newest start first.' })
 export class TaskConnection extends ConnectionType('Task', () => Task) {}

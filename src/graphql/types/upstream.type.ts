@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType } from '../type-graphql.shim.js'
 import { DateTimeScalar } from './scalars.type.js'
 
-@ObjectType('UpstreamError', { description: 'Why the last task list request failed.' })
+@ObjectType('UpstreamError', { simpleResolvers: true, description: 'Why the last task list request failed.' })
 export class UpstreamErrorInfo {
   @Field(() => DateTimeScalar) at!: Date
   @Field(() => String, { description: 'NOT_CONFIGURED, RET, HTTP, TIMEOUT, NETWORK or INVALID_ANSWER.' }) kind!: string
@@ -9,7 +9,7 @@ export class UpstreamErrorInfo {
   @Field(() => Int, { nullable: true, description: 'The service\'s non-zero `ret`, for kind RET.' }) ret!: number | null
 }
 
-@ObjectType('UpstreamStatus', { description: 'The health of one service code\'s task list, as livegate last saw it.' })
+@ObjectType('UpstreamStatus', { simpleResolvers: true, description: 'The health of one service code\'s task list, as livegate last saw it.' })
 export class UpstreamStatus {
   @Field(() => String) serviceCode!: string
   @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl).' }) configured!: boolean

@@ -4,7 +4,7 @@ import { DisconnectReason } from './notification.enums.js'
 import { Resume } from './output.type.js'
 import { DateTimeScalar } from './scalars.type.js'
 
-@ObjectType('Disconnect', { description: 'A mobile client disconnect (type 8).' })
+@ObjectType('Disconnect', { simpleResolvers: true, description: 'A mobile client disconnect (type 8).' })
 export class Disconnect {
   @Field(() => DisconnectReason, { nullable: true }) reason!: keyof typeof DisconnectReason | null
   @Field(() => Int, { nullable: true, description: '`disconnect_reason` as sent.' }) reasonCode!: number | null
@@ -12,7 +12,7 @@ export class Disconnect {
   @Field(() => DateTimeScalar) at!: Date
 }
 
-@ObjectType('User', { description: 'A user of a service code: the task list\'s users, and the users notifications name.' })
+@ObjectType('User', { simpleResolvers: true, description: 'A user of a service code: the task list\'s users, and the users notifications name.' })
 export class User {
   @Field(() => String) serviceCode!: string
   @Field(() => String) userName!: string
@@ -33,5 +33,5 @@ export class UserFilter {
   @Field(() => Boolean, { nullable: true }) online?: boolean | null
 }
 
-@ObjectType('UserConnection', { description: 'Users, most recently known first.' })
+@ObjectType('UserConnection', { simpleResolvers: true, description: 'Users, most recently known first.' })
 export class UserConnection extends ConnectionType('User', () => User) {}
