@@ -110,6 +110,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
     context: (scope, closeSocket) => createContext({ db, config, poller, hub }, scope as Scope, closeSocket),
+    subscriberBuffer: config.realtime.subscriberBuffer,
+    registry: options.metrics?.registry,
   })
 
   // The path exists, so other methods get a 405 naming the allowed ones, not a 404.

@@ -1,13 +1,19 @@
+/** A source that can hand its items to a reader as they come (see {@link SubscriptionQueue.direct}). */
+export interface DirectSource<T> {
+  direct(take: (item: T) => void, end: (failure: Error | undefined) => void): boolean
+}
+
 /**
  * A subscriber's queue: the hub pushes, the GraphQL subscription pulls. Bounded, because a
  * subscriber that does not read (its socket is stalled) must not grow the server's memory: past
  * `limit` waiting items the queue ends and `onOverflow` is told once.
  */
-export class SubscriptionQueue<T> implements AsyncIterableIterator<T> {
+export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSource<T> {
   private readonly items: T[] = []
   private waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: Error) => void } | undefined
   private closed = false
   private failure: Error | undefined
+  private taker: { take: (item: T) => void; end: (failure: Error | undefined) => void } | undefined
 
   constructor(
     private readonly limit: number,
@@ -18,6 +24,10 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T> {
   /** Adds an item for the subscriber; past the limit the queue closes instead. */
   push(item: T): void {
     if (this.closed) return
+    if (this.taker) {
+      this.taker.take(item)
+      return
+    }
     if (this.waiting) {
       const { resolve } = this.waiting
       this.waiting = undefined
@@ -25,11 +35,30 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T> {
       return
     }
     if (this.items.length >= this.limit) {
-      this.close()
-      this.onOverflow()
+      this.cutOff()
       return
     }
     this.items.push(item)
+  }
+
+  /**
+   * Hands every later item straight to `take` as it is pushed, instead of keeping it for `next`:
+   * a reader of thousands of subscribers then pays no promise per item. It switches only while
+   * nothing waits in the queue and nobody waits on `next`, so order is kept; returns whether it
+   * did. The reader bounds what it buffers itself, and calls {@link cutOff} past its bound.
+   * `end` is told once when the queue ends, with its failure if it failed.
+   */
+  direct(take: (item: T) => void, end: (failure: Error | undefined) => void): boolean {
+    if (this.closed || this.waiting || this.items.length > 0) return false
+    this.taker = { take, end }
+    return true
+  }
+
+  /** Ends the queue as a full one does: for a reader that holds too many of its items unread. */
+  cutOff(): void {
+    if (this.closed) return
+    this.close()
+    this.onOverflow()
   }
 
   /** How many items wait to be read. */
@@ -65,6 +94,9 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T> {
     this.waiting = undefined
     if (waiting && this.failure) waiting.reject(this.failure)
     else waiting?.resolve({ value: undefined, done: true })
+    const taker = this.taker
+    this.taker = undefined
+    taker?.end(this.failure)
     this.onClose()
   }
 

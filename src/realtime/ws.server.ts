@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import { type DocumentNode, type ExecutionArgs, execute, type GraphQLError, type GraphQLSchema, subscribe } from 'graphql'
+import { createSourceEventStream, type DocumentNode, type ExecutionArgs, execute, type GraphQLError, type GraphQLSchema } from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
-import { WebSocketServer } from 'ws'
+import type { Registry } from 'prom-client'
+import { type WebSocket, WebSocketServer } from 'ws'
+import { countShared, operationKey, SharedResults } from './shared.results.js'
+import { sharedStream } from './shared.stream.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
 export const SLOW_CONSUMER_CLOSE = { code: 4009, reason: 'Subscriber too slow: events were not read' } as const
@@ -18,17 +21,35 @@ export interface WebsocketOptions {
    * or null to close the socket with 4401.
    */
   authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => unknown | null
-  /** The GraphQL context of one operation; `closeSocket` ends the client's socket. */
-  context: (auth: unknown, closeSocket: (code: number, reason: string) => void) => object
+  /**
+   * The GraphQL context of one operation; `closeSocket` ends the client's socket. A shared
+   * result is executed with a context of its own, made without one.
+   */
+  context: (auth: unknown, closeSocket?: (code: number, reason: string) => void) => object
   /** Largest message a client may send. */
   maxPayload: number
   /** The operation limits: an error refuses the subscription before it starts. */
   checkLimits: (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variables?: Record<string, unknown> | null }) => GraphQLError | undefined
+  /** How many undelivered events one subscriber may have before it is cut off (4009). */
+  subscriberBuffer: number
+  /** Where the shared results are counted (`livegate_subscription_results_total`, `livegate_subscription_messages_total`). */
+  registry?: Registry | undefined
+}
+
+/** What a subscription needs of the socket and caller it came from. */
+interface Operation {
+  socket: WebSocket
+  id: string
+  auth: unknown
 }
 
 /**
  * graphql-ws on the gateway's own HTTP server, at the same path as queries. Sockets are closed
  * with 1001 (going away) before the server stops taking connections.
+ *
+ * Subscriptions share their results: subscribers of the same operation (document, operation
+ * name, the variables its execution reads, scope) get one execution and one serialized payload per event (see
+ * {@link SharedResults}), written to their sockets by {@link sharedStream}.
  */
 export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions): void {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload })
@@ -41,6 +62,10 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
     wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request))
   })
   const authByConnection = new WeakMap<object, unknown>()
+  // graphql-ws hands `subscribe` only the execution arguments: their context leads back here.
+  const operations = new WeakMap<object, Operation>()
+  const shared = new SharedResults()
+  if (options.registry) countShared(options.registry, shared)
   const limitsOf = (args: ExecutionArgs) =>
     options.checkLimits({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues as Record<string, unknown> | undefined })
   const server = useServer(
@@ -58,15 +83,36 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         authByConnection.set(ctx, auth)
         return true
       },
-      context: (ctx) => options.context(authByConnection.get(ctx), (code, reason) => ctx.extra.socket.close(code, reason)),
+      context: (ctx, id) => {
+        const auth = authByConnection.get(ctx)
+        const socket = ctx.extra.socket
+        const context = options.context(auth, (code, reason) => socket.close(code, reason))
+        operations.set(context, { socket, id, auth })
+        return context
+      },
       // Queries may come over the socket too: both kinds pass the same limits as over HTTP.
       execute: (args) => {
         const refusal = limitsOf(args)
         return refusal ? { errors: [refusal] } : execute(args)
       },
-      subscribe: (args) => {
+      subscribe: async (args) => {
         const refusal = limitsOf(args)
-        return refusal ? { errors: [refusal] } : subscribe(args)
+        if (refusal) return { errors: [refusal] }
+        const operation = operations.get(args.contextValue as object) as Operation
+        // The subscriber's own context runs its subscribe resolver (its filter, cursor, replay).
+        const source = await createSourceEventStream(args)
+        if (!(Symbol.asyncIterator in source)) return source
+        const key = operationKey(args, operation.auth)
+        // A result is executed with a context of its own: loaders must not outlive one event.
+        const executeShared = (event: unknown) => execute({ ...args, rootValue: event, contextValue: options.context(operation.auth) })
+        return sharedStream(source[Symbol.asyncIterator](), {
+          socket: operation.socket,
+          id: operation.id,
+          resultOf: (event) => shared.resultOf(key, event, executeShared),
+          delivered: () => shared.countDelivery(),
+          limit: options.subscriberBuffer,
+          overflow: () => operation.socket.close(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason),
+        })
       },
     },
     wss,

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql'
 import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../db/notification.store.js'
 import type { TaskNode } from '../../graph/graph.model.js'
 import type { EventHub } from '../../realtime/event.hub.js'
-import type { SubscriptionQueue } from '../../realtime/subscription.queue.js'
+import type { DirectSource, SubscriptionQueue } from '../../realtime/subscription.queue.js'
 import { SLOW_CONSUMER_CLOSE } from '../../realtime/ws.server.js'
 import type { GraphqlContext } from '../context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
@@ -18,6 +18,11 @@ interface NotificationArgs {
   after?: string | null
 }
 
+/**
+ * The subscription fields. Each resolves to its event as is: its arguments only choose the
+ * events (in `subscribe`), which is what lets subscribers of one operation share an event's
+ * result whatever their filter or cursor (src/realtime/ws.server.ts).
+ */
 @Resolver()
 export class RealtimeSubscription {
   @Subscription(() => Notification, {
@@ -53,13 +58,15 @@ export class RealtimeSubscription {
  *
  * An async generator cannot run its `return()` while it waits for the next event, so the
  * client's "complete" would leave the live queue joined until one more event came; the outer
- * iterator closes the queue first, which ends that wait.
+ * iterator closes the queue first, which ends that wait. Once the replay is over, the outer
+ * iterator can also hand the live rows to a reader directly (`direct`, see SubscriptionQueue).
  */
-function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> {
+function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
   const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
-  const stream = notificationStream(context, criteria, after, live)
+  const seen: Seen = { lastId: after, live: false }
+  const stream = notificationStream(context, criteria, seen, live)
   return {
     next: () => stream.next(),
     return: async () => {
@@ -70,39 +77,66 @@ function notificationSubscription(context: GraphqlContext, args: NotificationArg
       live.close()
       return stream.throw(error)
     },
+    direct: (take, end) =>
+      seen.live &&
+      live.direct((row) => {
+        if (seen.lastId !== undefined && row.id <= seen.lastId) return
+        seen.lastId = row.id
+        take(liveNode(row))
+      }, end),
     [Symbol.asyncIterator]() {
       return this
     },
   }
 }
 
+/** Where a notification subscription is: the last id it showed, and whether its replay is over. */
+interface Seen {
+  lastId: number | undefined
+  live: boolean
+}
+
 async function* notificationStream(
   context: GraphqlContext,
   criteria: NotificationCriteria,
-  after: number | undefined,
+  seen: Seen,
   live: SubscriptionQueue<NotificationRow>,
 ): AsyncGenerator<NotificationNode> {
-  let lastId = after
   try {
-    if (lastId !== undefined) {
+    if (seen.lastId !== undefined) {
       const pageSize = context.config.realtime.replayPageSize
       for (;;) {
-        const rows = await notificationsAfter(context.db, criteria, lastId, pageSize)
+        const rows = await notificationsAfter(context.db, criteria, seen.lastId, pageSize)
         for (const row of rows) {
-          lastId = row.id
+          seen.lastId = row.id
           yield notificationNode(row)
         }
         if (rows.length < pageSize) break
       }
     }
+    seen.live = true
     for await (const row of live) {
-      if (lastId !== undefined && row.id <= lastId) continue
-      lastId = row.id
-      yield notificationNode(row)
+      if (seen.lastId !== undefined && row.id <= seen.lastId) continue
+      seen.lastId = row.id
+      yield liveNode(row)
     }
   } finally {
     live.close()
   }
+}
+
+// The hub hands one row object to every subscriber of a filter; one node object for it lets
+// subscribers of the same operation share the event's result (ws.server.ts). Replayed rows are
+// each subscriber's own, and so are their nodes.
+const liveNodes = new WeakMap<NotificationRow, NotificationNode>()
+
+function liveNode(row: NotificationRow): NotificationNode {
+  let node = liveNodes.get(row)
+  if (!node) {
+    node = notificationNode(row)
+    liveNodes.set(row, node)
+  }
+  return node
 }
 
 function requireHub(hub: EventHub | undefined): EventHub {

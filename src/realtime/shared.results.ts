@@ -1,0 +1,122 @@
+import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
+import { Counter, type Registry } from 'prom-client'
+
+/** A result as it is computed: at once, or once its resolvers settle. */
+export type ResultText = string | Promise<string>
+
+/** The JSON text of a `next` message's payload, exactly as graphql-ws would write it. */
+export function resultJson(result: ExecutionResult): string {
+  const { errors, ...rest } = result
+  return JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest)
+}
+
+/**
+ * Subscription results, computed once per event per distinct operation and handed, as the same
+ * JSON text, to every subscriber of that operation.
+ *
+ * An operation is its document, operation name, the variables its execution reads and the
+ * caller's scope ({@link operationKey}): subscribers that agree on all four would compute the
+ * very same result, so the first one to ask executes it and the others wait for that. Results are kept against the event object itself (the hub
+ * hands one object to every subscriber of a filter), in a WeakMap: they go when the event does,
+ * and an event read for one subscriber only (a replay) is never shared.
+ */
+export class SharedResults {
+  private readonly byEvent = new WeakMap<object, Map<string, ResultText>>()
+  private executed = 0
+  private delivered = 0
+
+  /** The result text of `event` for `operation`; `execute` runs only if none is known yet. */
+  resultOf(operation: string, event: unknown, execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>): ResultText {
+    if (typeof event !== 'object' || event === null) return this.run(execute, event)
+    let results = this.byEvent.get(event)
+    if (!results) {
+      results = new Map()
+      this.byEvent.set(event, results)
+    }
+    const known = results.get(operation)
+    if (known !== undefined) return known
+    const text = this.run(execute, event)
+    results.set(operation, text)
+    if (typeof text !== 'string') {
+      const kept = results
+      // Once settled, later subscribers read the text without waiting a turn; a failure is not kept.
+      text.then(
+        (value) => kept.set(operation, value),
+        () => kept.delete(operation),
+      )
+    }
+    return text
+  }
+
+  /** Counts one message written to a subscriber. */
+  countDelivery(): void {
+    this.delivered++
+  }
+
+  /** How many results were executed, and how many messages written, since the server started. */
+  get counts(): { executed: number; delivered: number } {
+    return { executed: this.executed, delivered: this.delivered }
+  }
+
+  private run(execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>, event: unknown): ResultText {
+    this.executed++
+    const result = execute(event)
+    return result instanceof Promise ? result.then(resultJson) : resultJson(result)
+  }
+}
+
+/**
+ * What subscribers must agree on to share a result: the operation as sent, the variables its
+ * execution reads, and who asks. Every subscription field resolves to its event as is (see
+ * realtime.subscription.ts): its arguments choose the events, and are read by the subscriber's
+ * own subscribe resolver, so variables used only there (a filter, an `after` cursor) do not
+ * change a result, and a resumed subscriber shares with the others once its replay is done.
+ */
+export function operationKey(args: ExecutionArgs, auth: unknown): string {
+  const text = args.document.loc?.source.body ?? print(args.document)
+  const values = (args.variableValues ?? {}) as Record<string, unknown>
+  const read = [...executionVariables(args.document, args.operationName)].sort().map((name) => [name, values[name]])
+  return JSON.stringify([text, args.operationName ?? null, read, auth])
+}
+
+/** The variables an operation reads anywhere but in its root fields' arguments. */
+function executionVariables(document: DocumentNode, operationName: string | null | undefined): Set<string> {
+  const names = new Set<string>()
+  const collect = (node: ASTNode) => visit(node, { Variable: (variable) => void names.add(variable.name.value) })
+  const operation = getOperationAST(document, operationName)
+  if (!operation) return names
+  for (const directive of operation.directives ?? []) collect(directive)
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) {
+      collect(selection)
+      continue
+    }
+    for (const directive of selection.directives ?? []) collect(directive)
+    if (selection.selectionSet) collect(selection.selectionSet)
+  }
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) collect(definition)
+  return names
+}
+
+/** Exports the counts of `shared` on `registry`, read at each scrape. */
+export function countShared(registry: Registry, shared: SharedResults): void {
+  // Read at scrape time: counting on the delivery path would cost each of thousands of writes.
+  new Counter({
+    name: 'livegate_subscription_results_total',
+    help: 'Subscription results executed: one per event per distinct operation, not per subscriber.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(shared.counts.executed)
+    },
+  })
+  new Counter({
+    name: 'livegate_subscription_messages_total',
+    help: 'Subscription events written to subscribers.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(shared.counts.delivered)
+    },
+  })
+}

@@ -1,0 +1,210 @@
+import { Agent, request } from 'node:http'
+import { signCallback } from '../../src/ingest/callback.sign.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
+import { type ClientPlan, type ClientStatus, FANOUT_SERVICE, taskIdOf } from './fanout.client.js'
+import { type BenchChild, startChild } from './fanout.process.js'
+
+const RATE = 5
+// Eight seconds a figure keeps the section within three minutes.
+const SECONDS = Number(process.env.BENCH_FANOUT_SECONDS ?? 8)
+const SIZES = (process.env.BENCH_FANOUT_SIZES ?? '1000,5000,10000').split(',').map(Number)
+const DISTINCT = 10
+// For a partial run while working: which series to measure (all three by default).
+const SERIES = new Set((process.env.BENCH_FANOUT_SERIES ?? 'baseline,livegate,distinct').split(','))
+const PER_CLIENT = 5000
+// Set to a folder to write a --cpu-prof profile of each livegate server process there.
+const PROFILE_DIR = process.env.BENCH_FANOUT_PROF
+const OPERATION = `subscription Fanout($filter: NotificationFilter) {
+  notificationReceived(filter: $filter) { __typename id type taskId serviceCode receivedAt cursor }
+}`
+
+const now = () => performance.timeOrigin + performance.now()
+const sleep = (msec: number) => new Promise((resolve) => setTimeout(resolve, msec))
+
+interface Spec {
+  name: string
+  mode: 'livegate' | 'baseline'
+  subscribers: number
+  /** Distinct operations (filters) the subscribers are spread over. */
+  distinct: number
+}
+
+interface Figure extends Spec {
+  expected: number
+  delivered: number
+  p50Ms: number
+  p99Ms: number
+  rssPeak: number
+  rssEnd: number
+  /** Server CPU (user + system) from the first measured event to the end of the drain, per message delivered. */
+  cpuUsPerMessage: number
+  closes: Record<string, number>
+  errors: number
+  publishFailures: number
+}
+
+/** Sends event `k` to the figure's server, returning the time it was sent. */
+type Publish = (k: number) => number
+
+function livegatePublisher(url: string, failures: { count: number }): Publish {
+  const agent = new Agent({ keepAlive: true })
+  const target = new URL('/callbacks', url)
+  return (k) => {
+    const fields = { ...sampleCallbacks(taskIdOf(k), FANOUT_SERVICE.serviceCode).liveResume, seq: String(k) } as Record<string, string>
+    const signed = signCallback(fields, { url: target.toString(), method: 'POST', secret: FANOUT_SERVICE.secret, nowMs: Date.now() })
+    const req = request(target, { method: 'POST', agent, headers: signed.headers }, (res) => {
+      if (res.statusCode !== 200) failures.count++
+      res.resume()
+    })
+    req.on('error', () => failures.count++)
+    const sentAt = now()
+    req.end(signed.body)
+    return sentAt
+  }
+}
+
+function operations(distinct: number): ClientPlan['operations'] {
+  if (distinct === 1) return [{ query: OPERATION }]
+  // Filters written into the document: distinct operations, each executed once per event. Every
+  // one matches the published type (15), so each subscriber still expects every event.
+  return Array.from({ length: distinct }, (_, i) => ({ query: OPERATION.replace('($filter: NotificationFilter)', '').replace('(filter: $filter)', `(filter: { types: [15, ${i}] })`) }))
+}
+
+async function total(clients: BenchChild[]): Promise<ClientStatus> {
+  const all = await Promise.all(clients.map((client) => client.ask<ClientStatus>('status')))
+  const sum: ClientStatus = { open: 0, subscribed: 0, probed: 0, received: 0, closes: {}, errors: 0 }
+  for (const s of all) {
+    for (const key of ['open', 'subscribed', 'probed', 'received', 'errors'] as const) sum[key] += s[key]
+    for (const [code, n] of Object.entries(s.closes)) sum.closes[code] = (sum.closes[code] ?? 0) + n
+  }
+  return sum
+}
+
+async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Promise<Figure> {
+  const profile = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []
+  const server = startChild('./fanout.server.ts', spec.mode === 'livegate' ? profile : [])
+  const clients: BenchChild[] = []
+  const events = Math.round(SECONDS * RATE)
+  try {
+    const { url } = await server.ask<{ url: string }>('start', { mode: spec.mode, databaseUrl })
+    const failures = { count: 0 }
+    const publish: Publish = spec.mode === 'livegate' ? livegatePublisher(url, failures) : (k) => {
+      const sentAt = now()
+      void server.ask('publish', k)
+      return sentAt
+    }
+    for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? profile : []))
+    await Promise.all(clients.map((client, i) => client.ask('open', { url, sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT), operations: operations(spec.distinct), events } satisfies ClientPlan)))
+
+    // Warm-up: probes until every socket has one, which proves every subscription is in place.
+    let probes = 0
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
+      publish(-1 - probes++)
+      await sleep(500)
+      if ((await total(clients)).probed >= spec.subscribers) break
+    }
+    await sleep(500)
+
+    const sentAt: number[] = []
+    const cpuBefore = await server.ask<number>('cpu')
+    const receivedBefore = (await total(clients)).received
+    const start = now() + 50
+    for (let k = 0; k < events; k++) {
+      await sleep(Math.max(0, start + (k * 1000) / RATE - now()))
+      sentAt.push(publish(k))
+    }
+    // Drain: until everything arrived, or nothing more has for two seconds.
+    let status = await total(clients)
+    for (let last = status.received, idle = 0; status.received < events * spec.subscribers && idle < 1500; idle = status.received === last ? idle + 200 : 0, last = status.received) {
+      await sleep(200)
+      status = await total(clients)
+    }
+    const cpuMs = (await server.ask<number>('cpu')) - cpuBefore
+    const rss = await server.ask<{ peak: number; current: number }>('rss')
+    const parts = await Promise.all(clients.map((client) => client.ask<Float64Array>('latencies', sentAt)))
+    const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0))
+    parts.reduce((at, p) => (all.set(p, at), at + p.length), 0)
+    all.sort()
+    const figure: Figure = {
+      ...spec,
+      expected: events * spec.subscribers,
+      delivered: status.received,
+      p50Ms: quantile(all, 0.5),
+      p99Ms: quantile(all, 0.99),
+      rssPeak: rss.peak,
+      rssEnd: rss.current,
+      cpuUsPerMessage: (cpuMs * 1000) / Math.max(1, status.received - receivedBefore),
+      closes: status.closes,
+      errors: status.errors,
+      publishFailures: failures.count,
+    }
+    ctx.log(`fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message`)
+    return figure
+  } finally {
+    await Promise.all(clients.map((client) => client.stop()))
+    await server.stop()
+  }
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0)
+
+function row(figure: Figure, base: Figure | undefined): string[] {
+  const pct = ((100 * figure.delivered) / figure.expected).toFixed(2)
+  const closes = Object.entries(figure.closes).map(([code, n]) => `${n}×${code}`).join(' ') || '0'
+  return [
+    figure.name,
+    String(figure.subscribers),
+    String(figure.distinct),
+    `${figure.delivered} / ${figure.expected} (${pct}%)`,
+    ms(figure.p50Ms),
+    ms(figure.p99Ms),
+    base && base !== figure ? ratio(figure.p99Ms, base.p99Ms) : '—',
+    mib(figure.rssPeak),
+    figure.cpuUsPerMessage.toFixed(1),
+    `${closes} / ${figure.errors + figure.publishFailures}`,
+  ]
+}
+
+/**
+ * Fan-out: for each size, the bare `ws` broadcast ceiling, then livegate with every subscriber on
+ * one operation; then livegate with the middle size spread over distinct filters (distinct operations).
+ */
+export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
+  const db = await ctx.createDatabase()
+  const figures: Figure[] = []
+  const baselines = new Map<number, Figure>()
+  try {
+    for (const size of SIZES) {
+      if (SERIES.has('baseline')) {
+        const base = await runFigure({ name: `baseline: bare ws broadcast, ${size}`, mode: 'baseline', subscribers: size, distinct: 1 }, db.url, ctx)
+        baselines.set(size, base)
+        figures.push(base)
+      }
+      if (SERIES.has('livegate')) figures.push(await runFigure({ name: `livegate, ${size}, one operation`, mode: 'livegate', subscribers: size, distinct: 1 }, db.url, ctx))
+    }
+    const middle = [...SIZES].sort((a, b) => a - b)[Math.floor((SIZES.length - 1) / 2)] as number
+    if (SERIES.has('distinct')) figures.push(await runFigure({ name: `livegate, ${middle}, ${DISTINCT} filters`, mode: 'livegate', subscribers: middle, distinct: DISTINCT }, db.url, ctx))
+  } finally {
+    await db.drop()
+  }
+  const at10k = figures.find((f) => f.mode === 'livegate' && f.subscribers === 10_000 && f.distinct === 1)
+  const delivered = at10k ? at10k.delivered / at10k.expected : Number.NaN
+  return {
+    title: 'Fan-out',
+    description:
+      `graphql-ws subscribers over real sockets, held by client processes of ${PER_CLIENT} sockets each (raw \`ws\`, the graphql-transport-ws messages by hand); ` +
+      `signed callbacks POSTed to /callbacks at ${RATE}/s for ${SECONDS} s after a warm-up that proves every subscription is in place. ` +
+      'Latency is publish-to-receive: the arrival time in the client minus the time the publisher sent the POST (the baseline: sent the event to its server), ' +
+      'both `performance.timeOrigin + performance.now()` on one machine. The baseline is a bare `ws` server writing one pre-serialized frame per event to every socket, ' +
+      'with no database. RSS is the server process\'s peak (VmHWM), each figure in a fresh process. Server CPU is its user + system time from the first measured event to the end of the drain, per message delivered: the cost of a delivery, which a loaded machine disturbs less than latency. Closes / errors: sockets the server closed (by code) / unexpected frames and failed publishes.',
+    columns: ['figure', 'subscribers', 'operations', 'delivered / expected', 'p50 ms', 'p99 ms', 'p99 vs baseline', 'server RSS MiB', 'server CPU µs / message', 'closes / errors'],
+    rows: figures.map((f) => row(f, f.mode === 'livegate' ? baselines.get(f.subscribers) : undefined)),
+    targets: [
+      { name: 'fan-out 10k subscribers at 5 events/s delivered', target: '100%', measured: at10k ? `${(100 * delivered).toFixed(2)}%` : '—', met: delivered === 1 },
+      { name: 'fan-out p99 at 10k', target: '≤ 250 ms', measured: at10k ? `${ms(at10k.p99Ms)} ms` : '—', met: !!at10k && at10k.p99Ms <= 250 },
+      { name: 'server RSS at 10k', target: '< 1 GiB', measured: at10k ? `${mib(at10k.rssPeak)} MiB` : '—', met: !!at10k && at10k.rssPeak < 2 ** 30 },
+    ],
+    data: figures,
+  }
+}
