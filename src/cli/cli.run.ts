@@ -1,11 +1,5 @@
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from '../config/index.js'
-import { migrateCommand } from './migrate.command.js'
-import { demoCommand } from './demo.command.js'
-import { schemaCommand } from './schema.command.js'
-import { serveCommand } from './serve.command.js'
-import { signCommand } from './sign.command.js'
-import { simulateCommand } from './simulate.command.js'
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {
@@ -19,13 +13,18 @@ export interface CliIo {
 /** A command: its remaining arguments and the loaded configuration, to an exit code. */
 export type Command = (args: string[], config: Config, io: CliIo) => Promise<number>
 
-const COMMANDS: Record<string, { run: Command; summary: string }> = {
-  serve: { run: serveCommand, summary: 'start the gateway (migrates the database first)' },
-  migrate: { run: migrateCommand, summary: 'apply the database migrations and exit' },
-  demo: { run: demoCommand, summary: 'the gateway on an in-memory database, fed by the simulator: a first look' },
-  schema: { run: schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves' },
-  sign: { run: signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
-  simulate: { run: simulateCommand, summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)' },
+// Each command is loaded only when run: `serve` need not load the simulator, nor `sign` the
+// GraphQL schema, which keeps start-up time and idle memory down.
+const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
+  serve: { load: async () => (await import('./serve.command.js')).serveCommand, summary: 'start the gateway (migrates the database first)' },
+  migrate: { load: async () => (await import('./migrate.command.js')).migrateCommand, summary: 'apply the database migrations and exit' },
+  demo: { load: async () => (await import('./demo.command.js')).demoCommand, summary: 'the gateway on an in-memory database, fed by the simulator: a first look' },
+  schema: { load: async () => (await import('./schema.command.js')).schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves' },
+  sign: { load: async () => (await import('./sign.command.js')).signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
+  simulate: {
+    load: async () => (await import('./simulate.command.js')).simulateCommand,
+    summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)',
+  },
 }
 
 const USAGE = [
@@ -63,7 +62,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     throw error
   }
   try {
-    return await command.run(withoutGlobalOptions(argv, name as string), config, io)
+    const run = await command.load()
+    return await run(withoutGlobalOptions(argv, name as string), config, io)
   } catch (error) {
     // A configuration a command cannot work with (such as an unsafe binding) is one clear line.
     if (!(error instanceof ConfigError)) throw error
