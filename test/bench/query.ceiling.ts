@@ -6,12 +6,12 @@ import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars
 import type { Config } from '../../src/config/index.js'
 import type { Db } from '../../src/db/database.client.js'
 import { countNotifications, notificationPage } from '../../src/db/notification.store.js'
-import { countTasks, listTasks, type TaskQuery } from '../../src/db/task.store.js'
+import type { TaskQuery } from '../../src/db/task.store.js'
 import type { TaskNode } from '../../src/graph/graph.model.js'
-import { deriveTask } from '../../src/graph/task.derive.js'
 import { createLoaders, type Loaders } from '../../src/graphql/loaders.create.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../../src/graphql/notification.view.js'
 import { type ConnectionData, pageWindow, taskCursor, toConnection } from '../../src/graphql/pagination.js'
+import { taskConnection } from '../../src/graphql/resolvers/task.resolver.js'
 
 /** The engine ceiling the query bench measures livegate against, and how to stop it. */
 export interface CeilingServer {
@@ -54,15 +54,7 @@ function resolvers(pageSizes: Config['graphql']): IResolvers {
     Query: {
       async tasks(_root: unknown, args: PageArgs & { filter?: Omit<TaskQuery, 'allowedServiceCodes'> | null }, { db, loaders }: CeilingContext): Promise<ConnectionData<TaskNode>> {
         const query: TaskQuery = { ...(args.filter ?? {}) }
-        const window = pageWindow(args, pageSizes, taskCursor)
-        const rows = await listTasks(db, query, window.after, window.fetch)
-        for (const row of rows) loaders.task.prime(row.taskId, row)
-        return toConnection(rows, window, {
-          codec: taskCursor,
-          keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
-          toNode: (row) => deriveTask(row.state),
-          countAll: () => countTasks(db, query),
-        })
+        return taskConnection(db, loaders, query, pageWindow(args, pageSizes, taskCursor))
       },
     },
     Task: {
