@@ -58,9 +58,6 @@ export class CallbackStore {
     this.batches = new GroupCommit({
       commit: (items) => this.db.transaction((tx) => keepBatch(tx as unknown as Db, items)),
       maxBatch: options.maxBatch ?? 500,
-      // One batch in flight: measured against two (the second waiting on the ingest lock inside
-      // the database), one makes larger batches, costs less CPU per callback and answers sooner.
-      concurrency: 1,
       isItemError: isDataError,
     })
   }
