@@ -58,8 +58,10 @@ export function judgeCallback(request: InboundRequest, policy: IngestPolicy): In
   }
   const source = request.method === 'POST' ? request.body.toString('utf8') : request.rawQuery
   const fields = parseForm(source)
-  // PostgreSQL text and jsonb cannot hold NUL; no genuine notification contains one.
-  if (source.includes('\u0000') || Object.keys(fields).some((name) => hasNul(name) || hasNul(fields[name] as string | string[]))) {
+  // PostgreSQL text and jsonb cannot hold NUL; no genuine notification contains one. A decoded
+  // field holds one only if the text did, raw or as %00, so the fields are searched only then.
+  const mayHoldNul = source.includes('\u0000') || source.includes('%00')
+  if (mayHoldNul && (source.includes('\u0000') || Object.keys(fields).some((name) => hasNul(name) || hasNul(fields[name] as string | string[])))) {
     return refuse(livegateError('MALFORMED_REQUEST', 'A field holds a NUL character.'), fields)
   }
 
@@ -152,9 +154,16 @@ function headerValue(
   return undefined
 }
 
+// The kept header names of a policy's prefixes, worked out once per prefix list, not per request.
+const keptNamesByPrefixes = new WeakMap<readonly string[], string[]>()
+
 function keptHeaders(headers: InboundRequest['headers'], prefixes: readonly string[]): Record<string, string> {
   const kept: Record<string, string> = {}
-  const names = [...KEPT_HEADERS, ...prefixes.flatMap((prefix) => [`${prefix}-signature`, `${prefix}-timestamp`])]
+  let names = keptNamesByPrefixes.get(prefixes)
+  if (!names) {
+    names = [...KEPT_HEADERS, ...prefixes.flatMap((prefix) => [`${prefix}-signature`, `${prefix}-timestamp`])]
+    keptNamesByPrefixes.set(prefixes, names)
+  }
   for (const name of names) {
     const value = headers[name]
     if (value !== undefined) kept[name] = Array.isArray(value) ? value.join(', ') : value
