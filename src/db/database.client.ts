@@ -53,15 +53,24 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       connect_timeout: 5,
     })
     const db = drizzlePostgres({ client, schema: tables, logger })
+    let ended = false
     return {
       db: db as unknown as Db,
       driver: 'postgres',
       migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
       async listen(channel, onPayload) {
         const { unlisten } = await client.listen(channel, onPayload)
-        return unlisten
+        // Once the pool has ended, postgres.js's UNLISTEN would be refused with CONNECTION_ENDED
+        // (or not, depending on whether its listen connection has already re-subscribed): the
+        // channel is gone with the connection either way, so there is nothing left to undo.
+        return async () => {
+          if (!ended) await unlisten()
+        }
       },
-      close: () => client.end({ timeout: 5 }),
+      close: () => {
+        ended = true
+        return client.end({ timeout: 5 })
+      },
     }
   }
   // Loaded only here: a gateway on a PostgreSQL server never loads the embedded database.
