@@ -1,8 +1,38 @@
 import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
 import { Counter, type Registry } from 'prom-client'
 
-/** A result as it is computed: at once, or once its resolvers settle. */
-export type ResultText = string | Promise<string>
+/**
+ * A `next` payload as it is computed: its bytes (the result's JSON and the message's closing
+ * brace) at once, or, while its resolvers settle, a {@link PendingPayload} to wait on.
+ */
+export type SharedPayload = Buffer | PendingPayload
+
+/**
+ * A payload still being computed. Its waiters are told together, in the order they came, from
+ * one promise reaction: thousands of subscribers of one operation each chaining a `then` would
+ * cost a microtask apiece, and would write one by one between other promise jobs.
+ */
+export class PendingPayload {
+  private waiters: Array<{ ready: (payload: Buffer) => void; failed: (error: unknown) => void }> | undefined = []
+
+  constructor(payload: Promise<Buffer>) {
+    payload.then(
+      (bytes) => this.settle((waiter) => waiter.ready(bytes)),
+      (error: unknown) => this.settle((waiter) => waiter.failed(error)),
+    )
+  }
+
+  /** Calls `ready` with the payload once it is computed, or `failed` if it cannot be. */
+  wait(ready: (payload: Buffer) => void, failed: (error: unknown) => void): void {
+    this.waiters?.push({ ready, failed })
+  }
+
+  private settle(tell: (waiter: { ready: (payload: Buffer) => void; failed: (error: unknown) => void }) => void): void {
+    const waiters = this.waiters ?? []
+    this.waiters = undefined
+    for (const waiter of waiters) tell(waiter)
+  }
+}
 
 /** The JSON text of a `next` message's payload, exactly as graphql-ws would write it. */
 export function resultJson(result: ExecutionResult): string {
@@ -10,9 +40,11 @@ export function resultJson(result: ExecutionResult): string {
   return JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest)
 }
 
+const payloadBytes = (result: ExecutionResult): Buffer => Buffer.from(`${resultJson(result)}}`)
+
 /**
  * Subscription results, computed once per event per distinct operation and handed, as the same
- * JSON text, to every subscriber of that operation.
+ * bytes, to every subscriber of that operation.
  *
  * An operation is its document, operation name, the variables its execution reads and the
  * caller's scope ({@link operationKey}): subscribers that agree on all four would compute the
@@ -21,36 +53,44 @@ export function resultJson(result: ExecutionResult): string {
  * and an event read for one subscriber only (a replay) is never shared.
  */
 export class SharedResults {
-  private readonly byEvent = new WeakMap<object, Map<string, ResultText>>()
+  private readonly byEvent = new WeakMap<object, Map<string, SharedPayload>>()
+  // The hub hands an event to the subscribers of an operation one after another: the last
+  // answer is the next one's too, found without hashing the operation's key again.
+  private last: { event: object; operation: string; payload: SharedPayload } | undefined
   private executed = 0
   private delivered = 0
 
-  /** The result text of `event` for `operation`; `execute` runs only if none is known yet. */
-  resultOf(operation: string, event: unknown, execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>): ResultText {
+  /** The payload of `event` for `operation`; `execute` runs only if none is known yet. */
+  resultOf(operation: string, event: unknown, execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>): SharedPayload {
     if (typeof event !== 'object' || event === null) return this.run(execute, event)
+    const last = this.last
+    if (last && last.event === event && last.operation === operation && !(last.payload instanceof PendingPayload)) return last.payload
     let results = this.byEvent.get(event)
     if (!results) {
       results = new Map()
       this.byEvent.set(event, results)
     }
     const known = results.get(operation)
-    if (known !== undefined) return known
-    const text = this.run(execute, event)
-    results.set(operation, text)
-    if (typeof text !== 'string') {
+    if (known !== undefined) {
+      if (!(known instanceof PendingPayload)) this.last = { event, operation, payload: known }
+      return known
+    }
+    const payload = this.run(execute, event)
+    results.set(operation, payload)
+    if (payload instanceof PendingPayload) {
       const kept = results
-      // Once settled, later subscribers read the text without waiting a turn; a failure is not kept.
-      text.then(
-        (value) => kept.set(operation, value),
+      // Told before any subscriber: once settled, they read the bytes without waiting a turn; a failure is not kept.
+      payload.wait(
+        (bytes) => kept.set(operation, bytes),
         () => kept.delete(operation),
       )
-    }
-    return text
+    } else this.last = { event, operation, payload }
+    return payload
   }
 
-  /** Counts one message written to a subscriber. */
-  countDelivery(): void {
-    this.delivered++
+  /** Counts `count` messages written to subscribers. */
+  countDelivery(count = 1): void {
+    this.delivered += count
   }
 
   /** How many results were executed, and how many messages written, since the server started. */
@@ -58,10 +98,10 @@ export class SharedResults {
     return { executed: this.executed, delivered: this.delivered }
   }
 
-  private run(execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>, event: unknown): ResultText {
+  private run(execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>, event: unknown): SharedPayload {
     this.executed++
     const result = execute(event)
-    return result instanceof Promise ? result.then(resultJson) : resultJson(result)
+    return result instanceof Promise ? new PendingPayload(result.then(payloadBytes)) : payloadBytes(result)
   }
 }
 

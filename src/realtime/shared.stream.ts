@@ -1,5 +1,6 @@
 import type WebSocket from 'ws'
-import type { ResultText } from './shared.results.js'
+import { nextWriter } from './next.writer.js'
+import { PendingPayload, type SharedPayload } from './shared.results.js'
 import type { DirectSource } from './subscription.queue.js'
 
 /** What one subscription's stream writes with. */
@@ -7,8 +8,8 @@ export interface StreamTarget {
   socket: WebSocket
   /** The graphql-ws operation id the client chose. */
   id: string
-  /** The result text of an event for this subscription (shared with its operation's other subscribers). */
-  resultOf: (event: unknown) => ResultText
+  /** The payload of an event for this subscription (shared with its operation's other subscribers). */
+  resultOf: (event: unknown) => SharedPayload
   /** Told after each message written. */
   delivered: () => void
   /** How many messages may wait, unwritten, for a subscriber that does not read. */
@@ -21,9 +22,9 @@ const DONE: IteratorResult<never> = { value: undefined, done: true }
 
 /**
  * What graphql-ws iterates for a subscription: it never yields. Each event of `source` is turned
- * into its shared result text and written to the socket here, as a ready `next` message, so an
- * event costs one execution and one serialization per operation, and per subscriber only a
- * string concatenation and a write (graphql-ws would execute and stringify per subscriber).
+ * into its shared payload and written to the socket here, as a `next` message, so an event
+ * costs one execution and one serialization per operation, and per subscriber only a write of
+ * bytes made once (graphql-ws would execute and stringify per subscriber; see {@link nextWriter}).
  *
  * Events are read with `next` while the source has some of its own (a replay); once it is live
  * and can hand its events over as they come (`direct`), they are written in the hub's dispatch,
@@ -37,19 +38,18 @@ const DONE: IteratorResult<never> = { value: undefined, done: true }
  */
 export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSource<unknown>>, target: StreamTarget): AsyncIterableIterator<never> {
   const { socket } = target
-  // The `next` message is this prefix, the result text, and a closing brace.
-  const prefix = `{"id":${JSON.stringify(target.id)},"type":"next","payload":`
+  const next = nextWriter(socket, target.id)
   let ended = false
   let stuck = 0
+  const unstick = () => void stuck--
   // Events handed over while an earlier one's result is still being computed, in order.
   let backlog: unknown[] | undefined
 
-  const write = (text: string): void => {
+  const write = (payload: Buffer): void => {
     if (ended || socket.readyState !== socket.OPEN) return
-    const message = prefix + text + '}'
-    if (socket.bufferedAmount === 0) socket.send(message)
+    if (socket.bufferedAmount === 0) next.write(payload)
     else if (++stuck > target.limit) return cutOff()
-    else socket.send(message, () => stuck--)
+    else next.write(payload, unstick)
     target.delivered()
   }
 
@@ -68,13 +68,10 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
 
   const flush = (): void => {
     while (backlog && backlog.length > 0 && !ended) {
-      const text = target.resultOf(backlog[0])
-      if (typeof text !== 'string') {
-        text.then(flush, fail)
-        return
-      }
+      const payload = target.resultOf(backlog[0])
+      if (payload instanceof PendingPayload) return payload.wait(flush, fail)
       backlog.shift()
-      write(text)
+      write(payload)
     }
     backlog = undefined
   }
@@ -85,10 +82,10 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
       backlog.push(event)
       return
     }
-    const text = target.resultOf(event)
-    if (typeof text === 'string') return write(text)
+    const payload = target.resultOf(event)
+    if (!(payload instanceof PendingPayload)) return write(payload)
     backlog = [event]
-    text.then(flush, fail)
+    payload.wait(flush, fail)
   }
 
   const pump = async (): Promise<IteratorResult<never>> => {
@@ -102,12 +99,11 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
       const step = await source.next()
       if (step.done || ended) return DONE
       const pending = target.resultOf(step.value)
-      const text = typeof pending === 'string' ? pending : await pending
+      const payload = pending instanceof PendingPayload ? await new Promise<Buffer>((resolve, reject) => pending.wait(resolve, reject)) : pending
       // The client may have completed the subscription while the result was computed.
       if (ended || socket.readyState !== socket.OPEN) continue
-      const message = prefix + text + '}'
-      if (socket.bufferedAmount > 0) await new Promise<void>((resolve) => socket.send(message, () => resolve()))
-      else socket.send(message)
+      if (socket.bufferedAmount > 0) await new Promise<void>((resolve) => next.write(payload, resolve))
+      else next.write(payload)
       target.delivered()
     }
   }

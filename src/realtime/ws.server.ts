@@ -52,7 +52,8 @@ interface Operation {
  * {@link SharedResults}), written to their sockets by {@link sharedStream}.
  */
 export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions): void {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload })
+  // No per-message deflate (ws's default, said here because `nextWriter` writes frames as they are without it).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
   app.server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?', 1)[0]
     if (path !== options.path) {

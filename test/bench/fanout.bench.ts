@@ -13,7 +13,7 @@ const DISTINCT = 10
 // For a partial run while working: which series to measure (all three by default).
 const SERIES = new Set((process.env.BENCH_FANOUT_SERIES ?? 'baseline,livegate,distinct').split(','))
 const PER_CLIENT = 5000
-// Set to a folder to write a --cpu-prof profile of each livegate server process there.
+// Set to a folder to write a --cpu-prof profile of each server process there (a folder per process).
 const PROFILE_DIR = process.env.BENCH_FANOUT_PROF
 const OPERATION = `subscription Fanout($filter: NotificationFilter) {
   notificationReceived(filter: $filter) { __typename id type taskId serviceCode receivedAt cursor }
@@ -42,6 +42,12 @@ interface Figure extends Spec {
   closes: Record<string, number>
   errors: number
   publishFailures: number
+}
+
+/** A server's CPU time so far, in milliseconds: its own code and the kernel's on its behalf (the writes). */
+interface Cpu {
+  user: number
+  system: number
 }
 
 /** Sends event `k` to the figure's server, returning the time it was sent. */
@@ -82,8 +88,10 @@ async function total(clients: BenchChild[]): Promise<ClientStatus> {
 }
 
 async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Promise<Figure> {
-  const profile = PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []
-  const server = startChild('./fanout.server.ts', spec.mode === 'livegate' ? profile : [])
+  // A folder per process: each of its threads (tsx's loader is one) writes a profile of its own.
+  let started = 0
+  const named = (role: string) => (PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', `${PROFILE_DIR}/${spec.mode}.${spec.subscribers}.${spec.distinct}.${role}${started++}`] : [])
+  const server = startChild('./fanout.server.ts', named('server'))
   const clients: BenchChild[] = []
   const events = Math.round(SECONDS * RATE)
   try {
@@ -94,7 +102,7 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       void server.ask('publish', k)
       return sentAt
     }
-    for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? profile : []))
+    for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? named('client') : []))
     await Promise.all(clients.map((client, i) => client.ask('open', { url, sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT), operations: operations(spec.distinct), events } satisfies ClientPlan)))
 
     // Warm-up: probes until every socket has one, which proves every subscription is in place.
@@ -107,7 +115,7 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
     await sleep(500)
 
     const sentAt: number[] = []
-    const cpuBefore = await server.ask<number>('cpu')
+    const cpuBefore = await server.ask<Cpu>('cpu')
     const receivedBefore = (await total(clients)).received
     const start = now() + 50
     for (let k = 0; k < events; k++) {
@@ -120,7 +128,9 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       await sleep(200)
       status = await total(clients)
     }
-    const cpuMs = (await server.ask<number>('cpu')) - cpuBefore
+    const cpuAfter = await server.ask<Cpu>('cpu')
+    const cpuMs = cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system
+    const systemShare = (cpuAfter.system - cpuBefore.system) / Math.max(1, cpuMs)
     const rss = await server.ask<{ peak: number; current: number }>('rss')
     const parts = await Promise.all(clients.map((client) => client.ask<Float64Array>('latencies', sentAt)))
     const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0))
@@ -139,7 +149,7 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       errors: status.errors,
       publishFailures: failures.count,
     }
-    ctx.log(`fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message`)
+    ctx.log(`fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message (${(100 * systemShare).toFixed(0)}% system)`)
     return figure
   } finally {
     await Promise.all(clients.map((client) => client.stop()))

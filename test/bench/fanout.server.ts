@@ -90,7 +90,7 @@ if (isBenchChild(import.meta.url)) {
       if (command === 'rss') return residentSet()
       if (command === 'cpu') {
         const { user, system } = process.cpuUsage()
-        return (user + system) / 1000
+        return { user: user / 1000, system: system / 1000 }
       }
       throw new Error(`unknown command ${command}`)
     },

@@ -129,13 +129,17 @@ async function* notificationStream(
 // subscribers of the same operation share the event's result (ws.server.ts). Replayed rows are
 // each subscriber's own, and so are their nodes.
 const liveNodes = new WeakMap<NotificationRow, NotificationNode>()
+// The hub hands a row to thousands of subscribers in a row: the last node saves their lookups.
+let lastLive: { row: NotificationRow; node: NotificationNode } | undefined
 
 function liveNode(row: NotificationRow): NotificationNode {
+  if (lastLive?.row === row) return lastLive.node
   let node = liveNodes.get(row)
   if (!node) {
     node = notificationNode(row)
     liveNodes.set(row, node)
   }
+  lastLive = { row, node }
   return node
 }
 

@@ -1,0 +1,71 @@
+import type { Duplex } from 'node:stream'
+import type WebSocket from 'ws'
+
+/** Writes one subscriber's `next` messages; see {@link nextWriter}. */
+export interface NextWriter {
+  /**
+   * Writes the message whose payload is `payload` (the shared result's JSON and the message's
+   * closing brace, as bytes). `written`, if given, is told once the bytes have left for the socket.
+   */
+  write(payload: Buffer, written?: () => void): void
+}
+
+// Byte 0 of a final, unfragmented text frame; a server's frames are not masked.
+const FIN_TEXT = 0x81
+
+/** The frame header of a text message of `length` bytes, followed by `prefix`. */
+function headed(prefix: Buffer, length: number): Buffer {
+  const size = length < 126 ? 2 : length < 65536 ? 4 : 10
+  const bytes = Buffer.allocUnsafe(size + prefix.length)
+  bytes[0] = FIN_TEXT
+  if (size === 2) bytes[1] = length
+  else if (size === 4) {
+    bytes[1] = 126
+    bytes.writeUInt16BE(length, 2)
+  } else {
+    bytes[1] = 127
+    bytes.writeUInt16BE(0, 2)
+    bytes.writeUIntBE(length, 4, 6)
+  }
+  prefix.copy(bytes, size)
+  return bytes
+}
+
+/**
+ * A writer of graphql-ws `next` messages for operation `id` on `socket`. The message is the
+ * subscriber's own prefix (`{"id":…,"type":"next","payload":`) and the payload bytes shared by
+ * every subscriber of the operation.
+ *
+ * Without a negotiated extension (the server offers none: per-message deflate is off) the frame
+ * is written to the TCP socket as it is: header and prefix (made again only when the payload's
+ * length changes), then the payload, in one `writev`, nothing encoded per subscriber. `ws` takes
+ * one string or buffer per message: the prefix and payload joined and encoded to UTF-8 again
+ * for each of thousands of sockets, which, with a promise per subscriber, cost livegate more
+ * than the write itself. `ws` writes to the same TCP socket in the same way
+ * (it never holds frames back without an extension), so messages stay in order with the
+ * ones graphql-ws sends, and `socket.bufferedAmount` still counts what waits.
+ */
+export function nextWriter(socket: WebSocket, id: string): NextWriter {
+  const prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)
+  const tcp = (socket as unknown as { _socket?: Duplex })._socket
+  if (socket.extensions !== '' || !tcp) {
+    return {
+      write: (payload, written) => socket.send(Buffer.concat([prefix, payload]), { binary: false }, written && (() => written())),
+    }
+  }
+  let head: Buffer = prefix
+  let headFor = -1
+  return {
+    write(payload, written) {
+      if (payload.length !== headFor) {
+        head = headed(prefix, prefix.length + payload.length)
+        headFor = payload.length
+      }
+      tcp.cork()
+      tcp.write(head)
+      if (written) tcp.write(payload, () => written())
+      else tcp.write(payload)
+      tcp.uncork()
+    },
+  }
+}
