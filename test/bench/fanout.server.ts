@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import WebSocket, { WebSocketServer } from 'ws'
-import { loadConfig } from '../../src/config/index.js'
-import { startGateway } from '../../src/http/gateway.start.js'
+import { startBenchGateway } from './bench.gateway.js'
 import { FANOUT_SERVICE, taskIdOf } from './fanout.client.js'
 import { isBenchChild, residentSet, serveCommands } from './fanout.process.js'
 
@@ -20,24 +16,9 @@ interface StartArgs {
 let close: () => Promise<void> = async () => {}
 
 async function startLivegate(databaseUrl: string): Promise<string> {
-  const scratch = mkdtempSync(join(tmpdir(), 'livegate-fanout-'))
-  const config = loadConfig({
-    env: {},
-    value: {
-      port: 0,
-      host: '127.0.0.1',
-      log: { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
-      database: { url: databaseUrl, dataDir: scratch },
-      spool: { dir: join(scratch, 'spool') },
-      services: [{ serviceCode: FANOUT_SERVICE.serviceCode, secrets: [FANOUT_SERVICE.secret] }],
-    },
-  })
-  const gateway = await startGateway(config, { logStream: { write: () => {} } })
-  close = async () => {
-    await gateway.close()
-    rmSync(scratch, { recursive: true, force: true })
-  }
-  return gateway.url
+  const started = await startBenchGateway({ databaseUrl, service: FANOUT_SERVICE })
+  close = started.close
+  return started.gateway.url
 }
 
 /**

@@ -1,12 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
-import { loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
-import { startGateway } from '../../src/http/gateway.start.js'
 import { signCallback } from '../../src/ingest/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { startBaseline } from './baseline.server.js'
+import { startBenchGateway } from './bench.gateway.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { type LoadRequest, type LoadResult, runLoad } from './load.generate.js'
 import { resultRows } from '../../src/db/database.client.js'
@@ -84,20 +81,7 @@ async function baselineTarget(ctx: BenchContext): Promise<Target> {
 }
 
 async function livegateTarget(name: string, db: { url: string; drop: () => Promise<void> } | undefined): Promise<Target> {
-  const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-'))
-  const config = loadConfig({
-    env: {},
-    value: {
-      port: 0,
-      host: '127.0.0.1',
-      // The default level, written to a sink: a deployment pays for every log line it formats.
-      log: { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
-      database: db ? { url: db.url, dataDir: scratch } : { dataDir: MEMORY_DATA_DIR },
-      spool: { dir: join(scratch, 'spool') },
-      services: [{ serviceCode: SERVICE_CODE, secrets: [SECRET] }],
-    },
-  })
-  const gateway = await startGateway(config, { logStream: { write: () => {} } })
+  const { gateway, close } = await startBenchGateway({ ...(db ? { databaseUrl: db.url } : {}), service: { serviceCode: SERVICE_CODE, secret: SECRET } })
   const count = async () => {
     const answer = await gateway.database.db.execute(sql`select count(*) as n from callbacks`)
     return Number(resultRows<{ n: string | number }>(answer)[0]?.n ?? 0)
@@ -107,9 +91,8 @@ async function livegateTarget(name: string, db: { url: string; drop: () => Promi
     url: gateway.url,
     countRows: count,
     async close() {
-      await gateway.close()
+      await close()
       await db?.drop()
-      rmSync(scratch, { recursive: true, force: true })
     },
   }
 }

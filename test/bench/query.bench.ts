@@ -1,8 +1,9 @@
 import { isDeepStrictEqual } from 'node:util'
 import postgres from 'postgres'
-import { type Config, loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
+import { type Config, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Database, openDatabase } from '../../src/db/database.client.js'
-import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
+import type { Gateway } from '../../src/http/gateway.start.js'
+import { startBenchGateway } from './bench.gateway.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { startCeiling } from './query.ceiling.js'
 import { costTable, explainStatements, type StatementCost, statementRecorder } from './query.explain.js'
@@ -134,22 +135,25 @@ function row({ name, result }: Figure, ceiling: Figure): string[] {
 
 interface Served {
   gateway: Gateway
+  config: Config
   database: Database
   recorder: ReturnType<typeof statementRecorder>
   close(): Promise<void>
 }
 
 /** livegate on a database, through a handle that records statements on demand (for EXPLAIN). */
-async function serve(url: string, config: Config): Promise<Served> {
+async function serve(url: string): Promise<Served> {
   const recorder = statementRecorder()
   const database = await openDatabase({ url, dataDir: MEMORY_DATA_DIR, logger: recorder.logger })
-  const gateway = await startGateway({ ...config, database: { ...config.database, url } }, { database, logStream: { write: () => {} } })
+  // No pruning: the seeded callbacks are older than the retention window.
+  const started = await startBenchGateway({ databaseUrl: url, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } }, database })
   return {
-    gateway,
+    gateway: started.gateway,
+    config: started.config,
     database,
     recorder,
     async close() {
-      await gateway.close()
+      await started.close()
       await database.close()
     },
   }
@@ -167,17 +171,6 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
   const admin = postgres(ctx.serverUrl, { max: 1, onnotice: () => {} })
   // Seeding commits thousands of small transactions; the measured part only reads.
   await admin.unsafe(`alter database "${largeName}" set synchronous_commit = off`)
-  const config = loadConfig({
-    env: {},
-    value: {
-      port: 0,
-      host: '127.0.0.1',
-      log: { level: process.env.BENCH_LOG_LEVEL ?? 'info' },
-      database: { url: largeDb.url, dataDir: MEMORY_DATA_DIR },
-      services: [{ serviceCode: SEED_SERVICE_CODE, secrets: ['bench-secret'] }],
-      retention: { intervalMs: 0 },
-    },
-  })
   const figures: Figure[] = []
   const explained: StatementCost[][] = []
   const served: Served[] = []
@@ -197,11 +190,11 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     await growing.close()
     ctx.log(`query: ${LARGE} callbacks in ${((Date.now() - begun) / 1000).toFixed(0)} s`)
 
-    const small = await serve(smallUrl, config)
+    const small = await serve(smallUrl)
     served.push(small)
-    const big = await serve(largeDb.url, config)
+    const big = await serve(largeDb.url)
     served.push(big)
-    const ceiling = await startCeiling(big.database.db, config.graphql)
+    const ceiling = await startCeiling(big.database.db, big.config.graphql)
     try {
       const pool = await taskPagePool(big.gateway.url)
       await checkSameAnswers(big.gateway.url, ceiling.url, pool)
