@@ -101,8 +101,10 @@ export class CallbackStore {
 /**
  * One transaction's worth of callbacks: insert them (deliveries of one callback folded into one
  * row), fold the new ones into the graph, and NOTIFY them, all before the commit. Statements
- * that do not wait on each other are sent together, so a batch costs four round trips (locks;
- * insert and state reads; graph writes and NOTIFY; commit) however many callbacks it holds.
+ * that do not wait on each other are sent together, so a batch costs four round trips (BEGIN;
+ * locks, insert and state reads; graph writes and NOTIFY; COMMIT) however many callbacks it
+ * holds: each round trip of a busy process waits its turn behind the requests queued on its
+ * event loop.
  */
 async function keepBatch(tx: Db, items: Keeping[]): Promise<KeptCallback[]> {
   const events = items.map(({ row }) => callbackEvent(row))
@@ -110,9 +112,14 @@ async function keepBatch(tx: Db, items: Keeping[]): Promise<KeptCallback[]> {
   // One writer at a time, across every instance: row ids are then handed out in commit order,
   // which is what lets a subscriber resume after a cursor without a gap. The entity locks every
   // writer that folds must hold come in the same statement, after it.
-  await tx.execute(lockStatement(scopes, INGEST_LOCK_KEY) as SQL)
+  // Sent at once (`then` starts a statement): the statements below queue behind it on the
+  // connection, so the lock is taken before anything is read or written, without waiting for it.
+  const locked = tx.execute(lockStatement(scopes, INGEST_LOCK_KEY) as SQL).then(() => undefined)
+  // Its failure is met where it is awaited; this only keeps an early throw from leaving it unheard.
+  locked.catch(() => {})
   const outcomes: Array<KeptCallback | undefined> = new Array(items.length)
-  const landed = await landedReplays(tx, items)
+  const replays = items.some((item) => item.replay)
+  const landed = replays ? (await Promise.all([locked, landedReplays(tx, items)]))[1] : new Map<string, LandedRow>()
   // The same callback twice in one batch must be one row: an upsert cannot touch a row twice.
   const groups = new Map<string, number[]>()
   items.forEach(({ row, replay }, i) => {
@@ -125,13 +132,17 @@ async function keepBatch(tx: Db, items: Keeping[]): Promise<KeptCallback[]> {
     if (group) group.push(i)
     else groups.set(row.dedupeKey, [i])
   })
-  if (groups.size === 0) return outcomes as KeptCallback[]
+  if (groups.size === 0) {
+    await locked
+    return outcomes as KeptCallback[]
+  }
   const values = [...groups.values()].map((indexes) => {
     const rows = indexes.map((i) => (items[i] as Keeping).row)
     const latest = rows.reduce((a, b) => (b.lastDeliveredAt > a.lastDeliveredAt ? b : a))
     return { ...(rows[0] as NewCallbackRow), lastDeliveredAt: latest.lastDeliveredAt, deliveries: rows.length }
   })
-  const [kept, states] = await Promise.all([
+  const [, kept, states] = await Promise.all([
+    locked,
     tx.execute(insertStatement(values)).then((result) => resultRows<InsertedRow>(result).map(inserted)),
     Promise.all(scopes.map((scope) => readScope(tx, scope))),
   ])
@@ -194,9 +205,14 @@ function scopesOf(items: Keeping[], events: Array<CallbackEvent | null>): FoldSc
   return [...byService.keys()].sort().map((serviceCode) => foldScope(serviceCode, byService.get(serviceCode) as CallbackEvent[]))
 }
 
-async function landedReplays(tx: Db, items: Keeping[]): Promise<Map<string, { id: number; deliveries: number; lastDeliveredAt: Date }>> {
+interface LandedRow {
+  id: number
+  deliveries: number
+  lastDeliveredAt: Date
+}
+
+async function landedReplays(tx: Db, items: Keeping[]): Promise<Map<string, LandedRow>> {
   const keys = items.filter((item) => item.replay).map((item) => item.row.dedupeKey)
-  if (keys.length === 0) return new Map()
   const rows = await tx
     .select({ id: callbacks.id, deliveries: callbacks.deliveries, lastDeliveredAt: callbacks.lastDeliveredAt, dedupeKey: callbacks.dedupeKey })
     .from(callbacks)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { eq, inArray } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { CallbackStore } from '../../src/db/callback.store.js'
 import { callbacks, type NewCallbackRow } from '../../src/db/callback.table.js'
@@ -35,9 +35,11 @@ function row(fields: Record<string, string>, at = new Date()): NewCallbackRow {
   }
 }
 
+const storeOf = () => new CallbackStore(db.database.db)
+
 describe(`group commit: callbacks arriving together share one transaction (${driverName})`, () => {
   test('sixty callbacks kept at once take one transaction, and every one is stored and folded', async () => {
-    const store = new CallbackStore(db.database.db)
+    const store = storeOf()
     const ids = Array.from({ length: 60 }, () => `task-${randomUUID()}`)
     const before = transactions()
     const kept = await Promise.all(ids.map((id) => store.keep(row(sampleCallbacks(id).liveStart as Record<string, string>))))
@@ -48,10 +50,17 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
     const folded = await db.database.db.select({ id: tasks.taskId, status: tasks.status }).from(tasks).where(inArray(tasks.taskId, ids))
     expect(folded).toHaveLength(60)
     expect(folded.every((t) => t.status === 'LIVE')).toBe(true)
+    // One transaction wrote them all, the folded tasks with the callbacks.
+    const writers = await db.database.db
+      .select({ xmin: sql<string>`${callbacks}.xmin::text` })
+      .from(callbacks)
+      .where(inArray(callbacks.taskId, ids))
+      .union(db.database.db.select({ xmin: sql<string>`${tasks}.xmin::text` }).from(tasks).where(inArray(tasks.taskId, ids)))
+    expect(writers).toHaveLength(1)
   })
 
   test('the same callback three times in one batch is one row counted three times', async () => {
-    const store = new CallbackStore(db.database.db)
+    const store = storeOf()
     const once = row(sampleCallbacks(`task-${randomUUID()}`).liveEnd as Record<string, string>)
     const kept = await Promise.all([store.keep(once), store.keep({ ...once }), store.keep({ ...once })])
     expect(new Set(kept.map((k) => k.id)).size).toBe(1)
@@ -63,7 +72,7 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
   })
 
   test('a row the database refuses fails alone: its batch neighbours are kept', async () => {
-    const store = new CallbackStore(db.database.db)
+    const store = storeOf()
     const good = [row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), row(sampleCallbacks(`task-${randomUUID()}`).thumbnail as Record<string, string>)]
     // PostgreSQL text cannot hold NUL: the verdict refuses such callbacks, the store must still cope.
     const bad = { ...row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), taskId: 'nul\u0000here' }
