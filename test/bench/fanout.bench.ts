@@ -232,7 +232,7 @@ function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string 
       `at ${largest.cpuUsPerMessage.toFixed(1)} µs each (the bare broadcast: ${base.cpuUsPerMessage.toFixed(1)} µs) it is busy ${(100 * busy(largest)).toFixed(0)}% of one core ` +
       `(the bare broadcast ${(100 * busy(base)).toFixed(0)}%), on a machine whose two cores also run the ${Math.ceil(largest.subscribers / PER_CLIENT)} client processes and PostgreSQL. ` +
       'Each event costs one database read, one execution and one serialization per distinct operation. Per subscriber, livegate writes the frame header, its prefix and the shared bytes in one `writev`, ' +
-      'as `ws` does for the bare broadcast. A CPU profile of the server (node --cpu-prof) puts about 94% of the writing in that system call and 6% in JavaScript.',
+      'as `ws` does for the bare broadcast. A CPU profile of the server over the measured events (node --cpu-prof) puts about 70% of its time in that system call, which costs it about what it costs the bare broadcast per message; the difference is livegate\'s own hand-off (the hub\'s loop over subscribers, each stream\'s write, the shared-result lookup: about 12%), garbage collection (3%) and Node\'s stream bookkeeping.',
   ]
   if (largest.subscribers >= 10_000 && largest.p99Ms <= 250 && busy(largest) > 0.5) {
     lines.push(
