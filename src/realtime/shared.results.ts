@@ -13,7 +13,8 @@ export type SharedPayload = Buffer | PendingPayload
  * cost a microtask apiece, and would write one by one between other promise jobs.
  */
 export class PendingPayload {
-  private waiters: Array<{ ready: (payload: Buffer) => void; failed: (error: unknown) => void }> | undefined = []
+  private waiters: Array<Waiter> = []
+  private told: ((waiter: Waiter) => void) | undefined
 
   constructor(payload: Promise<Buffer>) {
     payload.then(
@@ -22,16 +23,23 @@ export class PendingPayload {
     )
   }
 
-  /** Calls `ready` with the payload once it is computed, or `failed` if it cannot be. */
+  /** Calls `ready` with the payload once it is computed (at once if it is), or `failed` if it cannot be. */
   wait(ready: (payload: Buffer) => void, failed: (error: unknown) => void): void {
-    this.waiters?.push({ ready, failed })
+    if (this.told) this.told({ ready, failed })
+    else this.waiters.push({ ready, failed })
   }
 
-  private settle(tell: (waiter: { ready: (payload: Buffer) => void; failed: (error: unknown) => void }) => void): void {
-    const waiters = this.waiters ?? []
-    this.waiters = undefined
+  private settle(tell: (waiter: Waiter) => void): void {
+    this.told = tell
+    const waiters = this.waiters
+    this.waiters = []
     for (const waiter of waiters) tell(waiter)
   }
+}
+
+interface Waiter {
+  ready: (payload: Buffer) => void
+  failed: (error: unknown) => void
 }
 
 /** The JSON text of a `next` message's payload, exactly as graphql-ws would write it. */
@@ -88,9 +96,9 @@ export class SharedResults {
     return payload
   }
 
-  /** Counts `count` messages written to subscribers. */
-  countDelivery(count = 1): void {
-    this.delivered += count
+  /** Counts one message written to a subscriber. */
+  countDelivery(): void {
+    this.delivered++
   }
 
   /** How many results were executed, and how many messages written, since the server started. */

@@ -35,11 +35,9 @@ function row(fields: Record<string, string>, at = new Date()): NewCallbackRow {
   }
 }
 
-const storeOf = () => new CallbackStore(db.database.db)
-
 describe(`group commit: callbacks arriving together share one transaction (${driverName})`, () => {
   test('sixty callbacks kept at once take one transaction, and every one is stored and folded', async () => {
-    const store = storeOf()
+    const store = new CallbackStore(db.database.db)
     const ids = Array.from({ length: 60 }, () => `task-${randomUUID()}`)
     const before = transactions()
     const kept = await Promise.all(ids.map((id) => store.keep(row(sampleCallbacks(id).liveStart as Record<string, string>))))
@@ -60,7 +58,7 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
   })
 
   test('the same callback three times in one batch is one row counted three times', async () => {
-    const store = storeOf()
+    const store = new CallbackStore(db.database.db)
     const once = row(sampleCallbacks(`task-${randomUUID()}`).liveEnd as Record<string, string>)
     const kept = await Promise.all([store.keep(once), store.keep({ ...once }), store.keep({ ...once })])
     expect(new Set(kept.map((k) => k.id)).size).toBe(1)
@@ -72,7 +70,7 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
   })
 
   test('a row the database refuses fails alone: its batch neighbours are kept', async () => {
-    const store = storeOf()
+    const store = new CallbackStore(db.database.db)
     const good = [row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), row(sampleCallbacks(`task-${randomUUID()}`).thumbnail as Record<string, string>)]
     // PostgreSQL text cannot hold NUL: the verdict refuses such callbacks, the store must still cope.
     const bad = { ...row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), taskId: 'nul\u0000here' }
