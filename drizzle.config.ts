@@ -3,6 +3,6 @@ import { defineConfig } from 'drizzle-kit'
 // Migrations are generated from the tables and committed; livegate applies them at start.
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/db/*.table.ts',
+  schema: './src/storage/*.table.ts',
   out: './schema/migrations',
 })

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './cli/cli.run.js'
+import { runCli } from './adapters/cli/cli.run.js'
 
 // The only place that reads process.env and argv; everything below is handed what it needs.
 const stopSignal = new Promise<string>((resolve) => {

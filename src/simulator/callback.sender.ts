@@ -1,4 +1,4 @@
-import { signCallback } from '../ingest/callback.sign.js'
+import { signCallback } from '../model/callback.sign.js'
 import type { ScenarioCallback } from './scenario.model.js'
 import type { SimulatedService } from './task-list.server.js'
 

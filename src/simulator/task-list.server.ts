@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { verifySignature } from '../ingest/signature.verify.js'
-import { TASK_LIST_PATH } from '../upstream/task-list.client.js'
+import { verifySignature } from '../model/signature.verify.js'
+import { TASK_LIST_PATH } from '../model/task-list.schema.js'
 import type { SimulatedTaskList } from './task-list.snapshot.js'
 
 /**

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Config, loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
-import type { Database } from '../../src/db/database.client.js'
-import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
+import type { Database } from '../../src/storage/database.client.js'
+import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
 
 /** What {@link startBenchGateway} needs. */
 export interface BenchGatewayOptions {

@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http'
-import { signCallback } from '../../src/ingest/callback.sign.js'
+import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { type ClientPlan, type ClientStatus, FANOUT_SERVICE, taskIdOf } from './fanout.client.js'

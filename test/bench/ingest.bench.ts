@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
-import { signCallback } from '../../src/ingest/callback.sign.js'
+import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { startBaseline } from './baseline.server.js'
 import { startBenchGateway } from './bench.gateway.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { type LoadRequest, type LoadResult, runLoad } from './load.generate.js'
-import { resultRows } from '../../src/db/database.client.js'
+import { resultRows } from '../../src/storage/database.client.js'
 
 // Short windows, interleaved: each round measures every server in turn, so a neighbour's load
 // on this shared machine falls on all of them alike instead of on whichever ran at that moment.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'

@@ -5,7 +5,7 @@ import { test } from '../support/gateway.fixture.js'
 
 /**
  * The gateway runs an operation with graphql-js the first time and compiled by graphql-jit from
- * the second (src/graphql/jit.executor.ts): every answer must be the same, byte for byte, either
+ * the second (src/adapters/graphql/jit.executor.ts): every answer must be the same, byte for byte, either
  * way: data, custom scalars, abstract types, and the errors and HTTP statuses of each kind.
  */
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { eq, inArray, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { CallbackStore } from '../../src/db/callback.store.js'
-import { callbacks, type NewCallbackRow } from '../../src/db/callback.table.js'
-import { tasks } from '../../src/db/graph.table.js'
+import { CallbackStore } from '../../src/work/callback.store.js'
+import { callbacks, type NewCallbackRow } from '../../src/storage/callback.table.js'
+import { tasks } from '../../src/storage/graph.table.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 

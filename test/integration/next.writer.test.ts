@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket, { WebSocketServer } from 'ws'
-import { nextWriter } from '../../src/realtime/next.writer.js'
+import { nextWriter } from '../../src/adapters/websocket/next.writer.js'
 
 // The writer frames messages itself: a real `ws` client must read back exactly what was meant,
 // at every length where the frame header changes shape (7-bit, 16-bit and 64-bit lengths).

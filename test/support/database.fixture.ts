@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { MEMORY_DATA_DIR } from '../../src/config/index.js'
-import { type Database, type DatabaseOptions, openDatabase } from '../../src/db/database.client.js'
+import { type Database, type DatabaseOptions, openDatabase } from '../../src/storage/database.client.js'
 
 /** Which database the suite runs on: a PostgreSQL server when TEST_DATABASE_URL is set, else PGlite. */
 export const serverUrl = process.env.TEST_DATABASE_URL || undefined

@@ -1,7 +1,7 @@
 import { test as base } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/http/gateway.start.js'
-import { type SignedRequest, signCallback } from '../../src/ingest/callback.sign.js'
+import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type SignedRequest, signCallback } from '../../src/model/callback.sign.js'
 import { openTestDatabase, type TestDatabase } from './database.fixture.js'
 
 /** The secrets the test configuration gives its services. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseCallback, REQUIRED_FIELDS } from '../../src/ingest/callback.parse.js'
-import { dedupeKey, parseForm } from '../../src/ingest/callback.verdict.js'
+import { parseCallback, REQUIRED_FIELDS } from '../../src/model/callback.parse.js'
+import { dedupeKey, parseForm } from '../../src/model/callback.verdict.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
 const samples = sampleCallbacks('aws-cn_north_1-5-a6eaff8eeef36a3b')

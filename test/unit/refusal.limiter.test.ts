@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { RefusalLimiter, sourceKey } from '../../src/ingest/refusal.limiter.js'
+import { RefusalLimiter, sourceKey } from '../../src/adapters/http/refusal.limiter.js'
 
 describe('the refusal limiter', () => {
   it('records a burst up to the rate, then one more per refilled token', () => {

@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseCallback } from '../../src/ingest/callback.parse.js'
+import { parseCallback } from '../../src/model/callback.parse.js'
 import { generateScenario, type Scenario } from '../../src/simulator/session.scenario.js'
 import { seededRandom } from '../../src/simulator/seeded.random.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
-import { taskListAnswerSchema } from '../../src/upstream/task-list.schema.js'
+import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
 
 const scenario = (seed: number, sessions = 8, epochMs = 1_700_000_000_000) =>
   generateScenario({ seed, sessions, serviceCodes: ['TESTING', 'OTHER'], rate: 50, epochMs })

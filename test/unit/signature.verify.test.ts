@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { signCallback } from '../../src/ingest/callback.sign.js'
-import { parseTimestamp, sign, verifySignature } from '../../src/ingest/signature.verify.js'
+import { signCallback } from '../../src/model/callback.sign.js'
+import { parseTimestamp, sign, verifySignature } from '../../src/model/signature.verify.js'
 
 // The upstream's published test vector (shared/spec/signature.md).
 const VECTOR = {

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import { type Config, MEMORY_DATA_DIR } from '../../config/index.js'
+import { startGateway } from '../http/gateway.start.js'
+import { startSimulator } from '../../simulator/simulator.run.js'
+import type { Command } from './cli.run.js'
+
+const DEMO_SERVICE = 'DEMO'
+const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id author status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
+
+/**
+ * `livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]`: the gateway on
+ * an in-memory database, fed by the simulator playing the cloud for one service code with a
+ * throwaway secret, looping until stopped. For a first look; nothing is kept.
+ */
+export const demoCommand: Command = async (args, config, io) => {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, 'simulator-port': { type: 'string' }, rate: { type: 'string' }, sessions: { type: 'string' } },
+  })
+  const port = Number(values.port ?? config.port)
+  const simulatorPort = Number(values['simulator-port'] ?? 4100)
+  const rate = Number(values.rate ?? 4)
+  const sessions = Number(values.sessions ?? 8)
+  if (![port, simulatorPort, rate, sessions].every((n) => Number.isFinite(n) && n >= 0)) {
+    io.err('usage: livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]')
+    return 2
+  }
+  const secret = randomBytes(16).toString('hex')
+  const demoConfig: Config = {
+    ...config,
+    port,
+    database: { dataDir: MEMORY_DATA_DIR },
+    services: [{ serviceCode: DEMO_SERVICE, secrets: [secret], verify: 'enforce', baseUrl: `http://127.0.0.1:${simulatorPort}` }],
+    // Poll often, so tasks show as listed (with their streams) within seconds.
+    upstream: { ...config.upstream, pollIntervalMs: 2000 },
+  }
+  const gateway = await startGateway(demoConfig)
+  const simulator = await startSimulator({
+    port: simulatorPort,
+    services: [{ serviceCode: DEMO_SERVICE, secret }],
+    gatewayUrl: gateway.url,
+    seed: 1,
+    sessions,
+    rate,
+    loop: true,
+    headerPrefix: demoConfig.ingest.signatureHeaderPrefixes[0] ?? 'svc',
+  })
+  io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
+  io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${rate} callbacks/s, looping`)
+  io.out('livegate demo: try a query (tasks appear within seconds):')
+  io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
+  const signal = await io.stopSignal
+  io.out(`livegate demo: stopping (${signal})`)
+  await simulator.stop()
+  await gateway.close()
+  return 0
+}

@@ -1,0 +1,61 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { isIP } from 'node:net'
+import { GraphQLError } from 'graphql'
+import type { ApiKeyConfig, Config } from '../../config/config.schema.js'
+
+/**
+ * What a caller may read: every service code, or a list. Every store read takes it, so a key
+ * scoped to one tenant cannot see another's rows through any field, loader, total or
+ * subscription.
+ */
+export type Scope = { kind: 'all' } | { kind: 'codes'; serviceCodes: readonly string[]; keyName: string }
+
+/** The caller's scope as a store restriction: undefined reads everything. */
+export function allowedCodes(scope: Scope): readonly string[] | undefined {
+  return scope.kind === 'all' ? undefined : scope.serviceCodes
+}
+
+/** Whether the scope covers a service code. */
+export function inScope(scope: Scope, serviceCode: string): boolean {
+  return scope.kind === 'all' || scope.serviceCodes.includes(serviceCode)
+}
+
+const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".'
+
+/** The error of a missing or wrong key: HTTP 401 for queries. */
+export function unauthenticated(): GraphQLError {
+  return new GraphQLError(UNAUTHENTICATED_MESSAGE, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } })
+}
+
+/**
+ * The scope of an `Authorization` value. With no keys configured, everything (livegate then
+ * serves only on a loopback address); with keys, a matching `Bearer` key's scope, else null.
+ * Every configured key is compared, in constant time, so timing says nothing about which matched.
+ */
+export function authenticate(authorization: string | undefined, keys: readonly ApiKeyConfig[]): Scope | null {
+  if (keys.length === 0) return { kind: 'all' }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+  if (!match) return null
+  const presented = createHash('sha256').update(match[1] as string).digest()
+  let found: ApiKeyConfig | undefined
+  for (const key of keys) {
+    if (timingSafeEqual(presented, key.sha256) && !found) found = key
+  }
+  if (!found) return null
+  return found.serviceCodes === '*' ? { kind: 'all' } : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name }
+}
+
+/**
+ * The secure default: without API keys, data is served only on a loopback address. Returns the
+ * reason livegate must not start, or undefined.
+ */
+export function unsafeBinding(config: Pick<Config, 'apiKeys' | 'host'>): string | undefined {
+  if (config.apiKeys.length > 0 || isLoopback(config.host)) return undefined
+  return `no API keys are configured, so livegate serves data only on a loopback address, but host is "${config.host}": add "apiKeys" (README, Operations) or bind to 127.0.0.1`
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true
+  if (isIP(host) === 4) return host.startsWith('127.')
+  return host === '::1'
+}

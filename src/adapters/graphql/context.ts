@@ -1,0 +1,45 @@
+import type { Config } from '../../config/config.schema.js'
+import type { Db } from '../../storage/database.client.js'
+import type { EventHub } from '../../work/event.hub.js'
+import type { TaskListPoller } from '../../work/task-list.poller.js'
+import { allowedCodes, type Scope } from './auth.scope.js'
+import { type Loaders, createLoaders } from './loaders.create.js'
+import { UpstreamAccess } from './upstream.access.js'
+
+/** What every resolver is given as `@Ctx()`: made fresh for each request (or subscription operation). */
+export interface GraphqlContext {
+  db: Db
+  config: Config
+  /** This request's DataLoaders; never shared between requests. */
+  loaders: Loaders
+  /** The live task_list for this request, and what failed of it. */
+  upstream: UpstreamAccess
+  /** The realtime events of this process; what subscriptions read. */
+  hub: EventHub | undefined
+  /** Ends this operation's websocket (subscriptions only). */
+  closeSocket: ((code: number, reason: string) => void) | undefined
+  /** What the caller's API key may read. */
+  scope: Scope
+}
+
+/** What contexts are made from: the parts that live as long as the server. */
+export interface ContextDeps {
+  db: Db
+  config: Config
+  /** Absent when no service code has a `baseUrl`. */
+  poller?: TaskListPoller | undefined
+  hub?: EventHub | undefined
+}
+
+/** A new context with its own loaders, for a caller already authenticated to `scope`. */
+export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
+  return {
+    db: deps.db,
+    config: deps.config,
+    loaders: createLoaders(deps.db, allowedCodes(scope)),
+    upstream: new UpstreamAccess(deps.poller, scope),
+    hub: deps.hub,
+    closeSocket,
+    scope,
+  }
+}

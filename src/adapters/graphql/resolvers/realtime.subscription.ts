@@ -1,0 +1,153 @@
+import { GraphQLError } from 'graphql'
+import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../../storage/notification.queries.js'
+import type { TaskNode } from '../../../fold/graph.model.js'
+import type { EventHub } from '../../../work/event.hub.js'
+import type { DirectSource, SubscriptionQueue } from '../../../work/subscription.queue.js'
+import { SLOW_CONSUMER_CLOSE } from '../../websocket/ws.server.js'
+import type { GraphqlContext } from '../context.js'
+import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
+import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
+import { NotificationFilter } from '../types/notification-filter.input.js'
+import { Notification } from '../types/notification.type.js'
+import { Task, TaskFilter } from '../types/task.type.js'
+import { notificationCriteria } from './notification.resolver.js'
+import { taskQuery } from './task.resolver.js'
+
+interface NotificationArgs {
+  filter?: NotificationFilter | null
+  after?: string | null
+}
+
+/**
+ * The subscription fields. Each resolves to its event as is: its arguments only choose the
+ * events (in `subscribe`), which is what lets subscribers of one operation share an event's
+ * result whatever their filter or cursor (src/adapters/websocket/ws.server.ts).
+ */
+@Resolver()
+export class RealtimeSubscription {
+  @Subscription(() => Notification, {
+    description:
+      'Every stored notification that matches, pushed once it is committed. With `after` (a cursor from `notifications` or from an earlier event), the notifications stored after it are replayed first, then live ones follow: none missed, none twice.',
+    subscribe: ({ args, context }) => notificationSubscription(context as GraphqlContext, args as NotificationArgs),
+  })
+  notificationReceived(
+    @Root() node: NotificationNode,
+    @Arg('filter', () => NotificationFilter, { nullable: true }) _filter: NotificationFilter | null,
+    @Arg('after', () => String, { nullable: true }) _after: string | null,
+  ): NotificationNode {
+    return node
+  }
+
+  @Subscription(() => Task, {
+    description: 'The task, folded again, each time a notification or a task list answer changes it (and it matches the filter after the change).',
+    subscribe: ({ args, context }) => {
+      const { hub, closeSocket, scope } = context as GraphqlContext
+      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope), overflowAction(closeSocket))
+    },
+  })
+  taskChanged(@Root() task: TaskNode, @Arg('filter', () => TaskFilter, { nullable: true }) _filter: TaskFilter | null): TaskNode {
+    return task
+  }
+}
+
+/**
+ * Joins the live stream first, then replays the stored rows after the cursor, then hands over
+ * to the live ones: an event committed during the replay is in both, and is passed over once
+ * the replay has shown it (ids are handed out in commit order, so "after the last id shown" is
+ * exactly "not yet shown").
+ *
+ * An async generator cannot run its `return()` while it waits for the next event, so the
+ * client's "complete" would leave the live queue joined until one more event came; the outer
+ * iterator closes the queue first, which ends that wait. Once the replay is over, the outer
+ * iterator can also hand the live rows to a reader directly (`direct`, see SubscriptionQueue).
+ */
+function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
+  const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
+  const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
+  const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  const seen: Seen = { lastId: after, live: false }
+  const stream = notificationStream(context, criteria, seen, live)
+  return {
+    next: () => stream.next(),
+    return: async () => {
+      live.close()
+      return stream.return(undefined)
+    },
+    throw: async (error: unknown) => {
+      live.close()
+      return stream.throw(error)
+    },
+    direct: (take, end) =>
+      seen.live &&
+      live.direct((row) => {
+        if (seen.lastId !== undefined && row.id <= seen.lastId) return
+        seen.lastId = row.id
+        take(liveNode(row))
+      }, end),
+    [Symbol.asyncIterator]() {
+      return this
+    },
+  }
+}
+
+/** Where a notification subscription is: the last id it showed, and whether its replay is over. */
+interface Seen {
+  lastId: number | undefined
+  live: boolean
+}
+
+async function* notificationStream(
+  context: GraphqlContext,
+  criteria: NotificationCriteria,
+  seen: Seen,
+  live: SubscriptionQueue<NotificationRow>,
+): AsyncGenerator<NotificationNode> {
+  try {
+    if (seen.lastId !== undefined) {
+      const pageSize = context.config.realtime.replayPageSize
+      for (;;) {
+        const rows = await notificationsAfter(context.db, criteria, seen.lastId, pageSize)
+        for (const row of rows) {
+          seen.lastId = row.id
+          yield notificationNode(row)
+        }
+        if (rows.length < pageSize) break
+      }
+    }
+    seen.live = true
+    for await (const row of live) {
+      if (seen.lastId !== undefined && row.id <= seen.lastId) continue
+      seen.lastId = row.id
+      yield liveNode(row)
+    }
+  } finally {
+    live.close()
+  }
+}
+
+// The hub hands one row object to every subscriber of a filter; one node object for it lets
+// subscribers of the same operation share the event's result (ws.server.ts). Replayed rows are
+// each subscriber's own, and so are their nodes.
+const liveNodes = new WeakMap<NotificationRow, NotificationNode>()
+// The hub hands a row to thousands of subscribers in a row: the last node saves their lookups.
+let lastLive: { row: NotificationRow; node: NotificationNode } | undefined
+
+function liveNode(row: NotificationRow): NotificationNode {
+  if (lastLive?.row === row) return lastLive.node
+  let node = liveNodes.get(row)
+  if (!node) {
+    node = notificationNode(row)
+    liveNodes.set(row, node)
+  }
+  lastLive = { row, node }
+  return node
+}
+
+function requireHub(hub: EventHub | undefined): EventHub {
+  if (!hub) throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', { extensions: { code: 'BAD_REQUEST' } })
+  return hub
+}
+
+function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
+  return () => closeSocket?.(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason)
+}

@@ -1,0 +1,90 @@
+import { countNotifications, notificationPage } from '../../../storage/notification.queries.js'
+import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../../storage/task.queries.js'
+import type { TaskNode } from '../../../fold/graph.model.js'
+import { deriveTask } from '../../../fold/task.derive.js'
+import { allowedCodes, type Scope } from '../auth.scope.js'
+import type { GraphqlContext } from '../context.js'
+import { refuseNul } from '../graphql.errors.js'
+import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
+import { type ConnectionData, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
+import type { Db } from '../../../storage/database.client.js'
+import type { Loaders } from '../loaders.create.js'
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
+import { NotificationFilter } from '../types/notification-filter.input.js'
+import { NotificationConnection } from '../types/notification.type.js'
+import { Task, TaskConnection, TaskFilter } from '../types/task.type.js'
+import { notificationCriteria } from './notification.resolver.js'
+
+/**
+ * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
+ * serves its page through this too, so both issue the very same statements.
+ */
+export async function taskConnection(db: Db, loaders: Loaders, query: TaskQuery, window: PageWindow<TaskKey>): Promise<ConnectionData<TaskNode>> {
+  const rows = await listTasks(db, query, window.after, window.fetch)
+  for (const row of rows) loaders.task.prime(row.taskId, row)
+  return toConnection(rows, window, {
+    codec: taskCursor,
+    keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
+    toNode: (row) => deriveTask(row.state),
+    countAll: () => countTasks(db, query),
+  })
+}
+
+@Resolver(() => Task)
+export class TaskResolver {
+  @Query(() => TaskConnection, { description: 'Tasks, newest start first, folded from the task list and the stored notifications.' })
+  async tasks(
+    @Arg('filter', () => TaskFilter, { nullable: true }) filter: TaskFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Ctx() { db, config, loaders, upstream, scope }: GraphqlContext,
+  ): Promise<ConnectionData<TaskNode>> {
+    const query = taskQuery(filter, scope)
+    const window = pageWindow({ first, after }, config.graphql, taskCursor)
+    await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
+    return taskConnection(db, loaders, query, window)
+  }
+
+  @Query(() => Task, { nullable: true, description: 'One task by its `hashed_id`.' })
+  async task(@Arg('id', () => ID) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
+    refuseNul({ id }, 'id')
+    await upstream.refresh()
+    const row = await loaders.task.load(id)
+    return row ? deriveTask(row.state) : null
+  }
+
+  @FieldResolver(() => NotificationConnection, { description: 'The stored notifications about this task, newest first.' })
+  async notifications(
+    @Root() task: TaskNode,
+    @Arg('filter', () => NotificationFilter, { nullable: true }) filter: NotificationFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Ctx() { db, config, loaders, scope }: GraphqlContext,
+  ): Promise<ConnectionData<NotificationNode>> {
+    const window = pageWindow({ first, after }, config.graphql, notificationCursor)
+    const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
+    if (!filter && window.after === undefined) {
+      // The common case (a page of tasks, each with its latest few): batched across the page.
+      const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
+      return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
+    }
+    const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
+    const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
+    return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
+  }
+}
+
+/** The `TaskFilter` argument as store criteria; text no stored row can match is refused. */
+export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): TaskQuery {
+  const allowedServiceCodes = allowedCodes(scope)
+  if (!filter) return { allowedServiceCodes }
+  refuseNul({ serviceCode: filter.serviceCode, author: filter.author }, 'filter')
+  return {
+    serviceCode: filter.serviceCode,
+    status: filter.status,
+    author: filter.author,
+    startedFrom: filter.startedFrom,
+    startedTo: filter.startedTo,
+    allowedServiceCodes,
+  }
+}

@@ -1,0 +1,80 @@
+import { CALLBACK_KINDS, type CallbackKind } from '../../../model/callback.parse.js'
+import { Field, ID, Int, InterfaceType, ObjectType } from '../type-graphql.shim.js'
+import { ConnectionType } from './connection.type.js'
+import { DateTimeScalar, JSONScalar } from './scalars.type.js'
+
+/** The GraphQL object type of each notification kind; a new kind in CALLBACK_KINDS must get one. */
+export const NOTIFICATION_TYPE_NAMES: Readonly<Record<CallbackKind, string>> = {
+  LIVE_START: 'LiveStartNotification',
+  LIVE_END: 'LiveEndNotification',
+  ARCHIVED: 'ArchivedNotification',
+  CLIENT_DISCONNECT: 'ClientDisconnectNotification',
+  THUMBNAIL: 'ThumbnailNotification',
+  LIVE_RESUME: 'LiveResumeNotification',
+  UNKNOWN: 'UnknownNotification',
+}
+
+/** The kind of a notification type number; a type the service does not publish is `UNKNOWN`. */
+export function notificationKind(type: number): CallbackKind {
+  return Object.hasOwn(CALLBACK_KINDS, type) ? CALLBACK_KINDS[type as keyof typeof CALLBACK_KINDS] : 'UNKNOWN'
+}
+
+/** The object type of a notification value: the `resolveType` of `Notification`. */
+export function notificationTypeName(value: { type: number }): string {
+  return NOTIFICATION_TYPE_NAMES[notificationKind(value.type)]
+}
+
+/**
+ * What every stored notification callback exposes. The typed values of each kind are on its
+ * object type; `fields` keeps everything exactly as sent, for what no typed field covers.
+ */
+@InterfaceType('Notification', {
+  description: 'A notification callback the service sent and livegate kept, newest first in `notifications`.',
+  resolveType: notificationTypeName,
+})
+export abstract class Notification {
+  @Field(() => ID, { description: 'The stored row; stable for the life of the database.' })
+  id!: string
+
+  @Field(() => Int, { description: 'The `type` field: 0 live start, 1 live end, 2 archived, 8 client disconnect, 9 thumbnail, 15 live resume; others are kept as unknown.' })
+  type!: number
+
+  @Field(() => String)
+  serviceCode!: string
+
+  @Field(() => String, { nullable: true, description: 'The server the task or user is on (`vs_id`).' })
+  vsId!: string | null
+
+  @Field(() => String, { nullable: true, description: 'The task (`hashed_id`).' })
+  taskId!: string | null
+
+  @Field(() => String, { nullable: true, description: 'The user (`author` or `username`).' })
+  userName!: string | null
+
+  @Field(() => DateTimeScalar, { description: 'When livegate first received it.' })
+  receivedAt!: Date
+
+  @Field(() => Int, { description: 'How many times the service delivered this same callback.' })
+  deliveries!: number
+
+  @Field(() => Boolean, { description: 'Whether its signature was checked and matched (false when the service is configured with verify "log" or "off").' })
+  signatureVerified!: boolean
+
+  @Field(() => JSONScalar, { description: 'Every form field exactly as sent, by name; a name sent more than once holds a list of its values in order.' })
+  fields!: Record<string, string | string[]>
+
+  @Field(() => String, { description: 'Where this notification sits in the newest-first list: pass as `after` to read on from here.' })
+  cursor!: string
+}
+
+/** A notification of a type the service does not publish (such as the m3u8 slice notification). */
+@ObjectType(NOTIFICATION_TYPE_NAMES.UNKNOWN, {
+  simpleResolvers: true,
+  implements: Notification,
+  description: 'A notification of a type livegate does not know; its values are in `fields`.',
+})
+export class UnknownNotification extends Notification {}
+
+/** `notifications`' connection type. */
+@ObjectType('NotificationConnection', { simpleResolvers: true, description: 'A page of notifications, newest first.' })
+export class NotificationConnection extends ConnectionType('Notification', () => Notification) {}

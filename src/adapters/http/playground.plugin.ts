@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { type DocumentNode, type FragmentDefinitionNode, Kind, parse, visit } from 'graphql'
+import { GRAPHQL_PATH } from '../graphql/graphql.plugin.js'
+
+// Below the endpoint, so a proxy that forwards the endpoint forwards the page's files alike.
+const PLAYGROUND_ASSETS_PATH = `${GRAPHQL_PATH}/playground`
+
+interface PlaygroundTab {
+  query: string
+}
+
+// src/adapters/http and dist/adapters/http both sit three levels below the package root. The page's script is not
+// compiled, so both read it from src/.
+const OPERATIONS_FILE = fileURLToPath(new URL('../../../schema/operations.graphql', import.meta.url))
+const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/playground/', import.meta.url))
+
+const require = createRequire(import.meta.url)
+const packageFile = (name: string, file: string) => join(dirname(require.resolve(`${name}/package.json`)), file)
+
+const JS = 'text/javascript; charset=utf-8'
+const CSS = 'text/css; charset=utf-8'
+
+// The only files served: the prebuilt browser builds the packages ship, and the page's script.
+// A name is looked up here and nowhere else, so no request can name a path of its own.
+const ASSETS: ReadonlyMap<string, { file: string; type: string }> = new Map([
+  ['react.js', { file: packageFile('react', 'umd/react.production.min.js'), type: JS }],
+  ['react-dom.js', { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS }],
+  ['graphiql.js', { file: packageFile('graphiql', 'graphiql.min.js'), type: JS }],
+  ['graphiql.css', { file: packageFile('graphiql', 'graphiql.min.css'), type: CSS }],
+  ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
+  ['playground.js', { file: join(PAGE_DIR, 'playground.client.js'), type: JS }],
+])
+
+interface LoadedAsset {
+  body: Buffer
+  etag: string
+}
+
+// Read on first request, once per process: the files only change with an install, which restarts.
+const loaded = new Map<string, Promise<LoadedAsset>>()
+const loadAsset = (file: string) => {
+  let asset = loaded.get(file)
+  if (!asset) {
+    asset = readFile(file).then((body) => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }))
+    asset.catch(() => loaded.delete(file))
+    loaded.set(file, asset)
+  }
+  return asset
+}
+
+// One tab per sample operation, with its leading comment and the fragments it spreads
+// (transitively), so every tab runs on its own. A file that does not parse is kept whole in one
+// tab, where the editor shows what is wrong with it.
+function sampleTabs(source: string): PlaygroundTab[] {
+  let document: DocumentNode
+  try {
+    document = parse(source)
+  } catch {
+    return [{ query: source }]
+  }
+  const textOf = (node: { loc?: { start: number; end: number } | undefined }) => (node.loc ? source.slice(node.loc.start, node.loc.end) : '')
+  const fragments = new Map<string, FragmentDefinitionNode>()
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
+  }
+  const spreadsOf = (node: Parameters<typeof visit>[0]) => {
+    const names: string[] = []
+    visit(node, { FragmentSpread: (spread) => void names.push(spread.name.value) })
+    return names
+  }
+  const tabs: PlaygroundTab[] = []
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue
+    const used = new Set<string>()
+    const pending = spreadsOf(definition)
+    for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+      const fragment = fragments.get(name)
+      if (used.has(name) || !fragment) continue
+      used.add(name)
+      pending.push(...spreadsOf(fragment))
+    }
+    // Fragments follow in the file's order, after the operation the tab is about.
+    const parts = [leadingComment(source, definition.loc?.start ?? 0) + textOf(definition)]
+    for (const [name, fragment] of fragments) if (used.has(name)) parts.push(textOf(fragment))
+    tabs.push({ query: `${parts.join('\n\n')}\n` })
+  }
+  return tabs.length > 0 ? tabs : [{ query: source }]
+}
+
+// The `#` lines right above a definition describe it.
+function leadingComment(source: string, start: number): string {
+  const lines = source.slice(0, start).split('\n')
+  lines.pop()
+  const comment: string[] = []
+  for (let line = lines.pop(); line !== undefined && line.trimStart().startsWith('#'); line = lines.pop()) comment.unshift(line.trim())
+  return comment.length > 0 ? `${comment.join('\n')}\n` : ''
+}
+
+const qualityOf = (accept: string, types: readonly string[]) => {
+  let best = 0
+  for (const entry of accept.split(',')) {
+    const [type = '', ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase())
+    if (!types.includes(type)) continue
+    const q = parameters.find((parameter) => parameter.startsWith('q='))
+    best = Math.max(best, q ? Number(q.slice(2)) || 0 : 1)
+  }
+  return best
+}
+
+// A browser's navigation: HTML asked for, and not ranked below the GraphQL answer types. A GET
+// that carries a query is always an operation for Apollo, whatever it accepts.
+function wantsPage(request: FastifyRequest): boolean {
+  if ('query' in (request.query as Record<string, unknown>)) return false
+  const accept = request.headers.accept ?? ''
+  const html = qualityOf(accept, ['text/html'])
+  return html > 0 && html >= qualityOf(accept, ['application/json', 'application/graphql-response+json'])
+}
+
+// A host header that could not break out of the policy; anything else gets 'self' alone.
+const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$|^\[[0-9a-f:.]+\](?::\d{1,5})?$/i
+
+// Scripts, styles, fetches and sockets to this origin only. GraphiQL's stylesheet carries its
+// fonts and icons as data: URLs, and its dialogs inject `<style>` elements whose text varies at
+// run time (so no hash can name them): hence 'unsafe-inline' for styles, never for scripts.
+function playgroundPolicy(host: string | undefined): string {
+  const sockets = host && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : ''
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src 'self'${sockets}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
+
+function pageHtml(tabs: PlaygroundTab[]): string {
+  // Relative to the endpoint's own URL, so the page works below a proxy's path prefix too.
+  const base = `${PLAYGROUND_ASSETS_PATH.slice(1)}/`
+  // A JSON data block is never run, so the policy needs no inline script; `<` is escaped so no
+  // text in an operation can close the element.
+  const config = JSON.stringify({ tabs }).replace(/</g, '\\u003c')
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>livegate GraphQL playground</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${base}graphiql.css">
+</head>
+<body style="margin:0">
+<div id="graphiql" style="height:100vh">Loading the playground…</div>
+<script type="application/json" id="playground-config">${config}</script>
+<script src="${base}react.js"></script>
+<script src="${base}react-dom.js"></script>
+<script src="${base}graphql-ws.js"></script>
+<script src="${base}graphiql.js"></script>
+<script src="${base}playground.js"></script>
+</body>
+</html>
+`
+}
+
+const sendAsset = async (request: FastifyRequest<{ Params: { file: string } }>, reply: FastifyReply) => {
+  const asset = ASSETS.get(request.params.file)
+  if (!asset) return reply.callNotFound()
+  const { body, etag } = await loadAsset(asset.file)
+  reply.header('etag', etag).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff')
+  if (request.headers['if-none-match'] === etag) return reply.code(304).send()
+  return reply.type(asset.type).send(body)
+}
+
+/**
+ * The offline GraphQL playground: GraphiQL at `/graphql` for a browser (a GET that asks for HTML
+ * and carries no query), every other request there left to Apollo. The page and its files come
+ * from livegate and its installed packages only, and its policy lets it reach this origin alone.
+ */
+export const playgroundPlugin: FastifyPluginAsync = Object.assign(
+  async (app: Parameters<FastifyPluginAsync>[0]) => {
+    const operations = await readFile(OPERATIONS_FILE, 'utf8').catch((error: unknown) => {
+      app.log.warn({ err: error, file: OPERATIONS_FILE }, 'playground: no sample operations')
+      return '{ notifications(first: 5) { totalCount } }\n'
+    })
+    const page = pageHtml(sampleTabs(operations))
+
+    // Apollo owns the GET route at the endpoint, so the page is answered before routing reaches it.
+    app.addHook('onRequest', async (request, reply) => {
+      if ((request.method !== 'GET' && request.method !== 'HEAD') || request.routeOptions.url !== GRAPHQL_PATH || !wantsPage(request)) return
+      return reply
+        .header('content-security-policy', playgroundPolicy(request.headers.host))
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .header('cache-control', 'no-store')
+        .header('vary', 'accept')
+        .type('text/html; charset=utf-8')
+        .send(page)
+    })
+
+    app.get<{ Params: { file: string } }>(`${PLAYGROUND_ASSETS_PATH}/:file`, sendAsset)
+  },
+  // Not encapsulated: the hook must see the endpoint's route, which another plugin registers.
+  { [Symbol.for('skip-override')]: true },
+)

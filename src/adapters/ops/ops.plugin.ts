@@ -1,0 +1,75 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { collectDefaultMetrics } from 'prom-client'
+import type { Config } from '../../config/config.schema.js'
+import type { Db } from '../../storage/database.client.js'
+import type { Metrics } from '../../work/metrics.registry.js'
+import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
+import { RetentionJob } from '../../work/retention.job.js'
+
+/** Open subscriptions by kind, as the EventHub counts them. */
+export interface SubscriptionCounts {
+  readonly subscriptions: { notifications: number; tasks: number }
+}
+
+/** What the operations routes are built from. */
+export interface OpsPluginOptions {
+  config: Pick<Config, 'ops' | 'retention'>
+  db: Db
+  metrics: Metrics
+  /** Counted into `livegate_subscriptions` at every scrape. */
+  hub?: SubscriptionCounts | undefined
+  /** The task_list poller, whose service codes `/readyz` reports on. */
+  poller?: { readonly serviceCodes: readonly string[] } | undefined
+  /** The local spool of callbacks the database could not take, when there is one. */
+  spool?: SpoolDepth | undefined
+  now?: () => Date
+}
+
+// The GraphQL field each of the hub's counts belongs to: the `field` label's values.
+const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged' } as const
+
+/**
+ * Operations: `/healthz` (the process answers), `/readyz` (the database answers, with the spool
+ * and task_list health beside it), `/metrics` (Prometheus text), and the retention prune,
+ * started when the server is ready and stopped when it closes.
+ */
+export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, options) => {
+  const { config, db, metrics, hub, poller, spool } = options
+  collectDefaultMetrics({ register: metrics.registry })
+
+  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ ok: true }))
+
+  // Probes come every few seconds: the log says when readiness changes, not at every probe.
+  let wasReady = true
+  app.get('/readyz', async (request, reply) => {
+    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes })
+    if (report.ready !== wasReady) {
+      if (report.ready) request.log.info({ latencyMs: report.database.latencyMs }, 'ready again: the database answers')
+      else request.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
+      wasReady = report.ready
+    }
+    return reply
+      .code(report.ready ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send(report)
+  })
+
+  app.get('/metrics', async (_request, reply) => {
+    if (hub) {
+      const counts = hub.subscriptions
+      for (const [kind, field] of Object.entries(SUBSCRIPTION_FIELDS)) {
+        metrics.subscriptions.set({ field }, counts[kind as keyof typeof SUBSCRIPTION_FIELDS])
+      }
+    }
+    if (spool) metrics.spoolDepth.set(spool.depth())
+    const text = await metrics.registry.metrics()
+    return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text)
+  })
+
+  const retention = new RetentionJob({ db, retention: config.retention, log: app.log, ...(options.now ? { now: options.now } : {}) })
+  app.addHook('onReady', async () => {
+    retention.start()
+    if (!retention.enabled) app.log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
+  })
+  app.addHook('onClose', async () => retention.stop())
+}

@@ -1,0 +1,250 @@
+import type { MediaFormat, PictureSize } from '../model/callback.fields.js'
+import type { UpstreamTask } from '../model/task-list.schema.js'
+import type { CallbackEvent, TaskSightingEvent } from './fold.event.js'
+import { addLatest, later, maxOf, minOf, type Register, type Stamp } from './lattice.js'
+
+/** A type 0 notification, as kept in a task's state. */
+export interface StartFacts {
+  tag: string | null
+  url: string | null
+  svodUrl: string | null
+  size: PictureSize | null
+  format: MediaFormat | null
+  isResume: boolean | null
+  liveOnly: boolean | null
+  opaque: string | null
+  createdAt: number | null
+  receivedAt: number
+}
+
+/** A type 1 notification. */
+export interface EndFacts {
+  tag: string | null
+  format: MediaFormat | null
+  outputIdx: number | null
+  reachEnd: boolean
+  httpOutputBytes: number | null
+  inputBytes: number | null
+  duration: number | null
+  liveOnly: boolean | null
+  receivedAt: number
+}
+
+/** A type 2 notification: an archived file. */
+export interface RecordingFacts {
+  outputIdx: number | null
+  tag: string | null
+  url: string | null
+  path: string | null
+  fileName: string | null
+  format: MediaFormat | null
+  size: PictureSize | null
+  duration: number | null
+  inputBytes: number | null
+  httpOutputBytes: number | null
+  createdAt: number | null
+  receivedAt: number
+}
+
+/** A type 9 notification. */
+export interface ThumbnailFacts {
+  url: string | null
+  path: string | null
+  fileName: string | null
+  width: number | null
+  height: number | null
+  receivedAt: number
+}
+
+/** One output format's own start and end. */
+export interface OutputState {
+  start: Register<StartFacts> | null
+  end: Register<EndFacts> | null
+}
+
+/** What task_list answers said of the task over time. */
+export interface TaskSighting {
+  firstSeenAt: number | null
+  lastSeenAt: number | null
+  /** The latest successful answer that did not list the task. */
+  lastAbsentAt: number | null
+  task: Register<UpstreamTask> | null
+}
+
+/**
+ * Everything known of one task, as plain JSON (it is stored as such). Only lattice pieces:
+ * see lattice.ts for why.
+ */
+export interface TaskState {
+  v: 1
+  serviceCode: string
+  taskId: string
+  firstCreatedAt: number | null
+  firstEventAt: number | null
+  author: Register<string> | null
+  vsId: Register<string> | null
+  start: Register<StartFacts> | null
+  end: Register<EndFacts> | null
+  resume: Register<number> | null
+  outputs: Record<string, OutputState>
+  recordings: Register<RecordingFacts>[]
+  thumbnails: Register<ThumbnailFacts>[]
+  resumes: Register<number>[]
+  sighting: TaskSighting
+}
+
+/** How many of a task's latest thumbnails, resumes and recordings its state keeps. */
+export const KEPT = { thumbnails: 5, resumes: 50, recordings: 100 } as const
+
+/** The state of a task nothing is known of yet. */
+export function emptyTaskState(serviceCode: string, taskId: string): TaskState {
+  return {
+    v: 1,
+    serviceCode,
+    taskId,
+    firstCreatedAt: null,
+    firstEventAt: null,
+    author: null,
+    vsId: null,
+    start: null,
+    end: null,
+    resume: null,
+    outputs: {},
+    recordings: [],
+    thumbnails: [],
+    resumes: [],
+    sighting: { firstSeenAt: null, lastSeenAt: null, lastAbsentAt: null, task: null },
+  }
+}
+
+/**
+ * Joins the outputs that different sources describe: the tag names the output configuration,
+ * the container tells apart outputs sharing a tag. task_list, type 0 and type 1 all carry both.
+ */
+export function outputKey(tag: string | null | undefined, container: string | null | undefined): string {
+  return `${tag ?? ''}|${container ?? ''}`
+}
+
+/** Folds one stored callback into a task's state; callbacks without `hashed_id` leave it as is. */
+export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskState {
+  const { callback, stamp, receivedAt } = event
+  if (callback.taskId !== state.taskId) return state
+  const v = callback.values
+  const next: TaskState = {
+    ...state,
+    firstEventAt: minOf(state.firstEventAt, stamp.at),
+    author: callback.userName && callback.kind !== 'LIVE_RESUME' ? later(state.author, { stamp, value: callback.userName }) : state.author,
+    vsId: callback.vsId ? later(state.vsId, { stamp, value: callback.vsId }) : state.vsId,
+  }
+  const createdAt = callback.createdAt ? callback.createdAt.getTime() : null
+  switch (callback.kind) {
+    case 'LIVE_START': {
+      const facts: StartFacts = {
+        tag: v.tag ?? null,
+        url: v.url ?? null,
+        svodUrl: v.svodUrl ?? null,
+        size: v.size ?? null,
+        format: v.format ?? null,
+        isResume: v.isResume ?? null,
+        liveOnly: v.liveOnly ?? null,
+        opaque: v.opaque ?? null,
+        createdAt,
+        receivedAt,
+      }
+      next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
+      next.start = later(state.start, { stamp, value: facts })
+      next.outputs = withOutput(state.outputs, outputKey(v.tag, v.format?.container), 'start', { stamp, value: facts })
+      return next
+    }
+    case 'LIVE_END': {
+      const facts: EndFacts = {
+        tag: v.tag ?? null,
+        format: v.format ?? null,
+        outputIdx: v.outputIdx ?? null,
+        reachEnd: v.reachEnd === true,
+        httpOutputBytes: v.httpOutputBytes ?? null,
+        inputBytes: v.inputBytes ?? null,
+        duration: v.duration ?? null,
+        liveOnly: v.liveOnly ?? null,
+        receivedAt,
+      }
+      next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
+      next.end = later(state.end, { stamp, value: facts })
+      next.outputs = withOutput(state.outputs, outputKey(v.tag, v.format?.container), 'end', { stamp, value: facts })
+      return next
+    }
+    case 'ARCHIVED': {
+      const facts: RecordingFacts = {
+        outputIdx: v.outputIdx ?? null,
+        tag: v.tag ?? null,
+        url: v.url ?? null,
+        path: v.path ?? null,
+        fileName: v.fileName ?? null,
+        format: v.format ?? null,
+        size: v.size ?? null,
+        duration: v.duration ?? null,
+        inputBytes: v.inputBytes ?? null,
+        httpOutputBytes: v.httpOutputBytes ?? null,
+        createdAt,
+        receivedAt,
+      }
+      next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
+      next.recordings = addLatest(state.recordings, { stamp, value: facts }, KEPT.recordings)
+      return next
+    }
+    case 'THUMBNAIL': {
+      const facts: ThumbnailFacts = {
+        url: v.url ?? null,
+        path: v.path ?? null,
+        fileName: v.fileName ?? null,
+        width: v.width ?? null,
+        height: v.height ?? null,
+        receivedAt,
+      }
+      next.thumbnails = addLatest(state.thumbnails, { stamp, value: facts }, KEPT.thumbnails)
+      return next
+    }
+    case 'LIVE_RESUME': {
+      const status = v.status ?? 0
+      next.resume = later(state.resume, { stamp, value: status })
+      next.resumes = addLatest(state.resumes, { stamp, value: status }, KEPT.resumes)
+      return next
+    }
+    default:
+      return next
+  }
+}
+
+function withOutput<K extends keyof OutputState>(
+  outputs: Record<string, OutputState>,
+  key: string,
+  part: K,
+  register: NonNullable<OutputState[K]>,
+): Record<string, OutputState> {
+  const current = Object.hasOwn(outputs, key) ? (outputs[key] as OutputState) : { start: null, end: null }
+  const merged = later(current[part] as Register<unknown> | null, register as Register<unknown>)
+  if (merged === current[part]) return outputs
+  return { ...outputs, [key]: { ...current, [part]: merged } }
+}
+
+/** Folds what one successful task_list answer said of the task: listed with its data, or absent. */
+export function applyTaskSighting(state: TaskState, event: TaskSightingEvent): TaskState {
+  const s = state.sighting
+  if (!event.task) return { ...state, sighting: { ...s, lastAbsentAt: maxOf(s.lastAbsentAt, event.takenAt) } }
+  const stamp: Stamp = { at: event.takenAt, key: 'task_list' }
+  return {
+    ...state,
+    sighting: {
+      firstSeenAt: minOf(s.firstSeenAt, event.takenAt),
+      lastSeenAt: maxOf(s.lastSeenAt, event.takenAt),
+      lastAbsentAt: s.lastAbsentAt,
+      task: later(s.task, { stamp, value: event.task }),
+    },
+  }
+}
+
+/** Whether the latest successful task_list answer about the task listed it. */
+export function isListed(state: TaskState): boolean {
+  const { lastSeenAt, lastAbsentAt } = state.sighting
+  return lastSeenAt !== null && (lastAbsentAt === null || lastSeenAt > lastAbsentAt)
+}

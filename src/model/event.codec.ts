@@ -1,0 +1,37 @@
+/** The channel every gateway instance listens on. */
+export const EVENT_CHANNEL = 'livegate_events'
+
+/**
+ * What travels between instances: ids only, never whole callbacks (NOTIFY payloads are capped
+ * at 8000 bytes, and each listener reads what it needs once per event).
+ */
+export type RealtimeEvent = { kind: 'callback'; id: number } | { kind: 'task'; serviceCode: string; taskId: string }
+
+// Room below NOTIFY's 8000-byte cap; a task id that long is not a task id.
+const MAX_PAYLOAD = 7900
+
+/** The payload text of an event, or undefined when it would not fit a NOTIFY. */
+export function encodeEvent(event: RealtimeEvent): string | undefined {
+  const text = event.kind === 'callback' ? JSON.stringify({ c: event.id }) : JSON.stringify({ t: [event.serviceCode, event.taskId] })
+  return Buffer.byteLength(text) <= MAX_PAYLOAD ? text : undefined
+}
+
+/** The event in a payload, or undefined for anything else on the channel. */
+export function decodeEvent(payload: string): RealtimeEvent | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  const { c, t } = value as { c?: unknown; t?: unknown }
+  if (typeof c === 'number' && Number.isSafeInteger(c)) return { kind: 'callback', id: c }
+  if (Array.isArray(t) && t.length === 2 && typeof t[0] === 'string' && typeof t[1] === 'string') return { kind: 'task', serviceCode: t[0], taskId: t[1] }
+  return undefined
+}
+
+/** The events of the tasks a write changed. */
+export function taskEvents(tasks: ReadonlyArray<{ serviceCode: string; taskId: string }>): RealtimeEvent[] {
+  return tasks.map((task) => ({ kind: 'task', serviceCode: task.serviceCode, taskId: task.taskId }))
+}

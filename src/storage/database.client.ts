@@ -1,0 +1,108 @@
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Logger } from 'drizzle-orm'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import postgres from 'postgres'
+import { MEMORY_DATA_DIR } from '../config/config.schema.js'
+import * as callbackTables from './callback.table.js'
+import * as graphTables from './graph.table.js'
+import * as refusalTables from './refusal.table.js'
+
+const tables = { ...callbackTables, ...refusalTables, ...graphTables }
+
+/** The Drizzle database, the same type on PGlite and on postgres.js. */
+export type Db = PgDatabase<PgQueryResultHKT, typeof tables>
+
+/** An open database: the Drizzle handle, which driver is behind it, and how to close it. */
+export interface Database {
+  db: Db
+  driver: 'pglite' | 'postgres'
+  /** Applies the committed migrations in `schema/migrations/`; safe to run on every start. */
+  migrate(): Promise<void>
+  /**
+   * Calls `onPayload` for every NOTIFY on `channel` (from any process on a server; in process on
+   * PGlite). Resolves once listening, to a function that stops.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+/** Where to open the database: a PostgreSQL server by URL, else PGlite in `dataDir`. */
+export interface DatabaseOptions {
+  url?: string | undefined
+  dataDir: string
+  /** Pool size for a PostgreSQL server. */
+  maxConnections?: number
+  /** Sees every SQL statement; tests count them. */
+  logger?: Logger
+}
+
+// src/storage and dist/storage both sit two levels below the package root.
+const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url))
+
+/** Opens PGlite (embedded, one connection, no fsync) or a PostgreSQL server through postgres.js. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const logger = options.logger ?? false
+  if (options.url) {
+    const client = postgres(options.url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      // A fault should surface as "unavailable" quickly rather than hang a callback.
+      connect_timeout: 5,
+    })
+    const db = drizzlePostgres({ client, schema: tables, logger })
+    let ended = false
+    return {
+      db: db as unknown as Db,
+      driver: 'postgres',
+      migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      async listen(channel, onPayload) {
+        const { unlisten } = await client.listen(channel, onPayload)
+        // Once the pool has ended, postgres.js's UNLISTEN would be refused with CONNECTION_ENDED
+        // (or not, depending on whether its listen connection has already re-subscribed): the
+        // channel is gone with the connection either way, so there is nothing left to undo.
+        return async () => {
+          if (!ended) await unlisten()
+        }
+      },
+      close: () => {
+        ended = true
+        return client.end({ timeout: 5 })
+      },
+    }
+  }
+  // Loaded only here: a gateway on a PostgreSQL server never loads the embedded database.
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ])
+  const memory = options.dataDir === MEMORY_DATA_DIR
+  if (!memory) mkdirSync(options.dataDir, { recursive: true })
+  const client = memory ? new PGlite() : new PGlite(options.dataDir)
+  await client.waitReady
+  const db = drizzlePglite({ client, schema: tables, logger })
+  return {
+    db: db as unknown as Db,
+    driver: 'pglite',
+    migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    async listen(channel, onPayload) {
+      const unlisten = await client.listen(channel, onPayload)
+      return async () => {
+        if (!client.closed) await unlisten()
+      }
+    },
+    close: async () => {
+      if (!client.closed) await client.close()
+    },
+  }
+}
+
+/** The rows of a raw `execute`: postgres.js answers an array of rows, PGlite an object holding them. */
+export function resultRows<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[]
+  const rows = (result as { rows?: unknown }).rows
+  return Array.isArray(rows) ? (rows as T[]) : []
+}

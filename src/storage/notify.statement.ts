@@ -1,0 +1,14 @@
+import { type SQL, sql } from 'drizzle-orm'
+import { EVENT_CHANNEL, encodeEvent, type RealtimeEvent } from '../model/event.codec.js'
+import { jsonLiteral } from './json.rows.js'
+
+/**
+ * One statement that NOTIFYs every event, to run inside the transaction that made them: the
+ * database delivers them only if it commits, and in commit order.
+ */
+export function notifyStatement(events: readonly RealtimeEvent[]): SQL | undefined {
+  const payloads = events.map(encodeEvent).filter((payload): payload is string => payload !== undefined)
+  if (payloads.length === 0) return undefined
+  // The payloads in one literal: no placeholder per event, and no parameter at all (see jsonLiteral).
+  return sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, p) from jsonb_array_elements_text(${jsonLiteral(payloads)}) with ordinality as v(p, n) order by n`
+}
