@@ -1,6 +1,5 @@
-import type { CallbackRow } from '../storage/callback.table.js'
-import { type ParsedCallback, parseCallback } from '../model/callback.parse.js'
-import { parseTimestamp } from '../model/signature.verify.js'
+import type { ParsedCallback } from '../model/callback.parse.js'
+import { type CallbackRecord, storedCallback } from '../model/callback.record.js'
 import type { UpstreamTask, UpstreamUser } from '../model/task-list.schema.js'
 import type { Stamp } from './lattice.js'
 
@@ -30,31 +29,20 @@ export interface UserSightingEvent {
   user: UpstreamUser | null
 }
 
-/** The fields of a callback row the fold reads. */
-export type FoldableRow = Pick<CallbackRow, 'fields' | 'headers' | 'receivedAt' | 'dedupeKey'>
+/** The columns of a kept callback the fold reads. */
+export type FoldableRecord = Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'values' | 'signedAt' | 'receivedAt' | 'dedupeKey'>
 
 /**
- * A stored callback as a fold event, or null if it no longer parses (a row kept under older
- * rules). Its stamp is the service's signed timestamp when one was sent: that is the service's
+ * A kept callback as a fold event, from its stored columns: the values were parsed once, at
+ * ingest. Its stamp is the service's signed timestamp when one was sent: that is the service's
  * own order, whereas arrival order is the network's.
  */
-export function callbackEvent(row: FoldableRow): CallbackEvent | null {
-  const parsed = parseCallback(row.fields)
-  if (!parsed.ok) return null
-  const receivedAt = row.receivedAt.getTime()
+export function callbackEvent(record: FoldableRecord): CallbackEvent {
+  const receivedAt = record.receivedAt.getTime()
   return {
     source: 'callback',
-    stamp: { at: signedTime(row.headers) ?? receivedAt, key: row.dedupeKey },
+    stamp: { at: record.signedAt ? record.signedAt.getTime() : receivedAt, key: record.dedupeKey },
     receivedAt,
-    callback: parsed.callback,
+    callback: storedCallback(record),
   }
-}
-
-function signedTime(headers: Record<string, string>): number | null {
-  for (const [name, value] of Object.entries(headers)) {
-    if (!name.endsWith('-timestamp')) continue
-    const reading = parseTimestamp(value)
-    if (reading.ok) return reading.ms
-  }
-  return null
 }

@@ -15,6 +15,18 @@ import {
 /** A notification's form fields as sent; a name sent twice keeps every value in order. */
 export type FormFields = Record<string, string | string[]>
 
+/** Form fields in order; a name sent twice keeps both values. No prototype, so any name is safe. */
+export function parseForm(text: string): FormFields {
+  const fields: FormFields = Object.create(null)
+  for (const [name, value] of new URLSearchParams(text)) {
+    const previous = fields[name]
+    if (previous === undefined) fields[name] = value
+    else if (Array.isArray(previous)) previous.push(value)
+    else fields[name] = [previous, value]
+  }
+  return fields
+}
+
 /** The notification types the service publishes; any other value is kept as unknown. */
 export const CALLBACK_KINDS = {
   0: 'LIVE_START',

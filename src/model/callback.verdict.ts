@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { ServiceConfig } from '../config/config.schema.js'
-import type { NewCallbackRow, SignatureStatus } from '../storage/callback.table.js'
-import type { NewRefusalRow } from '../storage/refusal.table.js'
+import { type FormFields, firstValue, type ParsedCallback, parseCallback, parseForm } from './callback.parse.js'
+import type { CallbackRecord, RefusalRecord, SignatureStatus } from './callback.record.js'
 import { type LivegateError, livegateError } from './error.catalogue.js'
-import { type FormFields, firstValue, type ParsedCallback, parseCallback } from './callback.parse.js'
-import { verifySignature } from './signature.verify.js'
+import { parseTimestamp, verifySignature } from './signature.verify.js'
+
+export { parseForm }
 
 /** A delivery as the HTTP edge saw it, before any judgement. */
 export interface InboundRequest {
@@ -22,9 +22,17 @@ export interface InboundRequest {
   receivedAt: Date
 }
 
+/** What the verdict needs of one configured service code. */
+export interface ServicePolicy {
+  serviceCode: string
+  /** Newest first; any of them may have signed. */
+  secrets: readonly string[]
+  verify: 'enforce' | 'log' | 'off'
+}
+
 /** What the ingest verdict needs from the configuration, prepared once at start. */
 export interface IngestPolicy {
-  services: ReadonlyMap<string, ServiceConfig>
+  services: ReadonlyMap<string, ServicePolicy>
   toleranceMs: number
   /** Header prefixes tried in order: `svc` gives `svc-signature` and `svc-timestamp`. */
   headerPrefixes: readonly string[]
@@ -33,8 +41,8 @@ export interface IngestPolicy {
 
 /** The verdict: a row to keep, or a refusal to answer and record. */
 export type IngestVerdict =
-  | { ok: true; row: NewCallbackRow; callback: ParsedCallback }
-  | { ok: false; error: LivegateError; refusal: NewRefusalRow }
+  | { ok: true; row: CallbackRecord; callback: ParsedCallback; fields: FormFields }
+  | { ok: false; error: LivegateError; refusal: RefusalRecord }
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded'
 // Request headers worth keeping beside a callback: who sent it and through what.
@@ -92,9 +100,11 @@ export function judgeCallback(request: InboundRequest, policy: IngestPolicy): In
   const parsed = parseCallback(fields)
   if (!parsed.ok) return refuse(parsed.error, fields)
   const callback = parsed.callback
+  const signed = timestampHeader === undefined ? undefined : parseTimestamp(timestampHeader)
   return {
     ok: true,
     callback,
+    fields,
     row: {
       dedupeKey: dedupeKey(fields, timestampHeader),
       type: callback.type,
@@ -103,10 +113,10 @@ export function judgeCallback(request: InboundRequest, policy: IngestPolicy): In
       userName: callback.userName ?? null,
       vsId: callback.vsId ?? null,
       serviceCreatedAt: callback.createdAt ?? null,
+      signedAt: signed?.ok ? new Date(signed.ms) : null,
       receivedAt: request.receivedAt,
       lastDeliveredAt: request.receivedAt,
-      // Drizzle wants an ordinary object; spreading keeps a field named __proto__ as a plain key.
-      fields: { ...fields },
+      values: callback.values,
       method: request.method,
       path: request.path,
       query: request.rawQuery,
@@ -117,18 +127,6 @@ export function judgeCallback(request: InboundRequest, policy: IngestPolicy): In
       signatureError,
     },
   }
-}
-
-/** Form fields in order; a name sent twice keeps both values. No prototype, so any name is safe. */
-export function parseForm(text: string): FormFields {
-  const fields: FormFields = Object.create(null)
-  for (const [name, value] of new URLSearchParams(text)) {
-    const previous = fields[name]
-    if (previous === undefined) fields[name] = value
-    else if (Array.isArray(previous)) previous.push(value)
-    else fields[name] = [previous, value]
-  }
-  return fields
 }
 
 /**
@@ -172,7 +170,7 @@ function keptHeaders(headers: InboundRequest['headers'], prefixes: readonly stri
 }
 
 /** The refused-table row for a delivery refused with `error`; the body is capped by policy. */
-export function refusalRow(request: InboundRequest, policy: IngestPolicy, error: LivegateError, fields?: FormFields): NewRefusalRow {
+export function refusalRow(request: InboundRequest, policy: IngestPolicy, error: LivegateError, fields?: FormFields): RefusalRecord {
   const type = fields ? firstValue(fields, 'type') : undefined
   const serviceCode = fields ? firstValue(fields, 'service_code') : undefined
   return {

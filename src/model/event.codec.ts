@@ -2,17 +2,21 @@
 export const EVENT_CHANNEL = 'livegate_events'
 
 /**
- * What travels between instances: ids only, never whole callbacks (NOTIFY payloads are capped
- * at 8000 bytes, and each listener reads what it needs once per event).
+ * What travels between instances: a doorbell that the log grew (readers then read the log from
+ * their own position), or the id of a task whose state changed; never whole rows (NOTIFY payloads
+ * are capped at 8000 bytes, and each listener reads what it needs once per event).
  */
-export type RealtimeEvent = { kind: 'callback'; id: number } | { kind: 'task'; serviceCode: string; taskId: string }
+export type RealtimeEvent = { kind: 'log' } | { kind: 'task'; serviceCode: string; taskId: string }
+
+/** The doorbell's payload: the same text for every commit, so a transaction's copies fold into one. */
+export const LOG_GREW = '{"l":1}'
 
 // Room below NOTIFY's 8000-byte cap; a task id that long is not a task id.
 const MAX_PAYLOAD = 7900
 
 /** The payload text of an event, or undefined when it would not fit a NOTIFY. */
 export function encodeEvent(event: RealtimeEvent): string | undefined {
-  const text = event.kind === 'callback' ? JSON.stringify({ c: event.id }) : JSON.stringify({ t: [event.serviceCode, event.taskId] })
+  const text = event.kind === 'log' ? LOG_GREW : JSON.stringify({ t: [event.serviceCode, event.taskId] })
   return Buffer.byteLength(text) <= MAX_PAYLOAD ? text : undefined
 }
 
@@ -25,8 +29,8 @@ export function decodeEvent(payload: string): RealtimeEvent | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const { c, t } = value as { c?: unknown; t?: unknown }
-  if (typeof c === 'number' && Number.isSafeInteger(c)) return { kind: 'callback', id: c }
+  const { l, t } = value as { l?: unknown; t?: unknown }
+  if (l === 1) return { kind: 'log' }
   if (Array.isArray(t) && t.length === 2 && typeof t[0] === 'string' && typeof t[1] === 'string') return { kind: 'task', serviceCode: t[0], taskId: t[1] }
   return undefined
 }

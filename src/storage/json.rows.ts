@@ -1,4 +1,4 @@
-import { getTableColumns, type SQL, sql } from 'drizzle-orm'
+import { getTableColumns, is, SQL, sql } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 
 /** How conflicting rows are merged: the unique columns and the assignments to make. */
@@ -46,12 +46,14 @@ type Field = [key: string, name: string, fallback: unknown]
 
 const fieldsByTable = new WeakMap<PgTable, Field[]>()
 
-// Every column but a generated id, with its default: a key left out of the JSON would be null.
+// Every column but those the database fills (a generated id, an SQL default such as the writing
+// transaction's id), with its default: a key left out of the JSON would be null.
 function writableFields(table: PgTable): Field[] {
   let fields = fieldsByTable.get(table)
   if (!fields) {
     fields = Object.entries(getTableColumns(table))
       .filter(([, column]) => column.columnType !== 'PgBigSerial53' && column.columnType !== 'PgBigSerial64' && column.columnType !== 'PgSerial')
+      .filter(([, column]) => !is(column.default, SQL))
       .map(([key, column]) => [key, column.name, column.default ?? null])
     fieldsByTable.set(table, fields)
   }

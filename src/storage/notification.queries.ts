@@ -1,19 +1,32 @@
-import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, sql } from 'drizzle-orm'
+import { type SQL, and, count, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm'
+import type { CallbackValues } from '../model/callback.parse.js'
+import type { SignatureStatus } from '../model/callback.record.js'
+import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
+import { afterPosition, beforePosition, FINAL, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
+import { finalPrefix, type LogRead } from './projection.store.js'
 
-/** A stored callback as the graph reads it: the typed columns and the fields as sent, not the raw request. */
-export interface NotificationRow {
-  id: number
+/**
+ * A stored callback as the graph reads it: its place in the log, the typed columns and values
+ * parsed at ingest, and the request's method, query and body (the fields as sent, read only when
+ * asked for). Every read of notifications sees only callbacks whose place in the log is final
+ * (log.order.ts), in log order, so a cursor from any list resumes exactly.
+ */
+export interface NotificationRow extends LogPosition {
   type: number
   serviceCode: string
   taskId: string | null
   userName: string | null
   vsId: string | null
+  serviceCreatedAt: Date | null
   receivedAt: Date
   deliveries: number
-  fields: Record<string, string | string[]>
-  signature: 'verified' | 'failed' | 'skipped'
+  values: CallbackValues
+  signature: SignatureStatus
+  method: string
+  query: string
+  body: Buffer
 }
 
 /** Which stored callbacks to read; every criterion given must hold. */
@@ -31,27 +44,32 @@ export interface NotificationCriteria {
   allowedServiceCodes?: readonly string[] | undefined
 }
 
-/** One page in newest-first order: at most `limit` rows with an id below `beforeId`. */
+/** One page in newest-first order: at most `limit` rows before a position. */
 export interface NotificationPageRequest {
-  beforeId?: number | undefined
+  before?: LogPosition | undefined
   limit: number
 }
 
 const rowColumns = {
+  xid: callbacks.xid,
   id: callbacks.id,
   type: callbacks.type,
   serviceCode: callbacks.serviceCode,
   taskId: callbacks.taskId,
   userName: callbacks.userName,
   vsId: callbacks.vsId,
+  serviceCreatedAt: callbacks.serviceCreatedAt,
   receivedAt: callbacks.receivedAt,
   deliveries: callbacks.deliveries,
-  fields: callbacks.fields,
+  values: callbacks.values,
   signature: callbacks.signature,
+  method: callbacks.method,
+  query: callbacks.query,
+  body: callbacks.body,
 }
 
 function matching(criteria: NotificationCriteria): SQL[] {
-  const conditions: SQL[] = []
+  const conditions: SQL[] = [FINAL]
   if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
   if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
   if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
@@ -75,37 +93,51 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
 }
 
 /**
- * Stored callbacks after `afterId`, oldest first: what a subscriber that reconnects with a
+ * Stored callbacks after a position, oldest first: what a subscriber that reconnects with a
  * cursor missed.
  */
-export async function notificationsAfter(db: Db, criteria: NotificationCriteria, afterId: number, limit: number): Promise<NotificationRow[]> {
+export async function notificationsAfter(db: Db, criteria: NotificationCriteria, after: LogPosition, limit: number): Promise<NotificationRow[]> {
   return db
     .select(rowColumns)
     .from(callbacks)
-    .where(and(...matching(criteria), gt(callbacks.id, afterId)))
-    .orderBy(asc(callbacks.id))
+    .where(and(...matching(criteria), afterPosition(after)))
+    .orderBy(...OLDEST_FIRST)
     .limit(limit)
 }
 
-/** The callbacks with these ids, in one statement. */
-export async function notificationsByIds(db: Db, ids: readonly number[]): Promise<NotificationRow[]> {
-  if (ids.length === 0) return []
-  return db.select(rowColumns).from(callbacks).where(inArray(callbacks.id, [...ids]))
+/**
+ * Every callback after a position, oldest first, up to the first that is not final yet: what
+ * the event hub hands to live subscribers.
+ */
+export async function logTail(db: Db, after: LogPosition, limit: number): Promise<LogRead<NotificationRow & { final: boolean }>> {
+  const rows = await db
+    .select({ ...rowColumns, final: sql<boolean>`${FINAL}` })
+    .from(callbacks)
+    .where(afterPosition(after))
+    .orderBy(...OLDEST_FIRST)
+    .limit(limit)
+  return finalPrefix(rows)
+}
+
+/** The position of the newest final callback: where a reader that starts now starts. */
+export async function logEnd(db: Db): Promise<LogPosition> {
+  const [row] = await db.select({ xid: callbacks.xid, id: callbacks.id }).from(callbacks).where(FINAL).orderBy(...NEWEST_FIRST).limit(1)
+  return row ?? { xid: '0', id: 0 }
 }
 
 /**
- * A page of stored callbacks, newest first. The page is cut by row id (keyset), never by
+ * A page of stored callbacks, newest first. The page is cut by position (keyset), never by
  * OFFSET, so a cursor stays valid while new callbacks arrive and deep pages cost no more than
  * the first.
  */
 export async function notificationPage(db: Db, criteria: NotificationCriteria, page: NotificationPageRequest): Promise<NotificationRow[]> {
   const conditions = matching(criteria)
-  if (page.beforeId !== undefined) conditions.push(lt(callbacks.id, page.beforeId))
+  if (page.before !== undefined) conditions.push(beforePosition(page.before))
   return db
     .select(rowColumns)
     .from(callbacks)
     .where(and(...conditions))
-    .orderBy(desc(callbacks.id))
+    .orderBy(...NEWEST_FIRST)
     .limit(page.limit)
 }
 
@@ -120,7 +152,7 @@ export async function countNotifications(db: Db, criteria: NotificationCriteria)
 
 /**
  * The newest `perTask` callbacks of each task, in one statement for any number of tasks: for each
- * task a lateral subquery reads its newest rows straight off `callbacks_task_id_id_idx` and stops
+ * task a lateral subquery reads its newest rows straight off `callbacks_task_position_idx` and stops
  * at `perTask`, so the cost is the rows returned, however many a task has stored. Tasks with no
  * callbacks map to an empty list; each list is newest first.
  */
@@ -137,25 +169,30 @@ export async function latestNotificationsForTasks(
     .select(rowColumns)
     .from(callbacks)
     .where(and(sql`${callbacks.taskId} = wanted.task_id`, ...matching({ allowedServiceCodes })))
-    .orderBy(desc(callbacks.id))
+    .orderBy(...NEWEST_FIRST)
     .limit(perTask)
     .as('latest')
   const rows = await db
     .select({
+      xid: latest.xid,
       id: latest.id,
       type: latest.type,
       serviceCode: latest.serviceCode,
       taskId: latest.taskId,
       userName: latest.userName,
       vsId: latest.vsId,
+      serviceCreatedAt: latest.serviceCreatedAt,
       receivedAt: latest.receivedAt,
       deliveries: latest.deliveries,
-      fields: latest.fields,
+      values: latest.values,
       signature: latest.signature,
+      method: latest.method,
+      query: latest.query,
+      body: latest.body,
     })
     .from(wanted)
     .crossJoinLateral(latest)
-    .orderBy(desc(latest.id))
+    .orderBy(desc(latest.xid), desc(latest.id))
   for (const row of rows) byTask.get(row.taskId as string)?.push(row)
   return byTask
 }

@@ -1,5 +1,5 @@
 import type { CallbackStore, KeptCallback } from './callback.store.js'
-import type { NewCallbackRow } from '../storage/callback.table.js'
+import type { CallbackRecord } from '../model/callback.record.js'
 import type { CallbackSpool } from './spool/callback.spool.js'
 import { CALLBACK_KINDS } from '../model/callback.parse.js'
 
@@ -15,7 +15,7 @@ export type IntakeOutcome =
  * request no longer waits on a database that is away; if the spool cannot take it, the database
  * is tried after all. Resolves to `unavailable` only when neither could.
  */
-export async function intakeCallback(row: NewCallbackRow, store: Pick<CallbackStore, 'keep'>, spool: CallbackSpool | undefined): Promise<IntakeOutcome> {
+export async function intakeCallback(row: CallbackRecord, store: Pick<CallbackStore, 'keep'>, spool: CallbackSpool | undefined): Promise<IntakeOutcome> {
   let spoolError: unknown
   if (spool && spool.depth() > 0) {
     try {

@@ -1,10 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../storage/database.client.js'
-import { type NotificationCriteria, type NotificationRow, notificationMatches, notificationsByIds } from '../storage/notification.queries.js'
+import { comparePositions, type LogPosition } from '../model/log.position.js'
+import { logEnd, logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../storage/notification.queries.js'
 import { type TaskQuery, taskMatches, tasksByKeys } from '../storage/task.queries.js'
 import type { TaskNode } from '../fold/graph.model.js'
 import { deriveTask } from '../fold/task.derive.js'
-import { decodeEvent, EVENT_CHANNEL, type RealtimeEvent } from '../model/event.codec.js'
+import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../model/event.codec.js'
 import { SubscriptionQueue } from './subscription.queue.js'
 
 /** What {@link EventHub} is built from. */
@@ -20,12 +21,23 @@ interface Group<F, T> {
   queues: Set<SubscriptionQueue<T>>
 }
 
+// Callbacks read per statement when the log is tailed.
+const TAIL_PAGE = 1000
+// How soon to look again when committed callbacks wait behind an older running transaction.
+const PENDING_RETRY_MS = 10
+
 /**
- * The one listener of this process on the event channel. Each event is read from the database
- * once and matched once per distinct filter, then handed to every subscriber with that filter:
- * the cost of an event grows with the number of distinct filters, not of subscribers.
+ * The one reader of the log in this process, and the one listener on the event channel. The
+ * doorbell says the log grew; the hub then reads it from its own position, in log order, only as
+ * far as it is final, so every subscriber sees every callback once and in the one order a
+ * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
+ * then handed to every subscriber with that filter: the cost of an event grows with the number
+ * of distinct filters, not of subscribers.
  */
 export class EventHub {
+  private position: LogPosition = { xid: '0', id: 0 }
+  private tailAgain = false
+  private retry: NodeJS.Timeout | undefined
   private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
   private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
   private pending: RealtimeEvent[] = []
@@ -35,13 +47,20 @@ export class EventHub {
 
   constructor(private readonly options: HubOptions) {}
 
-  /** Starts listening; events committed before this are not seen (subscribers replay them). */
+  /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
   async start(): Promise<void> {
     this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => this.receive(payload))
+    this.position = await logEnd(this.options.database.db)
+  }
+
+  /** Where live delivery stands: every callback up to here has been handed out. */
+  get livePosition(): LogPosition {
+    return this.position
   }
 
   /** Stops listening and ends every subscription. */
   async stop(): Promise<void> {
+    if (this.retry) clearTimeout(this.retry)
     await this.unlisten?.()
     this.unlisten = undefined
     await this.chain
@@ -85,6 +104,8 @@ export class EventHub {
   private receive(payload: string): void {
     const event = decodeEvent(payload)
     if (!event) return
+    // Any event means a transaction ended, which may have made callbacks final.
+    this.tailAgain = true
     this.pending.push(event)
     // Events of one burst are read together: one statement per batch, not per event.
     if (this.pending.length === 1) this.chain = this.chain.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.dispatch())
@@ -94,7 +115,7 @@ export class EventHub {
     const batch = this.pending
     this.pending = []
     try {
-      await Promise.all([this.dispatchCallbacks(batch), this.dispatchTasks(batch)])
+      await Promise.all([this.dispatchCallbacks(), this.dispatchTasks(batch)])
     } catch (error) {
       // Subscribers would silently miss these events: end their subscriptions with an error,
       // so they resubscribe from their last cursor and replay what they missed.
@@ -105,19 +126,32 @@ export class EventHub {
     }
   }
 
-  private async dispatchCallbacks(batch: RealtimeEvent[]): Promise<void> {
-    if (this.notificationGroups.size === 0) return
-    const ids = batch.flatMap((event) => (event.kind === 'callback' ? [event.id] : []))
-    if (ids.length === 0) return
-    const byId = new Map((await notificationsByIds(this.options.database.db, ids)).map((row) => [row.id, row]))
-    for (const id of ids) {
-      const row = byId.get(id)
-      if (!row) continue
-      for (const group of this.notificationGroups.values()) {
-        if (!notificationMatches(group.filter, row)) continue
-        for (const queue of group.queues) queue.push(row)
+  private async dispatchCallbacks(): Promise<void> {
+    if (!this.tailAgain) return
+    this.tailAgain = false
+    for (;;) {
+      const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
+      for (const row of read.rows) {
+        // The position moves even with no subscriber: one who joins later starts from here.
+        if (comparePositions(row, this.position) <= 0) continue
+        this.position = { xid: row.xid, id: row.id }
+        for (const group of this.notificationGroups.values()) {
+          if (!notificationMatches(group.filter, row)) continue
+          for (const queue of group.queues) queue.push(row)
+        }
       }
+      if (read.pending) this.retryTail()
+      if (read.rows.length < TAIL_PAGE) return
     }
+  }
+
+  private retryTail(): void {
+    if (this.retry) return
+    this.retry = setTimeout(() => {
+      this.retry = undefined
+      this.receive(LOG_GREW)
+    }, PENDING_RETRY_MS)
+    this.retry.unref()
   }
 
   private async dispatchTasks(batch: RealtimeEvent[]): Promise<void> {

@@ -21,6 +21,8 @@ export interface Metrics {
   upstreamErrors: Counter<'service_code' | 'kind'>
   /** Seconds a GraphQL operation took, by operation name (`anonymous` when unnamed) and type. */
   graphqlSeconds: Histogram<'operation' | 'type'>
+  /** Seconds from a callback's arrival to its fold into the task and user states being committed. */
+  projectionLagSeconds: Histogram
 }
 
 /** A fresh set of metrics on a registry of its own. */
@@ -52,6 +54,12 @@ export function createMetrics(): Metrics {
       help: 'Seconds a GraphQL operation took, by operation name.',
       labelNames: ['operation', 'type'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    projectionLagSeconds: new Histogram({
+      name: 'livegate_projection_lag_seconds',
+      help: 'Seconds from a callback arriving to its fold into the graph being committed.',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
   }

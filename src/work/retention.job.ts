@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
-import { type Db, resultRows } from '../storage/database.client.js'
+import type { Db } from '../storage/database.client.js'
+import { pruneBatch } from '../storage/retention.statements.js'
 
 const DAY_MS = 86_400_000
 // The first prune waits a little after start, so it never competes with migrations, the first
@@ -91,17 +91,10 @@ export class RetentionJob {
 
   private async pruneTable(table: PruneResult['table'], cutoff: Date): Promise<PruneResult> {
     const { db, retention, log } = this.options
-    const name = sql.identifier(table)
     let deleted = 0
     let statements = 0
     for (;;) {
-      // The received_at index finds the batch; SKIP LOCKED leaves rows another prune holds.
-      const result = await db.execute<{ id: number }>(sql`
-        delete from ${name} where id in (
-          select id from ${name} where received_at < ${cutoff.toISOString()}::timestamptz
-          limit ${retention.batchSize} for update skip locked
-        ) returning id`)
-      const count = resultRows(result).length
+      const count = await pruneBatch(db, table, cutoff, retention.batchSize)
       statements += 1
       deleted += count
       if (count < retention.batchSize || this.stopped) break

@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../storage/database.client.js'
-import { applyTaskListAnswer, type GraphChanges } from '../storage/graph.statements.js'
+import type { GraphChanges } from '../fold/graph.fold.js'
 import { upstreamStatus } from '../storage/graph.table.js'
-import { taskEvents } from '../model/event.codec.js'
-import { notifyStatement } from '../storage/notify.statement.js'
+import { applyToGraph, taskListEvidence } from './graph.projection.js'
 import type { Config } from '../config/config.schema.js'
 import type { Metrics } from './metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
@@ -129,9 +128,7 @@ export class TaskListPoller {
       const answer = await client.get(serviceCode)
       const takenAt = this.now()
       const changes = await db.transaction(async (tx) => {
-        const folded = await applyTaskListAnswer(tx as unknown as Db, serviceCode, answer, takenAt)
-        const notify = notifyStatement(taskEvents(folded.tasks))
-        if (notify) await tx.execute(notify)
+        const folded = await applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt)
         await recordStatus(tx as unknown as Db, serviceCode, {
           lastPollAt: takenAt,
           lastSuccessAt: takenAt,

@@ -178,7 +178,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     let begun = Date.now()
     const seeding = await openDatabase({ url: largeDb.url, dataDir: MEMORY_DATA_DIR })
     await seeding.migrate()
-    const real = await seedTasks(seeding.db, TASKS)
+    const real = await seedTasks(seeding, TASKS)
     const nextRound = await bulkCallbacks(seeding.db, real, SMALL, 1)
     await seeding.close()
     ctx.log(`query: ${TASKS} tasks from ${real} real callbacks, ${SMALL} callbacks in ${((Date.now() - begun) / 1000).toFixed(0)} s`)

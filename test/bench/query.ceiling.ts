@@ -5,7 +5,7 @@ import mercurius from 'mercurius'
 import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars'
 import type { Config } from '../../src/config/index.js'
 import type { Db } from '../../src/storage/database.client.js'
-import { countNotifications, notificationPage } from '../../src/storage/notification.queries.js'
+import { countNotifications, type NotificationRow, notificationPage } from '../../src/storage/notification.queries.js'
 import type { TaskQuery } from '../../src/storage/task.queries.js'
 import type { TaskNode } from '../../src/fold/graph.model.js'
 import { createLoaders, type Loaders } from '../../src/adapters/graphql/loaders.create.js'
@@ -60,14 +60,14 @@ function resolvers(pageSizes: Config['graphql']): IResolvers {
     Task: {
       async notifications(task: TaskNode, args: PageArgs & { filter?: unknown }, { db, loaders }: CeilingContext): Promise<ConnectionData<NotificationNode>> {
         const window = pageWindow(args, pageSizes, notificationCursor)
-        const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
+        const parts = { codec: notificationCursor, keyOf: (row: NotificationRow) => row, toNode: notificationNode }
         if (!args.filter && window.after === undefined) {
           const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
           return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
         }
         // The bench asks only for the latest few; other pages keep the filterless path.
         const criteria = { taskId: task.id }
-        const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
+        const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
         return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
       },
     },

@@ -2,7 +2,9 @@ import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config/index.js'
 import { CallbackStore } from '../../src/work/callback.store.js'
 import type { Db } from '../../src/storage/database.client.js'
-import { applyTaskListAnswer } from '../../src/storage/graph.statements.js'
+import { applyToGraph, taskListEvidence } from '../../src/work/graph.projection.js'
+import { GraphProjector } from '../../src/work/graph.projector.js'
+import type { Database } from '../../src/storage/database.client.js'
 import { judgeCallback } from '../../src/model/callback.verdict.js'
 import { signCallback } from '../../src/model/callback.sign.js'
 import { ingestPolicy } from '../../src/adapters/http/server.build.js'
@@ -114,10 +116,11 @@ function taskListOf(tasks: number): TaskListAnswer {
 /**
  * Seeds `tasks` real task states: one task_list answer folded as the poller folds it, then every
  * task's callbacks judged and kept one by one through {@link CallbackStore}, exactly as the
- * callback route keeps them (fold in the same transaction). Resolves to how many callbacks it kept.
+ * callback route keeps them, then folded by the projector. Resolves to how many callbacks it kept.
  */
-export async function seedTasks(db: Db, tasks: number): Promise<number> {
-  await db.transaction((tx) => applyTaskListAnswer(tx as unknown as Db, SEED_SERVICE_CODE, taskListOf(tasks), new Date()))
+export async function seedTasks(database: Database, tasks: number): Promise<number> {
+  const db = database.db
+  await db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(SEED_SERVICE_CODE, taskListOf(tasks), new Date())], new Date()))
   const config = loadConfig({ env: {}, value: { services: [{ serviceCode: SEED_SERVICE_CODE, secrets: [SECRET] }] } })
   const policy = ingestPolicy(config)
   const store = new CallbackStore(db)
@@ -138,6 +141,7 @@ export async function seedTasks(db: Db, tasks: number): Promise<number> {
       kept++
     }
   }
+  await new GraphProjector({ database, log: console }).catchUp()
   return kept
 }
 
@@ -155,10 +159,10 @@ export async function bulkCallbacks(db: Db, realCount: number, total: number, ro
   const rounds = Math.ceil(missing / realCount)
   await db.execute(sql`
     insert into callbacks (dedupe_key, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, last_delivered_at,
-      deliveries, fields, method, path, query, body, headers, remote_address, signature, signature_error)
+      deliveries, values, signed_at, method, path, query, body, headers, remote_address, signature, signature_error)
     select 'bulk:' || g || ':' || c.id, c.type, c.service_code, c.task_id, c.user_name, c.vs_id, c.service_created_at,
       c.received_at + g * interval '1 second', c.last_delivered_at + g * interval '1 second',
-      1, c.fields, c.method, c.path, c.query, c.body, c.headers, c.remote_address, c.signature, c.signature_error
+      1, c.values, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers, c.remote_address, c.signature, c.signature_error
     from generate_series(${round}::int, ${round + rounds - 1}::int) g
     cross join lateral (select * from callbacks r where r.id <= ${realCount} order by r.id) c
     limit ${missing}`)

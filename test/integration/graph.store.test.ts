@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import { applyTaskListAnswer } from '../../src/storage/graph.statements.js'
+import { applyToGraph, taskListEvidence } from '../../src/work/graph.projection.js'
 import { tasks, users } from '../../src/storage/graph.table.js'
 import type { Db } from '../../src/storage/database.client.js'
 import { deriveTask } from '../../src/fold/task.derive.js'
@@ -15,8 +15,8 @@ const taskRow = async ({ db }: Pick<GatewayFixtures, 'db'>, taskId: string) => {
   return row
 }
 
-describe(`the folded graph is kept with each callback (${driverName})`, () => {
-  test('a session folds into one task row, updated in the transaction that keeps each callback', async ({ deliver, db }) => {
+describe(`the graph is a projection of the callbacks (${driverName})`, () => {
+  test('a session folds into one task row, updated after each callback', async ({ deliver, db }) => {
     const id = `task-${randomUUID()}`
     const samples = sampleCallbacks(id)
     await deliver(samples.liveStart as Record<string, string>)
@@ -58,7 +58,7 @@ describe(`the folded graph is kept with each callback (${driverName})`, () => {
       user_list: [{ user_name: 'alice', vs_id: 'xvs-5', service_code: serviceCode, client_version: '451', device_type: '10' }],
       task_list: [{ id, vs_id: 'xvs-5', service_code: serviceCode, outputs: [], inputs: [], input_bytes: 10 }],
     })
-    const apply = (a: typeof answer, at: number) => db.database.db.transaction((tx) => applyTaskListAnswer(tx as unknown as Db, serviceCode, a, new Date(at)))
+    const apply = (a: typeof answer, at: number) => db.database.db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, a, new Date(at))], new Date(at)))
     const first = await apply(answer, 1_000)
     expect(first.tasks.map((t) => t.taskId)).toEqual([id])
     // The same answer again changes nothing but the sighting time; an empty one makes it vanish.

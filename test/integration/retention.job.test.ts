@@ -3,6 +3,7 @@ import { Writable } from 'node:stream'
 import { and, eq, inArray } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
+import { GraphProjector } from '../../src/work/graph.projector.js'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { tasks } from '../../src/storage/graph.table.js'
 import { refusals } from '../../src/storage/refusal.table.js'
@@ -37,14 +38,17 @@ async function insertCallbacks(count: number, daysAgo: number, at = NOW): Promis
     taskId: randomUUID(),
     receivedAt,
     lastDeliveredAt: receivedAt,
-    fields: { type: '0', service_code: 'TESTING' },
+    values: {},
     method: 'POST',
     path: '/callbacks',
     body: Buffer.from('type=0&service_code=TESTING'),
     headers: {},
     signature: 'verified' as const,
   }))
-  return (await db.database.db.insert(callbacks).values(rows).returning({ id: callbacks.id })).map((row) => row.id)
+  const ids = (await db.database.db.insert(callbacks).values(rows).returning({ id: callbacks.id })).map((row) => row.id)
+  // Retention takes only callbacks the graph has folded: fold them, as a running gateway would.
+  await new GraphProjector({ database: db.database, log: console }).catchUp()
+  return ids
 }
 
 async function insertRefusals(count: number, daysAgo: number, at = NOW): Promise<number[]> {

@@ -1,5 +1,6 @@
 import { gt, max } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
+import { sentFields } from '../../src/model/callback.record.js'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { startSimulator } from '../../src/simulator/simulator.run.js'
@@ -33,7 +34,7 @@ describe(`the simulator against a real gateway on ${driverName}`, () => {
       const rows = await db.database.db.select().from(callbacks).where(gt(callbacks.id, last?.id ?? 0)).orderBy(callbacks.id)
       expect(rows).toHaveLength(played.callbacks.length)
       expect(rows.every((row) => row.signature === 'verified' && row.deliveries === 1 && row.method === 'POST')).toBe(true)
-      const stored = rows.map((row) => ({ ...row.fields }))
+      const stored = rows.map((row) => ({ ...sentFields(row) }))
       expect(stored).toEqual(played.callbacks.map((c) => c.fields))
       expect(new Set(rows.flatMap((row) => (row.taskId ? [row.taskId] : [])))).toEqual(new Set(taskIds))
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
+import { sentFields } from '../../src/model/callback.record.js'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { type Database, openDatabase } from '../../src/storage/database.client.js'
 import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
@@ -21,14 +22,15 @@ const spooledLines = (dir: string) =>
     .filter((name) => name.startsWith('spool-'))
     .sort()
     .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
-    .map((line) => JSON.parse(line) as { fields: { seq: string } })
+    .map((line) => JSON.parse(line) as { body: string })
+    .map((line) => ({ fields: { seq: new URLSearchParams(Buffer.from(line.body, 'base64').toString()).get('seq') as string } }))
 
 /** A distinct resume notification of one task per `seq`; each is its own event. */
 const fieldsFor = (taskId: string, seq: number) => ({ ...(sampleCallbacks(taskId).liveResume as Record<string, string>), seq: String(seq) })
 
 /** Rows of a task by `seq`, with how often each was delivered. */
 async function storedOf(database: Database, taskId: string): Promise<Map<string, number[]>> {
-  const rows = await database.db.select({ fields: callbacks.fields, deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.taskId, taskId))
+  const rows = (await database.db.select({ method: callbacks.method, query: callbacks.query, body: callbacks.body, deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.taskId, taskId))).map((row) => ({ fields: sentFields(row), deliveries: row.deliveries }))
   const bySeq = new Map<string, number[]>()
   for (const row of rows) bySeq.set(row.fields.seq as string, [...(bySeq.get(row.fields.seq as string) ?? []), row.deliveries])
   return bySeq

@@ -97,7 +97,13 @@ export const test = base.extend<GatewayFixtures>({
     },
     { scope: 'file' },
   ],
+  // A delivery resolves once its callback is folded into the graph too, so a test can read the
+  // task it changed at once (the acknowledgement itself comes before the fold).
   deliver: async ({ gateway }, use) => {
-    await use((fields, options) => send(signFor(gateway, fields, options)))
+    await use(async (fields, options) => {
+      const answer = await send(signFor(gateway, fields, options))
+      await gateway.settle()
+      return answer
+    })
   },
 })

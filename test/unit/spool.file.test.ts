@@ -5,7 +5,8 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { CallbackStore } from '../../src/work/callback.store.js'
-import type { NewCallbackRow } from '../../src/storage/callback.table.js'
+import type { CallbackRecord } from '../../src/model/callback.record.js'
+import { sentFields } from '../../src/model/callback.record.js'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { type Database, openDatabase } from '../../src/storage/database.client.js'
 import { CallbackSpool, SpoolFullError } from '../../src/work/spool/callback.spool.js'
@@ -21,7 +22,7 @@ const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.start
 const linesOf = (dir: string) => segmentsIn(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
 
 /** A real accepted row, judged by the ingest verdict (the OPEN service checks no signature). */
-function rowFor(seq: number, taskId = 'spool-task'): NewCallbackRow {
+function rowFor(seq: number, taskId = 'spool-task'): CallbackRecord {
   const fields = { type: '15', service_code: 'OPEN', hashed_id: taskId, status: '1', seq: String(seq) }
   const verdict = judgeCallback(
     {
@@ -43,7 +44,7 @@ function rowFor(seq: number, taskId = 'spool-task'): NewCallbackRow {
 const text = fc.string({ unit: 'binary', maxLength: 40 })
 const nullable = fc.option(text, { nil: null })
 const time = fc.date({ noInvalidDate: true })
-const spooledRow: fc.Arbitrary<NewCallbackRow> = fc.record({
+const spooledRow: fc.Arbitrary<CallbackRecord> = fc.record({
   dedupeKey: text,
   type: fc.integer(),
   serviceCode: text,
@@ -53,7 +54,8 @@ const spooledRow: fc.Arbitrary<NewCallbackRow> = fc.record({
   serviceCreatedAt: fc.option(time, { nil: null }),
   receivedAt: time,
   lastDeliveredAt: time,
-  fields: fc.dictionary(fc.oneof(text, fc.constant('__proto__')), fc.oneof(text, fc.array(text, { maxLength: 3 }))),
+  signedAt: fc.option(time, { nil: null }),
+  values: fc.record({ url: text, tag: text, outputIdx: fc.integer(), size: fc.record({ width: fc.nat(), height: fc.nat() }) }, { requiredKeys: [] }),
   method: text,
   path: text,
   query: text,
@@ -73,7 +75,7 @@ describe('the spool line', () => {
         const decoded = decodeSpoolEntry(line)
         expect(decoded).toEqual({ ...row })
         expect(decoded?.body.equals(row.body)).toBe(true)
-        expect(Object.keys(decoded?.fields ?? {})).toEqual(Object.keys(row.fields))
+        expect(decoded?.values).toEqual(row.values)
       }),
     )
   })
@@ -110,7 +112,7 @@ describe('the spool file', () => {
     await spool.append(rowFor(0))
     expect(linesOf(dir)).toHaveLength(1)
     await Promise.all(Array.from({ length: 200 }, (_, index) => spool.append(rowFor(index + 1))))
-    const seqs = linesOf(dir).map((line) => decodeSpoolEntry(line)?.fields.seq)
+    const seqs = linesOf(dir).map((line) => (() => { const decoded = decodeSpoolEntry(line); return decoded ? sentFields(decoded).seq : undefined })())
     expect(seqs).toEqual(Array.from({ length: 201 }, (_, index) => String(index)))
     expect(spool.depth()).toBe(201)
     expect(spool.syncs).toBeLessThan(201)
@@ -144,7 +146,7 @@ describe('the spool file', () => {
     expect(second.depth()).toBe(3)
     const [adopted] = second.segments()
     const rows = await second.read(adopted as NonNullable<typeof adopted>)
-    expect(rows.map((row) => row.fields.seq)).toEqual(['0', '1', '2'])
+    expect(rows.map((row) => sentFields(row).seq)).toEqual(['0', '1', '2'])
     expect(readFileSync(adopted?.path as string, 'utf8').endsWith('\n')).toBe(true)
     await second.close()
   })
@@ -191,7 +193,7 @@ describe('replaying the spool', () => {
 
     const rows = await database.db.select().from(callbacks).orderBy(callbacks.id)
     const replayed = rows.filter((row) => row.taskId === 'replay-order')
-    expect(replayed.map((row) => row.fields.seq)).toEqual(Array.from({ length: 12 }, (_, seq) => String(seq)))
+    expect(replayed.map((row) => sentFields(row).seq)).toEqual(Array.from({ length: 12 }, (_, seq) => String(seq)))
     expect(replayed.every((row) => row.deliveries === 1)).toBe(true)
     expect(segmentsIn(dir)).toEqual([])
     const [rejected] = readdirSync(dir).filter((name) => name.startsWith('rejected-'))

@@ -1,4 +1,5 @@
 import { openDatabase } from '../../storage/database.client.js'
+import { backfillLegacyValues } from '../../storage/legacy.backfill.js'
 import type { Command } from './cli.run.js'
 
 /** `livegate migrate`: applies the committed migrations and exits. */
@@ -6,6 +7,7 @@ export const migrateCommand: Command = async (_args, config, io) => {
   const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir })
   try {
     await database.migrate()
+    await backfillLegacyValues(database.db)
     io.out(`livegate: database migrated (${database.driver})`)
     return 0
   } finally {

@@ -1,5 +1,5 @@
 import type { NotificationRow } from '../../storage/notification.queries.js'
-import { type CallbackValues, type ParsedCallback, parseCallback } from '../../model/callback.parse.js'
+import { sentFields } from '../../model/callback.record.js'
 import type {
   ArchivedNotification,
   ClientDisconnectNotification,
@@ -9,7 +9,7 @@ import type {
   ThumbnailNotification,
 } from './types/notification-kinds.type.js'
 import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE } from '../../fold/graph.model.js'
-import { rowIdCursor } from './pagination.js'
+import { logPositionCursor } from './pagination.js'
 import { type Notification, type UnknownNotification, notificationKind } from './types/notification.type.js'
 
 /** What a `Notification` resolves from: plain data with the GraphQL field names of its kind. */
@@ -23,11 +23,11 @@ export type NotificationNode =
   | UnknownNotification
 
 /**
- * The cursor of a notification: its row id. Every list of notifications (the `notifications`
- * query, a task's notifications, subscriptions) hands out the same cursor, so a client can
- * list, subscribe, and after a reconnect list on from the last notification it saw.
+ * The cursor of a notification: its place in the log. Every list of notifications (the
+ * `notifications` query, a task's notifications, subscriptions) hands out the same cursor, so a
+ * client can list, subscribe, and after a reconnect list on from the last notification it saw.
  */
-export const notificationCursor = rowIdCursor('n1')
+export const notificationCursor = logPositionCursor('n2')
 
 // GraphQL's Int is 32 bits; the parser reads up to 15 digits, and a value Int cannot carry
 // would fail the whole field, so it reads as null (it stays in `fields` as sent).
@@ -36,12 +36,19 @@ function int32(value: number | undefined): number | null {
 }
 
 /**
- * Reads a stored callback as the notification node of its kind. The typed values are parsed
- * from the fields as sent, with the same parser the ingest route used, so the graph reads a
- * value exactly as the route judged it; a value that cannot be read is null.
+ * Reads a stored callback as the notification node of its kind, from the values the ingest
+ * verdict parsed and stored: nothing is parsed again. `fields` (everything as sent) is read from
+ * the stored request only if a client selects it.
  */
 export function notificationNode(row: NotificationRow): NotificationNode {
-  const common: Notification = {
+  const node = kindNode(row)
+  Object.defineProperty(node, 'fields', { enumerable: true, get: () => sentFields(row) })
+  return node
+}
+
+function kindNode(row: NotificationRow): NotificationNode {
+  // `fields` is defined on the node afterwards, read lazily (see notificationNode).
+  const common = {
     id: String(row.id),
     type: row.type,
     serviceCode: row.serviceCode,
@@ -51,17 +58,13 @@ export function notificationNode(row: NotificationRow): NotificationNode {
     receivedAt: row.receivedAt,
     deliveries: row.deliveries,
     signatureVerified: row.signature === 'verified',
-    fields: row.fields,
-    cursor: notificationCursor.encode(row.id),
-  }
+    cursor: notificationCursor.encode(row),
+  } as Notification
   const kind = notificationKind(row.type)
   if (kind === 'UNKNOWN') return common
-  const verdict = parseCallback(row.fields)
-  // A kept callback parsed when it arrived; should a later parser refuse it, its typed values read as null.
-  const parsed: Partial<ParsedCallback> = verdict.ok ? verdict.callback : {}
-  const v: CallbackValues = parsed.values ?? {}
+  const v = row.values
   const output = {
-    createdAt: parsed.createdAt ?? null,
+    createdAt: row.serviceCreatedAt,
     duration: v.duration ?? null,
     format: v.format ? { container: v.format.container, videoCodec: v.format.videoCodec ?? null, audioCodec: v.format.audioCodec ?? null } : null,
     isResume: v.isResume ?? null,
@@ -74,7 +77,7 @@ export function notificationNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: parsed.userName ?? null,
+        author: row.userName,
         url: v.url ?? null,
         timeShiftUrl: v.svodUrl ?? null,
         width: int32(v.size?.width),
@@ -96,7 +99,7 @@ export function notificationNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: parsed.userName ?? null,
+        author: row.userName,
         url: v.url ?? null,
         fileName: v.fileName ?? null,
         path: v.path ?? null,

@@ -1,3 +1,4 @@
+import type { LogPosition } from '../../model/log.position.js'
 import type { TaskKey } from '../../storage/task.queries.js'
 import { badUserInput } from './graphql.errors.js'
 
@@ -75,6 +76,23 @@ export function rowIdCursor(version: string): CursorCodec<number> {
   return cursorCodec<number>(version, {
     toText: (id) => String(id),
     fromText: (text) => (ROW_ID.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined),
+  })
+}
+
+const POSITION_TEXT = /^(0|[1-9]\d{0,19}):(0|[1-9]\d{0,15})$/
+
+/**
+ * A codec whose key is a place in the callback log: the writing transaction and the row id. One
+ * codec for every list of notifications and for subscriptions, so any cursor resumes anywhere.
+ */
+export function logPositionCursor(version: string): CursorCodec<LogPosition> {
+  return cursorCodec<LogPosition>(version, {
+    toText: (position) => `${position.xid}:${position.id}`,
+    fromText: (text) => {
+      const match = POSITION_TEXT.exec(text)
+      if (!match || !Number.isSafeInteger(Number(match[2]))) return undefined
+      return { xid: match[1] as string, id: Number(match[2]) }
+    },
   })
 }
 

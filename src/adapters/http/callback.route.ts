@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { CallbackStore } from '../../work/callback.store.js'
-import type { NewRefusalRow } from '../../storage/refusal.table.js'
+import type { RefusalRecord } from '../../model/callback.record.js'
 import { codeForFrameworkError, errorAnswer, type LivegateError, livegateError } from '../../model/error.catalogue.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import type { CallbackSpool } from '../../work/spool/callback.spool.js'
@@ -50,7 +50,7 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
   // A refusal is recorded before it is answered (if even that fails, the log says so), unless
   // its source is over its rate: then it is answered alike but neither recorded nor logged at
   // info, so junk cannot fill the disk. A callback refused for want of storage is never limited.
-  const refuse = async (request: FastifyRequest, reply: FastifyReply, error: LivegateError, refusal: NewRefusalRow | undefined) => {
+  const refuse = async (request: FastifyRequest, reply: FastifyReply, error: LivegateError, refusal: RefusalRecord | undefined) => {
     const limited = error.code !== 'STORAGE_UNAVAILABLE' && limiter !== undefined && !limiter.allow(request.ip, Date.now())
     if (limited) request.log.debug({ reason: error.code }, 'callback refused; not recorded, its source is over its rate')
     else request.log.info({ reason: error.code, fields: error.fields }, 'callback refused')
@@ -73,7 +73,7 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     if (intake.verdict === 'unavailable') {
       request.log.error({ err: intake.storeError, spoolError: intake.spoolError }, 'could not keep a callback, nor spool it')
       const error = livegateError('STORAGE_UNAVAILABLE')
-      return refuse(request, reply, error, refusalRow(inbound, policy, error, row.fields))
+      return refuse(request, reply, error, refusalRow(inbound, policy, error, verdict.fields))
     }
     if (intake.verdict === 'spooled') {
       request.log.warn({ err: intake.storeError, type: row.type, depth: spool?.depth() }, 'callback spooled: the database cannot take it now')

@@ -4,7 +4,8 @@ import type { Config } from '../../config/config.schema.js'
 import { ConfigError } from '../../config/config.load.js'
 import { unsafeBinding } from '../graphql/auth.scope.js'
 import { type Database, openDatabase } from '../../storage/database.client.js'
-import { buildServer } from './server.build.js'
+import { backfillLegacyValues } from '../../storage/legacy.backfill.js'
+import { buildServer, projectorOf } from './server.build.js'
 
 /** A running gateway: its address, its parts, and how to stop it. */
 export interface Gateway {
@@ -12,6 +13,11 @@ export interface Gateway {
   url: string
   server: FastifyInstance
   database: Database
+  /**
+   * Resolves once every callback acknowledged so far is folded into the task and user states
+   * (the graph is a projection, folded just after each acknowledgement).
+   */
+  settle(): Promise<void>
   close(): Promise<void>
 }
 
@@ -32,6 +38,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const database = options.database ?? (await openDatabase({ url: config.database.url, dataDir: config.database.dataDir }))
   try {
     await database.migrate()
+    await backfillLegacyValues(database.db)
     const server = await buildServer({ config, database, ...(options.now ? { now: options.now } : {}), ...(options.logStream ? { logStream: options.logStream } : {}) })
     await server.listen({ port: config.port, host: config.host })
     const address = server.server.address()
@@ -41,6 +48,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       url: `http://${host}:${port}`,
       server,
       database,
+      settle: () => projectorOf(server).catchUp(),
       async close() {
         await server.close()
         if (ownsDatabase) await database.close()

@@ -11,6 +11,7 @@ import { loggerOptions } from '../ops/log.redaction.js'
 import { createMetrics } from '../../work/metrics.registry.js'
 import { opsPlugin } from '../ops/ops.plugin.js'
 import { EventHub } from '../../work/event.hub.js'
+import { GraphProjector } from '../../work/graph.projector.js'
 import { CallbackSpool } from '../../work/spool/callback.spool.js'
 import { spoolLocation } from '../../work/spool/spool.owner.js'
 import { SpoolReplayer } from '../../work/spool/spool.replayer.js'
@@ -40,6 +41,15 @@ export function ingestPolicy(config: Config): IngestPolicy {
 
 function isCallbackUrl(url: string | undefined): boolean {
   return url !== undefined && (url === '/callbacks' || url.startsWith('/callbacks/') || url.startsWith('/callbacks?'))
+}
+
+const projectors = new WeakMap<FastifyInstance, GraphProjector>()
+
+/** The graph projector of a server built by {@link buildServer}. */
+export function projectorOf(app: FastifyInstance): GraphProjector {
+  const projector = projectors.get(app)
+  if (!projector) throw new Error('not a livegate server')
+  return projector
 }
 
 /** Builds the HTTP server: routes and wiring only, no business logic. */
@@ -84,6 +94,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     app.addHook('onClose', async () => poller.stop())
   }
   await app.register(playgroundPlugin)
+  // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
+  const projector = new GraphProjector({ database, log: app.log, metrics })
+  projectors.set(app, projector)
+  app.addHook('onReady', async () => projector.start())
+  app.addHook('onClose', async () => projector.stop())
   const hub = new EventHub({ database, log: app.log, subscriberBuffer: config.realtime.subscriberBuffer })
   app.addHook('onReady', async () => hub.start())
   app.addHook('onClose', async () => hub.stop())

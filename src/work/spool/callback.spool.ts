@@ -1,6 +1,6 @@
 import { appendFile, mkdir, readdir, rename, rmdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { NewCallbackRow } from '../../storage/callback.table.js'
+import type { CallbackRecord } from '../../model/callback.record.js'
 import { encodeSpoolEntry } from './spool.codec.js'
 import { claimOwner, orphanSegments, rejectedName, releaseOwner, segmentName, type SpoolOwner } from './spool.owner.js'
 import { readSegment, repairSegment, type SegmentContent, SegmentWriter, syncDirectory } from './spool.segment.js'
@@ -87,7 +87,7 @@ export class CallbackSpool {
   }
 
   /** Appends a callback; resolves only once it is on disk. Rejects when full, closed or unwritable. */
-  append(row: NewCallbackRow): Promise<void> {
+  append(row: CallbackRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the spool is closed'))
     const line = Buffer.from(`${encodeSpoolEntry(row)}\n`, 'utf8')
     if (this.heldBytes + this.pendingBytes + line.length > this.options.maxBytes) {
@@ -114,7 +114,7 @@ export class CallbackSpool {
   }
 
   /** The rows of a sealed segment in order; damaged lines are set aside, once. */
-  async read(segment: SealedSegment): Promise<NewCallbackRow[]> {
+  async read(segment: SealedSegment): Promise<CallbackRecord[]> {
     const content = await readSegment(segment.path).catch((error: NodeJS.ErrnoException) => {
       // Removed by hand: there is nothing left to replay from it.
       if (error.code === 'ENOENT') return { rows: [], damaged: [], wholeBytes: 0, fileBytes: 0 }
@@ -145,7 +145,7 @@ export class CallbackSpool {
   }
 
   /** Sets a callback no retry could keep aside, for an operator; it leaves the queue. */
-  async setAsideEntry(segment: SealedSegment, row: NewCallbackRow, reason: string): Promise<void> {
+  async setAsideEntry(segment: SealedSegment, row: CallbackRecord, reason: string): Promise<void> {
     await this.setAside([JSON.stringify({ reason, entry: JSON.parse(encodeSpoolEntry(row)) as unknown })])
     this.kept(segment)
   }

@@ -1,11 +1,17 @@
-import type { NewCallbackRow, SignatureStatus } from '../../storage/callback.table.js'
+import { type CallbackValues, parseCallback } from '../../model/callback.parse.js'
+import type { CallbackRecord, SignatureStatus } from '../../model/callback.record.js'
+import { parseTimestamp } from '../../model/signature.verify.js'
 
 /**
- * One spool line: a callback row as JSON, the body in base64 and times in Unix milliseconds, so
- * the line is exact (no time zone, no lost bytes) and stays one line whatever the body holds.
+ * One spool line: a callback record as JSON, the body in base64 and times in Unix milliseconds,
+ * so the line is exact (no time zone, no lost bytes) and stays one line whatever the body holds.
+ * Version 2 holds the typed values and the signed time; a version 1 line (written before values
+ * were stored parsed) holds the fields as sent instead, and is parsed once when read.
  */
 interface SpoolLine {
-  v: 1
+  v: 2
+  values: CallbackValues
+  signedAt: number | null
   dedupeKey: string
   type: number
   serviceCode: string
@@ -15,7 +21,6 @@ interface SpoolLine {
   serviceCreatedAt: number | null
   receivedAt: number
   lastDeliveredAt: number
-  fields: Record<string, string | string[]>
   method: string
   path: string
   query: string
@@ -30,9 +35,11 @@ const SIGNATURES: ReadonlySet<string> = new Set<SignatureStatus>(['verified', 'f
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 /** The spool line of a callback row, without its newline. */
-export function encodeSpoolEntry(row: NewCallbackRow): string {
+export function encodeSpoolEntry(row: CallbackRecord): string {
   const line: SpoolLine = {
-    v: 1,
+    v: 2,
+    values: row.values,
+    signedAt: row.signedAt ? row.signedAt.getTime() : null,
     dedupeKey: row.dedupeKey,
     type: row.type,
     serviceCode: row.serviceCode,
@@ -42,7 +49,6 @@ export function encodeSpoolEntry(row: NewCallbackRow): string {
     serviceCreatedAt: row.serviceCreatedAt ? row.serviceCreatedAt.getTime() : null,
     receivedAt: row.receivedAt.getTime(),
     lastDeliveredAt: row.lastDeliveredAt.getTime(),
-    fields: row.fields,
     method: row.method,
     path: row.path,
     query: row.query ?? '',
@@ -59,15 +65,17 @@ export function encodeSpoolEntry(row: NewCallbackRow): string {
  * The callback row of a spool line, or undefined when the line is not one (a write torn by a
  * crash, or damage): such a line is never half-read into a row.
  */
-export function decodeSpoolEntry(text: string): NewCallbackRow | undefined {
+export function decodeSpoolEntry(text: string): CallbackRecord | undefined {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
     return undefined
   }
-  if (!isObject(value) || value.v !== 1) return undefined
-  const line = value as Partial<Record<keyof SpoolLine, unknown>>
+  if (!isObject(value) || (value.v !== 1 && value.v !== 2)) return undefined
+  const line = value as Partial<Record<keyof SpoolLine | 'fields', unknown>>
+  const typed = value.v === 2 ? typedOf(line) : typedFromFields(line)
+  if (!typed) return undefined
   if (
     !isString(line.dedupeKey) ||
     !Number.isSafeInteger(line.type) ||
@@ -78,7 +86,6 @@ export function decodeSpoolEntry(text: string): NewCallbackRow | undefined {
     !(line.serviceCreatedAt === null || isTime(line.serviceCreatedAt)) ||
     !isTime(line.receivedAt) ||
     !isTime(line.lastDeliveredAt) ||
-    !isFields(line.fields) ||
     !isString(line.method) ||
     !isString(line.path) ||
     !isString(line.query) ||
@@ -102,8 +109,8 @@ export function decodeSpoolEntry(text: string): NewCallbackRow | undefined {
     serviceCreatedAt: line.serviceCreatedAt === null ? null : new Date(line.serviceCreatedAt),
     receivedAt: new Date(line.receivedAt),
     lastDeliveredAt: new Date(line.lastDeliveredAt),
-    // JSON.parse made these own data properties, so a field named __proto__ stays a plain key.
-    fields: line.fields,
+    values: typed.values,
+    signedAt: typed.signedAt === null ? null : new Date(typed.signedAt),
     method: line.method,
     path: line.path,
     query: line.query,
@@ -113,6 +120,26 @@ export function decodeSpoolEntry(text: string): NewCallbackRow | undefined {
     signature: line.signature as SignatureStatus,
     signatureError: line.signatureError,
   }
+}
+
+interface Typed {
+  values: CallbackValues
+  signedAt: number | null
+}
+
+function typedOf(line: Partial<Record<string, unknown>>): Typed | undefined {
+  if (!isObject(line.values) || !(line.signedAt === null || isTime(line.signedAt))) return undefined
+  return { values: line.values as CallbackValues, signedAt: line.signedAt }
+}
+
+// A line an older livegate spooled: its fields are parsed, and its timestamp header read, once.
+function typedFromFields(line: Partial<Record<string, unknown>>): Typed | undefined {
+  if (!isFields(line.fields) || !isStringRecord(line.headers)) return undefined
+  const parsed = parseCallback(line.fields)
+  if (!parsed.ok) return undefined
+  const header = Object.entries(line.headers).find(([name]) => name.endsWith('-timestamp'))?.[1]
+  const reading = header === undefined ? undefined : parseTimestamp(header)
+  return { values: parsed.callback.values, signedAt: reading?.ok ? reading.ms : null }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { CallbackStore } from '../callback.store.js'
-import type { NewCallbackRow } from '../../storage/callback.table.js'
+import type { CallbackRecord } from '../../model/callback.record.js'
 import type { CallbackSpool, SealedSegment } from './callback.spool.js'
 
 /** What the replayer is built from; the timings are injectable so tests need not wait. */
@@ -94,13 +94,13 @@ export class SpoolReplayer {
       const rows = await spool.read(segment)
       for (let index = segment.replayed; index < rows.length; index += 1) {
         if (this.stopped) return
-        await this.keepOne(segment, rows[index] as NewCallbackRow)
+        await this.keepOne(segment, rows[index] as CallbackRecord)
       }
       await spool.remove(segment)
     }
   }
 
-  private async keepOne(segment: SealedSegment, row: NewCallbackRow): Promise<void> {
+  private async keepOne(segment: SealedSegment, row: CallbackRecord): Promise<void> {
     const { spool, store, log } = this.options
     try {
       await store.keep(row, { replay: true })

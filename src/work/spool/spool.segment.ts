@@ -1,5 +1,5 @@
 import { type FileHandle, open, readFile, truncate } from 'node:fs/promises'
-import type { NewCallbackRow } from '../../storage/callback.table.js'
+import type { CallbackRecord } from '../../model/callback.record.js'
 import { decodeSpoolEntry } from './spool.codec.js'
 
 const NEWLINE = 0x0a
@@ -62,7 +62,7 @@ export class SegmentWriter {
 
 /** What a segment file holds. */
 export interface SegmentContent {
-  rows: NewCallbackRow[]
+  rows: CallbackRecord[]
   /** Complete lines that are not entries (damage); they are set aside, never replayed. */
   damaged: string[]
   /** Bytes up to the end of the last complete line. */
@@ -78,7 +78,7 @@ export interface SegmentContent {
 export async function readSegment(path: string): Promise<SegmentContent> {
   const data = await readFile(path)
   const end = data.lastIndexOf(NEWLINE) + 1
-  const rows: NewCallbackRow[] = []
+  const rows: CallbackRecord[] = []
   const damaged: string[] = []
   let start = 0
   while (start < end) {

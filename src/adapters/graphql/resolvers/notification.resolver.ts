@@ -26,10 +26,10 @@ export class NotificationResolver {
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
     const criteria = notificationCriteria(filter, scope)
-    const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
+    const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
     return toConnection(rows, window, {
       codec: notificationCursor,
-      keyOf: (row) => row.id,
+      keyOf: (row) => row,
       toNode: (row) => notificationNode(row),
       countAll: () => countNotifications(db, criteria),
     })

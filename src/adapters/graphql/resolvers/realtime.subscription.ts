@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql'
 import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../../storage/notification.queries.js'
 import type { TaskNode } from '../../../fold/graph.model.js'
+import { comparePositions, type LogPosition } from '../../../model/log.position.js'
 import type { EventHub } from '../../../work/event.hub.js'
 import type { DirectSource, SubscriptionQueue } from '../../../work/subscription.queue.js'
 import { SLOW_CONSUMER_CLOSE } from '../../websocket/ws.server.js'
@@ -52,9 +53,10 @@ export class RealtimeSubscription {
 
 /**
  * Joins the live stream first, then replays the stored rows after the cursor, then hands over
- * to the live ones: an event committed during the replay is in both, and is passed over once
- * the replay has shown it (ids are handed out in commit order, so "after the last id shown" is
- * exactly "not yet shown").
+ * to the live ones: a callback that became final during the replay is in both, and is passed
+ * over once the replay has shown it. Both read the log in one order and only as far as it is
+ * final (nothing can commit before a final position any more), so "after the last position
+ * shown" is exactly "not yet shown".
  *
  * An async generator cannot run its `return()` while it waits for the next event, so the
  * client's "complete" would leave the live queue joined until one more event came; the outer
@@ -65,7 +67,7 @@ function notificationSubscription(context: GraphqlContext, args: NotificationArg
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
   const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
-  const seen: Seen = { lastId: after, live: false }
+  const seen: Seen = { last: after, live: false }
   const stream = notificationStream(context, criteria, seen, live)
   return {
     next: () => stream.next(),
@@ -80,8 +82,8 @@ function notificationSubscription(context: GraphqlContext, args: NotificationArg
     direct: (take, end) =>
       seen.live &&
       live.direct((row) => {
-        if (seen.lastId !== undefined && row.id <= seen.lastId) return
-        seen.lastId = row.id
+        if (seen.last !== undefined && comparePositions(row, seen.last) <= 0) return
+        seen.last = row
         take(liveNode(row))
       }, end),
     [Symbol.asyncIterator]() {
@@ -90,9 +92,9 @@ function notificationSubscription(context: GraphqlContext, args: NotificationArg
   }
 }
 
-/** Where a notification subscription is: the last id it showed, and whether its replay is over. */
+/** Where a notification subscription is: the last position it showed, and whether its replay is over. */
 interface Seen {
-  lastId: number | undefined
+  last: LogPosition | undefined
   live: boolean
 }
 
@@ -103,12 +105,12 @@ async function* notificationStream(
   live: SubscriptionQueue<NotificationRow>,
 ): AsyncGenerator<NotificationNode> {
   try {
-    if (seen.lastId !== undefined) {
+    if (seen.last !== undefined) {
       const pageSize = context.config.realtime.replayPageSize
       for (;;) {
-        const rows = await notificationsAfter(context.db, criteria, seen.lastId, pageSize)
+        const rows = await notificationsAfter(context.db, criteria, seen.last, pageSize)
         for (const row of rows) {
-          seen.lastId = row.id
+          seen.last = row
           yield notificationNode(row)
         }
         if (rows.length < pageSize) break
@@ -116,8 +118,8 @@ async function* notificationStream(
     }
     seen.live = true
     for await (const row of live) {
-      if (seen.lastId !== undefined && row.id <= seen.lastId) continue
-      seen.lastId = row.id
+      if (seen.last !== undefined && comparePositions(row, seen.last) <= 0) continue
+      seen.last = row
       yield liveNode(row)
     }
   } finally {

@@ -1,4 +1,4 @@
-import { countNotifications, notificationPage } from '../../../storage/notification.queries.js'
+import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
 import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../../storage/task.queries.js'
 import type { TaskNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
@@ -62,14 +62,14 @@ export class TaskResolver {
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
-    const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
+    const parts = { codec: notificationCursor, keyOf: (row: NotificationRow) => row, toNode: notificationNode }
     if (!filter && window.after === undefined) {
       // The common case (a page of tasks, each with its latest few): batched across the page.
       const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
       return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
     }
     const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
-    const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
+    const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
     return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
   }
 }

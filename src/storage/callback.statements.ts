@@ -1,0 +1,58 @@
+import { inArray, type SQL, sql } from 'drizzle-orm'
+import type { CallbackRecord } from '../model/callback.record.js'
+import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
+import { callbacks } from './callback.table.js'
+import { type Db, resultRows } from './database.client.js'
+import { upsertJson } from './json.rows.js'
+
+/** Where a kept callback landed: its row id and how many times it has been delivered. */
+export interface KeptRow {
+  id: number
+  deliveries: number
+  dedupeKey: string
+}
+
+/** A callback row to write: a record, with the deliveries of it that this write counts. */
+export type CallbackWrite = CallbackRecord & { deliveries: number }
+
+// A repeated delivery is counted, and keeps the latest delivery time (a replay may be older).
+const COUNT_DELIVERY = sql.raw('"deliveries" = "callbacks"."deliveries" + excluded."deliveries", "last_delivered_at" = greatest("callbacks"."last_delivered_at", excluded."last_delivered_at")')
+
+/**
+ * Appends callbacks to the log and rings the doorbell, as ONE statement: it runs as its own
+ * transaction (no BEGIN, no COMMIT round trip), takes no lock but the rows' own, and readers learn
+ * of the rows only once it has committed. A delivery of a callback already kept meets the unique
+ * dedupe key and is counted instead, in the same statement, so two racing deliveries cannot both
+ * insert.
+ */
+export async function appendCallbacks(db: Db, rows: readonly CallbackWrite[]): Promise<KeptRow[]> {
+  const upsert = upsertJson(callbacks, rows as unknown as Array<Record<string, unknown>>, {
+    target: [callbacks.dedupeKey.name],
+    set: COUNT_DELIVERY,
+    returning: ['id', 'deliveries', 'dedupe_key'],
+  })
+  const statement: SQL = sql`with kept as (${upsert}) select kept.id, kept.deliveries, kept.dedupe_key from kept, (select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, ${sql.raw(`'${LOG_GREW}'`)})) as doorbell`
+  const result = await db.execute(statement)
+  return resultRows<{ id: number | string; deliveries: number; dedupe_key: string }>(result).map((row) => ({
+    id: Number(row.id),
+    deliveries: Number(row.deliveries),
+    dedupeKey: row.dedupe_key,
+  }))
+}
+
+/** A callback already in the log, as a replay meets it. */
+export interface LandedRow {
+  id: number
+  deliveries: number
+  lastDeliveredAt: Date
+}
+
+/** The rows already kept under these dedupe keys. */
+export async function landedByDedupeKey(db: Db, keys: readonly string[]): Promise<Map<string, LandedRow>> {
+  if (keys.length === 0) return new Map()
+  const rows = await db
+    .select({ id: callbacks.id, deliveries: callbacks.deliveries, lastDeliveredAt: callbacks.lastDeliveredAt, dedupeKey: callbacks.dedupeKey })
+    .from(callbacks)
+    .where(inArray(callbacks.dedupeKey, [...keys]))
+  return new Map(rows.map((row) => [row.dedupeKey, row]))
+}

@@ -1,0 +1,57 @@
+import { type CallbackEvent } from '../fold/fold.event.js'
+import { callbackScope, foldCallbacks, foldSightings, type GraphChanges, type GraphScope, type GraphStates, sightingScope } from '../fold/graph.fold.js'
+import { taskEvents } from '../model/event.codec.js'
+import type { TaskListAnswer } from '../model/task-list.schema.js'
+import type { Db } from '../storage/database.client.js'
+import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../storage/graph.statements.js'
+import { notifyStatement } from '../storage/notify.statement.js'
+
+/** Evidence about one service code's graph: which entities it is about, and how it folds into them. */
+export interface GraphEvidence {
+  serviceCode: string
+  scope(tx: Db): Promise<GraphScope>
+  fold(states: GraphStates, scope: GraphScope): GraphChanges
+}
+
+/** Callbacks of one service code, as evidence. */
+export function callbackEvidence(serviceCode: string, events: readonly CallbackEvent[]): GraphEvidence {
+  return {
+    serviceCode,
+    scope: async () => callbackScope(events),
+    fold: (states) => foldCallbacks(serviceCode, states, events),
+  }
+}
+
+/** One successful task_list answer, as evidence: what it lists, and what the previous one did. */
+export function taskListEvidence(serviceCode: string, answer: TaskListAnswer, takenAt: Date): GraphEvidence {
+  return {
+    serviceCode,
+    scope: async (tx) => sightingScope(answer, await listedNow(tx, serviceCode)),
+    fold: (states, scope) => foldSightings(serviceCode, states, scope, answer, takenAt.getTime()),
+  }
+}
+
+/**
+ * The one way task and user states change, in the caller's transaction: lock the service codes'
+ * graphs, read the states the evidence is about, fold, write what changed, and announce the
+ * changed tasks (delivered to `taskChanged` subscribers only if the transaction commits). The
+ * fold is a join-semilattice, so evidence folded twice or out of order changes nothing more.
+ */
+export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], now: Date): Promise<GraphChanges> {
+  const changes: GraphChanges = { tasks: [], users: [] }
+  if (evidence.length === 0) return changes
+  await lockGraphOf(
+    tx,
+    evidence.map((e) => e.serviceCode),
+  )
+  for (const part of evidence) {
+    const scope = await part.scope(tx)
+    if (scope.taskIds.length === 0 && scope.userNames.length === 0) continue
+    const folded = part.fold(await readGraphStates(tx, part.serviceCode, scope), scope)
+    changes.tasks.push(...folded.tasks)
+    changes.users.push(...folded.users)
+  }
+  const notify = notifyStatement(taskEvents(changes.tasks))
+  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined])
+  return changes
+}
