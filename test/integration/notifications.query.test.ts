@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { desc } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { callbacks } from '../../src/storage/callback.table.js'
-import { latestNotificationsForTasks } from '../../src/storage/notification.queries.js'
+import { sentFields } from '../../src/model/callback.record.js'
+import { latestNotificationsForTasks, type NotificationRow } from '../../src/storage/notification.queries.js'
 import { createLoaders } from '../../src/adapters/graphql/loaders.create.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName } from '../support/database.fixture.js'
@@ -335,10 +336,11 @@ describe(`the notifications query on ${driverName}`, () => {
     { name: 'a garbage after', variables: { after: 'garbage!' }, argument: 'after', message: /not a cursor/ },
     { name: 'an after that is base64 but not a cursor', variables: { after: Buffer.from('hello').toString('base64url') }, argument: 'after', message: /not a cursor/ },
     { name: 'a cursor of another connection', variables: { after: Buffer.from('t1:task-1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with no row id', variables: { after: Buffer.from('n1:abc').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with row id 0', variables: { after: Buffer.from('n1:0').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor past the largest id', variables: { after: Buffer.from('n1:99999999999999999999').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with padding', variables: { after: `${Buffer.from('n1:1').toString('base64url')}==` }, argument: 'after', message: /not a cursor/ },
+    { name: 'a cursor with no row id', variables: { after: Buffer.from('n2:7').toString('base64url') }, argument: 'after', message: /not a cursor/ },
+    { name: 'a cursor with a word for a position', variables: { after: Buffer.from('n2:abc:1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
+    { name: 'a cursor past the largest id', variables: { after: Buffer.from('n2:7:99999999999999999999').toString('base64url') }, argument: 'after', message: /not a cursor/ },
+    { name: 'a cursor with padding', variables: { after: `${Buffer.from('n2:7:1').toString('base64url')}==` }, argument: 'after', message: /not a cursor/ },
+    { name: 'a cursor from before log positions (row id only)', variables: { after: Buffer.from('n1:1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
     { name: 'a very long after', variables: { after: 'A'.repeat(10_000) }, argument: 'after', message: /not a cursor/ },
     { name: 'an empty after', variables: { after: '' }, argument: 'after', message: /not a cursor/ },
     { name: 'a NUL in a text filter', variables: { filter: { taskId: 'a\u0000b' } }, argument: 'filter', message: /NUL/ },
@@ -399,7 +401,8 @@ describe(`latestNotificationsForTasks on ${driverName}`, () => {
     expect(found.get(b)?.map((row) => row.id)).toEqual(idsOf(b))
     expect(found.get(c)).toEqual([])
     const [newest] = found.get(b) ?? []
-    expect(newest).toMatchObject({ type: 0, serviceCode: 'TESTING', taskId: b, userName: 'alice', signature: 'verified', fields: sampleCallbacks(b).liveStart })
+    expect(newest).toMatchObject({ type: 0, serviceCode: 'TESTING', taskId: b, userName: 'alice', signature: 'verified', values: { tag: 'tcp_output_live_only' } })
+    expect({ ...sentFields(newest as NotificationRow) }).toEqual(sampleCallbacks(b).liveStart)
     expect(newest?.receivedAt).toBeInstanceOf(Date)
     expect(await latestNotificationsForTasks(db.database.db, [], 5)).toEqual(new Map())
 
