@@ -46,6 +46,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     gateway = await startGateway(config, { database: db.database })
     simulator = await startSimulator({ port: simulatorPort, services: [{ serviceCode: 'TESTING', secret: SECRET }], gatewayUrl: gateway.url, seed: 11, sessions: 6, rate: 60 })
     await simulator.done
+    await gateway.settle()
     scenario = simulator.scenario()
     // Until a poll after the last session left the task list has been folded in (vanishing needs it).
     const deadline = Date.now() + 15_000

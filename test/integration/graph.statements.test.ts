@@ -33,6 +33,7 @@ describe(`a page of tasks costs a bounded number of SQL statements (${driverName
       const answers = await Promise.all(deliveries.slice(i, i + 20).map((fields) => send(signFor(gateway, fields))))
       expect(answers.every((answer) => answer.status === 200)).toBe(true)
     }
+    await gateway.settle()
   }, 120_000)
 
   afterAll(async () => {
