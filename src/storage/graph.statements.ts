@@ -1,13 +1,14 @@
 import { isDeepStrictEqual } from 'node:util'
 import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm'
 import type { CallbackEvent } from '../fold/fold.event.js'
-import { deriveStatus, taskAuthor, taskSortTime } from '../fold/task.derive.js'
-import { applyTaskCallback, applyTaskSighting, emptyTaskState, isListed, type TaskState } from '../fold/task.fold.js'
+import { deriveTask, taskSortTime } from '../fold/task.derive.js'
+import { applyTaskCallback, applyTaskSighting, emptyTaskState, type TaskState } from '../fold/task.fold.js'
 import { applyUserCallback, applyUserSighting, emptyUserState, isOnline, type UserState } from '../fold/user.fold.js'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from './database.client.js'
 import { tasks, users } from './graph.table.js'
 import { jsonLiteral, takeIncoming, upsertJson } from './json.rows.js'
+import { storedTaskNode } from './task.node.js'
 
 /** The tasks and users a write changed, as their new states. */
 export interface GraphChanges {
@@ -123,7 +124,7 @@ function changedOnly(taskStates: Map<string, TaskState>, nextTasks: TaskState[],
   }
 }
 
-const TASK_SET = takeIncoming(['state', 'status', 'end_reason', 'author', 'listed', 'sort_at', 'updated_at'])
+const TASK_SET = takeIncoming(['state', 'node', 'status', 'end_reason', 'author', 'listed', 'sort_at', 'updated_at'])
 const USER_SET = takeIncoming(['state', 'online', 'last_seen_at', 'updated_at'])
 
 /** Upserts the changed tasks and users (both statements sent at once, pipelined). */
@@ -141,15 +142,16 @@ export async function writeChanges(tx: Db, changes: GraphChanges, now: Date): Pr
 }
 
 function taskRow(state: TaskState, now: Date) {
-  const { status, endReason } = deriveStatus(state)
+  const node = deriveTask(state)
   return {
     serviceCode: state.serviceCode,
     taskId: state.taskId,
     state,
-    status,
-    endReason,
-    author: taskAuthor(state),
-    listed: isListed(state),
+    node: storedTaskNode(node),
+    status: node.status,
+    endReason: node.endReason,
+    author: node.author,
+    listed: node.listed,
     sortAt: new Date(taskSortTime(state)),
     updatedAt: now,
   }
