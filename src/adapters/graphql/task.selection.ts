@@ -45,6 +45,14 @@ export function taskColumnsOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fra
   return columns
 }
 
+/**
+ * Whether a connection field's selection reads `pageInfo`: only then is the row past the page
+ * worth fetching (a page of tasks showing each one's latest 5 notifications reads 5 each).
+ */
+export function asksForPageInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): boolean {
+  return info.fieldNodes.some((field) => fieldsNamed(field.selectionSet, 'pageInfo', info.fragments).length > 0)
+}
+
 /** A task row as the node `Task` resolves from: the stored node when it was read, else the columns that were. */
 export function taskNodeOf(row: TaskListRow): TaskNode {
   // Stored times are epoch milliseconds, which the DateTime scalar writes as it writes a Date.

@@ -8,7 +8,7 @@ import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
 import { type ConnectionData, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
-import { taskColumnsOf, taskNodeOf } from '../task.selection.js'
+import { asksForPageInfo, taskColumnsOf, taskNodeOf } from '../task.selection.js'
 import type { Db } from '../../../storage/database.client.js'
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
@@ -58,12 +58,13 @@ export class TaskResolver {
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
     const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
     if (!filter && window.after === undefined) {
       // The common case (a page of tasks, each with its latest few): batched across the page.
-      const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
+      const rows = await loaders.notificationsOfTask(asksForPageInfo(info) ? window.fetch : window.size).load(task.id)
       return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
     }
     const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
