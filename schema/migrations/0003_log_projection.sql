@@ -15,6 +15,7 @@ ALTER TABLE "callbacks" ADD COLUMN "xid" "xid8" DEFAULT pg_current_xact_id() NOT
 ALTER TABLE "callbacks" ADD COLUMN "signed_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "callbacks" ADD COLUMN "values" jsonb DEFAULT '{}'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "callbacks" ALTER COLUMN "values" DROP DEFAULT;--> statement-breakpoint
+ALTER TABLE "tasks" ADD COLUMN "node" jsonb;--> statement-breakpoint
 CREATE INDEX "callbacks_position_idx" ON "callbacks" USING btree ("xid","id");--> statement-breakpoint
 CREATE INDEX "callbacks_task_position_idx" ON "callbacks" USING btree ("task_id","xid","id") WHERE "callbacks"."task_id" is not null;--> statement-breakpoint
 CREATE INDEX "callbacks_user_position_idx" ON "callbacks" USING btree ("user_name","xid","id") WHERE "callbacks"."user_name" is not null;--> statement-breakpoint

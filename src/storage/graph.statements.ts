@@ -1,11 +1,12 @@
 import { type AnyColumn, and, eq, type SQL, sql } from 'drizzle-orm'
 import type { GraphChanges, GraphScope, GraphStates } from '../fold/graph.fold.js'
-import { deriveStatus, taskAuthor, taskSortTime } from '../fold/task.derive.js'
-import { isListed, type TaskState } from '../fold/task.fold.js'
+import { deriveTask, taskSortTime } from '../fold/task.derive.js'
+import type { TaskState } from '../fold/task.fold.js'
 import { isOnline, type UserState } from '../fold/user.fold.js'
 import type { Db } from './database.client.js'
 import { tasks, users } from './graph.table.js'
 import { jsonLiteral, takeIncoming, upsertJson } from './json.rows.js'
+import { storedTaskNode } from './task.node.js'
 
 /**
  * Takes the graph lock of each service code, in one sorted order (two writers locking
@@ -47,7 +48,7 @@ async function readUserStates(tx: Db, serviceCode: string, userNames: string[]):
   return new Map(rows.map(({ state }) => [state.userName, state]))
 }
 
-const TASK_SET = takeIncoming(['state', 'status', 'end_reason', 'author', 'listed', 'sort_at', 'updated_at'])
+const TASK_SET = takeIncoming(['state', 'node', 'status', 'end_reason', 'author', 'listed', 'sort_at', 'updated_at'])
 const USER_SET = takeIncoming(['state', 'online', 'last_seen_at', 'updated_at'])
 
 /** Upserts the changed tasks and users (both statements sent at once, pipelined). */
@@ -64,16 +65,18 @@ export async function writeChanges(tx: Db, changes: GraphChanges, now: Date): Pr
   await Promise.all(writes)
 }
 
+// The derived node is written beside the state, so a read never folds or derives again.
 function taskRow(state: TaskState, now: Date) {
-  const { status, endReason } = deriveStatus(state)
+  const node = deriveTask(state)
   return {
     serviceCode: state.serviceCode,
     taskId: state.taskId,
     state,
-    status,
-    endReason,
-    author: taskAuthor(state),
-    listed: isListed(state),
+    node: storedTaskNode(node),
+    status: node.status,
+    endReason: node.endReason,
+    author: node.author,
+    listed: node.listed,
     sortAt: new Date(taskSortTime(state)),
     updatedAt: now,
   }

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { TaskState } from '../fold/task.fold.js'
 import type { UserState } from '../fold/user.fold.js'
+import type { StoredTaskNode } from './task.node.js'
 
 /**
  * One row per task: the fold's state (derived data, rebuilt from callbacks and sightings) and
@@ -14,6 +15,9 @@ export const tasks = pgTable(
     serviceCode: text('service_code').notNull(),
     taskId: text('task_id').notNull(),
     state: jsonb('state').$type<TaskState>().notNull(),
+    // The state's graph node, derived on every write: a read shows it without folding again.
+    // Null on rows written before it existed, until their next write.
+    node: jsonb('node').$type<StoredTaskNode>(),
     status: text('status').notNull(),
     endReason: text('end_reason'),
     author: text('author'),

@@ -1,6 +1,8 @@
-import { and, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
-import type { Db } from './database.client.js'
+import { and, count, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
+import type { TaskState } from '../fold/task.fold.js'
+import { type Db, resultRows } from './database.client.js'
 import { type TaskRow, tasks } from './graph.table.js'
+import type { StoredTaskNode } from './task.node.js'
 
 /** The `tasks` query's filter, already validated. */
 export interface TaskQuery {
@@ -50,15 +52,43 @@ export function tasksByKeys(db: Db, keys: ReadonlyArray<{ serviceCode: string; t
     .where(or(...keys.map((key) => and(eq(tasks.serviceCode, key.serviceCode), eq(tasks.taskId, key.taskId)))))
 }
 
-/** A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page). */
-export function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number): Promise<TaskRow[]> {
+/** What a read of tasks can be narrowed to, beyond the keys every read has. */
+export type TaskColumn = 'status' | 'endReason' | 'author' | 'node'
+
+/** A task as a page reads it: its keys, and the columns it was asked for. */
+export interface TaskListRow {
+  id: number
+  sortAtMs: number
+  taskId: string
+  serviceCode: string
+  status?: string
+  endReason?: string | null
+  author?: string | null
+  /** The stored node; null on a row written before nodes were, which then carries its state. */
+  node?: StoredTaskNode | null
+  state?: TaskState | null
+}
+
+// Read as the driver gives them (no per-row mapping): names as the row's keys, numbers as float8.
+const KEY_COLUMNS = 'id::float8 as "id", (extract(epoch from sort_at) * 1000)::float8 as "sortAtMs", task_id as "taskId", service_code as "serviceCode"'
+const COLUMN_SQL: Record<TaskColumn, string> = {
+  status: 'status',
+  endReason: 'end_reason as "endReason"',
+  author: 'author',
+  // The state (~5 kB) only where no node was written yet.
+  node: 'node, case when node is null then state end as state',
+}
+
+/**
+ * A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page),
+ * reading only the `columns` asked for: a page of three scalar fields never reads a state.
+ */
+export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>): Promise<TaskListRow[]> {
   const keyset = after ? sql`(${tasks.sortAt}, ${tasks.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})` : undefined
-  return db
-    .select()
-    .from(tasks)
-    .where(and(taskConditions(filter), keyset))
-    .orderBy(desc(tasks.sortAt), desc(tasks.id))
-    .limit(limit)
+  const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')
+  const where = and(taskConditions(filter), keyset) ?? sql`true`
+  const result = await db.execute(sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`)
+  return resultRows<TaskListRow>(result)
 }
 
 /** How many tasks match the filter. */

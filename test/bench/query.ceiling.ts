@@ -1,96 +1,75 @@
-import { readFileSync } from 'node:fs'
-import Fastify from 'fastify'
-import type { IResolvers } from 'mercurius'
-import mercurius from 'mercurius'
-import { DateTimeResolver, JSONResolver, SafeIntResolver } from 'graphql-scalars'
-import type { Config } from '../../src/config/index.js'
-import type { Db } from '../../src/storage/database.client.js'
-import { countNotifications, type NotificationRow, notificationPage } from '../../src/storage/notification.queries.js'
-import type { TaskQuery } from '../../src/storage/task.queries.js'
-import type { TaskNode } from '../../src/fold/graph.model.js'
-import { createLoaders, type Loaders } from '../../src/adapters/graphql/loaders.create.js'
-import { type NotificationNode, notificationCursor, notificationNode } from '../../src/adapters/graphql/notification.view.js'
-import { type ConnectionData, pageWindow, taskCursor, toConnection } from '../../src/adapters/graphql/pagination.js'
-import { taskConnection } from '../../src/adapters/graphql/resolvers/task.resolver.js'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import postgres from 'postgres'
+import { smallQueryStatement, type TaskPageArgs, taskPageStatement } from './query.ceiling-sql.js'
 
-/** The engine ceiling the query bench measures livegate against, and how to stop it. */
+/** The independent ceiling the query bench measures livegate against, and how to stop it. */
 export interface CeilingServer {
   url: string
   close(): Promise<void>
 }
 
-interface CeilingContext {
-  db: Db
-  loaders: Loaders
+// livegate's own pool size on a server, so neither side waits on connections the other has.
+const CONNECTIONS = 10
+const TASK_CURSOR = /^t1:(\d{1,15}):([1-9]\d{0,15})$/
+
+interface Request {
+  operationName?: string
+  variables?: { first?: number; after?: string; filter?: { status?: string[] } }
 }
 
-// The published contract, so both servers validate and answer against the same types.
-const SDL = readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8')
-
-const TYPE_NAMES: Record<number, string> = {
-  0: 'LiveStartNotification',
-  1: 'LiveEndNotification',
-  2: 'ArchivedNotification',
-  8: 'ClientDisconnectNotification',
-  9: 'ThumbnailNotification',
-  15: 'LiveResumeNotification',
+function decodeTaskCursor(cursor: string): TaskPageArgs['after'] {
+  const match = TASK_CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!match) throw new Error(`not a task cursor: ${cursor}`)
+  return { sortAtMs: Number(match[1]), id: Number(match[2]) }
 }
 
-interface PageArgs {
-  first?: number | null
-  after?: string | null
-}
-
-/**
- * Hand-written resolvers over livegate's own store functions and loaders (the same SQL), its
- * fold and its notification view (the same data), and nothing else: no auth, no limits, no
- * plugins. What is left is the engine, so the gap to it is livegate's own overhead.
- */
-function resolvers(pageSizes: Config['graphql']): IResolvers {
-  return {
-    DateTime: DateTimeResolver,
-    SafeInt: SafeIntResolver,
-    JSON: JSONResolver,
-    Query: {
-      async tasks(_root: unknown, args: PageArgs & { filter?: Omit<TaskQuery, 'allowedServiceCodes'> | null }, { db, loaders }: CeilingContext): Promise<ConnectionData<TaskNode>> {
-        const query: TaskQuery = { ...(args.filter ?? {}) }
-        return taskConnection(db, loaders, query, pageWindow(args, pageSizes, taskCursor))
-      },
-    },
-    Task: {
-      async notifications(task: TaskNode, args: PageArgs & { filter?: unknown }, { db, loaders }: CeilingContext): Promise<ConnectionData<NotificationNode>> {
-        const window = pageWindow(args, pageSizes, notificationCursor)
-        const parts = { codec: notificationCursor, keyOf: (row: NotificationRow) => row, toNode: notificationNode }
-        if (!args.filter && window.after === undefined) {
-          const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
-          return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
-        }
-        // The bench asks only for the latest few; other pages keep the filterless path.
-        const criteria = { taskId: task.id }
-        const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
-        return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
-      },
-    },
-    TaskConnection: { totalCount: (connection: ConnectionData<unknown>) => connection.countAll() },
-    NotificationConnection: { totalCount: (connection: ConnectionData<unknown>) => connection.countAll() },
-    Notification: { resolveType: (node: { type: number }) => TYPE_NAMES[node.type] ?? 'UnknownNotification' },
-  } as unknown as IResolvers
+async function readBody(request: IncomingMessage): Promise<Request> {
+  const chunks: Buffer[] = []
+  for await (const chunk of request) chunks.push(chunk as Buffer)
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request
 }
 
 /**
- * mercurius + graphql-jit on fastify, on the bench's database: documents parsed and validated
- * once (its LRU), every operation compiled by graphql-jit from its second request on.
+ * What the bench's operations cost at the SQL limit: bare node:http and postgres.js, no GraphQL
+ * engine, no livegate code. It knows the bench's operations by name and answers each with one
+ * statement whose one value is the response body, written as PostgreSQL gives it.
  */
-export async function startCeiling(db: Db, pageSizes: Config['graphql']): Promise<CeilingServer> {
-  const app = Fastify({ logger: false })
-  await app.register(mercurius, {
-    schema: SDL,
-    resolvers: resolvers(pageSizes),
-    jit: 1,
-    context: (): CeilingContext => ({ db, loaders: createLoaders(db, undefined) }),
+export async function startCeiling(databaseUrl: string): Promise<CeilingServer> {
+  // The statements are cheap but look costly to the planner (jsonb functions over sets), and JIT
+  // compiling them took ten times longer than running them.
+  const sql = postgres(databaseUrl, { max: CONNECTIONS, onnotice: () => {}, connection: { jit: 'off' } })
+  const answer = async (request: IncomingMessage, response: ServerResponse) => {
+    const { operationName, variables = {} } = await readBody(request)
+    let statement
+    if (operationName === 'TaskPage') {
+      const after = variables.after ? decodeTaskCursor(variables.after) : undefined
+      statement = taskPageStatement(sql, { first: variables.first ?? 50, after, status: variables.filter?.status })
+    } else if (operationName === 'TaskList') {
+      statement = smallQueryStatement(sql, variables.first ?? 20)
+    } else {
+      throw new Error(`the ceiling knows no operation ${operationName}`)
+    }
+    const [row] = await statement
+    const body = row?.body as string
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    response.end(body)
+  }
+  const server = createServer((request, response) => {
+    answer(request, response).catch((error: unknown) => {
+      response.writeHead(500, { 'content-type': 'text/plain' })
+      response.end(String(error))
+    })
   })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const address = app.server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  return { url: `http://127.0.0.1:${port}`, close: () => app.close() }
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await sql.end()
+    },
+  }
 }

@@ -68,7 +68,8 @@ export async function explainStatements(url: string, statements: Statement[]): P
         scans.push(`${node['Node Type']} on ${node['Index Name'] ?? node['Relation Name']}`)
         rowsScanned += ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
       })
-      const from = /\bfrom\s+("?\w+"?)/i.exec(statement.query)?.[1] ?? '?'
+      // The first table read, not the `from` of an `extract(epoch from …)`.
+      const from = [...statement.query.matchAll(/\bfrom\s+("?\w+"?)(\s*\))?/gi)].find((match) => !match[2])?.[1] ?? '?'
       costs.push({
         label: `${statement.query.split(/\s+/)[0]} … from ${from}`,
         scans: [...new Set(scans)],

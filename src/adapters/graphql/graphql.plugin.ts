@@ -49,6 +49,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
     gateway: compiledExecution(schema),
     includeStacktraceInErrorResponses: false,
+    // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
+    stringifyResult: JSON.stringify,
     // The schema is a published contract (schema/schema.graphql), and the playground reads it.
     introspection: true,
     csrfPrevention: true,

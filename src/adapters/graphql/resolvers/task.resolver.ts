@@ -1,5 +1,6 @@
 import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
-import { countTasks, listTasks, type TaskKey, type TaskQuery } from '../../../storage/task.queries.js'
+import type { GraphQLResolveInfo } from 'graphql'
+import { countTasks, listTasks, type TaskColumn, type TaskKey, type TaskQuery } from '../../../storage/task.queries.js'
 import type { TaskNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
@@ -7,25 +8,21 @@ import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
 import { type ConnectionData, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
+import { asksForPageInfo, taskColumnsOf, taskNodeOf } from '../task.selection.js'
 import type { Db } from '../../../storage/database.client.js'
-import type { Loaders } from '../loaders.create.js'
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
+import { Arg, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
 import { NotificationConnection } from '../types/notification.type.js'
 import { Task, TaskConnection, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 
-/**
- * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
- * serves its page through this too, so both issue the very same statements.
- */
-export async function taskConnection(db: Db, loaders: Loaders, query: TaskQuery, window: PageWindow<TaskKey>): Promise<ConnectionData<TaskNode>> {
-  const rows = await listTasks(db, query, window.after, window.fetch)
-  for (const row of rows) loaders.task.prime(row.taskId, row)
+/** A page of tasks as a connection, reading only the `columns` its selection needs. */
+export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>): Promise<ConnectionData<TaskNode>> {
+  const rows = await listTasks(db, query, window.after, window.fetch, columns)
   return toConnection(rows, window, {
     codec: taskCursor,
-    keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
-    toNode: (row) => deriveTask(row.state),
+    keyOf: (row) => ({ sortAt: row.sortAtMs, id: row.id }),
+    toNode: taskNodeOf,
     countAll: () => countTasks(db, query),
   })
 }
@@ -37,12 +34,13 @@ export class TaskResolver {
     @Arg('filter', () => TaskFilter, { nullable: true }) filter: TaskFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
-    @Ctx() { db, config, loaders, upstream, scope }: GraphqlContext,
+    @Ctx() { db, config, upstream, scope }: GraphqlContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionData<TaskNode>> {
     const query = taskQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
-    return taskConnection(db, loaders, query, window)
+    return taskConnection(db, query, window, taskColumnsOf(info))
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its `hashed_id`.' })
@@ -60,12 +58,13 @@ export class TaskResolver {
     @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
     const parts = { codec: notificationCursor, keyOf: (row: NotificationRow) => row, toNode: notificationNode }
     if (!filter && window.after === undefined) {
       // The common case (a page of tasks, each with its latest few): batched across the page.
-      const rows = await loaders.notificationsOfTask(window.fetch).load(task.id)
+      const rows = await loaders.notificationsOfTask(asksForPageInfo(info) ? window.fetch : window.size).load(task.id)
       return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
     }
     const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
