@@ -2,7 +2,7 @@
 // the operations the repository ships (schema/client/operations.ts). What the graph's edges and
 // global ids add is tested in apollo.client.test.ts and urql.client.test.ts.
 import { randomUUID } from 'node:crypto'
-import { gql } from '@apollo/client'
+import { type TypedDocumentNode, gql } from '@apollo/client'
 import { describe, expect, vi } from 'vitest'
 import { RecentNotificationsDocument } from '../../schema/client/operations.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -15,7 +15,9 @@ import { urqlClient } from './urql.setup.js'
 // Every type of notification the samples carry about a task (the disconnect names a user only).
 const TASK_TYPES = ['ArchivedNotification', 'LiveEndNotification', 'LiveResumeNotification', 'LiveStartNotification', 'ThumbnailNotification']
 
-const NOTIFIED = gql`
+type Notified = { notificationReceived: { __typename: string; id: string; type: number; taskId: string | null } }
+
+const NOTIFIED: TypedDocumentNode<Notified, { after: string | null }> = gql`
   subscription Notified($after: String) {
     notificationReceived(after: $after) {
       ... on Notification { __typename id type taskId }
@@ -87,7 +89,7 @@ describe(`stock GraphQL clients at their defaults (${driverName})`, { timeout: 9
       const after = data?.notifications.pageInfo.endCursor ?? null
       const taskId = `kit-${randomUUID()}`
       for (const fields of Object.values(sampleCallbacks(taskId))) expect((await deliver(fields)).status).toBe(200)
-      const seen: Array<{ __typename: string; id: string; taskId: string | null }> = []
+      const seen: Array<Notified['notificationReceived']> = []
       const subscription = client.subscribe({ query: NOTIFIED, variables: { after } }).subscribe({
         next: (result) => {
           if (result.data) seen.push(result.data.notificationReceived)
