@@ -44,6 +44,7 @@ export const TASK_PAGE: Document = gql`
 export const USER_PAGE: Document = gql`
   query UserPage($id: ID!, $first: Int, $after: String) {
     node(id: $id) {
+      __typename
       id
       ... on User {
         serviceCode
