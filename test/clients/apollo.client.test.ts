@@ -6,7 +6,7 @@ import { test } from '../support/gateway.fixture.js'
 import { apolloClient } from './apollo.setup.js'
 import { apolloEntries } from './cache.records.js'
 import { TASK_IDS, TASK_PAGE, TASK_WATCH, USER_PAGE } from './page.operations.js'
-import { TASK_NOTIFICATIONS, deliverTask, endFields, fresh, probeFields } from './page.scenario.js'
+import { TASK_NOTIFICATIONS, deliverTask, endWatchedTask, fresh } from './page.scenario.js'
 
 type Client = ReturnType<typeof apolloClient>['client']
 
@@ -118,17 +118,7 @@ describe(`Apollo Client 4 on the graph (${driverName})`, { timeout: 180_000 }, (
         },
       })
       try {
-        // Until the subscription has surely started: a change to the task shows as an event.
-        await expect.poll(async () => {
-          await deliver(probeFields(taskId))
-          return events.length
-        }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
-        await deliver(probeFields(other))
-        await deliver(endFields(taskId))
-        await expect.poll(() => events.at(-1)?.status, { timeout: 15_000 }).toBe('ENDED')
-        expect(events.every((event) => event.id === id && event.taskId === taskId)).toBe(true)
-        // The event was written over the normalized Task: the page shows ENDED without asking again.
-        await expect.poll(() => shown.at(-1), { timeout: 15_000 }).toBe('ENDED')
+        await endWatchedTask(deliver, { id, taskId, other, events, shown })
         expect((client.cache.extract() as Record<string, any>)[`Task:${id}`]).toMatchObject({ status: 'ENDED' })
       } finally {
         watch.unsubscribe()

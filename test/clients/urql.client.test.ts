@@ -7,7 +7,7 @@ import { driverName } from '../support/database.fixture.js'
 import { test } from '../support/gateway.fixture.js'
 import { recordingUpdates } from './cache.records.js'
 import { TASK_IDS, TASK_PAGE, TASK_WATCH, USER_PAGE } from './page.operations.js'
-import { TASK_NOTIFICATIONS, deliverTask, endFields, fresh, probeFields } from './page.scenario.js'
+import { TASK_NOTIFICATIONS, deliverTask, endWatchedTask, fresh } from './page.scenario.js'
 import { urqlClient } from './urql.setup.js'
 
 /** A urql client whose graphcache reports what it stores for each page's root field, and warns into a list. */
@@ -110,16 +110,7 @@ describe(`urql 6 on the graph (${driverName})`, { timeout: 180_000 }, () => {
         if (result.data) events.push(result.data.taskChanged)
       })
       try {
-        await expect.poll(async () => {
-          await deliver(probeFields(taskId))
-          return events.length
-        }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
-        await deliver(probeFields(other))
-        await deliver(endFields(taskId))
-        await expect.poll(() => events.at(-1)?.status, { timeout: 15_000 }).toBe('ENDED')
-        expect(events.every((event) => event.id === id && event.taskId === taskId)).toBe(true)
-        // Graphcache wrote the event over the Task record the page reads: the page shows ENDED.
-        await expect.poll(() => shown.at(-1), { timeout: 15_000 }).toBe('ENDED')
+        await endWatchedTask(deliver, { id, taskId, other, events, shown })
         expect(entities.get(`Task:${id}`)).toEqual(expect.arrayContaining(['status']))
       } finally {
         watch.unsubscribe()
