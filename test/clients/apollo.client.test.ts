@@ -19,7 +19,7 @@ async function globalId(client: Client, taskId: string): Promise<string> {
 
 const ref = (id: string) => ({ __ref: id })
 
-describe(`Apollo Client 4 on the graph (${driverName})`, { timeout: 180_000 }, () => {
+describe(`Apollo Client 4 on the graph (${driverName})`, { timeout: 300_000 }, () => {
   test('a task page with its user and outputs, its notifications paged by fetchMore, all normalized in the cache', async ({ gateway, deliver }) => {
     const taskId = fresh('ac-task')
     const userName = fresh('ac-user')

@@ -25,7 +25,7 @@ const NOTIFIED: TypedDocumentNode<Notified, { after: string | null }> = gql`
   }
 `
 
-describe(`stock GraphQL clients at their defaults (${driverName})`, { timeout: 180_000 }, () => {
+describe(`stock GraphQL clients at their defaults (${driverName})`, { timeout: 300_000 }, () => {
   test('urql sends a query as GET, with no header of its own beyond its accept, and the gateway answers it', async ({ gateway, deliver }) => {
     const taskId = `kit-${randomUUID()}`
     for (const fields of Object.values(sampleCallbacks(taskId))) expect((await deliver(fields)).status).toBe(200)

@@ -38,7 +38,7 @@ async function globalId(client: Client, taskId: string): Promise<string> {
   return ids[0]
 }
 
-describe(`urql 6 on the graph (${driverName})`, { timeout: 180_000 }, () => {
+describe(`urql 6 on the graph (${driverName})`, { timeout: 300_000 }, () => {
   test('a task page with its user and outputs, its notifications a page at a time, all normalized in graphcache', async ({ gateway, deliver }) => {
     const taskId = fresh('uq-task')
     const userName = fresh('uq-user')
