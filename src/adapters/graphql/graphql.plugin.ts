@@ -22,6 +22,7 @@ import { buildGraphqlSchema } from './schema.build.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFailuresPlugin } from './upstream.access.js'
+import { csrfHook, jsonClientStatusPlugin } from './http.policy.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {
@@ -53,7 +54,9 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     stringifyResult: JSON.stringify,
     // The schema is a published contract (schema/schema.graphql), and the playground reads it.
     introspection: true,
-    csrfPrevention: true,
+    // Our own CSRF policy (http.policy.ts) runs first, as a fastify hook: Apollo's would refuse the
+    // GET a stock client sends (urql's, which accepts application/graphql-response+json).
+    csrfPrevention: false,
     // The CLI owns the process signals and closes fastify, which stops Apollo.
     stopOnTerminationSignals: false,
     logger: app.log,
@@ -68,6 +71,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       // every answer was \`no-store\`, and still is, without the per-field cost.
       ApolloServerPluginCacheControlDisabled(),
       noStorePlugin<GraphqlContext>(),
+      jsonClientStatusPlugin<GraphqlContext>(),
       upstreamFailuresPlugin<GraphqlContext>(),
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
@@ -92,6 +96,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       .send({ errors: [{ message, extensions: { code } }] })
   })
 
+  app.addHook('onRequest', csrfHook(GRAPHQL_PATH))
   await app.register(fastifyApollo(apollo), {
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],

@@ -1,0 +1,39 @@
+// Generated from the schema by `npm run schema:emit` (`livegate schema possible-types`): do not edit.
+
+/** Each interface and union of the schema, and the object types that can stand for it. */
+export const possibleTypes: Record<string, string[]> = {
+  Notification: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "ThumbnailNotification", "UnknownNotification"],
+}
+
+/**
+ * The fields that identify each object type in a normalized cache. `null`: the type has no
+ * identity of its own, and is kept inside the object that holds it.
+ */
+export const keyFields: Record<string, string[] | null> = {
+  ArchivedNotification: ["id"],
+  ClientDisconnectNotification: ["id"],
+  Disconnect: null,
+  Input: null,
+  LiveEndNotification: ["id"],
+  LiveResumeNotification: ["id"],
+  LiveStartNotification: ["id"],
+  MediaFormat: null,
+  NotificationConnection: null,
+  NotificationEdge: null,
+  Output: null,
+  PageInfo: null,
+  Recording: null,
+  Resume: null,
+  Stream: null,
+  Task: ["id"],
+  TaskConnection: null,
+  TaskEdge: null,
+  Thumbnail: null,
+  ThumbnailNotification: ["id"],
+  UnknownNotification: ["id"],
+  UpstreamError: null,
+  UpstreamStatus: null,
+  User: null,
+  UserConnection: null,
+  UserEdge: null,
+}
