@@ -21,7 +21,7 @@ import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
-import { upstreamFailuresPlugin } from './upstream.access.js'
+import { upstreamFreshnessPlugin } from './upstream.access.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {
@@ -66,7 +66,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       // every answer was \`no-store\`, and still is, without the per-field cost.
       ApolloServerPluginCacheControlDisabled(),
       noStorePlugin<GraphqlContext>(),
-      upstreamFailuresPlugin<GraphqlContext>(),
+      upstreamFreshnessPlugin<GraphqlContext>(),
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
     ],
