@@ -8,6 +8,7 @@ import { type BenchContext, type BenchSection, ms, quantile, ratio } from './ben
 import { startCeiling } from './query.ceiling.js'
 import { costTable, explainStatements, type StatementCost, statementRecorder } from './query.explain.js'
 import { bulkCallbacks, SEED_SERVICE_CODE, seedTasks } from './query.seed.js'
+import { UpstreamVariants } from './query.upstream.js'
 import { type LoadRequest, type LoadResult, runLoad } from './load.generate.js'
 
 const CONNECTIONS = Number(process.env.BENCH_QUERY_CONNECTIONS ?? 16)
@@ -174,6 +175,8 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
   const figures: Figure[] = []
   const explained: StatementCost[][] = []
   const served: Served[] = []
+  let upstream: UpstreamVariants | undefined
+  let upstreamReport: ReturnType<UpstreamVariants['report']> | undefined
   try {
     let begun = Date.now()
     const seeding = await openDatabase({ url: largeDb.url, dataDir: MEMORY_DATA_DIR })
@@ -184,6 +187,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     ctx.log(`query: ${TASKS} tasks from ${real} real callbacks, ${SMALL} callbacks in ${((Date.now() - begun) / 1000).toFixed(0)} s`)
     // The small database is a copy taken now, so both sizes can be measured in the same minute.
     await admin.unsafe(`create database "${smallName}" template "${largeName}"`)
+    upstream = await UpstreamVariants.prepare(admin, smallName)
     begun = Date.now()
     const growing = await openDatabase({ url: largeDb.url, dataDir: MEMORY_DATA_DIR })
     await bulkCallbacks(growing.db, real, LARGE, nextRound)
@@ -195,6 +199,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     const big = await serve(largeDb.url)
     served.push(big)
     const ceiling = await startCeiling(big.database.db, big.config.graphql)
+    await upstream.start(ctx.serverUrl, TASKS)
     try {
       const pool = await taskPagePool(big.gateway.url)
       await checkSameAnswers(big.gateway.url, ceiling.url, pool)
@@ -209,7 +214,9 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
         runs.ceiling.push(await load(ceiling.url, pool, DURATION_MS / ROUNDS))
         runs.large.push(await load(big.gateway.url, pool, DURATION_MS / ROUNDS))
         runs.small.push(await load(small.gateway.url, pool, DURATION_MS / ROUNDS))
+        for (const [index, url] of upstream.urls.entries()) upstream.variants[index]?.runs.push(await load(url, pool, DURATION_MS / ROUNDS))
       }
+      upstreamReport = upstream.report(pooled(runs.small), pooled)
       figures.push({ name: `livegate, ${SMALL / 1000}k callbacks`, result: pooled(runs.small) })
       figures.push({ name: `ceiling: mercurius + graphql-jit, ${LARGE / 1_000_000}M callbacks`, result: pooled(runs.ceiling) })
       figures.push({ name: `livegate, ${LARGE / 1_000_000}M callbacks`, result: pooled(runs.large) })
@@ -219,6 +226,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     }
   } finally {
     for (const server of served) await server.close()
+    await upstream?.close()
     await admin.unsafe(`drop database if exists "${smallName}" with (force)`)
     await admin.end()
     await largeDb.drop()
@@ -237,7 +245,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       'The ceiling is mercurius + graphql-jit serving the same schema from the same store functions (same SQL), measured in the same run; ' +
       'both servers are checked to give identical JSON first. Ratios are against the ceiling.',
     columns: ['figure', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs ceiling', 'non-2xx / errors'],
-    rows: figures.map((f) => row(f, ceiling)),
+    rows: [...figures, ...(upstreamReport?.figures ?? [])].map((f) => row(f, ceiling)),
     targets: [
       { name: 'query vs mercurius+jit ceiling', target: '≥ 0.60×', measured: ratio(large.result.rps, ceiling.result.rps), met: large.result.rps >= 0.6 * ceiling.result.rps },
       {
@@ -246,6 +254,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
         measured: ratio(large.result.rps, small.result.rps),
         met: flat >= FLAT_LOW && flat <= FLAT_HIGH,
       },
+      ...(upstreamReport?.targets ?? []),
     ],
     notes: [
       'Where the time went (node --cpu-prof of livegate on this data): Apollo already caches parsed and validated documents (its document store, ' +

@@ -61,10 +61,10 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
 
   it('@apollo/client at its defaults gets the first code\'s tasks while the second code\'s upstream is down', async () => {
     const client = new ApolloClient({ link: new HttpLink({ uri: `${gateway.url}/graphql`, headers: all.headers }), cache: new InMemoryCache() })
-    const ofAlpha = await client.query({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id serviceCode } } } }` })
+    const ofAlpha = await client.query<any>({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id serviceCode } } } }` })
     expect(ofAlpha.data?.tasks.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual([alphaTask])
     // Every code's tasks, BRAVO's stale ones included: still data, nothing thrown.
-    const everything = await client.query({ query: gql`query AllTasks { tasks { totalCount } }` })
+    const everything = await client.query<any>({ query: gql`query AllTasks { tasks { totalCount } }` })
     expect(everything.data?.tasks.totalCount).toBe(2)
   })
 
