@@ -1,5 +1,6 @@
 import type postgres from 'postgres'
-import { type SimulatedTaskList, startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
+import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
+import type { SimulatedTaskList } from '../../src/simulator/task-list.snapshot.js'
 import { type BenchGateway, startBenchGateway } from './bench.gateway.js'
 import type { TargetCheck } from './bench.report.js'
 import { ratio } from './bench.report.js'
