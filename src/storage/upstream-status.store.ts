@@ -5,11 +5,12 @@ import { type UpstreamStatusRow, upstreamStatus } from './graph.table.js'
 
 /**
  * How old the last successful poll may be before a service code's stored state counts as stale:
- * three poll intervals, so one slow or failed poll, or a lease passing to another instance
- * (within two intervals), does not yet make it stale, and a second failure in a row does.
+ * three poll intervals and one request timeout. A success is due every interval plus the
+ * request's own time, so one failed poll, or a lease passing to another instance (within two
+ * intervals), does not yet make it stale; a second failure in a row, or a hanging request, does.
  */
-export function staleAfterMs(upstream: Pick<Config['upstream'], 'pollIntervalMs'>): number {
-  return 3 * upstream.pollIntervalMs
+export function staleAfterMs(upstream: Pick<Config['upstream'], 'pollIntervalMs' | 'timeoutMs'>): number {
+  return 3 * upstream.pollIntervalMs + upstream.timeoutMs
 }
 
 /** What the stored status says of one service code's task_list, by the one rule every reader uses. */

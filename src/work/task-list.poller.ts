@@ -30,6 +30,8 @@ export interface PollerOptions {
   /** Told of every change a task_list answer made in this process. */
   onChanges?: (changes: GraphChanges) => void
   metrics?: Pick<Metrics, 'upstreamPollSeconds' | 'upstreamErrors' | 'upstreamConsecutiveFailures' | 'upstreamLeaseHeld'> | undefined
+  /** See `staleAfterMs`; by default three intervals. */
+  staleMs?: number
   /** How long a lease lasts unless renewed; by default the poll interval, at least a second. */
   leaseMs?: number
   now?: () => Date
@@ -59,6 +61,7 @@ export function pollerFor(
     serviceCodes,
     intervalMs: config.upstream.pollIntervalMs,
     maxBackoffMs: config.upstream.maxBackoffMs,
+    staleMs: staleAfterMs(config.upstream),
     instanceId: `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
     log,
     ...(onChanges ? { onChanges } : {}),
@@ -125,7 +128,7 @@ export class TaskListPoller {
     this.watch = new UpstreamWatch({
       db: options.db,
       serviceCodes: options.serviceCodes,
-      staleMs: staleAfterMs({ pollIntervalMs: options.intervalMs }),
+      staleMs: options.staleMs ?? 3 * options.intervalMs,
       refreshMs: Math.min(Math.max(options.intervalMs, 250), 5000),
       log: options.log,
       metrics: options.metrics,

@@ -38,7 +38,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
           { name: 'all', key: ALL_KEY, serviceCodes: ['*'] },
           { name: 'alpha', key: ALPHA_KEY, serviceCodes: ['ALPHA'] },
         ],
-        upstream: { pollIntervalMs: 200, maxBackoffMs: 1000, timeoutMs: 3000, retries: 0 },
+        // ALPHA is stale after 3 intervals and a timeout (6 s) without a success: never while it answers.
+        upstream: { pollIntervalMs: 1000, maxBackoffMs: 1000, timeoutMs: 3000, retries: 0 },
       },
     })
     gateway = await startGateway(config, { database: db.database })

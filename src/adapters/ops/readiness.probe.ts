@@ -12,7 +12,7 @@ export interface UpstreamHealth {
   serviceCode: string
   /** Whether its latest poll succeeded; null when the database could not say. */
   healthy: boolean | null
-  /** No successful poll within three poll intervals; null when the database could not say. */
+  /** No successful poll within three poll intervals and one timeout; null when the database could not say. */
   stale: boolean | null
   consecutiveFailures: number | null
   lastSuccessAt: string | null

@@ -48,7 +48,7 @@ export class UpstreamStatus {
   @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl and polling is on).' }) configured!: boolean
   @Field(() => Boolean, { description: 'The last poll succeeded.' }) healthy!: boolean
   @Field(() => Boolean, {
-    description: 'Polled, and no successful poll within three poll intervals: its tasks and users may be out of date. Never true for a code that is not polled.',
+    description: 'Polled, and no successful poll within three poll intervals and one request timeout: its tasks and users may be out of date. Never true for a code that is not polled.',
   })
   stale!: boolean
   @Field(() => Int, { description: 'Failed polls since the last success; each one doubles the wait before the next poll, up to `upstream.maxBackoffMs`.' })
