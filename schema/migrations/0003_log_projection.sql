@@ -5,6 +5,12 @@ CREATE TABLE "projections" (
 	"updated_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "leases" (
+	"name" text PRIMARY KEY NOT NULL,
+	"holder" text NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 DROP INDEX "callbacks_service_code_id_idx";--> statement-breakpoint
 DROP INDEX "callbacks_task_id_id_idx";--> statement-breakpoint
 DROP INDEX "callbacks_user_name_id_idx";--> statement-breakpoint
@@ -16,6 +22,8 @@ ALTER TABLE "callbacks" ADD COLUMN "signed_at" timestamp with time zone;--> stat
 ALTER TABLE "callbacks" ADD COLUMN "values" jsonb DEFAULT '{}'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "callbacks" ALTER COLUMN "values" DROP DEFAULT;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "node" jsonb;--> statement-breakpoint
+ALTER TABLE "upstream_status" ADD COLUMN "consecutive_failures" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "upstream_status" ADD COLUMN "next_poll_at" timestamp with time zone;--> statement-breakpoint
 CREATE INDEX "callbacks_position_idx" ON "callbacks" USING btree ("xid","id");--> statement-breakpoint
 CREATE INDEX "callbacks_task_position_idx" ON "callbacks" USING btree ("task_id","xid","id") WHERE "callbacks"."task_id" is not null;--> statement-breakpoint
 CREATE INDEX "callbacks_user_position_idx" ON "callbacks" USING btree ("user_name","xid","id") WHERE "callbacks"."user_name" is not null;--> statement-breakpoint

@@ -124,6 +124,8 @@ export interface TaskNode {
   listed: boolean
   firstSeenAt: Date | null
   lastSeenAt: Date | null
+  /** The latest task_list answer that said something of the task: listed it, or first left it out. */
+  confirmedAt: Date | null
   httpLiveUrl: string | null
   inputBytes: number | null
   outputs: OutputNode[]

@@ -66,6 +66,7 @@ export function deriveTask(state: TaskState): TaskNode {
     listed: isListed(state),
     firstSeenAt: toDate(state.sighting.firstSeenAt),
     lastSeenAt: toDate(state.sighting.lastSeenAt),
+    confirmedAt: toDate(maxOf(state.sighting.lastSeenAt, state.sighting.lastAbsentAt)),
     httpLiveUrl: listedTask?.http_live_url ?? null,
     inputBytes: maxOf(listedTask?.input_bytes ?? null, state.end?.value.inputBytes ?? null),
     outputs: deriveOutputs(state, recordings),

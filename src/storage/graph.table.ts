@@ -68,6 +68,10 @@ export const upstreamStatus = pgTable('upstream_status', {
   lastLatencyMs: integer('last_latency_ms'),
   taskCount: integer('task_count'),
   userCount: integer('user_count'),
+  // Failed polls since the last success: the poller's back-off, kept here so a new lease holder
+  // goes on backing off rather than starting over.
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  nextPollAt: timestamp('next_poll_at', { withTimezone: true, mode: 'date' }),
 })
 
 /** A task row as read. */

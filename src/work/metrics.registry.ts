@@ -19,6 +19,10 @@ export interface Metrics {
   upstreamPollSeconds: Histogram<'service_code' | 'outcome'>
   /** Failed task_list polls, by kind. */
   upstreamErrors: Counter<'service_code' | 'kind'>
+  /** Failed task_list polls in a row, as stored (every instance reports the shared state). */
+  upstreamConsecutiveFailures: Gauge<'service_code'>
+  /** 1 while this instance holds the lease to poll a service code, else 0. */
+  upstreamLeaseHeld: Gauge<'service_code'>
   /** Seconds a GraphQL operation took, by operation name (`anonymous` when unnamed) and type. */
   graphqlSeconds: Histogram<'operation' | 'type'>
   /** Seconds from a callback's arrival to its fold into the task and user states being committed. */
@@ -49,6 +53,13 @@ export function createMetrics(): Metrics {
       registers,
     }),
     upstreamErrors: new Counter({ name: 'livegate_upstream_errors_total', help: 'Failed task_list polls, by kind.', labelNames: ['service_code', 'kind'], registers }),
+    upstreamConsecutiveFailures: new Gauge({
+      name: 'livegate_upstream_consecutive_failures',
+      help: 'Failed task_list polls in a row since the last success.',
+      labelNames: ['service_code'],
+      registers,
+    }),
+    upstreamLeaseHeld: new Gauge({ name: 'livegate_upstream_lease_held', help: '1 while this instance polls the service code.', labelNames: ['service_code'], registers }),
     graphqlSeconds: new Histogram({
       name: 'livegate_graphql_seconds',
       help: 'Seconds a GraphQL operation took, by operation name.',

@@ -68,6 +68,8 @@ export class TaskListClient {
   private readonly inFlight = new Map<string, Promise<TaskListAnswer>>()
   private readonly cache = new Map<string, { answer: TaskListAnswer; atMs: number }>()
   private readonly healthByCode = new Map<string, UpstreamHealth>()
+  // Ends every request and retry wait at once when the client is closed (the gateway stops).
+  private readonly closing = new AbortController()
 
   constructor(init: TaskListClientOptions) {
     this.services = new Map(init.services.map((service) => [service.serviceCode, service]))
@@ -92,6 +94,14 @@ export class TaskListClient {
     return request
   }
 
+  /**
+   * Aborts every request under way and every retry wait: they reject with NETWORK at once, so
+   * a stopping gateway never waits out a hanging upstream.
+   */
+  close(): void {
+    this.closing.abort()
+  }
+
   /** What is known of a service code's `task_list` health; all nulls before the first request. */
   health(serviceCode: string): UpstreamHealth {
     const health = this.healthByCode.get(serviceCode)
@@ -112,8 +122,8 @@ export class TaskListClient {
           return answer
         } catch (error) {
           const failure = asUpstreamError(error, service.serviceCode)
-          if (!failure.retryable || attempt >= this.options.retries) throw failure
-          await this.sleep(this.backoffMs(attempt))
+          if (!failure.retryable || attempt >= this.options.retries || this.closing.signal.aborted) throw failure
+          await this.closableSleep(this.backoffMs(attempt))
         }
       }
     } catch (error) {
@@ -145,7 +155,7 @@ export class TaskListClient {
         response = await this.fetch(target.url, {
           method: 'GET',
           headers: { [`${this.headerPrefix}-signature`]: signature, [`${this.headerPrefix}-timestamp`]: timestamp, accept: 'application/json' },
-          signal: controller.signal,
+          signal: AbortSignal.any([controller.signal, this.closing.signal]),
         })
         text = await response.text()
       } catch (error) {
@@ -184,6 +194,20 @@ export class TaskListClient {
     const step = Math.min(this.options.retryBaseMs * 2 ** attempt, MAX_BACKOFF_MS)
     // Jitter spreads the retries of several gateways that failed together.
     return Math.round(step + this.random() * step * 0.5)
+  }
+
+  private async closableSleep(ms: number): Promise<void> {
+    const signal = this.closing.signal
+    let onAbort: (() => void) | undefined
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = () => resolve()
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    try {
+      await Promise.race([this.sleep(ms), aborted])
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort)
+    }
   }
 
   private healthOf(serviceCode: string): UpstreamHealth {

@@ -80,7 +80,7 @@ function callbacksOf(k: number): Array<Record<string, string>> {
 }
 
 /** A task_list answer listing three tasks in four, each output with a video and an audio stream. */
-function taskListOf(tasks: number): TaskListAnswer {
+export function taskListOf(tasks: number): TaskListAnswer {
   const task_list: TaskListAnswer['task_list'] = []
   for (let k = 0; k < tasks; k++) {
     if (k % 4 === 3) continue

@@ -150,7 +150,8 @@ describe(`operations endpoints (${driverName})`, () => {
       expect(upstream.map((u) => u.serviceCode)).toEqual(['UP', 'DOWN'])
       expect(upstream[0]).toMatchObject({ serviceCode: 'UP', healthy: true })
       expect(Date.parse(upstream[0]?.lastSuccessAt ?? '')).toBeGreaterThan(Date.now() - 60_000)
-      expect(upstream[1]).toEqual({ serviceCode: 'DOWN', healthy: false, lastSuccessAt: null })
+      expect(upstream[0]).toMatchObject({ stale: false, consecutiveFailures: 0 })
+      expect(upstream[1]).toEqual({ serviceCode: 'DOWN', healthy: false, stale: true, consecutiveFailures: 1, lastSuccessAt: null })
 
       await own.database.close()
       const down = await send({ method: 'GET', url: `${gateway.url}/readyz` })

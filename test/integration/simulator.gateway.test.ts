@@ -54,7 +54,7 @@ describe(`the simulator against a real gateway on ${driverName}`, () => {
     try {
       const client = new TaskListClient({
         services: SERVICES.map((s) => ({ serviceCode: s.serviceCode, secrets: [s.secret], verify: 'enforce', baseUrl: simulator.url })),
-        options: { timeoutMs: 1000, retries: 0, retryBaseMs: 10, cacheMs: 0, pollIntervalMs: 0 },
+        options: { timeoutMs: 1000, retries: 0, retryBaseMs: 10, cacheMs: 0, pollIntervalMs: 0, maxBackoffMs: 60_000 },
       })
       const played = simulator.scenario()
       const seen = new Set<string>()

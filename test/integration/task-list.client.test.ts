@@ -34,6 +34,7 @@ const upstream = (overrides: Partial<Config['upstream']> = {}): Config['upstream
   retryBaseMs: 5,
   cacheMs: 0,
   pollIntervalMs: 0,
+  maxBackoffMs: 60_000,
   ...overrides,
 })
 const testing = (overrides: Partial<ServiceConfig> = {}): ServiceConfig => ({ serviceCode: 'TESTING', secrets: [SECRET], verify: 'enforce', baseUrl: server.url, ...overrides })

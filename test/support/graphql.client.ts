@@ -14,6 +14,7 @@ export interface GraphqlAnswer<D> {
   contentType: string | null
   data: D | null | undefined
   errors: GraphqlError[] | undefined
+  extensions: Record<string, unknown> | undefined
   text: string
 }
 
@@ -48,11 +49,11 @@ export async function graphql<D = any>(
   }
   const response = await fetch(url, init)
   const text = await response.text()
-  let body: { data?: D | null; errors?: GraphqlError[] } = {}
+  let body: { data?: D | null; errors?: GraphqlError[]; extensions?: Record<string, unknown> } = {}
   try {
     body = JSON.parse(text) as typeof body
   } catch {
     // left empty: assertions on `text` and `status` say what came back
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), data: body.data, errors: body.errors, text }
+  return { status: response.status, contentType: response.headers.get('content-type'), data: body.data, errors: body.errors, extensions: body.extensions, text }
 }

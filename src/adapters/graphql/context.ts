@@ -12,7 +12,7 @@ export interface GraphqlContext {
   config: Config
   /** This request's DataLoaders; never shared between requests. */
   loaders: Loaders
-  /** The live task_list for this request, and what failed of it. */
+  /** Which polled codes this request read, for the stale report. */
   upstream: UpstreamAccess
   /** The realtime events of this process; what subscriptions read. */
   hub: EventHub | undefined

@@ -21,7 +21,7 @@ import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
-import { upstreamFailuresPlugin } from './upstream.access.js'
+import { upstreamFreshnessPlugin } from './upstream.access.js'
 import { csrfHook, jsonClientStatusPlugin } from './http.policy.js'
 
 /** What the GraphQL endpoint is built from. */
@@ -72,7 +72,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       ApolloServerPluginCacheControlDisabled(),
       noStorePlugin<GraphqlContext>(),
       jsonClientStatusPlugin<GraphqlContext>(),
-      upstreamFailuresPlugin<GraphqlContext>(),
+      upstreamFreshnessPlugin<GraphqlContext>(),
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
     ],

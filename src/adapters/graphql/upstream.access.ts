@@ -1,15 +1,15 @@
 import type { ApolloServerPlugin } from '@apollo/server'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
-import type { UpstreamError } from '../../model/upstream.error.js'
+import type { StaleUpstream } from '../../work/upstream.watch.js'
 import { inScope, type Scope } from './auth.scope.js'
 
 /**
- * A request's view of the live task_list: resolvers ask for a refresh before they read tasks or
- * users, and the failures are collected rather than thrown, so the answer still comes from the
- * stored history and says, in an error entry, that it may be stale.
+ * A request's view of the task_list: resolvers never wait on it (only the poller talks to the
+ * cloud); they note which polled codes their answer was folded from, and the answer then says,
+ * in its `extensions`, which of those are stale.
  */
 export class UpstreamAccess {
-  readonly failures: UpstreamError[] = []
+  private readonly codesRead = new Set<string>()
 
   constructor(
     private readonly poller: TaskListPoller | undefined,
@@ -21,41 +21,41 @@ export class UpstreamAccess {
     return inScope(this.scope, serviceCode) && (this.poller?.covers(serviceCode) ?? false)
   }
 
-  /** Folds in a task_list answer no older than the cache allows, for these codes or all polled ones. */
-  async refresh(serviceCodes?: readonly string[]): Promise<void> {
-    const poller = this.poller
-    if (!poller) return
-    // Only the caller's codes: another tenant's task_list, or its failures, are none of its business.
-    const codes = (serviceCodes ?? poller.serviceCodes).filter((code) => this.covers(code))
-    const outcomes = await Promise.all(codes.map((code) => poller.refresh(code)))
-    for (const outcome of outcomes) {
-      if (!outcome.ok && !this.failures.some((known) => known.serviceCode === outcome.error.serviceCode)) this.failures.push(outcome.error)
+  /** Notes that the answer holds data of these codes (every polled code in scope by default). */
+  read(serviceCodes?: readonly string[]): void {
+    for (const code of serviceCodes ?? this.poller?.serviceCodes ?? []) {
+      // Only the caller's codes: another tenant's task_list, or its state, is none of its business.
+      if (this.covers(code)) this.codesRead.add(code)
     }
+  }
+
+  /** The codes read whose stored state is stale. */
+  stale(): StaleUpstream[] {
+    if (this.codesRead.size === 0 || !this.poller) return []
+    return this.poller.watch.staleAmong(this.codesRead)
   }
 }
 
-/** The extension code of the error entry that says an answer came without a fresh task_list. */
-export const UPSTREAM_UNAVAILABLE = 'UPSTREAM_UNAVAILABLE'
-
 /**
- * Adds one error entry per failed task_list to a response that still carries its data, with the
- * service code, the failure kind and the service's `ret` in its extensions.
+ * Says in the response's `extensions.upstream.stale` which of the service codes an answer was
+ * read from have a stale task_list: data answered from stored history is not an error, so
+ * `errors` is left alone, and clients at their defaults keep the data.
  */
-export function upstreamFailuresPlugin<C extends { upstream: UpstreamAccess }>(): ApolloServerPlugin<C> {
+export function upstreamFreshnessPlugin<C extends { upstream: UpstreamAccess }>(): ApolloServerPlugin<C> {
   return {
     async requestDidStart() {
       return {
         async willSendResponse({ contextValue, response }) {
-          const failures = contextValue.upstream.failures
-          if (failures.length === 0 || response.body.kind !== 'single') return
+          if (response.body.kind !== 'single') return
+          const stale = contextValue.upstream.stale()
+          if (stale.length === 0) return
           const result = response.body.singleResult
-          result.errors = [
-            ...(result.errors ?? []),
-            ...failures.map((failure) => ({
-              message: `The task list of ${failure.serviceCode} could not be read (${failure.kind}); this answer comes from stored history.`,
-              extensions: { code: UPSTREAM_UNAVAILABLE, serviceCode: failure.serviceCode, kind: failure.kind, ret: failure.ret ?? null },
-            })),
-          ]
+          result.extensions = {
+            ...result.extensions,
+            upstream: {
+              stale: stale.map((code) => ({ serviceCode: code.serviceCode, lastSuccessAt: code.lastSuccessAt?.toISOString() ?? null, consecutiveFailures: code.consecutiveFailures })),
+            },
+          }
         },
       }
     },

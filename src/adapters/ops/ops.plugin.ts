@@ -5,6 +5,7 @@ import type { Db } from '../../storage/database.client.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
 import { RetentionJob } from '../../work/retention.job.js'
+import { staleAfterMs } from '../../storage/upstream-status.store.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */
 export interface SubscriptionCounts {
@@ -13,7 +14,7 @@ export interface SubscriptionCounts {
 
 /** What the operations routes are built from. */
 export interface OpsPluginOptions {
-  config: Pick<Config, 'ops' | 'retention'>
+  config: Pick<Config, 'ops' | 'retention' | 'upstream'>
   db: Db
   metrics: Metrics
   /** Counted into `livegate_subscriptions` at every scrape. */
@@ -42,7 +43,7 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
   // Probes come every few seconds: the log says when readiness changes, not at every probe.
   let wasReady = true
   app.get('/readyz', async (request, reply) => {
-    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes })
+    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes, staleMs: poller ? staleAfterMs(config.upstream) : 0 })
     if (report.ready !== wasReady) {
       if (report.ready) request.log.info({ latencyMs: report.database.latencyMs }, 'ready again: the database answers')
       else request.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')

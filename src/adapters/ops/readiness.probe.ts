@@ -1,6 +1,6 @@
-import { inArray, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { Db } from '../../storage/database.client.js'
-import { upstreamStatus } from '../../storage/graph.table.js'
+import { judgeUpstream, readUpstreamStatus } from '../../storage/upstream-status.store.js'
 
 /** The spool as readiness sees it: how many callbacks wait in it for the database. */
 export interface SpoolDepth {
@@ -12,6 +12,9 @@ export interface UpstreamHealth {
   serviceCode: string
   /** Whether its latest poll succeeded; null when the database could not say. */
   healthy: boolean | null
+  /** No successful poll within three poll intervals and one timeout; null when the database could not say. */
+  stale: boolean | null
+  consecutiveFailures: number | null
   lastSuccessAt: string | null
 }
 
@@ -33,6 +36,8 @@ export interface ReadinessSources {
   spool?: SpoolDepth | undefined
   /** The service codes whose task_list is polled. */
   serviceCodes?: readonly string[] | undefined
+  /** See `staleAfterMs`; 0 when nothing is polled. */
+  staleMs?: number | undefined
 }
 
 /** What went wrong with the database, for the log: the error itself, never in the answer. */
@@ -58,24 +63,22 @@ export async function probeReadiness(sources: ReadinessSources): Promise<Readine
   const latencyMs = Math.round((performance.now() - startedAt) * 10) / 10
   const database = failure === undefined ? { ok: true, latencyMs } : { ok: false, latencyMs, error: failureCode(failure) }
   const spool = sources.spool ? { depth: sources.spool.depth() } : null
-  const upstream = await upstreamHealth(db, sources.serviceCodes ?? [], database.ok ? timeoutMs : 0)
+  const upstream = await upstreamHealth(db, sources.serviceCodes ?? [], sources.staleMs ?? 0, database.ok ? timeoutMs : 0)
   return { report: { ready: database.ok, database, spool, upstream }, ...(failure === undefined ? {} : { failure }) }
 }
 
-async function upstreamHealth(db: Db, serviceCodes: readonly string[], timeoutMs: number): Promise<UpstreamHealth[]> {
+async function upstreamHealth(db: Db, serviceCodes: readonly string[], staleMs: number, timeoutMs: number): Promise<UpstreamHealth[]> {
   if (serviceCodes.length === 0) return []
-  const unknown = serviceCodes.map((serviceCode) => ({ serviceCode, healthy: null, lastSuccessAt: null }))
+  const unknown = serviceCodes.map((serviceCode) => ({ serviceCode, healthy: null, stale: null, consecutiveFailures: null, lastSuccessAt: null }))
   if (timeoutMs <= 0) return unknown
   try {
-    const rows = await withTimeout(db.select().from(upstreamStatus).where(inArray(upstreamStatus.serviceCode, [...serviceCodes])), timeoutMs)
-    const byCode = new Map(rows.map((row) => [row.serviceCode, row]))
+    const byCode = await withTimeout(readUpstreamStatus(db, serviceCodes), timeoutMs)
+    const now = new Date()
     return serviceCodes.map((serviceCode) => {
       const row = byCode.get(serviceCode)
-      const success = row?.lastSuccessAt ?? null
-      const failed = row?.lastErrorAt ?? null
       // Not polled yet counts as unhealthy: nothing from the task_list is known.
-      const healthy = success !== null && (failed === null || success.getTime() >= failed.getTime())
-      return { serviceCode, healthy, lastSuccessAt: success ? success.toISOString() : null }
+      const { healthy, stale } = judgeUpstream(row, now, staleMs)
+      return { serviceCode, healthy, stale, consecutiveFailures: row?.consecutiveFailures ?? 0, lastSuccessAt: row?.lastSuccessAt?.toISOString() ?? null }
     })
   } catch {
     return unknown

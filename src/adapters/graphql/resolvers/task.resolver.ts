@@ -39,15 +39,15 @@ export class TaskResolver {
   ): Promise<ConnectionData<TaskNode>> {
     const query = taskQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
-    await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
+    upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
     return taskConnection(db, query, window, taskColumnsOf(info))
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its `hashed_id`.' })
   async task(@Arg('id', () => ID) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
     refuseNul({ id }, 'id')
-    await upstream.refresh()
     const row = await loaders.task.load(id)
+    if (row) upstream.read([row.serviceCode])
     return row ? deriveTask(row.state) : null
   }
 

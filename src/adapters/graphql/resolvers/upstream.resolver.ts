@@ -1,32 +1,49 @@
-import { eq } from 'drizzle-orm'
-import { upstreamStatus } from '../../../storage/graph.table.js'
+import type { UpstreamStatusRow } from '../../../storage/graph.table.js'
+import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storage/upstream-status.store.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { Arg, Ctx, Query, Resolver } from '../type-graphql.shim.js'
-import { UpstreamStatus } from '../types/upstream.type.js'
+import { UpstreamStatus, upstreamErrorKind } from '../types/upstream.type.js'
 
 @Resolver()
 export class UpstreamResolver {
-  @Query(() => UpstreamStatus, { description: 'The health of a service code\'s task list: the last success, the last error and its ret.' })
-  async upstream(@Arg('serviceCode', () => String) serviceCode: string, @Ctx() { db, upstream, scope }: GraphqlContext): Promise<UpstreamStatus> {
+  @Query(() => UpstreamStatus, { description: 'How fresh a service code\'s task list is: the last success, the last error and its ret, whether it is stale.' })
+  async upstream(@Arg('serviceCode', () => String) serviceCode: string, @Ctx() context: GraphqlContext): Promise<UpstreamStatus> {
     refuseNul({ serviceCode }, 'serviceCode')
     // Another tenant's code reads as one livegate knows nothing of: its existence is not told.
-    const [row] = inScope(scope, serviceCode) ? await db.select().from(upstreamStatus).where(eq(upstreamStatus.serviceCode, serviceCode)) : []
-    const lastError =
-      row?.lastErrorAt && row.lastErrorKind
-        ? { at: row.lastErrorAt, kind: row.lastErrorKind, message: row.lastErrorMessage ?? '', ret: row.lastRet }
-        : null
-    return {
-      serviceCode,
-      configured: upstream.covers(serviceCode),
-      healthy: row?.lastSuccessAt != null && (row.lastErrorAt == null || row.lastSuccessAt >= row.lastErrorAt),
-      lastPollAt: row?.lastPollAt ?? null,
-      lastSuccessAt: row?.lastSuccessAt ?? null,
-      lastError,
-      lastLatencyMs: row?.lastLatencyMs ?? null,
-      taskCount: row?.taskCount ?? null,
-      userCount: row?.userCount ?? null,
-    }
+    const [status] = await statusesOf(context, inScope(context.scope, serviceCode) ? [serviceCode] : [])
+    return status ?? statusOf(context, serviceCode, undefined, new Date())
+  }
+
+  @Query(() => [UpstreamStatus], { description: 'How fresh the task list of every service code the caller may read is, in configuration order.' })
+  async upstreams(@Ctx() context: GraphqlContext): Promise<UpstreamStatus[]> {
+    const codes = context.config.services.map((service) => service.serviceCode).filter((code) => inScope(context.scope, code))
+    return statusesOf(context, codes)
+  }
+}
+
+async function statusesOf(context: GraphqlContext, serviceCodes: readonly string[]): Promise<UpstreamStatus[]> {
+  const rows = await readUpstreamStatus(context.db, serviceCodes)
+  const now = new Date()
+  return serviceCodes.map((code) => statusOf(context, code, rows.get(code), now))
+}
+
+function statusOf(context: GraphqlContext, serviceCode: string, row: UpstreamStatusRow | undefined, now: Date): UpstreamStatus {
+  const configured = context.upstream.covers(serviceCode)
+  const { healthy, stale } = judgeUpstream(row, now, configured ? staleAfterMs(context.config.upstream) : 0)
+  return {
+    serviceCode,
+    configured,
+    healthy,
+    stale,
+    consecutiveFailures: row?.consecutiveFailures ?? 0,
+    lastPollAt: row?.lastPollAt ?? null,
+    lastSuccessAt: row?.lastSuccessAt ?? null,
+    nextPollAt: row?.nextPollAt ?? null,
+    lastError: row?.lastErrorAt && row.lastErrorKind ? { at: row.lastErrorAt, kind: upstreamErrorKind(row.lastErrorKind), message: row.lastErrorMessage ?? '', ret: row.lastRet } : null,
+    lastLatencyMs: row?.lastLatencyMs ?? null,
+    taskCount: row?.taskCount ?? null,
+    userCount: row?.userCount ?? null,
   }
 }

@@ -22,7 +22,7 @@ export class UserResolver {
     const query = { serviceCode: filter?.serviceCode, userName: filter?.userName, online: filter?.online, allowedServiceCodes: allowedCodes(scope) }
     refuseNul({ serviceCode: query.serviceCode, userName: query.userName }, 'filter')
     const window = pageWindow({ first, after }, config.graphql, userCursor)
-    await upstream.refresh(query.serviceCode ? [query.serviceCode] : undefined)
+    upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
     const rows = await listUsers(db, query, window.after, window.fetch)
     return toConnection(rows, window, {
       codec: userCursor,

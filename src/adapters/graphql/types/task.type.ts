@@ -43,6 +43,11 @@ export class Task {
   @Field(() => Boolean, { description: 'Listed by the latest successful task list answer.' }) listed!: boolean
   @Field(() => DateTimeScalar, { nullable: true, description: 'First listed by the task list.' }) firstSeenAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'Last listed by the task list.' }) lastSeenAt!: Date | null
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When a task list poll last confirmed this task: the latest answer that listed it, or the first that no longer did (null if no answer ever did). Later answers are in `upstream(serviceCode).lastSuccessAt`.',
+  })
+  confirmedAt!: Date | null
   @Field(() => String, { nullable: true, description: 'The prefix of the HTTP flv play address.' }) httpLiveUrl!: string | null
   @Field(() => SafeIntScalar, { nullable: true }) inputBytes!: number | null
   @Field(() => [Output]) outputs!: Output[]

@@ -1,21 +1,61 @@
-import { Field, Int, ObjectType } from '../type-graphql.shim.js'
+import { Field, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { DateTimeScalar } from './scalars.type.js'
+
+/** Why a task_list poll failed; UNKNOWN for a kind this version does not know (or a store failure). */
+export const UpstreamErrorKind = {
+  NOT_CONFIGURED: 'NOT_CONFIGURED',
+  RET: 'RET',
+  HTTP: 'HTTP',
+  TIMEOUT: 'TIMEOUT',
+  NETWORK: 'NETWORK',
+  INVALID_ANSWER: 'INVALID_ANSWER',
+  UNKNOWN: 'UNKNOWN',
+} as const
+export type UpstreamErrorKind = (typeof UpstreamErrorKind)[keyof typeof UpstreamErrorKind]
+registerEnumType(UpstreamErrorKind, {
+  name: 'UpstreamErrorKind',
+  description: 'Why a task list request failed.',
+  valuesConfig: {
+    NOT_CONFIGURED: { description: 'No baseUrl or no secret to sign with.' },
+    RET: { description: 'The service answered with a non-zero `ret` (see `ret`).' },
+    HTTP: { description: 'The service answered with a non-2xx HTTP status.' },
+    TIMEOUT: { description: 'No complete answer within `upstream.timeoutMs` (after the retries).' },
+    NETWORK: { description: 'The connection failed: refused, reset, DNS.' },
+    INVALID_ANSWER: { description: 'A 2xx answer that is not a task list answer.' },
+    UNKNOWN: { description: 'Any other failure, such as an answer the database could not keep.' },
+  },
+})
+
+/** A stored kind as the enum; a kind this version does not know reads as UNKNOWN. */
+export function upstreamErrorKind(stored: string): UpstreamErrorKind {
+  return Object.hasOwn(UpstreamErrorKind, stored) ? (stored as UpstreamErrorKind) : UpstreamErrorKind.UNKNOWN
+}
 
 @ObjectType('UpstreamError', { simpleResolvers: true, description: 'Why the last task list request failed.' })
 export class UpstreamErrorInfo {
   @Field(() => DateTimeScalar) at!: Date
-  @Field(() => String, { description: 'NOT_CONFIGURED, RET, HTTP, TIMEOUT, NETWORK or INVALID_ANSWER.' }) kind!: string
+  @Field(() => UpstreamErrorKind) kind!: UpstreamErrorKind
   @Field(() => String) message!: string
   @Field(() => Int, { nullable: true, description: 'The service\'s non-zero `ret`, for kind RET.' }) ret!: number | null
 }
 
-@ObjectType('UpstreamStatus', { simpleResolvers: true, description: 'The health of one service code\'s task list, as livegate last saw it.' })
+@ObjectType('UpstreamStatus', {
+  simpleResolvers: true,
+  description: 'How fresh one service code\'s task list is, as the poller last stored it (shared by every gateway instance).',
+})
 export class UpstreamStatus {
   @Field(() => String) serviceCode!: string
-  @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl).' }) configured!: boolean
-  @Field(() => Boolean, { description: 'The last request succeeded.' }) healthy!: boolean
+  @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl and polling is on).' }) configured!: boolean
+  @Field(() => Boolean, { description: 'The last poll succeeded.' }) healthy!: boolean
+  @Field(() => Boolean, {
+    description: 'Polled, and no successful poll within three poll intervals and one request timeout: its tasks and users may be out of date. Never true for a code that is not polled.',
+  })
+  stale!: boolean
+  @Field(() => Int, { description: 'Failed polls since the last success; each one doubles the wait before the next poll, up to `upstream.maxBackoffMs`.' })
+  consecutiveFailures!: number
   @Field(() => DateTimeScalar, { nullable: true }) lastPollAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true }) lastSuccessAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the next poll is due (by the polling instance\'s clock).' }) nextPollAt!: Date | null
   @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
   @Field(() => Int, { nullable: true }) lastLatencyMs!: number | null
   @Field(() => Int, { nullable: true, description: 'Tasks in the last successful answer.' }) taskCount!: number | null
