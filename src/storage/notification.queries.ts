@@ -1,4 +1,4 @@
-import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, sql } from 'drizzle-orm'
+import { type SQL, and, asc, count, desc, eq, gt, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
 
@@ -22,7 +22,19 @@ export interface NotificationCriteria {
   /** Any of these types; an empty list matches nothing. */
   types?: readonly number[] | null
   taskId?: string | null
+  /** Any of these tasks (`hashed_id`); an empty list matches nothing. */
+  taskIds?: readonly string[] | null
+  /** The user exactly as the callback names it. */
   userName?: string | null
+  /**
+   * Any of these published types, or (with `unknownKinds`) any type outside `knownTypes`; an
+   * empty list without `unknownKinds` matches nothing. Flat fields, as the event hub groups
+   * subscribers by their top-level keys.
+   */
+  kindTypes?: readonly number[] | null
+  unknownKinds?: boolean | null
+  /** Every published type: what `unknownKinds` excludes. */
+  knownTypes?: readonly number[] | null
   /** `received_at` at or after this time. */
   receivedFrom?: Date | null
   /** `received_at` before this time. */
@@ -55,6 +67,12 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
   if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
   if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
+  if (criteria.taskIds != null) conditions.push(criteria.taskIds.length > 0 ? inArray(callbacks.taskId, [...criteria.taskIds]) : sql`false`)
+  if (criteria.kindTypes != null) {
+    const known = criteria.kindTypes.length > 0 ? inArray(callbacks.type, [...criteria.kindTypes]) : sql`false`
+    const unknown = criteria.unknownKinds ? notInArray(callbacks.type, [...(criteria.knownTypes ?? [])]) : sql`false`
+    conditions.push(sql`(${known} or ${unknown})`)
+  }
   if (criteria.userName != null) conditions.push(eq(callbacks.userName, criteria.userName))
   if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
@@ -67,6 +85,8 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.types != null && !criteria.types.includes(row.type)) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
+  if (criteria.taskIds != null && (row.taskId === null || !criteria.taskIds.includes(row.taskId))) return false
+  if (criteria.kindTypes != null && !criteria.kindTypes.includes(row.type) && !(criteria.unknownKinds && !(criteria.knownTypes ?? []).includes(row.type))) return false
   if (criteria.userName != null && row.userName !== criteria.userName) return false
   if (criteria.receivedFrom != null && row.receivedAt < criteria.receivedFrom) return false
   if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
@@ -87,10 +107,13 @@ export async function notificationsAfter(db: Db, criteria: NotificationCriteria,
     .limit(limit)
 }
 
-/** The callbacks with these ids, in one statement. */
-export async function notificationsByIds(db: Db, ids: readonly number[]): Promise<NotificationRow[]> {
+/** The callbacks with these ids, in one statement; only those in scope when one is given. */
+export async function notificationsByIds(db: Db, ids: readonly number[], allowedServiceCodes?: readonly string[]): Promise<NotificationRow[]> {
   if (ids.length === 0) return []
-  return db.select(rowColumns).from(callbacks).where(inArray(callbacks.id, [...ids]))
+  return db
+    .select(rowColumns)
+    .from(callbacks)
+    .where(and(inArray(callbacks.id, [...ids]), ...matching({ allowedServiceCodes })))
 }
 
 /**

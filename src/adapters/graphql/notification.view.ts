@@ -9,6 +9,7 @@ import type {
   ThumbnailNotification,
 } from './types/notification-kinds.type.js'
 import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE } from '../../fold/graph.model.js'
+import { toGlobalId } from './global.id.js'
 import { rowIdCursor } from './pagination.js'
 import { type Notification, type UnknownNotification, notificationKind } from './types/notification.type.js'
 
@@ -41,8 +42,10 @@ function int32(value: number | undefined): number | null {
  * value exactly as the route judged it; a value that cannot be read is null.
  */
 export function notificationNode(row: NotificationRow): NotificationNode {
+  const kind = notificationKind(row.type)
   const common: Notification = {
-    id: String(row.id),
+    id: toGlobalId('Notification', row.id),
+    kind,
     type: row.type,
     serviceCode: row.serviceCode,
     vsId: row.vsId,
@@ -54,7 +57,6 @@ export function notificationNode(row: NotificationRow): NotificationNode {
     fields: row.fields,
     cursor: notificationCursor.encode(row.id),
   }
-  const kind = notificationKind(row.type)
   if (kind === 'UNKNOWN') return common
   const verdict = parseCallback(row.fields)
   // A kept callback parsed when it arrived; should a later parser refuse it, its typed values read as null.
@@ -74,8 +76,7 @@ export function notificationNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: parsed.userName ?? null,
-        url: v.url ?? null,
+        playUrl: v.url ?? null,
         timeShiftUrl: v.svodUrl ?? null,
         width: int32(v.size?.width),
         height: int32(v.size?.height),
@@ -96,8 +97,7 @@ export function notificationNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: parsed.userName ?? null,
-        url: v.url ?? null,
+        playUrl: v.url ?? null,
         fileName: v.fileName ?? null,
         path: v.path ?? null,
         width: int32(v.size?.width),
@@ -111,7 +111,7 @@ export function notificationNode(row: NotificationRow): NotificationNode {
     case 'THUMBNAIL':
       return {
         ...common,
-        url: v.url ?? null,
+        imageUrl: v.url ?? null,
         width: int32(v.width),
         height: int32(v.height),
         fileName: v.fileName ?? null,
