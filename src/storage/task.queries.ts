@@ -22,8 +22,8 @@ export interface TaskQuery {
   taskIds?: readonly string[] | null | undefined
   /** The user who started the live: A–Z case-insensitive prefix (see {@link foldCase}). */
   userName?: string | null | undefined
-  /** The user who started the live, exactly (the `User.tasks` edge). */
-  author?: string | null | undefined
+  /** Started by any of these users, as [service code, user name], exactly; an empty list matches nothing. */
+  owners?: ReadonlyArray<readonly [string, string]> | null | undefined
   vsId?: string | null | undefined
   startedFrom?: Date | null | undefined
   startedTo?: Date | null | undefined
@@ -54,7 +54,7 @@ function taskConditions(filter: TaskQuery): SQL | undefined {
     filter.keys ? keyCondition(filter.keys) : undefined,
     filter.taskIds ? (filter.taskIds.length > 0 ? inArray(tasks.taskId, [...filter.taskIds]) : sql`false`) : undefined,
     filter.userName ? sql`${foldCaseSql(tasks.author)} like ${prefixPattern(filter.userName)}` : undefined,
-    filter.author ? eq(tasks.author, filter.author) : undefined,
+    filter.owners ? ownerCondition(filter.owners) : undefined,
     filter.vsId ? sql`${taskVsId} = ${filter.vsId}` : undefined,
     filter.startedFrom ? gte(tasks.sortAt, filter.startedFrom) : undefined,
     filter.startedTo ? lt(tasks.sortAt, filter.startedTo) : undefined,
@@ -67,6 +67,11 @@ function keyCondition(keys: ReadonlyArray<readonly [string, string]>): SQL {
   return or(...keys.map(([serviceCode, taskId]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, taskId)))) as SQL
 }
 
+function ownerCondition(owners: ReadonlyArray<readonly [string, string]>): SQL {
+  if (owners.length === 0) return sql`false`
+  return or(...owners.map(([serviceCode, userName]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.author, userName)))) as SQL
+}
+
 /** Whether a task row matches the filter: the same rules as the SQL above, for rows already read. */
 export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' | 'taskId' | 'status' | 'author' | 'sortAt' | 'state'>): boolean {
   if (filter.serviceCode && row.serviceCode !== filter.serviceCode) return false
@@ -74,7 +79,7 @@ export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' 
   if (filter.keys && !filter.keys.some(([serviceCode, taskId]) => serviceCode === row.serviceCode && taskId === row.taskId)) return false
   if (filter.taskIds && !filter.taskIds.includes(row.taskId)) return false
   if (filter.userName && !(row.author !== null && foldCase(row.author).startsWith(foldCase(filter.userName)))) return false
-  if (filter.author && row.author !== filter.author) return false
+  if (filter.owners && !filter.owners.some(([serviceCode, userName]) => serviceCode === row.serviceCode && userName === row.author)) return false
   if (filter.vsId && rowVsId(row) !== filter.vsId) return false
   if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
   if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false

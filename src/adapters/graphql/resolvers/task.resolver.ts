@@ -121,16 +121,18 @@ export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): 
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
   refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName, vsId: filter.vsId }, 'filter')
-  for (const [name, list] of [['ids', filter.ids], ['taskIds', filter.taskIds]] as const) {
-    if (list && list.length > MAX_FILTER_IDS) throw badUserInput(`filter.${name} may list at most ${MAX_FILTER_IDS} tasks.`, 'filter')
+  for (const [name, list] of [['ids', filter.ids], ['taskIds', filter.taskIds], ['userIds', filter.userIds]] as const) {
+    if (list && list.length > MAX_FILTER_IDS) throw badUserInput(`filter.${name} may list at most ${MAX_FILTER_IDS} ids.`, 'filter')
   }
   if (filter.taskIds?.some((id) => id.includes('\u0000'))) throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')
-  const keys = filter.ids?.map((id) => requireGlobalId(id, 'filter.ids', ['Task']).key as unknown as readonly [string, string])
+  const pairs = (ids: string[] | null | undefined, name: string, type: 'Task' | 'User') =>
+    ids?.map((id) => requireGlobalId(id, `filter.${name}`, [type]).key as unknown as readonly [string, string])
   return {
     serviceCode: filter.serviceCode,
     status: filter.status,
-    // An id of another tenant's task stays in the filter and matches nothing: the scope holds.
-    keys,
+    // An id of another tenant's task or user stays in the filter and matches nothing: the scope holds.
+    keys: pairs(filter.ids, 'ids', 'Task'),
+    owners: pairs(filter.userIds, 'userIds', 'User'),
     taskIds: filter.taskIds ? [...new Set(filter.taskIds)] : filter.taskIds,
     userName: filter.userName,
     vsId: filter.vsId,

@@ -1,16 +1,17 @@
 import { Field, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 
-/** The containers the service documents (its samples: flv, rtmp, m3u8); any other is OTHER. */
-export const MediaContainer = { FLV: 'FLV', RTMP: 'RTMP', M3U8: 'M3U8', OTHER: 'OTHER' } as const
+/** The containers the service documents (its samples: flv, rtmp, m3u8) and archives in (mp4); any other is OTHER. */
+export const MediaContainer = { FLV: 'FLV', RTMP: 'RTMP', M3U8: 'M3U8', MP4: 'MP4', OTHER: 'OTHER' } as const
 export type MediaContainer = (typeof MediaContainer)[keyof typeof MediaContainer]
 
 registerEnumType(MediaContainer, {
   name: 'MediaContainer',
-  description: 'The container of an output format. A container the service does not document is OTHER; `containerName` has it as sent.',
+  description: 'The container of an output format. A container not listed is OTHER; `containerName` has it as sent.',
   valuesConfig: {
     FLV: { description: '`flv`: HTTP-FLV live and archives.' },
     RTMP: { description: '`rtmp`.' },
     M3U8: { description: '`m3u8`: HLS.' },
+    MP4: { description: '`mp4`: archived (on-demand) files.' },
     OTHER: { description: 'A container not listed here; see `containerName`.' },
   },
 })
@@ -18,7 +19,7 @@ registerEnumType(MediaContainer, {
 /** The enum value of a container name as sent (case-insensitive). */
 export function mediaContainer(name: string): MediaContainer {
   const upper = name.toUpperCase()
-  return upper === 'FLV' || upper === 'RTMP' || upper === 'M3U8' ? upper : 'OTHER'
+  return Object.hasOwn(MediaContainer, upper) && upper !== 'OTHER' ? (upper as MediaContainer) : 'OTHER'
 }
 
 /** `format` as the service sends it (`flv/libx264/aac`), split into its three parts. */

@@ -69,9 +69,11 @@ export class TaskFilter {
   @Field(() => [TaskStatus], { nullable: true, description: 'Any of these statuses; an empty list matches every status.' }) status?: Array<keyof typeof TaskStatus> | null
   @Field(() => String, {
     nullable: true,
-    description: 'Tasks whose user name starts with this text, ignoring the case of the letters A–Z (other characters must match exactly): what a search box expects. For one user\'s tasks exactly, use `User.tasks`.',
+    description: 'Tasks whose user name starts with this text, ignoring the case of the letters A–Z (other characters must match exactly): what a search box expects. For one user\'s tasks exactly, use `userIds` or `User.tasks`.',
   })
   userName?: string | null
+  @Field(() => [ID], { nullable: true, description: `Tasks started by any of these users, by global id (\`User.id\`), exactly: what a user page follows (at most ${MAX_FILTER_IDS}). An empty list matches nothing.` })
+  userIds?: string[] | null
   @Field(() => String, { nullable: true, description: 'Tasks on this server (`vs_id`), exactly.' }) vsId?: string | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'Started at or after this time.' }) startedFrom?: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'Started before this time (the range is half-open: from ≤ startedAt < to).' }) startedTo?: Date | null

@@ -1,0 +1,2 @@
+CREATE INDEX "tasks_author_prefix_idx" ON "tasks" USING btree (translate("author", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') text_pattern_ops);--> statement-breakpoint
+CREATE INDEX "users_user_name_prefix_idx" ON "users" USING btree (translate("user_name", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') text_pattern_ops);
