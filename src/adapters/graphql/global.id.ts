@@ -53,10 +53,11 @@ export function parseGlobalId(id: string): GlobalId | undefined {
 /**
  * The global id in an argument, of one of `types` when given; a `BAD_USER_INPUT` error for
  * anything else (a malformed id can never name a node, and saying so beats a silent null).
+ * `label` names the place in the argument, such as `filter.ids`.
  */
-export function requireGlobalId(id: string, argumentName: string, types?: readonly NodeTypeName[]): GlobalId {
+export function requireGlobalId(id: string, argumentName: string, types?: readonly NodeTypeName[], label = argumentName): GlobalId {
   const parsed = parseGlobalId(id)
-  if (!parsed) throw badUserInput(`${argumentName} is not an id from this API; pass the \`id\` of a node it returned.`, argumentName)
-  if (types && !types.includes(parsed.type)) throw badUserInput(`${argumentName} is the id of a ${parsed.type}, not of a ${types.join(' or ')}.`, argumentName)
+  if (!parsed) throw badUserInput(`${label} is not an id from this API; pass the \`id\` of a node it returned.`, argumentName)
+  if (types && !types.includes(parsed.type)) throw badUserInput(`${label} holds the id of a ${parsed.type}, not of a ${types.join(' or ')}.`, argumentName)
   return parsed
 }

@@ -14,6 +14,7 @@ export class NodeResolver {
   }
 
   @Query(() => [Node], {
+    nullable: 'items',
     description: 'The objects with these global ids, in the order asked; null for each the caller cannot read. One statement per kind of object, however many ids.',
   })
   async nodes(

@@ -126,7 +126,7 @@ export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): 
   }
   if (filter.taskIds?.some((id) => id.includes('\u0000'))) throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')
   const pairs = (ids: string[] | null | undefined, name: string, type: 'Task' | 'User') =>
-    ids?.map((id) => requireGlobalId(id, `filter.${name}`, [type]).key as unknown as readonly [string, string])
+    ids?.map((id) => requireGlobalId(id, 'filter', [type], `filter.${name}`).key as unknown as readonly [string, string])
   return {
     serviceCode: filter.serviceCode,
     status: filter.status,
