@@ -7,7 +7,9 @@ import type { Config } from '../../src/config/index.js'
 import type { Db } from '../../src/storage/database.client.js'
 import { countNotifications, notificationPage } from '../../src/storage/notification.queries.js'
 import type { TaskQuery } from '../../src/storage/task.queries.js'
-import type { TaskNode } from '../../src/fold/graph.model.js'
+import type { MediaFormatNode, RecordingNode, StreamNode, TaskNode, ThumbnailNode } from '../../src/fold/graph.model.js'
+import { outputViews, taskGlobalId } from '../../src/adapters/graphql/node.view.js'
+import { mediaContainer } from '../../src/adapters/graphql/types/media-format.type.js'
 import { createLoaders, type Loaders } from '../../src/adapters/graphql/loaders.create.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../../src/adapters/graphql/notification.view.js'
 import { type ConnectionData, pageWindow, taskCursor, toConnection } from '../../src/adapters/graphql/pagination.js'
@@ -57,7 +59,12 @@ function resolvers(pageSizes: Config['graphql']): IResolvers {
         return taskConnection(db, loaders, query, pageWindow(args, pageSizes, taskCursor))
       },
     },
+    // The fields livegate derives rather than reads off the fold's values, derived the same way.
     Task: {
+      id: (task: TaskNode) => taskGlobalId(task),
+      taskId: (task: TaskNode) => task.id,
+      userName: (task: TaskNode) => task.author,
+      outputs: (task: TaskNode) => outputViews(task),
       async notifications(task: TaskNode, args: PageArgs & { filter?: unknown }, { db, loaders }: CeilingContext): Promise<ConnectionData<NotificationNode>> {
         const window = pageWindow(args, pageSizes, notificationCursor)
         const parts = { codec: notificationCursor, keyOf: (row: { id: number }) => row.id, toNode: notificationNode }
@@ -70,6 +77,14 @@ function resolvers(pageSizes: Config['graphql']): IResolvers {
         const rows = await notificationPage(db, criteria, { beforeId: window.after, limit: window.fetch })
         return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
       },
+    },
+    Recording: { playUrl: (recording: RecordingNode) => recording.url },
+    Thumbnail: { imageUrl: (thumbnail: ThumbnailNode) => thumbnail.url },
+    MediaFormat: { container: (format: MediaFormatNode) => mediaContainer(format.container), containerName: (format: MediaFormatNode) => format.container },
+    Stream: {
+      kind: (stream: StreamNode) => stream.kind ?? 'UNKNOWN',
+      width: (stream: StreamNode) => (stream.kind === 'AUDIO' ? null : stream.width),
+      height: (stream: StreamNode) => (stream.kind === 'AUDIO' ? null : stream.height),
     },
     TaskConnection: { totalCount: (connection: ConnectionData<unknown>) => connection.countAll() },
     NotificationConnection: { totalCount: (connection: ConnectionData<unknown>) => connection.countAll() },
