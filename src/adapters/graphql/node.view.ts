@@ -2,7 +2,7 @@ import type { OutputNode, TaskNode, UserNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
 import { deriveUser } from '../../fold/user.fold.js'
 import type { GraphqlContext } from './context.js'
-import { type GlobalId, type NodeTypeName, toGlobalId } from './global.id.js'
+import { type GlobalId, toGlobalId } from './global.id.js'
 import { type NotificationNode, notificationNode } from './notification.view.js'
 import { tagNode } from './types/node.type.js'
 import { notificationTypeName } from './types/notification.type.js'
@@ -43,16 +43,16 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
   switch (id.type) {
     case 'Task': {
       const row = await loaders.task.load({ serviceCode: first, taskId: second })
-      return row ? tagged(deriveTask(row.state), 'Task') : null
+      return row ? tagNode(deriveTask(row.state), 'Task') : null
     }
     case 'User': {
       const row = await loaders.user.load({ serviceCode: first, userName: second })
-      return row ? tagged(deriveUser(row.state), 'User') : null
+      return row ? tagNode(deriveUser(row.state), 'User') : null
     }
     case 'Output': {
       const row = await loaders.task.load({ serviceCode: first, taskId: second })
       const output = row ? outputViews(deriveTask(row.state)).find((view) => outputKeyOf(view) === third) : undefined
-      return output ? tagged(output, 'Output') : null
+      return output ? tagNode(output, 'Output') : null
     }
     case 'Notification': {
       const row = await loaders.notification.load(Number(first))
@@ -61,8 +61,4 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
       return tagNode(node, notificationTypeName(node))
     }
   }
-}
-
-function tagged<T extends object>(value: T, type: NodeTypeName): T {
-  return tagNode(value, type)
 }

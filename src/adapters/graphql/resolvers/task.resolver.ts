@@ -11,7 +11,7 @@ import { badUserInput, refuseNul } from '../graphql.errors.js'
 import type { Loaders } from '../loaders.create.js'
 import { outputViews, taskGlobalId } from '../node.view.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
-import { type ConnectionData, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
+import { type ConnectionData, PAGE_ARGUMENTS, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
 import { NotificationConnection } from '../types/notification.type.js'
@@ -20,8 +20,7 @@ import { MAX_FILTER_IDS, Task, TaskConnection, TaskCounts, TaskFilter } from '..
 import { User } from '../types/user.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 
-const FIRST = 'How many to return; the server sets the default and the largest allowed.'
-const AFTER = 'A cursor from an earlier page (`pageInfo.endCursor` or an edge\'s `cursor`): return the items after it.'
+const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 
 /**
  * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling

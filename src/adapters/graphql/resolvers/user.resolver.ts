@@ -6,7 +6,7 @@ import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { userGlobalId } from '../node.view.js'
-import { type ConnectionData, pageWindow, rowIdCursor, taskCursor, toConnection } from '../pagination.js'
+import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, taskCursor, toConnection } from '../pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { TaskConnection, TaskFilter } from '../types/task.type.js'
 import { User, UserConnection, UserFilter } from '../types/user.type.js'
@@ -14,8 +14,7 @@ import { taskQuery } from './task.resolver.js'
 
 const userCursor = rowIdCursor('u1')
 
-const FIRST = 'How many to return; the server sets the default and the largest allowed.'
-const AFTER = 'A cursor from an earlier page (`pageInfo.endCursor` or an edge\'s `cursor`): return the items after it.'
+const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 
 @Resolver(() => User)
 export class UserResolver {
