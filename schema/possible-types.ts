@@ -2,6 +2,7 @@
 
 /** Each interface and union of the schema, and the object types that can stand for it. */
 export const possibleTypes: Record<string, string[]> = {
+  Node: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "Output", "Task", "ThumbnailNotification", "UnknownNotification", "User"],
   Notification: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "ThumbnailNotification", "UnknownNotification"],
 }
 
@@ -20,20 +21,21 @@ export const keyFields: Record<string, string[] | null> = {
   MediaFormat: null,
   NotificationConnection: null,
   NotificationEdge: null,
-  Output: null,
+  Output: ["id"],
   PageInfo: null,
   Recording: null,
   Resume: null,
   Stream: null,
   Task: ["id"],
   TaskConnection: null,
+  TaskCounts: null,
   TaskEdge: null,
   Thumbnail: null,
   ThumbnailNotification: ["id"],
   UnknownNotification: ["id"],
   UpstreamError: null,
   UpstreamStatus: null,
-  User: null,
+  User: ["id"],
   UserConnection: null,
   UserEdge: null,
 }

@@ -27,6 +27,8 @@ ALTER TABLE "upstream_status" ADD COLUMN "next_poll_at" timestamp with time zone
 CREATE INDEX "callbacks_position_idx" ON "callbacks" USING btree ("xid","id");--> statement-breakpoint
 CREATE INDEX "callbacks_task_position_idx" ON "callbacks" USING btree ("task_id","xid","id") WHERE "callbacks"."task_id" is not null;--> statement-breakpoint
 CREATE INDEX "callbacks_user_position_idx" ON "callbacks" USING btree ("user_name","xid","id") WHERE "callbacks"."user_name" is not null;--> statement-breakpoint
+CREATE INDEX "tasks_author_prefix_idx" ON "tasks" USING btree (translate("author", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') text_pattern_ops);--> statement-breakpoint
+CREATE INDEX "users_user_name_prefix_idx" ON "users" USING btree (translate("user_name", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') text_pattern_ops);--> statement-breakpoint
 -- Callbacks kept before this migration were folded into the graph as they came: the projection
 -- starts after them. Their typed values are read from the stored request once, by the gateway,
 -- after migrating (storage/legacy.backfill.ts), for as long as this marker stays.

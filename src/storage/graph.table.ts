@@ -3,6 +3,7 @@ import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, un
 import type { TaskState } from '../fold/task.fold.js'
 import type { UserState } from '../fold/user.fold.js'
 import type { StoredTaskNode } from './task.node.js'
+import { foldCaseSql } from './text.match.js'
 
 /**
  * One row per task: the fold's state (derived data, rebuilt from callbacks and sightings) and
@@ -34,6 +35,8 @@ export const tasks = pgTable(
     index('tasks_status_sort_idx').on(t.status, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('tasks_author_sort_idx').on(t.author, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()).where(sql`${t.author} is not null`),
     index('tasks_listed_idx').on(t.serviceCode).where(sql`${t.listed}`),
+    // TaskFilter.userName: a case-folded prefix (src/storage/text.match.ts) read off an index.
+    index('tasks_author_prefix_idx').on(sql`${foldCaseSql(t.author)} text_pattern_ops`),
   ],
 )
 
@@ -53,6 +56,7 @@ export const users = pgTable(
     uniqueIndex('users_service_code_user_name_unique').on(t.serviceCode, t.userName),
     index('users_service_code_id_idx').on(t.serviceCode, t.id.desc().nullsFirst()),
     index('users_online_idx').on(t.serviceCode).where(sql`${t.online}`),
+    index('users_user_name_prefix_idx').on(sql`${foldCaseSql(t.userName)} text_pattern_ops`),
   ],
 )
 

@@ -1,4 +1,4 @@
-import { type SQL, and, count, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm'
+import { type SQL, and, count, desc, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
 import type { CallbackValues } from '../model/callback.parse.js'
 import type { SignatureStatus } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
@@ -35,7 +35,19 @@ export interface NotificationCriteria {
   /** Any of these types; an empty list matches nothing. */
   types?: readonly number[] | null
   taskId?: string | null
+  /** Any of these tasks (`hashed_id`); an empty list matches nothing. */
+  taskIds?: readonly string[] | null
+  /** The user exactly as the callback names it. */
   userName?: string | null
+  /**
+   * Any of these published types, or (with `unknownKinds`) any type outside `knownTypes`; an
+   * empty list without `unknownKinds` matches nothing. Flat fields, as the event hub groups
+   * subscribers by their top-level keys.
+   */
+  kindTypes?: readonly number[] | null
+  unknownKinds?: boolean | null
+  /** Every published type: what `unknownKinds` excludes. */
+  knownTypes?: readonly number[] | null
   /** `received_at` at or after this time. */
   receivedFrom?: Date | null
   /** `received_at` before this time. */
@@ -73,6 +85,12 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
   if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
   if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
+  if (criteria.taskIds != null) conditions.push(criteria.taskIds.length > 0 ? inArray(callbacks.taskId, [...criteria.taskIds]) : sql`false`)
+  if (criteria.kindTypes != null) {
+    const known = criteria.kindTypes.length > 0 ? inArray(callbacks.type, [...criteria.kindTypes]) : sql`false`
+    const unknown = criteria.unknownKinds ? notInArray(callbacks.type, [...(criteria.knownTypes ?? [])]) : sql`false`
+    conditions.push(sql`(${known} or ${unknown})`)
+  }
   if (criteria.userName != null) conditions.push(eq(callbacks.userName, criteria.userName))
   if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
@@ -85,6 +103,8 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.types != null && !criteria.types.includes(row.type)) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
+  if (criteria.taskIds != null && (row.taskId === null || !criteria.taskIds.includes(row.taskId))) return false
+  if (criteria.kindTypes != null && !criteria.kindTypes.includes(row.type) && !(criteria.unknownKinds && !(criteria.knownTypes ?? []).includes(row.type))) return false
   if (criteria.userName != null && row.userName !== criteria.userName) return false
   if (criteria.receivedFrom != null && row.receivedAt < criteria.receivedFrom) return false
   if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
@@ -123,6 +143,15 @@ export async function logTail(db: Db, after: LogPosition, limit: number): Promis
 export async function logEnd(db: Db): Promise<LogPosition> {
   const [row] = await db.select({ xid: callbacks.xid, id: callbacks.id }).from(callbacks).where(FINAL).orderBy(...NEWEST_FIRST).limit(1)
   return row ?? { xid: '0', id: 0 }
+}
+
+/** The callbacks with these ids, in one statement; only those in scope when one is given. */
+export async function notificationsByIds(db: Db, ids: readonly number[], allowedServiceCodes?: readonly string[]): Promise<NotificationRow[]> {
+  if (ids.length === 0) return []
+  return db
+    .select(rowColumns)
+    .from(callbacks)
+    .where(and(inArray(callbacks.id, [...ids]), ...matching({ allowedServiceCodes })))
 }
 
 /**

@@ -31,24 +31,24 @@ export const TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: String, $fil
     edges {
       cursor
       node {
-        id serviceCode vsId author status endReason isResume liveOnly opaque startedAt endedAt listed httpLiveUrl inputBytes
+        id taskId serviceCode vsId userName status endReason isResume liveOnly opaque startedAt endedAt listed httpLiveUrl inputBytes
         outputs {
           index tag playUrl timeShiftUrl fileName width height httpOutputBytes connections startedAt endedAt
           format { container videoCodec audioCodec }
           streams { index kind codecId width height copyMode bitRate }
-          recordings { outputIndex url fileName duration receivedAt }
+          recordings { outputIndex playUrl fileName duration receivedAt }
         }
-        recordings { outputIndex tag url fileName duration width height inputBytes createdAt receivedAt format { container } }
-        thumbnails { url width height receivedAt }
+        recordings { outputIndex tag playUrl fileName duration width height inputBytes createdAt receivedAt format { container } }
+        thumbnails { imageUrl width height receivedAt }
         notifications(first: 5) {
           edges {
             cursor
             node {
-              __typename id type taskId userName receivedAt deliveries signatureVerified
-              ... on LiveStartNotification { url tag createdAt format { container videoCodec audioCodec } }
+              __typename id kind type taskId userName receivedAt deliveries signatureVerified
+              ... on LiveStartNotification { playUrl tag createdAt format { container videoCodec audioCodec } }
               ... on LiveEndNotification { reachEnd outputIndex inputBytes }
-              ... on ArchivedNotification { url fileName duration }
-              ... on ThumbnailNotification { url width height }
+              ... on ArchivedNotification { playUrl fileName duration }
+              ... on ThumbnailNotification { imageUrl width height }
               ... on LiveResumeNotification { status }
             }
           }

@@ -10,11 +10,12 @@ import { SECRET, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 
 const TASK_FIELDS = `
-  id serviceCode author status endReason listed startedAt endedAt liveOnly opaque
-  outputs { index tag format { container videoCodec audioCodec } playUrl timeShiftUrl connections httpOutputBytes
-    streams { index kind codecId width height copyMode bitRate } recordings { fileName } }
-  recordings { outputIndex fileName url }
-  resumes { status at }
+  id taskId serviceCode vsId userName status endReason listed startedAt endedAt liveOnly opaque
+  user { id serviceCode userName }
+  outputs { id index tag format { container containerName videoCodec audioCodec } playUrl timeShiftUrl connections httpOutputBytes
+    streams { index kind codecId width height copyMode bitRate } recordings { fileName } task { id } }
+  recordings { outputIndex fileName playUrl }
+  resumes { status sentAt }
   notifications(first: 5) { totalCount edges { cursor node { __typename id type } } }`
 
 const freePort = () =>
@@ -67,22 +68,29 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
   it('folds every session into a task whose status and end reason are the session\'s', async () => {
     const answer = await graphql(gateway, `{ tasks(first: 50) { totalCount edges { node { ${TASK_FIELDS} } } } }`)
     expect(answer.errors, answer.text).toBeUndefined()
-    const nodes = answer.data.tasks.edges.map((edge: { node: { id: string } }) => edge.node)
+    const nodes = answer.data.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node)
     expect(answer.data.tasks.totalCount).toBe(scenario.sessions.length)
     const stored = await db.database.db.select({ state: tasks.state }).from(tasks)
     const sightedTasks = new Set(stored.filter(({ state }) => state.sighting.task !== null).map(({ state }) => state.taskId))
     // The vanished sessions were seen listed by definition, so some streams are always checked.
     expect(sightedTasks.size).toBeGreaterThan(0)
     for (const session of scenario.sessions) {
-      const task = nodes.find((node: { id: string }) => node.id === session.taskId)
-      expect(task, session.taskId).toMatchObject({ serviceCode: 'TESTING', author: session.author, status: 'ENDED', endReason: session.ending, listed: false })
+      const task = nodes.find((node: { taskId: string }) => node.taskId === session.taskId)
+      expect(task, session.taskId).toMatchObject({ serviceCode: 'TESTING', vsId: session.vsId, userName: session.author, status: 'ENDED', endReason: session.ending, listed: false })
+      expect(task.user).toMatchObject({ serviceCode: 'TESTING', userName: session.author })
+      expect(task.outputs.every((o: { task: { id: string } }) => o.task.id === task.id)).toBe(true)
+      expect(new Set(task.outputs.map((o: { id: string }) => o.id)).size).toBe(task.outputs.length)
+      for (const stream of task.outputs.flatMap((o: { streams: Array<{ kind: string; width: number | null }> }) => o.streams)) {
+        expect(stream.kind).not.toBeNull()
+        if (stream.kind === 'AUDIO') expect(stream.width).toBeNull()
+      }
       expect(task.startedAt).toBe(new Date(session.createdAt * 1000).toISOString())
       expect(task.outputs.map((o: { tag: string }) => o.tag).sort()).toEqual(session.outputs.map((o) => o.tag).sort())
       // Streams come from the task list: every task a poll saw listed has them, and one no poll
       // caught alive (a short session on a busy machine) has none.
       const seenListed = sightedTasks.has(session.taskId)
       expect(task.outputs.every((o: { streams: unknown[] }) => (seenListed ? o.streams.length >= 2 : o.streams.length === 0)), `${session.taskId} listed: ${seenListed}`).toBe(true)
-      const flv = task.outputs.find((o: { format: { container: string } }) => o.format.container === 'flv')
+      const flv = task.outputs.find((o: { format: { container: string; containerName: string } }) => o.format.container === 'FLV' && o.format.containerName === 'flv')
       if (session.outputs.some((o) => o.format.startsWith('flv'))) expect(flv?.timeShiftUrl).toContain('flv')
       expect(task.recordings).toHaveLength(session.liveOnly || session.ending === 'VANISHED' ? 0 : task.recordings.length)
       expect(task.notifications.edges.length).toBeLessThanOrEqual(5)
@@ -93,18 +101,39 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     expect([...starts].sort().reverse()).toEqual(starts)
   })
 
-  it('filters by status, author, service code and start time, and counts what matches', async () => {
-    const query = `query($filter: TaskFilter) { tasks(filter: $filter) { totalCount edges { node { id author endReason startedAt } } } }`
+  it('filters by status, user, service code, server and start time, and counts what matches', async () => {
+    const query = `query($filter: TaskFilter) { tasks(filter: $filter) { totalCount edges { node { id taskId userName endReason startedAt } } } }`
+    const taskIdsOf = (answer: { data?: any }) => answer.data.tasks.edges.map((e: { node: { taskId: string } }) => e.node.taskId).sort()
     const vanished = scenario.sessions.filter((s) => s.ending === 'VANISHED')
     expect(vanished.length).toBeGreaterThan(0)
     const ended = await graphql(gateway, query, { filter: { status: ['ENDED'] } })
     expect(ended.data.tasks.totalCount).toBe(scenario.sessions.length)
     expect((await graphql(gateway, query, { filter: { status: ['LIVE', 'WAITING_RECONNECT'] } })).data.tasks.totalCount).toBe(0)
 
+    // userName is what a search box expects: a prefix, A-Z case-insensitive.
     const author = scenario.sessions[0]!.author
-    const byAuthor = await graphql(gateway, query, { filter: { author } })
-    expect(byAuthor.data.tasks.edges.map((e: { node: { id: string } }) => e.node.id).sort()).toEqual(scenario.sessions.filter((s) => s.author === author).map((s) => s.taskId).sort())
+    const prefix = author.slice(0, 2).toUpperCase()
+    const byPrefix = await graphql(gateway, query, { filter: { userName: prefix } })
+    expect(byPrefix.errors, byPrefix.text).toBeUndefined()
+    expect(taskIdsOf(byPrefix)).toEqual(scenario.sessions.filter((s) => s.author.toLowerCase().startsWith(prefix.toLowerCase())).map((s) => s.taskId).sort())
+    expect((await graphql(gateway, query, { filter: { userName: `${author}%` } })).data.tasks.totalCount).toBe(0)
     expect((await graphql(gateway, query, { filter: { serviceCode: 'NOBODY' } })).data.tasks.totalCount).toBe(0)
+
+    // userIds is exact: one user's tasks, as User.tasks lists them.
+    const ownTasks = scenario.sessions.filter((s) => s.author === author).map((s) => s.taskId).sort()
+    const user = await graphql(gateway, `query($name: String) { users(filter: { userName: $name }) { edges { node { id userName tasks(first: 50) { totalCount edges { node { taskId user { userName } } } } } } } }`, { name: author })
+    expect(user.errors, user.text).toBeUndefined()
+    const owner = user.data.users.edges.find((e: { node: { userName: string } }) => e.node.userName === author).node
+    expect(owner.tasks.totalCount).toBe(ownTasks.length)
+    expect(owner.tasks.edges.map((e: { node: { taskId: string } }) => e.node.taskId).sort()).toEqual(ownTasks)
+    expect(owner.tasks.edges.every((e: { node: { user: { userName: string } } }) => e.node.user.userName === author)).toBe(true)
+    expect(taskIdsOf(await graphql(gateway, query, { filter: { userIds: [owner.id] } }))).toEqual(ownTasks)
+
+    const vsId = scenario.sessions[0]!.vsId
+    expect(taskIdsOf(await graphql(gateway, query, { filter: { vsId } }))).toEqual(scenario.sessions.filter((s) => s.vsId === vsId).map((s) => s.taskId).sort())
+    const two = scenario.sessions.slice(0, 2).map((s) => s.taskId).sort()
+    expect(taskIdsOf(await graphql(gateway, query, { filter: { taskIds: two } }))).toEqual(two)
+    expect((await graphql(gateway, query, { filter: { taskIds: [] } })).data.tasks.totalCount).toBe(0)
 
     const times = scenario.sessions.map((s) => s.createdAt * 1000).sort((a, b) => a - b)
     const from = new Date(times[1]!).toISOString()
@@ -126,10 +155,36 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     expect(new Set(seen).size).toBe(seen.length)
   })
 
-  it('finds one task by id, and answers null for an unknown one', async () => {
-    const id = scenario.sessions[0]!.taskId
-    const answer = await graphql(gateway, `query($id: ID!) { task(id: $id) { id status } missing: task(id: "nope") { id } }`, { id })
-    expect(answer.data).toEqual({ task: { id, status: 'ENDED' }, missing: null })
+  it('finds one task by its global id, answers null for an unknown one, and refuses what is no id', async () => {
+    const taskId = scenario.sessions[0]!.taskId
+    const listed = await graphql(gateway, `query($taskIds: [String!]) { tasks(filter: { taskIds: $taskIds }) { edges { node { id } } } }`, { taskIds: [taskId] })
+    const id = listed.data.tasks.edges[0].node.id as string
+    const unknown = Buffer.from('Task:["TESTING","nope"]').toString('base64url')
+    const answer = await graphql(gateway, `query($id: ID!, $unknown: ID!) { task(id: $id) { id taskId status } missing: task(id: $unknown) { id } }`, { id, unknown })
+    expect(answer.errors, answer.text).toBeUndefined()
+    expect(answer.data).toEqual({ task: { id, taskId, status: 'ENDED' }, missing: null })
+    const refused = await graphql(gateway, `{ task(id: "nope") { id } }`)
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+    const userId = await graphql(gateway, `{ users(first: 1) { edges { node { id } } } }`)
+    const wrongType = await graphql(gateway, `query($id: ID!) { task(id: $id) { id } }`, { id: userId.data.users.edges[0].node.id })
+    expect(wrongType.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+  })
+
+  it('counts tasks per service code for a dashboard, filterable like tasks', async () => {
+    const answer = await graphql(gateway, `query($filter: TaskFilter) { taskCounts(filter: $filter) { serviceCode live waitingReconnect ended total viewers outputBytes } }`)
+    expect(answer.errors, answer.text).toBeUndefined()
+    // The counts are the tasks query's totals by status, in one round trip; every session has
+    // left the task list, so nobody watches any more.
+    const total = async (status?: string) => (await graphql(gateway, 'query($filter: TaskFilter) { tasks(filter: $filter) { totalCount } }', { filter: status ? { status: [status] } : {} })).data.tasks.totalCount
+    expect(answer.data.taskCounts).toEqual([
+      { serviceCode: 'TESTING', live: await total('LIVE'), waitingReconnect: await total('WAITING_RECONNECT'), ended: await total('ENDED'), total: scenario.sessions.length, viewers: 0, outputBytes: 0 },
+    ])
+    expect(await total()).toBe(scenario.sessions.length)
+    const author = scenario.sessions[0]!.author
+    const mine = await graphql(gateway, `query($filter: TaskFilter) { taskCounts(filter: $filter) { serviceCode total } }`, { filter: { userName: author } })
+    expect(mine.data.taskCounts).toEqual([{ serviceCode: 'TESTING', total: scenario.sessions.filter((s) => s.author.startsWith(author)).length }])
+    const none = await graphql(gateway, `{ taskCounts(filter: { serviceCode: "NOBODY" }) { total } }`)
+    expect(none.data.taskCounts).toEqual([])
   })
 
   it('lists the users the task list and the notifications named', async () => {

@@ -6,6 +6,7 @@ import { UNAUTHORIZED_CLOSE } from '../../src/adapters/websocket/ws.server.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 import { graphql } from '../support/graphql.client.js'
 import { subscribe } from '../support/subscription.client.js'
 
@@ -13,6 +14,8 @@ const KEYS = { a: 'key-for-tenant-a', b: 'key-for-tenant-b', all: 'key-for-opera
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const TASK_A = 'tenant-a-task'
 const TASK_B = 'tenant-b-task'
+const ID_A = toGlobalId('Task', 'TENANT_A', TASK_A)
+const ID_B = toGlobalId('Task', 'TENANT_B', TASK_B)
 
 describe(`API keys scope every read to their service codes (${driverName})`, () => {
   let db: TestDatabase
@@ -51,15 +54,15 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   const everything = `{
-    tasks { totalCount edges { node { id serviceCode notifications { totalCount edges { node { serviceCode } } } } } }
+    tasks { totalCount edges { node { taskId serviceCode notifications { totalCount edges { node { serviceCode } } } } } }
     byFilter: tasks(filter: { serviceCode: "TENANT_B" }) { totalCount }
-    a: task(id: "${TASK_A}") { id }
-    b: task(id: "${TASK_B}") { id }
+    a: task(id: "${ID_A}") { taskId }
+    b: task(id: "${ID_B}") { taskId }
   }`
   const more = `{
     users { totalCount edges { node { serviceCode userName } } }
     notifications { totalCount edges { node { serviceCode taskId } } }
-    foreign: notifications(filter: { taskId: "${TASK_B}" }) { totalCount }
+    foreign: notifications(filter: { taskIds: ["${TASK_B}"] }) { totalCount }
     upstream(serviceCode: "TENANT_B") { configured healthy lastPollAt }
   }`
 
@@ -67,10 +70,10 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
     const answer = await graphql(gateway, everything, {}, { headers: bearer(KEYS.a) })
     expect(answer.errors, answer.text).toBeUndefined()
     expect(answer.data.tasks.totalCount).toBe(1)
-    expect(answer.data.tasks.edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([TASK_A])
+    expect(answer.data.tasks.edges.map((e: { node: { taskId: string } }) => e.node.taskId)).toEqual([TASK_A])
     expect(answer.data.tasks.edges[0].node.notifications.edges.every((e: { node: { serviceCode: string } }) => e.node.serviceCode === 'TENANT_A')).toBe(true)
     expect(answer.data.byFilter.totalCount).toBe(0)
-    expect(answer.data.a).toEqual({ id: TASK_A })
+    expect(answer.data.a).toEqual({ taskId: TASK_A })
     expect(answer.data.b).toBeNull()
 
     const rest = await graphql(gateway, more, {}, { headers: bearer(KEYS.a) })
@@ -85,7 +88,53 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   it('an operator key (kept only as its SHA-256) sees both tenants', async () => {
     const answer = await graphql(gateway, everything, {}, { headers: bearer(KEYS.all) })
     expect(answer.data.tasks.totalCount).toBe(2)
-    expect(answer.data.b).toEqual({ id: TASK_B })
+    expect(answer.data.b).toEqual({ taskId: TASK_B })
+  })
+
+  it('no edge, node id, filter or count reaches the other tenant', async () => {
+    const ops = await graphql(gateway, `{ users { edges { node { id serviceCode } } } notifications { edges { node { id serviceCode } } } tasks { edges { node { id outputs { id } } } } }`, {}, { headers: bearer(KEYS.all) })
+    const ofB = (edges: Array<{ node: { id: string; serviceCode?: string } }>) => edges.filter((e) => e.node.serviceCode === 'TENANT_B').map((e) => e.node.id)
+    const idsOfB = [
+      ID_B,
+      ...ofB(ops.data.users.edges),
+      ...ofB(ops.data.notifications.edges),
+      ...ops.data.tasks.edges.filter((e: any) => e.node.id === ID_B).flatMap((e: any) => e.node.outputs.map((o: { id: string }) => o.id)),
+    ]
+    expect(idsOfB.length).toBeGreaterThanOrEqual(4)
+    // Two operations: the test configuration allows three aliases each.
+    const probe = `query($ids: [ID!]!, $id: ID!, $userIds: [ID!]) {
+      nodes(ids: $ids) { id }
+      node(id: $id) { id }
+      byIds: tasks(filter: { ids: [$id] }) { totalCount }
+      byTaskIds: tasks(filter: { taskIds: ["${TASK_B}"] }) { totalCount }
+      byUsers: tasks(filter: { userIds: $userIds }) { totalCount }
+      taskCounts { serviceCode total }
+    }`
+    const walk = `{
+      foreignCounts: taskCounts(filter: { serviceCode: "TENANT_B" }) { total }
+      users { edges { node { serviceCode tasks { totalCount edges { node { serviceCode } } } } } }
+      notifications { edges { node { serviceCode task { serviceCode } user { serviceCode } } } }
+      tasks { edges { node { serviceCode user { serviceCode } outputs { task { serviceCode } } } } }
+    }`
+    const userIds = ofB(ops.data.users.edges)
+    expect(userIds.length).toBeGreaterThan(0)
+    const answer = await graphql(gateway, probe, { ids: idsOfB, id: ID_B, userIds }, { headers: bearer(KEYS.a) })
+    expect(answer.errors, answer.text).toBeUndefined()
+    expect(answer.data.nodes).toEqual(idsOfB.map(() => null))
+    expect(answer.data.node).toBeNull()
+    expect([answer.data.byIds.totalCount, answer.data.byTaskIds.totalCount, answer.data.byUsers.totalCount]).toEqual([0, 0, 0])
+    expect(answer.data.taskCounts).toEqual([{ serviceCode: 'TENANT_A', total: 1 }])
+    const walked = await graphql(gateway, walk, {}, { headers: bearer(KEYS.a) })
+    expect(walked.errors, walked.text).toBeUndefined()
+    expect(walked.data.foreignCounts).toEqual([])
+    // Every service code anywhere in the answer is the tenant's own.
+    const codes = [...walked.text.matchAll(/"serviceCode":"([^"]+)"/g)].map((match) => match[1])
+    expect(codes.length).toBeGreaterThan(4)
+    expect(new Set(codes)).toEqual(new Set(['TENANT_A']))
+    // The operator sees B's through the same ids.
+    const all = await graphql(gateway, probe, { ids: idsOfB, id: ID_B, userIds }, { headers: bearer(KEYS.all) })
+    expect(all.data.nodes.every((node: unknown) => node !== null)).toBe(true)
+    expect(all.data.byIds.totalCount).toBe(1)
   })
 
   it.each([
@@ -101,7 +150,9 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
 
   it('subscriptions are scoped the same way, and a socket without a key is closed with 4401', async () => {
     const mine = subscribe<{ notificationReceived: { serviceCode: string; taskId: string } }>(gateway.url, 'subscription { notificationReceived { serviceCode taskId } }', {}, bearer(KEYS.a))
-    const tasksOfA = subscribe<{ taskChanged: { id: string } }>(gateway.url, 'subscription { taskChanged { id } }', {}, bearer(KEYS.a))
+    const tasksOfA = subscribe<{ taskChanged: { taskId: string } }>(gateway.url, 'subscription { taskChanged { taskId } }', {}, bearer(KEYS.a))
+    // Asking for the other tenant's task by id subscribes to nothing.
+    const foreign = subscribe<{ taskChanged: { taskId: string } }>(gateway.url, `subscription { taskChanged(filter: { ids: ["${ID_B}"] }) { taskId } }`, {}, bearer(KEYS.a))
     const anonymous = subscribe(gateway.url, 'subscription { notificationReceived { id } }')
     try {
       expect(await anonymous.closed).toBe(UNAUTHORIZED_CLOSE.code)
@@ -113,8 +164,10 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
         return Math.min(mine.events.length, tasksOfA.events.length)
       }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
       expect(mine.events.every((e) => e.notificationReceived.serviceCode === 'TENANT_A')).toBe(true)
-      expect(tasksOfA.events.every((e) => e.taskChanged.id === TASK_A)).toBe(true)
+      expect(tasksOfA.events.every((e) => e.taskChanged.taskId === TASK_A)).toBe(true)
+      expect(foreign.events).toEqual([])
     } finally {
+      await foreign.dispose()
       await mine.dispose()
       await tasksOfA.dispose()
       await anonymous.dispose()
@@ -125,6 +178,7 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
     ['too deep', '{ tasks { edges { node { outputs { streams { kind } recordings { format { container } } } notifications { edges { node { ... on LiveStartNotification { format { container } } } } } } } } }', 'QUERY_TOO_DEEP'],
     ['too many aliases', '{ a: tasks { totalCount } b: tasks { totalCount } c: tasks { totalCount } d: tasks { totalCount } }', 'TOO_MANY_ALIASES'],
     ['too costly', '{ tasks(first: 100) { edges { node { notifications(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
+    ['too costly through a user\'s tasks', '{ users(first: 100) { edges { node { tasks(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
     ['a page over the largest', '{ tasks(first: 101) { totalCount } }', 'BAD_USER_INPUT'],
   ])('an operation %s is refused with its code, never a 5xx', async (_name, query, code) => {
     const answer = await graphql(gateway, query, {}, { headers: bearer(KEYS.all) })

@@ -4,7 +4,9 @@ import { describe, expect } from 'vitest'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { sentFields } from '../../src/model/callback.record.js'
 import { latestNotificationsForTasks, type NotificationRow } from '../../src/storage/notification.queries.js'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 import { createLoaders } from '../../src/adapters/graphql/loaders.create.js'
+import { CALLBACK_KINDS } from '../../src/model/callback.parse.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName } from '../support/database.fixture.js'
 import { type GatewayFixtures, test } from '../support/gateway.fixture.js'
@@ -12,6 +14,7 @@ import { type GraphqlAnswer, graphql } from '../support/graphql.client.js'
 
 // Test files share one database per file, so every test works with task ids of its own.
 const taskId = () => `task-${randomUUID()}`
+const KIND_OF_TYPE = new Map<number, string>(Object.entries(CALLBACK_KINDS).map(([type, kind]) => [Number(type), kind]))
 const STACK_TRACE = /stacktrace|\bat .*\.(ts|js|mjs):\d+/i
 
 const NOTIFICATIONS = /* GraphQL */ `
@@ -22,20 +25,20 @@ const NOTIFICATIONS = /* GraphQL */ `
       edges {
         cursor
         node {
-          __typename id type serviceCode vsId taskId userName receivedAt deliveries signatureVerified fields cursor
+          __typename id kind type serviceCode vsId taskId userName receivedAt deliveries signatureVerified fields cursor
           ... on LiveStartNotification {
-            author url timeShiftUrl width height createdAt duration path clientType clientVersion
-            isResume tag opaque liveOnly format { container videoCodec audioCodec }
+            playUrl timeShiftUrl width height createdAt duration path clientType clientVersion
+            isResume tag opaque liveOnly format { container containerName videoCodec audioCodec }
           }
           ... on LiveEndNotification {
             reachEnd outputIndex httpOutputBytes inputBytes createdAt duration isResume tag opaque liveOnly
-            format { container videoCodec audioCodec }
+            format { container containerName videoCodec audioCodec }
           }
           ... on ArchivedNotification {
-            author url fileName path width height outputIndex httpOutputBytes inputBytes clientType clientVersion
-            createdAt duration isResume tag opaque liveOnly format { container videoCodec audioCodec }
+            playUrl fileName path width height outputIndex httpOutputBytes inputBytes clientType clientVersion
+            createdAt duration isResume tag opaque liveOnly format { container containerName videoCodec audioCodec }
           }
-          ... on ThumbnailNotification { url width height fileName path opaque liveOnly }
+          ... on ThumbnailNotification { imageUrl width height fileName path opaque liveOnly }
           ... on ClientDisconnectNotification { sessionDuration disconnectReason disconnectReasonCode }
           ... on LiveResumeNotification { status }
         }
@@ -47,7 +50,8 @@ const NOTIFICATIONS = /* GraphQL */ `
 interface Filter {
   serviceCode?: string
   types?: number[]
-  taskId?: string
+  kinds?: string[]
+  taskIds?: string[]
   userName?: string
   receivedFrom?: string
   receivedTo?: string
@@ -92,12 +96,13 @@ async function expectedIds(db: GatewayFixtures['db'], filter: Filter): Promise<s
       (row) =>
         (filter.serviceCode === undefined || row.serviceCode === filter.serviceCode) &&
         (filter.types === undefined || filter.types.includes(row.type)) &&
-        (filter.taskId === undefined || row.taskId === filter.taskId) &&
+        (filter.kinds === undefined || filter.kinds.includes(KIND_OF_TYPE.get(row.type) ?? 'UNKNOWN')) &&
+        (filter.taskIds === undefined || (row.taskId !== null && filter.taskIds.includes(row.taskId))) &&
         (filter.userName === undefined || row.userName === filter.userName) &&
         (filter.receivedFrom === undefined || row.receivedAt >= new Date(filter.receivedFrom)) &&
         (filter.receivedTo === undefined || row.receivedAt < new Date(filter.receivedTo)),
     )
-    .map((row) => String(row.id))
+    .map((row) => toGlobalId('Notification', row.id))
 }
 
 const deliverAll = async (deliver: GatewayFixtures['deliver'], sent: Array<Record<string, string>>) => {
@@ -123,7 +128,7 @@ describe(`the notifications query on ${driverName}`, () => {
     ] as Array<Record<string, string>>
     await deliverAll(deliver, sent)
 
-    const page = pageOf(await list(gateway, { filter: { taskId: id } }))
+    const page = pageOf(await list(gateway, { filter: { taskIds: [id] } }))
     expect(page.totalCount).toBe(7)
     expect(page.pageInfo.hasNextPage).toBe(false)
     const nodes = page.edges.map((edge) => edge.node)
@@ -148,17 +153,18 @@ describe(`the notifications query on ${driverName}`, () => {
         fields,
         cursor: edge.cursor,
       })
-      expect(edge.node.id).toMatch(/^[1-9][0-9]*$/)
+      // An opaque global id, the cursor's equal in what it names but never the same text.
+      expect(edge.node.id).toMatch(/^[A-Za-z0-9_-]+$/)
+      expect(edge.node.id).not.toBe(edge.cursor)
       expect(new Date(edge.node.receivedAt as string).toISOString()).toBe(edge.node.receivedAt)
     }
-    expect(Number(nodes[0]?.id)).toBeGreaterThan(Number(nodes[1]?.id))
+    expect(nodes.map((node) => node.kind)).toEqual(['UNKNOWN', 'LIVE_RESUME', 'CLIENT_DISCONNECT', 'THUMBNAIL', 'ARCHIVED', 'LIVE_END', 'LIVE_START'])
 
-    const format = (container: string) => ({ container, videoCodec: 'libx264', audioCodec: 'aac' })
+    const format = (container: string) => ({ container: container.toUpperCase(), containerName: container, videoCodec: 'libx264', audioCodec: 'aac' })
     expect(start).toMatchObject({
       userName: 'alice',
       vsId: 'xvs-5',
-      author: 'alice',
-      url: samples.liveStart?.url,
+      playUrl: samples.liveStart?.url,
       timeShiftUrl: samples.liveStart?.svod_url,
       width: 480,
       height: 800,
@@ -186,8 +192,8 @@ describe(`the notifications query on ${driverName}`, () => {
       liveOnly: false,
     })
     expect(archived).toMatchObject({
-      author: 'alice',
-      url: `http://vod.example/${id}.mp4`,
+      userName: 'alice',
+      playUrl: `http://vod.example/${id}.mp4`,
       fileName: `${id}.mp4`,
       path: 'TESTING/20151013/01/57/mp4/',
       width: 480,
@@ -202,7 +208,7 @@ describe(`the notifications query on ${driverName}`, () => {
       opaque: null,
     })
     expect(archived?.fields).toMatchObject({ opaque: '' })
-    expect(thumbnail).toMatchObject({ url: `http://img.example/${id}.jpg`, width: 320, height: 240, fileName: `${id}.jpg`, path: 'TESTING/20151013/01/57/jpg/', liveOnly: false })
+    expect(thumbnail).toMatchObject({ imageUrl: `http://img.example/${id}.jpg`, width: 320, height: 240, fileName: `${id}.jpg`, path: 'TESTING/20151013/01/57/jpg/', liveOnly: false })
     expect(disconnect).toMatchObject({ userName: 'alice', sessionDuration: 3600, disconnectReason: 'CLIENT_CLOSED', disconnectReasonCode: 1 })
     expect(resume).toMatchObject({ userName: 'alice', vsId: null, status: 'WAITING' })
     expect(unknown).toMatchObject({ type: 3, fields: { seq: '0', file_name: 'seg-0.ts' } })
@@ -220,11 +226,11 @@ describe(`the notifications query on ${driverName}`, () => {
     const logged = await deliver({ ...samples.liveResume, service_code: 'LOGONLY', status: '1' } as Record<string, string>, { secret: 'wrong' })
     expect(logged.status, logged.text).toBe(200)
 
-    const nodes = pageOf(await list(gateway, { filter: { taskId: id } })).edges.map((edge) => edge.node)
+    const nodes = pageOf(await list(gateway, { filter: { taskIds: [id] } })).edges.map((edge) => edge.node)
     const [resume, start, disconnect, end] = nodes
     expect(end).toMatchObject({ httpOutputBytes: 5_000_000_000, inputBytes: 9_007_199_254_740, outputIndex: null, fields: { output_idx: '99999999999' } })
     expect(disconnect).toMatchObject({ disconnectReason: null, disconnectReasonCode: 7 })
-    expect(start).toMatchObject({ width: null, height: null, createdAt: null, format: { container: 'flv', videoCodec: null, audioCodec: null }, fields: { size: 'big' } })
+    expect(start).toMatchObject({ width: null, height: null, createdAt: null, format: { container: 'FLV', containerName: 'flv', videoCodec: null, audioCodec: null }, fields: { size: 'big' } })
     expect(resume).toMatchObject({ __typename: 'LiveResumeNotification', status: 'RESUMED', serviceCode: 'LOGONLY', signatureVerified: false })
   })
 
@@ -256,18 +262,25 @@ describe(`the notifications query on ${driverName}`, () => {
       { types: [15] },
       { types: [0, 9] },
       { types: [] },
-      { taskId: a },
+      { taskIds: [a] },
+      { taskIds: [a, b] },
+      { taskIds: [] },
+      { kinds: ['LIVE_RESUME'] },
+      { kinds: ['LIVE_START', 'THUMBNAIL'] },
+      { kinds: ['UNKNOWN'] },
+      { kinds: [] },
+      { kinds: ['LIVE_START', 'LIVE_RESUME'], types: [15, 9] },
       { userName: alice },
       { userName: bob },
       { receivedFrom: at(2) },
       { receivedTo: at(4) },
       { receivedFrom: at(2), receivedTo: at(5) },
-      { taskId: a, types: [0, 15] },
+      { taskIds: [a], types: [0, 15] },
       { serviceCode: 'TESTING', userName: alice, types: [8, 15] },
       { serviceCode: 'ROTATING', receivedFrom: at(4), types: [9, 15] },
-      { taskId: b, userName: alice },
-      { serviceCode: 'TESTING', types: [0, 1, 8, 15], taskId: a, userName: alice, receivedFrom: at(1), receivedTo: at(6) },
-      { taskId: `no-such-${randomUUID()}` },
+      { taskIds: [b], userName: alice },
+      { serviceCode: 'TESTING', types: [0, 1, 8, 15], taskIds: [a], userName: alice, receivedFrom: at(1), receivedTo: at(6) },
+      { taskIds: [`no-such-${randomUUID()}`] },
     ]
     for (const filter of filters) {
       const expected = await expectedIds(db, filter)
@@ -277,7 +290,8 @@ describe(`the notifications query on ${driverName}`, () => {
     }
     // A spot check that the oracle sees what the test set up, not only what the SQL sees.
     expect(await listAll(gateway, { userName: alice })).toHaveLength(3)
-    expect(await listAll(gateway, { taskId: a, types: [0, 15] })).toHaveLength(2)
+    expect(await listAll(gateway, { taskIds: [a], types: [0, 15] })).toHaveLength(2)
+    expect(await listAll(gateway, { taskIds: [a], kinds: ['LIVE_START', 'LIVE_RESUME'] })).toHaveLength(2)
     expect(await listAll(gateway, { receivedFrom: at(2), receivedTo: at(5) })).toHaveLength(3)
   })
 
@@ -286,7 +300,7 @@ describe(`the notifications query on ${driverName}`, () => {
     const resume = sampleCallbacks(id).liveResume as Record<string, string>
     const base = Date.now() - 60_000
     for (let i = 0; i < 6; i++) expect((await deliver(resume, { nowMs: base + i })).status).toBe(200)
-    const filter = { taskId: id }
+    const filter = { taskIds: [id] }
     const all = pageOf(await list(gateway, { filter, first: 50 }))
     expect(all.edges).toHaveLength(6)
 
@@ -323,7 +337,7 @@ describe(`the notifications query on ${driverName}`, () => {
     const id = taskId()
     const resume = sampleCallbacks(id).liveResume as Record<string, string>
     for (let i = 0; i < 3; i++) await deliver(resume, { nowMs: Date.now() - i })
-    const page = pageOf(await list(gateway, { filter: { taskId: id } }))
+    const page = pageOf(await list(gateway, { filter: { taskIds: [id] } }))
     expect(page.edges).toHaveLength(3)
     // The test configuration keeps the default, 50; the page size shows through a larger list.
     const everything = pageOf(await list(gateway, {}))
@@ -343,7 +357,8 @@ describe(`the notifications query on ${driverName}`, () => {
     { name: 'a cursor from before log positions (row id only)', variables: { after: Buffer.from('n1:1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
     { name: 'a very long after', variables: { after: 'A'.repeat(10_000) }, argument: 'after', message: /not a cursor/ },
     { name: 'an empty after', variables: { after: '' }, argument: 'after', message: /not a cursor/ },
-    { name: 'a NUL in a text filter', variables: { filter: { taskId: 'a\u0000b' } }, argument: 'filter', message: /NUL/ },
+    { name: 'a NUL in a text filter', variables: { filter: { taskIds: ['a\u0000b'] } }, argument: 'filter', message: /NUL/ },
+    { name: 'too many task ids', variables: { filter: { taskIds: Array.from({ length: 501 }, (_, i) => `t${i}`) } }, argument: 'filter', message: /at most 500/ },
     { name: 'too many types', variables: { filter: { types: Array.from({ length: 101 }, (_, i) => i) } }, argument: 'filter', message: /at most 100/ },
   ]
   for (const c of badInputs) {
@@ -380,7 +395,7 @@ describe(`the notifications query on ${driverName}`, () => {
 
   test('text filters are matched exactly, whatever they hold', async ({ gateway }) => {
     for (const taskId of ["'; drop table callbacks; --", '%', '_', '\\', '\ud800', '🏃'.repeat(1000)]) {
-      const page = pageOf(await list(gateway, { filter: { taskId }, first: 1 }))
+      const page = pageOf(await list(gateway, { filter: { taskIds: [taskId] }, first: 1 }))
       expect(page).toMatchObject({ edges: [], totalCount: 0 })
     }
   })

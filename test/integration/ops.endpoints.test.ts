@@ -105,7 +105,7 @@ describe(`operations endpoints (${driverName})`, () => {
     const gauge = async () => value(await scrape(gateway.url), 'livegate_subscriptions', { field: 'notificationReceived' }) ?? 0
     const before = await gauge()
     const taskId = randomUUID()
-    const subscription = subscribe(gateway.url, NOTIFICATIONS, { filter: { taskId } })
+    const subscription = subscribe(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     try {
       await settle()
       await expect.poll(gauge, { timeout: 5000 }).toBe(before + 1)

@@ -33,8 +33,8 @@ describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share 
   it('a callback posted to one reaches a subscriber on the other, exactly once', async () => {
     const [a, b] = gateways as unknown as [{ url: string }, { url: string }]
     const taskId = `instances-${Date.now()}`
-    const onB = subscribe<{ notificationReceived: { id: string; taskId: string } }>(b.url, `subscription($t: String) { notificationReceived(filter: { taskId: $t }) { id taskId } }`, { t: taskId })
-    const onA = subscribe<{ notificationReceived: { id: string; taskId: string } }>(a.url, `subscription($t: String) { notificationReceived(filter: { taskId: $t }) { id taskId } }`, { t: taskId })
+    const onB = subscribe<{ notificationReceived: { id: string; taskId: string } }>(b.url, `subscription($t: String!) { notificationReceived(filter: { taskIds: [$t] }) { id taskId } }`, { t: taskId })
+    const onA = subscribe<{ notificationReceived: { id: string; taskId: string } }>(a.url, `subscription($t: String!) { notificationReceived(filter: { taskIds: [$t] }) { id taskId } }`, { t: taskId })
     try {
       let seq = 0
       const post = (url: string) => send(signFor({ url } as never, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>))

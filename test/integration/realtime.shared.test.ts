@@ -44,10 +44,10 @@ describe(`subscribers of one operation share each event's result (${driverName})
     // Twelve on one filter and three on another: their filters differ only in variables of the
     // subscription field, so all fifteen share one result. Four select other fields: one more.
     const wide = [
-      ...Array.from({ length: 12 }, () => subscribe<Event>(gateway.url, WIDE, { filter: { taskId } })),
-      ...Array.from({ length: 3 }, () => subscribe<Event>(gateway.url, WIDE, { filter: { taskId, types: [15] } })),
+      ...Array.from({ length: 12 }, () => subscribe<Event>(gateway.url, WIDE, { filter: { taskIds: [taskId] } })),
+      ...Array.from({ length: 3 }, () => subscribe<Event>(gateway.url, WIDE, { filter: { taskIds: [taskId], types: [15] } })),
     ]
-    const narrow = Array.from({ length: 4 }, () => subscribe<Event>(gateway.url, NARROW, { filter: { taskId } }))
+    const narrow = Array.from({ length: 4 }, () => subscribe<Event>(gateway.url, NARROW, { filter: { taskIds: [taskId] } }))
     const all = [...wide, ...narrow]
     try {
       await settleAll(deliver, taskId, all)
@@ -72,7 +72,7 @@ describe(`subscribers of one operation share each event's result (${driverName})
 
   test('a resuming subscriber replays on its own, then shares the live results', async ({ gateway, deliver }) => {
     const taskId = `shared-${randomUUID()}`
-    const live = subscribe<Event>(gateway.url, WIDE, { filter: { taskId } })
+    const live = subscribe<Event>(gateway.url, WIDE, { filter: { taskIds: [taskId] } })
     let resumed: Subscribed<Event> | undefined
     try {
       await settleAll(deliver, taskId, [live])
@@ -83,7 +83,7 @@ describe(`subscribers of one operation share each event's result (${driverName})
       await expect.poll(() => live.events.length, { timeout: 15_000 }).toBe(seen + missed)
 
       const before = await counts(gateway.url)
-      resumed = subscribe<Event>(gateway.url, WIDE, { filter: { taskId }, after: cursor })
+      resumed = subscribe<Event>(gateway.url, WIDE, { filter: { taskIds: [taskId] }, after: cursor })
       await expect.poll(() => resumed?.events.length, { timeout: 15_000 }).toBe(missed)
       const replayed = await counts(gateway.url)
       expect(replayed.results - before.results, 'the replay is executed for the resuming subscriber alone').toBe(missed)

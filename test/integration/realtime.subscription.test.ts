@@ -5,6 +5,7 @@ import { driverName } from '../support/database.fixture.js'
 import { test } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { subscribe } from '../support/subscription.client.js'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 
 const NOTIFICATIONS = `subscription($filter: NotificationFilter, $after: String) {
   notificationReceived(filter: $filter, after: $after) {
@@ -17,6 +18,8 @@ type Event = {
   notificationReceived: { __typename: string; id: string; type: number; taskId: string; cursor: string; fields: Record<string, string>; status?: string }
 }
 const isProbe = (event: Event) => event.notificationReceived.fields.seq?.startsWith('probe')
+// A notification's place in commit order: the row id in its cursor (ids are opaque global ids).
+const rowIdOf = (cursor: string) => Number(Buffer.from(cursor, 'base64url').toString().split(':').at(-1))
 
 /** Type 15 notifications of one task, each its own event (its own signed time and `seq`). */
 function resumes(taskId: string, count: number, from = 0): Array<Record<string, string>> {
@@ -27,7 +30,7 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
   test('pushes each matching callback once it is committed, in order, and nothing else', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
     const other = `rt-${randomUUID()}`
-    const subscription = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskId } })
+    const subscription = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     try {
       // The first delivery proves the subscription is in place before the rest are sent.
       const [probe, ...rest] = resumes(taskId, 4)
@@ -43,10 +46,10 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
       expect(events).toHaveLength(3)
       expect(events.map((e) => e.taskId)).toEqual([taskId, taskId, taskId])
       expect(events.every((e) => e.__typename === 'LiveResumeNotification' && e.type === 15)).toBe(true)
-      const ids = events.map((e) => Number(e.id))
+      const ids = events.map((e) => rowIdOf(e.cursor))
       expect([...ids].sort((a, b) => a - b)).toEqual(ids)
       // Its cursor is the notifications connection's: the same edge cursor a query hands out.
-      const listed = await graphql(gateway, `query($t: String) { notifications(filter: { taskId: $t }, first: 1) { edges { cursor } } }`, { t: taskId })
+      const listed = await graphql(gateway, `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 1) { edges { cursor } } }`, { t: taskId })
       expect(listed.data.notifications.edges[0].cursor).toBe(events.at(-1)?.cursor)
     } finally {
       await subscription.dispose()
@@ -55,7 +58,7 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
 
   test('resumes after a cursor: a burst sent while disconnected arrives exactly once, then live ones follow', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
-    const first = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskId } })
+    const first = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     let cursor: string
     try {
       await expect.poll(async () => {
@@ -82,7 +85,7 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
         expect(answers.every((a) => a.status === 200)).toBe(true)
       }
     })()
-    const second = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskId }, after: cursor })
+    const second = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] }, after: cursor })
     try {
       await seamDelivered
       // Probe with later events until one arrives after everything else.
@@ -93,14 +96,14 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
       const ids = second.events.map((e) => e.notificationReceived.id)
       expect(new Set(ids).size, 'no event twice').toBe(ids.length)
       expect(ids.some((id) => seenBefore.has(id)), 'nothing from before the cursor').toBe(false)
-      const numbers = ids.map(Number)
+      const numbers = second.events.map((e) => rowIdOf(e.notificationReceived.cursor))
       expect([...numbers].sort((a, b) => a - b)).toEqual(numbers)
       // Nothing missed: every notification of the task stored after the cursor, up to the last
       // one received, was received (exactly once, as checked above).
-      const cursorId = Number(Buffer.from(cursor, 'base64url').toString().split(':').at(-1))
+      const cursorId = rowIdOf(cursor)
       const lastId = Math.max(...numbers)
-      const stored = await graphql(gateway, `query($t: String) { notifications(filter: { taskId: $t }, first: 500) { edges { node { id } } } }`, { t: taskId })
-      const expected = stored.data.notifications.edges.map((e: { node: { id: string } }) => Number(e.node.id)).filter((id: number) => id > cursorId && id <= lastId)
+      const stored = await graphql(gateway, `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 500) { edges { cursor } } }`, { t: taskId })
+      const expected = stored.data.notifications.edges.map((e: { cursor: string }) => rowIdOf(e.cursor)).filter((id: number) => id > cursorId && id <= lastId)
       expect([...numbers].sort((a, b) => a - b)).toEqual(expected.sort((a: number, b: number) => a - b))
     } finally {
       await second.dispose()
@@ -122,13 +125,13 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
   test('pushes the re-folded task on each change that matches the filter', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
     const samples = sampleCallbacks(taskId)
-    const all = subscribe<{ taskChanged: { id: string; status: string; endReason: string | null } }>(
+    const all = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null } }>(
       gateway.url,
-      `subscription { taskChanged { id status endReason } }`,
+      `subscription { taskChanged { taskId status endReason } }`,
     )
-    const ended = subscribe<{ taskChanged: { id: string; status: string; endReason: string | null; outputs: unknown[] } }>(
+    const ended = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null; outputs: unknown[] } }>(
       gateway.url,
-      `subscription { taskChanged(filter: { status: [ENDED] }) { id status endReason outputs { tag } } }`,
+      `subscription { taskChanged(filter: { status: [ENDED] }) { taskId status endReason outputs { tag } } }`,
     )
     try {
       await expect.poll(async () => {
@@ -138,15 +141,81 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
       await deliver(samples.liveStart as Record<string, string>)
       await deliver(samples.liveEnd as Record<string, string>)
       await expect.poll(() => ended.events.length, { timeout: 10_000 }).toBeGreaterThan(0)
-      const mine = all.events.map((e) => e.taskChanged).filter((t) => t.id === taskId)
-      expect(mine.at(-1)).toEqual({ id: taskId, status: 'ENDED', endReason: 'USER_STOPPED' })
+      const mine = all.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)
+      expect(mine.at(-1)).toEqual({ taskId, status: 'ENDED', endReason: 'USER_STOPPED' })
       expect(mine.some((t) => t.status === 'LIVE')).toBe(true)
-      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.id === taskId)).toEqual([
-        { id: taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] },
+      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)).toEqual([
+        { taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] },
       ])
     } finally {
       await all.dispose()
       await ended.dispose()
+    }
+  })
+})
+
+describe(`subscriptions a page needs: one task, one user (${driverName})`, () => {
+  test('taskChanged follows tasks by global id, hashed_id, user id or user name prefix, and nothing else', async ({ gateway, deliver }) => {
+    const run = randomUUID().slice(0, 8)
+    const [taskA, taskB] = [`page-a-${run}`, `page-b-${run}`]
+    const [ann, bob] = [`ann-${run}`, `bob-${run}`]
+    type Changed = { taskChanged: { taskId: string; userName: string | null } }
+    const follow = (filter: Record<string, unknown>) =>
+      subscribe<Changed>(gateway.url, 'subscription($filter: TaskFilter) { taskChanged(filter: $filter) { taskId userName } }', { filter })
+    const subscriptions = {
+      byId: follow({ ids: [toGlobalId('Task', 'TESTING', taskA)] }),
+      byTaskId: follow({ taskIds: [taskB] }),
+      byUser: follow({ userIds: [toGlobalId('User', 'TESTING', ann)] }),
+      byPrefix: follow({ userName: `BOB-${run.toUpperCase()}` }),
+    }
+    try {
+      expect((await deliver({ ...sampleCallbacks(taskA).liveStart, author: ann } as Record<string, string>)).status).toBe(200)
+      expect((await deliver({ ...sampleCallbacks(taskB).liveStart, author: bob } as Record<string, string>)).status).toBe(200)
+      // Each change of either task is an event; keep changing both until every subscriber saw one.
+      let n = 0
+      await expect.poll(async () => {
+        for (const task of [taskA, taskB]) await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
+        return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
+      }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+      const seen = (name: keyof typeof subscriptions) => new Set(subscriptions[name].events.map((e) => `${e.taskChanged.taskId}/${e.taskChanged.userName}`))
+      expect(seen('byId')).toEqual(new Set([`${taskA}/${ann}`]))
+      expect(seen('byTaskId')).toEqual(new Set([`${taskB}/${bob}`]))
+      expect(seen('byUser')).toEqual(new Set([`${taskA}/${ann}`]))
+      expect(seen('byPrefix')).toEqual(new Set([`${taskB}/${bob}`]))
+    } finally {
+      await Promise.all(Object.values(subscriptions).map((s) => s.dispose()))
+    }
+  })
+
+  test('notificationReceived filters by task ids, kinds and user', async ({ gateway, deliver }) => {
+    const run = randomUUID().slice(0, 8)
+    const [taskA, taskB] = [`note-a-${run}`, `note-b-${run}`]
+    const ann = `ann-${run}`
+    type Received = { notificationReceived: { kind: string; taskId: string | null; userName: string | null } }
+    const follow = (filter: Record<string, unknown>) =>
+      subscribe<Received>(gateway.url, 'subscription($filter: NotificationFilter) { notificationReceived(filter: $filter) { kind taskId userName } }', { filter })
+    const subscriptions = {
+      byTask: follow({ taskIds: [taskA] }),
+      byKind: follow({ kinds: ['CLIENT_DISCONNECT'], taskIds: [taskA, taskB] }),
+      byUser: follow({ userName: ann }),
+    }
+    try {
+      let n = 0
+      await expect.poll(async () => {
+        for (const task of [taskA, taskB]) {
+          await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
+          await deliver({ ...sampleCallbacks(task).clientDisconnect, hashed_id: task, username: task === taskA ? ann : `someone-${run}`, session_duration: String(n++) } as Record<string, string>)
+        }
+        return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
+      }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+      const events = (name: keyof typeof subscriptions) => subscriptions[name].events.map((e) => e.notificationReceived)
+      expect(events('byTask').every((e) => e.taskId === taskA)).toBe(true)
+      expect(events('byTask').every((e) => e.kind === 'THUMBNAIL' || e.kind === 'CLIENT_DISCONNECT')).toBe(true)
+      expect(events('byKind').every((e) => e.kind === 'CLIENT_DISCONNECT')).toBe(true)
+      expect(events('byKind').every((e) => e.taskId === taskA || e.taskId === taskB)).toBe(true)
+      expect(events('byUser').every((e) => e.userName === ann && e.kind === 'CLIENT_DISCONNECT')).toBe(true)
+    } finally {
+      await Promise.all(Object.values(subscriptions).map((s) => s.dispose()))
     }
   })
 })

@@ -9,6 +9,7 @@ import type {
   ThumbnailNotification,
 } from './types/notification-kinds.type.js'
 import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE } from '../../fold/graph.model.js'
+import { toGlobalId } from './global.id.js'
 import { logPositionCursor } from './pagination.js'
 import { type Notification, type UnknownNotification, notificationKind } from './types/notification.type.js'
 
@@ -47,9 +48,11 @@ export function notificationNode(row: NotificationRow): NotificationNode {
 }
 
 function kindNode(row: NotificationRow): NotificationNode {
+  const kind = notificationKind(row.type)
   // `fields` is defined on the node afterwards, read lazily (see notificationNode).
   const common = {
-    id: String(row.id),
+    id: toGlobalId('Notification', row.id),
+    kind,
     type: row.type,
     serviceCode: row.serviceCode,
     vsId: row.vsId,
@@ -60,7 +63,6 @@ function kindNode(row: NotificationRow): NotificationNode {
     signatureVerified: row.signature === 'verified',
     cursor: notificationCursor.encode(row),
   } as Notification
-  const kind = notificationKind(row.type)
   if (kind === 'UNKNOWN') return common
   const v = row.values
   const output = {
@@ -77,8 +79,7 @@ function kindNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: row.userName,
-        url: v.url ?? null,
+        playUrl: v.url ?? null,
         timeShiftUrl: v.svodUrl ?? null,
         width: int32(v.size?.width),
         height: int32(v.size?.height),
@@ -99,8 +100,7 @@ function kindNode(row: NotificationRow): NotificationNode {
       return {
         ...common,
         ...output,
-        author: row.userName,
-        url: v.url ?? null,
+        playUrl: v.url ?? null,
         fileName: v.fileName ?? null,
         path: v.path ?? null,
         width: int32(v.size?.width),
@@ -114,7 +114,7 @@ function kindNode(row: NotificationRow): NotificationNode {
     case 'THUMBNAIL':
       return {
         ...common,
-        url: v.url ?? null,
+        imageUrl: v.url ?? null,
         width: int32(v.width),
         height: int32(v.height),
         fileName: v.fileName ?? null,

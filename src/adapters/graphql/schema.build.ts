@@ -1,6 +1,7 @@
 import { type GraphQLSchema, isInterfaceType, lexicographicSortSchema, printSchema } from 'graphql'
 import { resolvers as allResolvers } from './resolvers/index.js'
 import { type NonEmptyArray, buildSchema } from './type-graphql.shim.js'
+import { nodeTypeName } from './types/node.type.js'
 import { notificationTypeName } from './types/notification.type.js'
 import { SCALARS_MAP } from './types/scalars.type.js'
 
@@ -29,7 +30,18 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
   // type-graphql wraps resolveType in an async function; graphql-jit needs the type name at once.
   const notification = schema.getType('Notification')
   if (isInterfaceType(notification)) notification.resolveType = notificationTypeName
+  describeRoot(schema)
+  const node = schema.getType('Node')
+  if (isInterfaceType(node)) node.resolveType = nodeTypeName
   return schema
+}
+
+// type-graphql names the root types but gives them no description.
+function describeRoot(schema: GraphQLSchema): void {
+  const query = schema.getQueryType()
+  if (query) query.description = 'What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list\'s health.'
+  const subscription = schema.getSubscriptionType()
+  if (subscription) subscription.description = 'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, and tasks as they change.'
 }
 
 /**

@@ -9,13 +9,17 @@ import type { TaskColumn, TaskListRow } from '../../storage/task.queries.js'
  */
 const COLUMN_OF_FIELD: Readonly<Record<string, TaskColumn | null>> = {
   __typename: null,
+  // The global id and the hashed_id are made of the keys.
   id: null,
+  taskId: null,
   serviceCode: null,
   // Its own statement, keyed by the task's id.
   notifications: null,
   status: 'status',
   endReason: 'endReason',
-  author: 'author',
+  userName: 'author',
+  // A loader, keyed by the service code and the author.
+  user: 'author',
 }
 
 // A document's selection is the same on every request: walked once per field node.

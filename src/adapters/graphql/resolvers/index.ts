@@ -1,12 +1,24 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
+import { NodeResolver } from './node.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
 import { UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
+import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
 
 /**
  * Every resolver class of the schema. A new resolver is added here, and only here; the server,
  * `livegate schema` and the schema drift test all build from this list.
  */
-export const resolvers: NonEmptyArray<Function> = [NotificationResolver, TaskResolver, UserResolver, UpstreamResolver, RealtimeSubscription]
+export const resolvers: NonEmptyArray<Function> = [
+  NodeResolver,
+  NotificationResolver,
+  TaskResolver,
+  UserResolver,
+  UpstreamResolver,
+  RealtimeSubscription,
+  MediaFormatResolver,
+  StreamResolver,
+  InputResolver,
+]

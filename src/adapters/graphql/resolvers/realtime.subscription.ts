@@ -33,8 +33,10 @@ export class RealtimeSubscription {
   })
   notificationReceived(
     @Root() node: NotificationNode,
-    @Arg('filter', () => NotificationFilter, { nullable: true }) _filter: NotificationFilter | null,
-    @Arg('after', () => String, { nullable: true }) _after: string | null,
+    @Arg('filter', () => NotificationFilter, { nullable: true, description: 'Which notifications to receive (by kind, task ids, user…); all the caller may read when absent.' })
+    _filter: NotificationFilter | null,
+    @Arg('after', () => String, { nullable: true, description: 'A notification cursor (`Notification.cursor`, or an edge cursor of `notifications`): replay what was stored after it first.' })
+    _after: string | null,
   ): NotificationNode {
     return node
   }
@@ -46,7 +48,11 @@ export class RealtimeSubscription {
       return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope), overflowAction(closeSocket))
     },
   })
-  taskChanged(@Root() task: TaskNode, @Arg('filter', () => TaskFilter, { nullable: true }) _filter: TaskFilter | null): TaskNode {
+  taskChanged(
+    @Root() task: TaskNode,
+    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All the caller may read when absent.' })
+    _filter: TaskFilter | null,
+  ): TaskNode {
     return task
   }
 }

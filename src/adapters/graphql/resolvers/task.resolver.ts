@@ -1,22 +1,33 @@
 import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
 import type { GraphQLResolveInfo } from 'graphql'
-import { countTasks, listTasks, type TaskColumn, type TaskKey, type TaskQuery } from '../../../storage/task.queries.js'
-import type { TaskNode } from '../../../fold/graph.model.js'
+import { countTasks, listTasks, type TaskColumn, type TaskKey, type TaskQuery, taskCountsByServiceCode, type TaskCountsRow } from '../../../storage/task.queries.js'
+import type { Db } from '../../../storage/database.client.js'
+import type { OutputNode, TaskNode, UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
+import { deriveUser } from '../../../fold/user.fold.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
-import { refuseNul } from '../graphql.errors.js'
+import { requireGlobalId } from '../global.id.js'
+import { badUserInput, refuseNul } from '../graphql.errors.js'
+import type { Loaders } from '../loaders.create.js'
+import { outputViews, taskGlobalId } from '../node.view.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
-import { type ConnectionData, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
+import { type ConnectionData, PAGE_ARGUMENTS, type PageWindow, pageWindow, taskCursor, toConnection } from '../pagination.js'
 import { asksForPageInfo, taskColumnsOf, taskNodeOf } from '../task.selection.js'
-import type { Db } from '../../../storage/database.client.js'
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
 import { NotificationConnection } from '../types/notification.type.js'
-import { Task, TaskConnection, TaskFilter } from '../types/task.type.js'
+import { Output, type OutputView } from '../types/output.type.js'
+import { MAX_FILTER_IDS, Task, TaskConnection, TaskCounts, TaskFilter } from '../types/task.type.js'
+import { User } from '../types/user.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 
-/** A page of tasks as a connection, reading only the `columns` its selection needs. */
+const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
+
+/**
+ * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
+ * serves its page through this too, so both issue the very same statements.
+ */
 export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>): Promise<ConnectionData<TaskNode>> {
   const rows = await listTasks(db, query, window.after, window.fetch, columns)
   return toConnection(rows, window, {
@@ -31,9 +42,9 @@ export async function taskConnection(db: Db, query: TaskQuery, window: PageWindo
 export class TaskResolver {
   @Query(() => TaskConnection, { description: 'Tasks, newest start first, folded from the task list and the stored notifications.' })
   async tasks(
-    @Arg('filter', () => TaskFilter, { nullable: true }) filter: TaskFilter | null | undefined,
-    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
-    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks; all the caller may read when absent.' }) filter: TaskFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, upstream, scope }: GraphqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionData<TaskNode>> {
@@ -43,20 +54,54 @@ export class TaskResolver {
     return taskConnection(db, query, window, taskColumnsOf(info))
   }
 
-  @Query(() => Task, { nullable: true, description: 'One task by its `hashed_id`.' })
-  async task(@Arg('id', () => ID) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
-    refuseNul({ id }, 'id')
-    const row = await loaders.task.load(id)
-    if (row) upstream.read([row.serviceCode])
+  @Query(() => Task, { nullable: true, description: 'One task by its global id (`Task.id`); null when there is none the caller may read.' })
+  async task(@Arg('id', () => ID, { description: 'The task\'s global id.' }) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
+    const [serviceCode = '', taskId = ''] = requireGlobalId(id, 'id', ['Task']).key
+    upstream.read([serviceCode])
+    const row = await loaders.task.load({ serviceCode, taskId })
     return row ? deriveTask(row.state) : null
+  }
+
+  @Query(() => [TaskCounts], {
+    description: 'A dashboard\'s counts in one round trip: the matching tasks of each service code by status, with viewers and output bytes from the task list. Codes with no matching task are left out; in service code order.',
+  })
+  async taskCounts(
+    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks to count, as for `tasks`; all the caller may read when absent.' }) filter: TaskFilter | null | undefined,
+    @Ctx() { db, upstream, scope }: GraphqlContext,
+  ): Promise<TaskCountsRow[]> {
+    const query = taskQuery(filter, scope)
+    upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
+    return taskCountsByServiceCode(db, query)
+  }
+
+  @FieldResolver(() => ID, { description: 'An opaque global id (of the service code and `hashed_id`): the same across restarts and on every instance; pass it to `node(id:)` or `task(id:)`.' })
+  id(@Root() task: TaskNode): string {
+    return taskGlobalId(task)
+  }
+
+  @FieldResolver(() => String, { description: 'The task\'s `hashed_id` (the task list\'s `id`), as the service names it.' })
+  taskId(@Root() task: TaskNode): string {
+    return task.id
+  }
+
+  @FieldResolver(() => User, { nullable: true, description: 'The user who started the live; null when no notification or task list names one.' })
+  async user(@Root() task: TaskNode, @Ctx() { loaders }: GraphqlContext): Promise<UserNode | null> {
+    if (task.author === null) return null
+    const row = await loaders.user.load({ serviceCode: task.serviceCode, userName: task.author })
+    return row ? deriveUser(row.state) : null
+  }
+
+  @FieldResolver(() => [Output], { description: 'Its output formats, joined from the task list and the type 0, 1 and 2 notifications; by output index.' })
+  outputs(@Root() task: TaskNode): Array<OutputNode & OutputView> {
+    return outputViews(task)
   }
 
   @FieldResolver(() => NotificationConnection, { description: 'The stored notifications about this task, newest first.' })
   async notifications(
     @Root() task: TaskNode,
-    @Arg('filter', () => NotificationFilter, { nullable: true }) filter: NotificationFilter | null | undefined,
-    @Arg('first', () => Int, { nullable: true }) first: number | null | undefined,
-    @Arg('after', () => String, { nullable: true }) after: string | null | undefined,
+    @Arg('filter', () => NotificationFilter, { nullable: true, description: 'Which of its notifications; all when absent.' }) filter: NotificationFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
     @Info() info: GraphQLResolveInfo,
   ): Promise<ConnectionData<NotificationNode>> {
@@ -77,11 +122,22 @@ export class TaskResolver {
 export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): TaskQuery {
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
-  refuseNul({ serviceCode: filter.serviceCode, author: filter.author }, 'filter')
+  refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName, vsId: filter.vsId }, 'filter')
+  for (const [name, list] of [['ids', filter.ids], ['taskIds', filter.taskIds], ['userIds', filter.userIds]] as const) {
+    if (list && list.length > MAX_FILTER_IDS) throw badUserInput(`filter.${name} may list at most ${MAX_FILTER_IDS} ids.`, 'filter')
+  }
+  if (filter.taskIds?.some((id) => id.includes('\u0000'))) throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')
+  const pairs = (ids: string[] | null | undefined, name: string, type: 'Task' | 'User') =>
+    ids?.map((id) => requireGlobalId(id, 'filter', [type], `filter.${name}`).key as unknown as readonly [string, string])
   return {
     serviceCode: filter.serviceCode,
     status: filter.status,
-    author: filter.author,
+    // An id of another tenant's task or user stays in the filter and matches nothing: the scope holds.
+    keys: pairs(filter.ids, 'ids', 'Task'),
+    owners: pairs(filter.userIds, 'userIds', 'User'),
+    taskIds: filter.taskIds ? [...new Set(filter.taskIds)] : filter.taskIds,
+    userName: filter.userName,
+    vsId: filter.vsId,
     startedFrom: filter.startedFrom,
     startedTo: filter.startedTo,
     allowedServiceCodes,

@@ -21,17 +21,17 @@ export function ConnectionType<TNode extends object>(name: string, nodeType: () 
     @Field(() => String, { description: 'Pass as `after` to get the items after this one.' })
     cursor!: string
 
-    @Field(nodeType)
+    @Field(nodeType, { description: `The ${name}.` })
     node!: TNode
   }
 
   // Named, yet never in the schema: only the concrete subclass is reachable from a resolver.
   @ObjectType(`${name}ConnectionBase`, { simpleResolvers: true })
   abstract class Connection implements ConnectionData<TNode> {
-    @Field(() => [Edge])
+    @Field(() => [Edge], { description: `The ${name} items of this page, in the connection's order.` })
     edges!: Array<{ cursor: string; node: TNode }>
 
-    @Field(() => PageInfo)
+    @Field(() => PageInfo, { description: 'Whether another page follows, and the cursor to ask for it.' })
     pageInfo!: PageInfo
 
     // Not a GraphQL field: the count query, run only when totalCount is selected.

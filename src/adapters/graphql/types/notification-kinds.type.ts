@@ -1,3 +1,4 @@
+import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import { Field, Float, Int, ObjectType } from '../type-graphql.shim.js'
 import { MediaFormat } from './media-format.type.js'
 import { DisconnectReason, ResumeStatus } from './notification.enums.js'
@@ -20,8 +21,8 @@ abstract class OutputNotification extends Notification {
   @Field(() => Float, { nullable: true, description: 'Video duration as the service gives it (`duration`; its unit is not published).' })
   duration!: number | null
 
-  @Field(() => MediaFormat, { nullable: true })
-  format!: MediaFormat | null
+  @Field(() => MediaFormat, { nullable: true, description: 'The output format (`format`), split into container and codecs.' })
+  format!: MediaFormatNode | null
 
   @Field(() => Boolean, { nullable: true, description: 'Whether this is a resumed (continued) live (`is_resume`).' })
   isResume!: boolean | null
@@ -39,11 +40,8 @@ abstract class OutputNotification extends Notification {
 /** Type 0: an output format of a live became playable. */
 @ObjectType(NOTIFICATION_TYPE_NAMES.LIVE_START, { simpleResolvers: true, implements: Notification, description: 'Type 0: an output format of a live became playable; one per output format.' })
 export class LiveStartNotification extends OutputNotification {
-  @Field(() => String, { nullable: true, description: 'Who started the live (`author`).' })
-  author!: string | null
-
   @Field(() => String, { nullable: true, description: 'The live play address (`url`); plays from the newest point.' })
-  url!: string | null
+  playUrl!: string | null
 
   @Field(() => String, { nullable: true, description: 'The time-shift play address (`svod_url`, flv only): plays from the beginning while the live runs.' })
   timeShiftUrl!: string | null
@@ -83,11 +81,8 @@ export class LiveEndNotification extends OutputNotification {
 /** Type 2: an archived (on-demand) file is ready. */
 @ObjectType(NOTIFICATION_TYPE_NAMES.ARCHIVED, { simpleResolvers: true, implements: Notification, description: 'Type 2: an archived (on-demand) file is ready.' })
 export class ArchivedNotification extends OutputNotification {
-  @Field(() => String, { nullable: true, description: 'Who started the live (`author`).' })
-  author!: string | null
-
   @Field(() => String, { nullable: true, description: 'The on-demand play address (`url`).' })
-  url!: string | null
+  playUrl!: string | null
 
   @Field(() => String, { nullable: true, description: 'The on-demand file name (`file_name`).' })
   fileName!: string | null
@@ -104,10 +99,10 @@ export class ArchivedNotification extends OutputNotification {
   @Field(() => Int, { nullable: true, description: 'Which output format of the live this is (`output_idx`).' })
   outputIndex!: number | null
 
-  @Field(() => SafeIntScalar, { nullable: true, description: '`http_output_bytes`.' })
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes sent through live output (`http_output_bytes`).' })
   httpOutputBytes!: number | null
 
-  @Field(() => SafeIntScalar, { nullable: true, description: '`input_bytes`.' })
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of input of the live (`input_bytes`).' })
   inputBytes!: number | null
 
   @Field(() => Int, { nullable: true, description: 'Client type (`ctype`); mobile SDK only.' })
@@ -120,8 +115,8 @@ export class ArchivedNotification extends OutputNotification {
 /** Type 9: a thumbnail was taken. */
 @ObjectType(NOTIFICATION_TYPE_NAMES.THUMBNAIL, { simpleResolvers: true, implements: Notification, description: 'Type 9: a thumbnail picture was taken.' })
 export class ThumbnailNotification extends Notification {
-  @Field(() => String, { nullable: true, description: 'The thumbnail download address (`url`).' })
-  url!: string | null
+  @Field(() => String, { nullable: true, description: 'The picture\'s download address (`url`).' })
+  imageUrl!: string | null
 
   @Field(() => Int, { nullable: true, description: 'Picture width in pixels (`width`).' })
   width!: number | null
@@ -135,10 +130,10 @@ export class ThumbnailNotification extends Notification {
   @Field(() => String, { nullable: true, description: 'Where the picture is saved, relative (`path`).' })
   path!: string | null
 
-  @Field(() => String, { nullable: true, description: '`opaque`, percent-decoded once when it was encoded.' })
+  @Field(() => String, { nullable: true, description: 'The business text passed through the service (`opaque`), percent-decoded once when it was encoded.' })
   opaque!: string | null
 
-  @Field(() => Boolean, { nullable: true, description: '`live_only`.' })
+  @Field(() => Boolean, { nullable: true, description: 'Whether the stream is live only, never archived (`live_only`).' })
   liveOnly!: boolean | null
 }
 

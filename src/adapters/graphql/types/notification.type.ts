@@ -1,6 +1,8 @@
 import { CALLBACK_KINDS, type CallbackKind } from '../../../model/callback.parse.js'
 import { Field, ID, Int, InterfaceType, ObjectType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
+import { Node } from './node.type.js'
+import { NotificationKind } from './notification.enums.js'
 import { DateTimeScalar, JSONScalar } from './scalars.type.js'
 
 /** The GraphQL object type of each notification kind; a new kind in CALLBACK_KINDS must get one. */
@@ -29,26 +31,30 @@ export function notificationTypeName(value: { type: number }): string {
  * object type; `fields` keeps everything exactly as sent, for what no typed field covers.
  */
 @InterfaceType('Notification', {
-  description: 'A notification callback the service sent and livegate kept, newest first in `notifications`.',
+  description: 'A notification callback the service sent and livegate kept, newest first in `notifications`. Each kind is an object type with its typed values; `fields` keeps everything as sent.',
+  implements: Node,
   resolveType: notificationTypeName,
 })
-export abstract class Notification {
-  @Field(() => ID, { description: 'The stored row; stable for the life of the database.' })
-  id!: string
+export abstract class Notification extends Node {
+  @Field(() => ID, { description: 'An opaque global id (of the stored callback): the same across restarts and on every instance; pass it to `node(id:)`.' })
+  declare id: string
 
-  @Field(() => Int, { description: 'The `type` field: 0 live start, 1 live end, 2 archived, 8 client disconnect, 9 thumbnail, 15 live resume; others are kept as unknown.' })
+  @Field(() => NotificationKind, { description: 'What the notification is about, by its `type`; UNKNOWN for a type the service does not publish (read `type` and `fields`).' })
+  kind!: NotificationKind
+
+  @Field(() => Int, { description: 'The `type` field as sent: 0 live start, 1 live end, 2 archived, 8 client disconnect, 9 thumbnail, 15 live resume; any other is of kind UNKNOWN.' })
   type!: number
 
-  @Field(() => String)
+  @Field(() => String, { description: 'The service code the callback was sent for.' })
   serviceCode!: string
 
   @Field(() => String, { nullable: true, description: 'The server the task or user is on (`vs_id`).' })
   vsId!: string | null
 
-  @Field(() => String, { nullable: true, description: 'The task (`hashed_id`).' })
+  @Field(() => String, { nullable: true, description: 'The task it is about (`hashed_id`); null when the callback names none. The task itself is `task`.' })
   taskId!: string | null
 
-  @Field(() => String, { nullable: true, description: 'The user (`author` or `username`).' })
+  @Field(() => String, { nullable: true, description: 'The user it is about (`author` or `username`), exactly as sent; null when the callback names none. The user itself is `user`.' })
   userName!: string | null
 
   @Field(() => DateTimeScalar, { description: 'When livegate first received it.' })

@@ -1,89 +1,117 @@
-import { Field, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
+import type { MediaFormatNode, TaskNode } from '../../../fold/graph.model.js'
+import { Field, Float, ID, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { MediaFormat } from './media-format.type.js'
+import { Node } from './node.type.js'
 import { ResumeStatus } from './notification.enums.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
+import { Task } from './task.type.js'
 
 /** `codec_type` of a stream. */
-export const StreamKind = { VIDEO: 'VIDEO', AUDIO: 'AUDIO' } as const
-registerEnumType(StreamKind, { name: 'StreamKind', description: '`codec_type`: 0 video, 1 audio.' })
+export const StreamKind = { VIDEO: 'VIDEO', AUDIO: 'AUDIO', UNKNOWN: 'UNKNOWN' } as const
+registerEnumType(StreamKind, {
+  name: 'StreamKind',
+  description: 'What a stream carries (`codec_type`).',
+  valuesConfig: {
+    VIDEO: { description: '`codec_type` 0.' },
+    AUDIO: { description: '`codec_type` 1.' },
+    UNKNOWN: { description: 'Any other `codec_type`, or none sent.' },
+  },
+})
 
 /** `copy` of a stream. */
 export const CopyMode = { COPY: 'COPY', TRANSCODE: 'TRANSCODE' } as const
 registerEnumType(CopyMode, {
   name: 'CopyMode',
-  description: '`copy`: 1 passes the input stream through; the spec says 2, its samples 0, for transcoding; both read as TRANSCODE.',
+  description: 'Whether a stream is passed through or transcoded (`copy`).',
+  valuesConfig: {
+    COPY: { description: '`copy` 1: the input stream is passed through.' },
+    TRANSCODE: { description: 'Transcoded: the spec says `copy` 2, its samples 0; both read as TRANSCODE.' },
+  },
 })
 
 @ObjectType('Stream', { simpleResolvers: true, description: 'One audio or video stream of an output, from the task list.' })
 export class Stream {
-  @Field(() => Int, { nullable: true }) index!: number | null
-  @Field(() => StreamKind, { nullable: true }) kind!: keyof typeof StreamKind | null
-  @Field(() => Int, { nullable: true, description: 'The service does not publish the codec ids.' }) codecId!: number | null
-  @Field(() => Int, { nullable: true, description: '0 for audio.' }) width!: number | null
-  @Field(() => Int, { nullable: true, description: '0 for audio.' }) height!: number | null
-  @Field(() => CopyMode, { nullable: true }) copyMode!: keyof typeof CopyMode | null
-  @Field(() => SafeIntScalar, { nullable: true, description: 'Bits per second.' }) bitRate!: number | null
+  @Field(() => Int, { nullable: true, description: 'Its position in the output (`index`).' }) index!: number | null
+  @Field(() => StreamKind, { description: 'Video, audio, or UNKNOWN for a `codec_type` the service does not publish.' }) kind!: keyof typeof StreamKind
+  @Field(() => Int, { nullable: true, description: '`codec_id` as sent; the service does not publish the codec ids.' }) codecId!: number | null
+  @Field(() => Int, { nullable: true, description: 'Video width in pixels; null for audio.' }) width!: number | null
+  @Field(() => Int, { nullable: true, description: 'Video height in pixels; null for audio.' }) height!: number | null
+  @Field(() => CopyMode, { nullable: true, description: 'Passed through or transcoded; null when not sent.' }) copyMode!: keyof typeof CopyMode | null
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bits per second (`bit_rate`).' }) bitRate!: number | null
 }
 
-@ObjectType('Recording', { simpleResolvers: true, description: 'An archived file (type 2).' })
+@ObjectType('Recording', { simpleResolvers: true, description: 'An archived (on-demand) file of a task, from its type 2 notification.' })
 export class Recording {
   @Field(() => Int, { nullable: true, description: '`output_idx`: the output it was recorded from.' }) outputIndex!: number | null
-  @Field(() => String, { nullable: true }) tag!: string | null
-  @Field(() => String, { nullable: true, description: 'The on-demand play address.' }) url!: string | null
-  @Field(() => String, { nullable: true }) path!: string | null
-  @Field(() => String, { nullable: true }) fileName!: string | null
-  @Field(() => MediaFormat, { nullable: true }) format!: MediaFormat | null
-  @Field(() => Int, { nullable: true }) width!: number | null
-  @Field(() => Int, { nullable: true }) height!: number | null
-  @Field(() => Number, { nullable: true, description: 'As the service gives it; its unit is not published.' }) duration!: number | null
-  @Field(() => SafeIntScalar, { nullable: true }) inputBytes!: number | null
-  @Field(() => SafeIntScalar, { nullable: true }) httpOutputBytes!: number | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'The live start (`created_at`).' }) createdAt!: Date | null
-  @Field(() => DateTimeScalar) receivedAt!: Date
+  @Field(() => String, { nullable: true, description: 'The label of the output format it was recorded from (`tag`).' }) tag!: string | null
+  @Field(() => String, { nullable: true, name: 'playUrl', simple: false, description: 'The on-demand play address (`url`).' }) url!: string | null
+  @Field(() => String, { nullable: true, description: 'Where the file is saved, relative (`path`).' }) path!: string | null
+  @Field(() => String, { nullable: true, description: 'The file name (`file_name`).' }) fileName!: string | null
+  @Field(() => MediaFormat, { nullable: true, description: 'Its format (`format`).' }) format!: MediaFormatNode | null
+  @Field(() => Int, { nullable: true, description: 'Video width in pixels (the first number of `size`).' }) width!: number | null
+  @Field(() => Int, { nullable: true, description: 'Video height in pixels (the second number of `size`).' }) height!: number | null
+  @Field(() => Float, { nullable: true, description: 'Its duration as the service gives it (`duration`); its unit is not published.' }) duration!: number | null
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of input of the live (`input_bytes`).' }) inputBytes!: number | null
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes sent through HTTP live (`http_output_bytes`).' }) httpOutputBytes!: number | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'The live start by the service\'s clock (`created_at`).' }) createdAt!: Date | null
+  @Field(() => DateTimeScalar, { description: 'When livegate received its notification.' }) receivedAt!: Date
 }
 
-@ObjectType('Output', { simpleResolvers: true, description: 'One output format of a task, joined from the task list and the type 0, 1 and 2 notifications.' })
-export class Output {
+/** What an `Output` resolves from: the fold's output with its id and the task it belongs to. */
+export interface OutputView {
+  id: string
+  task: TaskNode
+}
+
+@ObjectType('Output', {
+  simpleResolvers: true,
+  implements: Node,
+  description: 'One output format of a task, joined from the task list and the type 0, 1 and 2 notifications.',
+})
+export class Output extends Node implements OutputView {
+  @Field(() => ID, { description: 'An opaque global id (of the task, the tag and the container): the same across restarts and on every instance.' })
+  declare id: string
+  @Field(() => Task, { description: 'The task this output belongs to.' }) task!: TaskNode
   @Field(() => Int, { nullable: true, description: '`output_idx` where a notification gave it, else the position in the task list.' })
   index!: number | null
-  @Field(() => String, { nullable: true, description: 'The label of the output format configuration.' }) tag!: string | null
-  @Field(() => MediaFormat, { nullable: true }) format!: MediaFormat | null
+  @Field(() => String, { nullable: true, description: 'The label of the output format configuration (`tag`); null when the service sent none.' }) tag!: string | null
+  @Field(() => MediaFormat, { nullable: true, description: 'Its format; null until the task list or a notification gives it.' }) format!: MediaFormatNode | null
   @Field(() => String, { nullable: true, description: 'The live play address; plays from the newest point.' }) playUrl!: string | null
   @Field(() => String, { nullable: true, description: '`svod_url`: the time-shift address, playing from the beginning while the live runs (flv only).' })
   timeShiftUrl!: string | null
-  @Field(() => String, { nullable: true }) fileName!: string | null
-  @Field(() => String, { nullable: true }) relativeDir!: string | null
-  @Field(() => Int, { nullable: true }) width!: number | null
-  @Field(() => Int, { nullable: true }) height!: number | null
+  @Field(() => String, { nullable: true, description: 'The file it is written to (`file_name`, task list).' }) fileName!: string | null
+  @Field(() => String, { nullable: true, description: 'The directory it is written to, relative (`relative_dir`, task list).' }) relativeDir!: string | null
+  @Field(() => Int, { nullable: true, description: 'Video width in pixels.' }) width!: number | null
+  @Field(() => Int, { nullable: true, description: 'Video height in pixels.' }) height!: number | null
   @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes sent through HTTP live (flv); 0 for other formats.' }) httpOutputBytes!: number | null
-  @Field(() => Int, { nullable: true, description: 'Concurrent HTTP live connections; 0 for hls.' }) connections!: number | null
-  @Field(() => [Stream]) streams!: Stream[]
+  @Field(() => Int, { nullable: true, description: 'Concurrent HTTP live connections (viewers, `http_connections_num`); 0 for hls.' }) connections!: number | null
+  @Field(() => [Stream], { description: 'Its audio and video streams, from the task list.' }) streams!: Stream[]
   @Field(() => DateTimeScalar, { nullable: true, description: 'When its live start (type 0) arrived.' }) startedAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'When its live end (type 1) arrived.' }) endedAt!: Date | null
-  @Field(() => [Recording]) recordings!: Recording[]
+  @Field(() => [Recording], { description: 'The archived files recorded from it.' }) recordings!: Recording[]
 }
 
 @ObjectType('Input', { simpleResolvers: true, description: 'A task input from the task list; a combined-screen task has several.' })
 export class Input {
-  @Field(() => String, { nullable: true, description: 'Empty for the service\'s own tcp upload.' }) url!: string | null
-  @Field(() => String, { nullable: true }) serviceCode!: string | null
-  @Field(() => String, { nullable: true }) userName!: string | null
-  @Field(() => Int, { nullable: true }) deviceType!: number | null
-  @Field(() => String, { nullable: true }) deviceVersion!: string | null
+  @Field(() => String, { nullable: true, name: 'sourceUrl', simple: false, description: 'The address the input is pulled from (`url`); empty for the service\'s own tcp upload.' }) url!: string | null
+  @Field(() => String, { nullable: true, description: 'The service code of the input (`service_code`).' }) serviceCode!: string | null
+  @Field(() => String, { nullable: true, description: 'The user sending the input (`user_name`).' }) userName!: string | null
+  @Field(() => String, { nullable: true, description: 'The device type (`device_type`), as text like `User.deviceType`.' }) deviceType!: string | null
+  @Field(() => String, { nullable: true, description: 'The device version (`device_version`).' }) deviceVersion!: string | null
 }
 
-@ObjectType('Thumbnail', { simpleResolvers: true, description: 'A thumbnail (type 9).' })
+@ObjectType('Thumbnail', { simpleResolvers: true, description: 'A thumbnail picture of a task, from its type 9 notification.' })
 export class Thumbnail {
-  @Field(() => String, { nullable: true }) url!: string | null
-  @Field(() => String, { nullable: true }) path!: string | null
-  @Field(() => String, { nullable: true }) fileName!: string | null
-  @Field(() => Int, { nullable: true }) width!: number | null
-  @Field(() => Int, { nullable: true }) height!: number | null
-  @Field(() => DateTimeScalar) receivedAt!: Date
+  @Field(() => String, { nullable: true, name: 'imageUrl', simple: false, description: 'The picture\'s download address (`url`).' }) url!: string | null
+  @Field(() => String, { nullable: true, description: 'Where the picture is saved, relative (`path`).' }) path!: string | null
+  @Field(() => String, { nullable: true, description: 'The picture\'s file name (`file_name`).' }) fileName!: string | null
+  @Field(() => Int, { nullable: true, description: 'Picture width in pixels.' }) width!: number | null
+  @Field(() => Int, { nullable: true, description: 'Picture height in pixels.' }) height!: number | null
+  @Field(() => DateTimeScalar, { description: 'When livegate received its notification.' }) receivedAt!: Date
 }
 
-@ObjectType('Resume', { simpleResolvers: true, description: 'A live resume notification (type 15).' })
+@ObjectType('Resume', { simpleResolvers: true, description: 'A live resume notification (type 15): a wait for a reconnect, or the resume.' })
 export class Resume {
-  @Field(() => ResumeStatus) status!: keyof typeof ResumeStatus
-  @Field(() => DateTimeScalar, { description: 'By the service\'s clock (the signed timestamp).' }) at!: Date
+  @Field(() => ResumeStatus, { description: 'Waiting for the client, or resumed.' }) status!: keyof typeof ResumeStatus
+  @Field(() => DateTimeScalar, { name: 'sentAt', simple: false, description: 'When the service sent it, by its clock (the signed timestamp).' }) at!: Date
 }
