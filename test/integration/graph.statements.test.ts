@@ -50,11 +50,7 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
 
   beforeAll(async () => {
     db = await openTestDatabase({ logger: { logQuery: (query) => statements.push(query) } })
-    gateway = await startGateway(loadConfig({ env: {
-    await gateway.settle()
-    // Everything is folded: stop the projector, so that only the page's own statements are counted.
-    await projectorOf(gateway.server).stop()
-  }, value: TEST_CONFIG }), { database: db.database })
+    gateway = await startGateway(loadConfig({ env: {}, value: TEST_CONFIG }), { database: db.database })
     // Sixty sessions by sixty users: pages of users and of notifications reach as many tasks.
     const sessions = Array.from({ length: 60 }, (_, i) => {
       const s = sampleCallbacks(`bounded-${String(i).padStart(3, '0')}`) as Record<string, Record<string, string>>
@@ -66,6 +62,9 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
       const answers = await Promise.all(deliveries.slice(i, i + 20).map((fields) => send(signFor(gateway, fields))))
       expect(answers.every((answer) => answer.status === 200)).toBe(true)
     }
+    await gateway.settle()
+    // Everything is folded: stop the projector, so that only the page's own statements are counted.
+    await projectorOf(gateway.server).stop()
   }, 120_000)
 
   afterAll(async () => {
