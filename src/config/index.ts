@@ -1,2 +1,2 @@
-export { ConfigError, type ConfigSources, loadConfig } from './config.load.js'
+export { ConfigError, type ConfigSources, loadConfig, settingOrigin } from './config.load.js'
 export { type ApiKeyConfig, type Config, type ConfigFile, configFileSchema, MEMORY_DATA_DIR, type ServiceConfig } from './config.schema.js'
