@@ -2,8 +2,8 @@ import { openDatabase } from '../../storage/database.client.js'
 import type { Command } from './cli.run.js'
 
 /** `livegate migrate`: applies the committed migrations and exits. */
-export const migrateCommand: Command = async (_args, config, io) => {
-  const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir })
+export const migrateCommand: Command = async (_args, config, io, context) => {
+  const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir, urlOrigin: context.databaseUrlOrigin, command: 'migrate' })
   try {
     await database.migrate()
     io.out(`livegate: database migrated (${database.driver})`)
