@@ -179,7 +179,7 @@ async function answerShown(page: Page, timeout = 20_000): Promise<string> {
 }
 
 describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`, () => {
-  browserTest('renders GraphiQL with the sample operations, runs a query, and asks no other host for anything', { timeout: 60_000 }, async ({ gateway, session }) => {
+  browserTest('renders GraphiQL with the sample operations, runs a query, and asks no other host for anything', { timeout: 180_000 }, async ({ gateway, session }) => {
     const { page, foreign, problems } = session
     await page.goto(`${gateway.url}/graphql`)
     await queryEditor(page).waitFor()
@@ -238,7 +238,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driver
     expect(problems).toEqual([])
   })
 
-  browserTest('streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane', { timeout: 60_000 }, async ({ gateway, session, deliver }) => {
+  browserTest('streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane', { timeout: 180_000 }, async ({ gateway, session, deliver }) => {
     const { page, foreign, problems } = session
     const sockets: string[] = []
     page.on('websocket', (socket) => sockets.push(socket.url()))
