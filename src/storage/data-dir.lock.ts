@@ -12,6 +12,9 @@ const TAKEOVER_STALE_MS = 10_000
 // A lock file is created empty and written a moment later; an empty one this old is debris.
 const EMPTY_STALE_MS = 5_000
 
+// Locks this process holds: our pid in a lock we hold is alive; in one we do not, a previous life.
+const heldHere = new Set<string>()
+
 /** What the lock file holds: who owns the directory. */
 export interface LockHolder {
   pid: number
@@ -40,10 +43,12 @@ export function lockDataDir(dataDir: string, command: string): DataDirLock {
   const mine: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), token: randomBytes(8).toString('hex') }
   const text = `${JSON.stringify(mine)}\n`
   if (!createExclusive(path, text)) takeOver(dir, path, text)
+  heldHere.add(path)
   let held = true
   const release = () => {
     if (!held) return
     held = false
+    heldHere.delete(path)
     process.off('exit', release)
     // Only our own lock: a lock file someone replaced by hand is not ours to remove.
     const holder = readHolder(path)
@@ -59,7 +64,7 @@ function takeOver(dir: string, path: string, text: string): void {
     if (createExclusive(path, text)) return
     return takeOver(dir, path, text)
   }
-  if (holder !== undefined && holder !== 'empty' && isAlive(holder)) throw lockedError(dir, holder)
+  if (holder !== undefined && holder !== 'empty' && isAlive(holder, path)) throw lockedError(dir, holder)
   if (holder === 'empty' && ageMs(path) < EMPTY_STALE_MS) throw new StartupError(`data directory ${dir} is being locked by another process right now; try again in a moment`)
   const marker = `${path}.takeover`
   if (!createExclusive(marker, `${process.pid}\n`)) {
@@ -71,7 +76,7 @@ function takeOver(dir: string, path: string, text: string): void {
     // Under the marker nobody else replaces the lock: what we judged stale is what we remove.
     const again = readHolder(path)
     if (again !== 'missing' && JSON.stringify(again) !== JSON.stringify(holder)) {
-      if (again !== undefined && again !== 'empty' && isAlive(again)) throw lockedError(dir, again)
+      if (again !== undefined && again !== 'empty' && isAlive(again, path)) throw lockedError(dir, again)
     }
     unlinkQuietly(path)
     if (!createExclusive(path, text)) {
@@ -91,10 +96,10 @@ function lockedError(dir: string, holder: LockHolder): StartupError {
 }
 
 // Another host's process cannot be checked from here, so it counts as alive.
-function isAlive(holder: LockHolder): boolean {
+function isAlive(holder: LockHolder, path: string): boolean {
   if (holder.host !== hostname()) return true
   // Our own pid in a lock we do not hold is a previous life of this pid (a container's pid 1).
-  if (holder.pid === process.pid) return false
+  if (holder.pid === process.pid) return heldHere.has(path)
   try {
     process.kill(holder.pid, 0)
     return true
