@@ -83,7 +83,7 @@ async function freshClone(scratch: string): Promise<{ installMs: number; first: 
 function addressOf(child: ChildProcess): Promise<string> {
   let printed = ''
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no address within 30 s: ${printed}`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`no address within 240 s: ${printed}`)), 240_000)
     child.stdout?.on('data', (chunk: Buffer) => {
       printed += chunk
       const match = /listening on (http:\/\/[^,\s"]+)/.exec(printed)

@@ -40,7 +40,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
         ...TEST_CONFIG,
         services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
         // A short poll so the graph sees each task listed while it lives (vanishing needs that).
-        upstream: { pollIntervalMs: 25, cacheMs: 0, timeoutMs: 1000, retries: 0 },
+        upstream: { pollIntervalMs: 25, cacheMs: 0, timeoutMs: 10_000, retries: 0 },
       },
     })
     gateway = await startGateway(config, { database: db.database })

@@ -9,7 +9,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const LIVEGATE_COMMAND = ['--import', 'tsx', join(ROOT, 'src/main.ts')]
 
 // How long a start may take before a test gives up: a limit against hanging, not a measure.
-const START_LIMIT_MS = 120_000
+const START_LIMIT_MS = 240_000
 
 /** A `livegate serve` process, its base URL, and everything it has printed so far. */
 export interface ServeProcess {
@@ -40,6 +40,10 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
     }
     child.stdout?.on('data', look)
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${printed}`)))
+  }).catch((error: unknown) => {
+    // A start that did not finish leaves no process behind for the caller to forget.
+    child.kill('SIGKILL')
+    throw error
   })
   return { process: child, url, output: () => printed }
 }
