@@ -102,6 +102,16 @@ describe(`the playground over HTTP (${driverName})`, () => {
     }
   })
 
+  test('/ and /graphql/ lead to the playground', async ({ gateway }) => {
+    for (const path of ['/', '/graphql/']) {
+      const answer = await fetch(`${gateway.url}${path}`, { headers: HTML, redirect: 'manual' })
+      expect(answer.status, path).toBe(302)
+      expect(answer.headers.get('location'), path).toBe('/graphql')
+    }
+    const followed = await fetch(`${gateway.url}/`, { headers: HTML })
+    expect(followed.headers.get('content-type')).toBe('text/html; charset=utf-8')
+  })
+
   test('every other GET of /graphql still reaches Apollo', async ({ gateway }) => {
     const query = await graphql(gateway, '{ __typename }', {}, { method: 'GET', headers: { accept: 'application/json, text/html' } })
     expect(query.status, query.text).toBe(200)
