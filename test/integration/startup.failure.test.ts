@@ -9,6 +9,8 @@ import { serverUrl } from '../support/database.fixture.js'
 import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'livegate-startup-'))
+// One embedded data directory for the lock tests: initdb runs once.
+const sharedDataDir = join(scratch, 'pglite-data')
 // Without npm's own variables, so a test of the npm slip is the only one that looks like npm.
 const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_'))) as NodeJS.ProcessEnv
 
@@ -129,8 +131,21 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     ])
   })
 
+  it('a lock left by a process that is gone is taken over, and released at exit', async () => {
+    const dataDir = sharedDataDir
+    const gone = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
+    expect(gone.code, gone.stderr).toBe(0)
+    // A pid above the kernel's pid_max belongs to no process.
+    writeFileSync(join(dataDir, 'livegate.lock'), `${JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), command: 'serve', since: 'then', token: 'old' })}\n`)
+    const run = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain('database migrated (pglite)')
+    expect(readdirSync(dataDir).filter((name) => name.startsWith('livegate.lock'))).toEqual([])
+  })
+
   it('a second process on one data directory is refused, naming the holder; the lock goes with the holder', async () => {
-    const dataDir = join(scratch, 'shared-data')
+    // The directory the test before initialised: a restart, much quicker than a first start.
+    const dataDir = sharedDataDir
     const env = { ...baseEnv, PORT: '0', LIVEGATE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }
     const first = await startServeProcess([], env)
     try {
@@ -148,18 +163,6 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     } finally {
       first.process.kill('SIGKILL')
     }
-  })
-
-  it('a lock left by a process that is gone is taken over, and released at exit', async () => {
-    const dataDir = join(scratch, 'stale-data')
-    const gone = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
-    expect(gone.code, gone.stderr).toBe(0)
-    // A pid above the kernel's pid_max belongs to no process.
-    writeFileSync(join(dataDir, 'livegate.lock'), `${JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), command: 'serve', since: 'then', token: 'old' })}\n`)
-    const run = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
-    expect(run.code, run.stderr).toBe(0)
-    expect(run.stdout).toContain('database migrated (pglite)')
-    expect(readdirSync(dataDir).filter((name) => name.startsWith('livegate.lock'))).toEqual([])
   })
 
   it('an unknown option is an error with the short usage, not ignored', async () => {

@@ -9,7 +9,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const LIVEGATE_COMMAND = ['--import', 'tsx', join(ROOT, 'src/main.ts')]
 
 // How long a start may take before a test gives up: a limit against hanging, not a measure.
-const START_LIMIT_MS = 240_000
+const START_LIMIT_MS = 540_000
 
 /** A `livegate serve` process, its base URL, and everything it has printed so far. */
 export interface ServeProcess {
