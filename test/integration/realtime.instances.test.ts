@@ -23,7 +23,7 @@ describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share 
     const configFile = join(mkdtempSync(join(tmpdir(), 'livegate-instances-')), 'livegate.json')
     writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [SECRET] }] }))
     gateways.push(...(await Promise.all([serve(configFile, db.url as string), serve(configFile, db.url as string)])))
-  }, 60_000)
+  }, 600_000)
 
   afterAll(async () => {
     for (const gateway of gateways) gateway.process.kill('SIGKILL')
@@ -65,5 +65,5 @@ describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share 
       await onA.dispose()
       await onB.dispose()
     }
-  }, 60_000)
+  }, 300_000)
 })
