@@ -11,12 +11,16 @@ runCli(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   stopSignal,
+  tty: process.stdout.isTTY === true,
 }).then(
   (code) => {
+    // A command that failed has closed what it opened; exiting at once makes sure a timer or
+    // socket left by a library cannot keep a failed process alive, unseen by its supervisor.
+    if (code !== 0) process.exit(code)
     process.exitCode = code
   },
   (error: unknown) => {
-    process.stderr.write(`livegate: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exitCode = 1
+    process.stderr.write(`livegate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exit(1)
   },
 )

@@ -13,7 +13,11 @@ export default defineConfig({
     // Integration files each open their own database; two cores, so two workers.
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Limits against a hang, not measures: a busy machine (load 15 to 35 on two cores) takes 40 s and more to open
+    // an embedded database and a minute to start Chromium.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+    // expect.poll waits for an outcome; its default second is a wall-clock bet a busy machine loses.
+    expect: { poll: { timeout: 20_000, interval: 100 } },
   },
 })

@@ -19,14 +19,14 @@ export interface ConfigSources {
 
 /**
  * Reads, validates and resolves the configuration. Environment overrides win over the file:
- * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`.
+ * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`, `LOG_FORMAT`.
  */
 export function loadConfig(sources: ConfigSources): Config {
   const { file, env } = sources
   const raw: Record<string, unknown> = sources.value ?? (file ? readJsonFile(file) : {})
   const withEnv = applyEnvOverrides(raw, env)
   const parsed = configFileSchema.safeParse(withEnv)
-  if (!parsed.success) throw new ConfigError(describeIssue(file, parsed.error.issues[0]))
+  if (!parsed.success) throw new ConfigError(describeIssue(file, env, parsed.error.issues[0]))
   return resolveSecrets(parsed.data, env, file)
 }
 
@@ -59,7 +59,9 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env
     if (env.LIVEGATE_DATA_DIR) database.dataDir = env.LIVEGATE_DATA_DIR
     if (Object.keys(database).length > 0) out.database = database
   }
-  if (env.LOG_LEVEL) out.log = { ...(isObject(raw.log) ? raw.log : {}), level: env.LOG_LEVEL }
+  if (env.LOG_LEVEL || env.LOG_FORMAT) {
+    out.log = { ...(isObject(raw.log) ? raw.log : {}), ...(env.LOG_LEVEL ? { level: env.LOG_LEVEL } : {}), ...(env.LOG_FORMAT ? { format: env.LOG_FORMAT } : {}) }
+  }
   return out
 }
 
@@ -72,7 +74,28 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function describeIssue(file: string | undefined, issue: z.core.$ZodIssue | undefined): string {
+// The keys an environment variable may set, so a bad value is blamed on where it came from.
+const ENV_KEYS: Readonly<Record<string, string>> = {
+  port: 'PORT',
+  host: 'HOST',
+  'database.url': 'DATABASE_URL',
+  'database.dataDir': 'LIVEGATE_DATA_DIR',
+  'log.level': 'LOG_LEVEL',
+  'log.format': 'LOG_FORMAT',
+}
+
+/**
+ * Where a setting's value came from, for messages: `environment DATABASE_URL`, `config file
+ * livegate.json: database.url`, or `the default of database.url`.
+ */
+export function settingOrigin(key: string, sources: Pick<ConfigSources, 'file' | 'env' | 'value'>): string {
+  const name = ENV_KEYS[key]
+  if (name && sources.env[name]) return `environment ${name}`
+  if (sources.file) return `config file ${sources.file}: ${key}`
+  return sources.value ? `configuration: ${key}` : `the default of ${key}`
+}
+
+function describeIssue(file: string | undefined, env: ConfigSources['env'], issue: z.core.$ZodIssue | undefined): string {
   const where = file ? `config file ${file}` : 'configuration'
   if (!issue) return `${where}: invalid`
   const key = issue.path.reduce<string>(
@@ -80,6 +103,8 @@ function describeIssue(file: string | undefined, issue: z.core.$ZodIssue | undef
     '',
   )
   const unknown = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message
+  const name = ENV_KEYS[key]
+  if (name && env[name]) return `environment ${name}: ${unknown}`
   return `${where}: ${key || '(top level)'}: ${unknown}`
 }
 

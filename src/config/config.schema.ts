@@ -119,7 +119,13 @@ export const configFileSchema = z
     realtime: realtimeSchema.default(() => realtimeSchema.parse({})),
     ops: opsSchema.default(() => opsSchema.parse({})),
     retention: retentionSchema.default(() => retentionSchema.parse({})),
-    log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).default({ level: 'info' }),
+    log: z
+      .strictObject({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        /** `pretty`: one readable line per entry; `json`: one JSON object per line; `auto`: pretty on a terminal, JSON otherwise. */
+        format: z.enum(['auto', 'pretty', 'json']).default('auto'),
+      })
+      .default({ level: 'info', format: 'auto' }),
   })
   .superRefine((file, ctx) => {
     const seen = new Set<string>()

@@ -1,2 +1,3 @@
-export { ConfigError, type ConfigSources, loadConfig } from './config.load.js'
+export { ConfigError, type ConfigSources, loadConfig, settingOrigin } from './config.load.js'
 export { type ApiKeyConfig, type Config, type ConfigFile, configFileSchema, MEMORY_DATA_DIR, type ServiceConfig } from './config.schema.js'
+export { StartupError } from './startup.error.js'

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
@@ -6,6 +5,9 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { MEMORY_DATA_DIR } from '../config/config.schema.js'
+import { StartupError } from '../config/startup.error.js'
+import { describeConnectionError } from './database.errors.js'
+import { lockDataDir } from './data-dir.lock.js'
 import * as callbackTables from './callback.table.js'
 import * as graphTables from './graph.table.js'
 import * as refusalTables from './refusal.table.js'
@@ -37,42 +39,62 @@ export interface DatabaseOptions {
   maxConnections?: number
   /** Sees every SQL statement; tests count them. */
   logger?: Logger
+  /** Where the URL came from (`environment DATABASE_URL`, `config file x: database.url`), for messages. */
+  urlOrigin?: string
+  /** The command that opens an embedded database, named in its data directory's lock. */
+  command?: string
 }
 
 // src/storage and dist/storage both sit two levels below the package root.
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../schema/migrations', import.meta.url))
 
-/** Opens PGlite (embedded, one connection, no fsync) or a PostgreSQL server through postgres.js. */
+/**
+ * Opens PGlite (embedded, one connection, no fsync) or a PostgreSQL server through postgres.js.
+ * A server is asked `select 1` first, so one that cannot be reached fails here with a
+ * {@link StartupError} in words; an embedded directory is locked for this process first.
+ */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.url ? openServer(options, options.url) : openEmbedded(options)
+}
+
+async function openServer(options: DatabaseOptions, url: string): Promise<Database> {
   const logger = options.logger ?? false
-  if (options.url) {
-    const client = postgres(options.url, {
-      max: options.maxConnections ?? 10,
-      onnotice: () => {},
-      // A fault should surface as "unavailable" quickly rather than hang a callback.
-      connect_timeout: 5,
-    })
-    const db = drizzlePostgres({ client, schema: tables, logger })
-    let ended = false
-    return {
-      db: db as unknown as Db,
-      driver: 'postgres',
-      migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
-      async listen(channel, onPayload) {
-        const { unlisten } = await client.listen(channel, onPayload)
-        // Once the pool has ended, postgres.js's UNLISTEN would be refused with CONNECTION_ENDED
-        // (or not, depending on whether its listen connection has already re-subscribed): the
-        // channel is gone with the connection either way, so there is nothing left to undo.
-        return async () => {
-          if (!ended) await unlisten()
-        }
-      },
-      close: () => {
-        ended = true
-        return client.end({ timeout: 5 })
-      },
-    }
+  const client = postgres(url, {
+    max: options.maxConnections ?? 10,
+    onnotice: () => {},
+    // A fault should surface as "unavailable" quickly rather than hang a callback.
+    connect_timeout: 5,
+  })
+  try {
+    await client`select 1`
+  } catch (error) {
+    await client.end({ timeout: 0 }).catch(() => {})
+    throw new StartupError(`${describeConnectionError(error, url)}${options.urlOrigin ? ` (the URL is from ${options.urlOrigin})` : ''}`)
   }
+  const db = drizzlePostgres({ client, schema: tables, logger })
+  let ended = false
+  return {
+    db: db as unknown as Db,
+    driver: 'postgres',
+    migrate: () => migrated(migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER })),
+    async listen(channel, onPayload) {
+      const { unlisten } = await client.listen(channel, onPayload)
+      // Once the pool has ended, postgres.js's UNLISTEN would be refused with CONNECTION_ENDED
+      // (or not, depending on whether its listen connection has already re-subscribed): the
+      // channel is gone with the connection either way, so there is nothing left to undo.
+      return async () => {
+        if (!ended) await unlisten()
+      }
+    },
+    close: () => {
+      ended = true
+      return client.end({ timeout: 5 })
+    },
+  }
+}
+
+async function openEmbedded(options: DatabaseOptions): Promise<Database> {
+  const logger = options.logger ?? false
   // Loaded only here: a gateway on a PostgreSQL server never loads the embedded database.
   const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
     import('@electric-sql/pglite'),
@@ -80,14 +102,21 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     import('drizzle-orm/pglite/migrator'),
   ])
   const memory = options.dataDir === MEMORY_DATA_DIR
-  if (!memory) mkdirSync(options.dataDir, { recursive: true })
-  const client = memory ? new PGlite() : new PGlite(options.dataDir)
-  await client.waitReady
+  const lock = memory ? undefined : lockDataDir(options.dataDir, options.command ?? 'livegate')
+  let client: InstanceType<typeof PGlite>
+  try {
+    // Named even in memory: without a data directory PGlite would ignore the options.
+    client = new PGlite(memory ? MEMORY_DATA_DIR : options.dataDir, pgliteOptions(PGlite.defaultStartParams))
+    await client.waitReady
+  } catch (error) {
+    lock?.release()
+    throw new StartupError(`the embedded database in ${memory ? 'memory' : options.dataDir} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
+  }
   const db = drizzlePglite({ client, schema: tables, logger })
   return {
     db: db as unknown as Db,
     driver: 'pglite',
-    migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    migrate: () => migrated(migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER })),
     async listen(channel, onPayload) {
       const unlisten = await client.listen(channel, onPayload)
       return async () => {
@@ -95,8 +124,32 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       }
     },
     close: async () => {
-      if (!client.closed) await client.close()
+      try {
+        if (!client.closed) await client.close()
+      } finally {
+        lock?.release()
+      }
     },
+  }
+}
+
+// What PGlite is sized for: one connection of a small gateway, not a shared server. PostgreSQL's
+// defaults (128 MB of shared buffers, 64 MB for maintenance, 8 MB of temp buffers) are what most
+// of its resident memory was; its WebAssembly heap cannot start below 128 MiB (the module's own
+// minimum), so `initialMemory` is left alone. Measured in the startup bench.
+const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB', 'wal_buffers=256kB']
+
+function pgliteOptions(defaults: readonly string[]): { startParams: string[] } {
+  return { startParams: [...defaults, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] }
+}
+
+// A failed migration names itself, and what it failed on, in one line.
+async function migrated(run: Promise<void>): Promise<void> {
+  try {
+    await run
+  } catch (error) {
+    const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error instanceof Error ? error.message.split('\n')[0] : String(error))
+    throw new StartupError(`the database migration failed: ${cause}`)
   }
 }
 

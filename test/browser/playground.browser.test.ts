@@ -24,10 +24,18 @@ const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const operationNames = (document: DocumentNode) =>
   document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : []))
 
+// The playground adds a subscription tab of its own when the sample file has none.
+const BUILT_IN_SUBSCRIPTION = 'LiveNotifications'
+const expectedTabNames = (document: DocumentNode) => {
+  const names = operationNames(document)
+  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription')
+  return subscribes ? names : [...names, BUILT_IN_SUBSCRIPTION]
+}
+
 /** The page's preloaded tabs, read from its JSON data block. */
-const tabsOf = (html: string): Array<{ query: string }> => {
+const tabsOf = (html: string): Array<{ query: string; variables?: string }> => {
   const json = /<script type="application\/json" id="playground-config">(.*?)<\/script>/s.exec(html)?.[1]
-  return (JSON.parse(json ?? '{}') as { tabs?: Array<{ query: string }> }).tabs ?? []
+  return (JSON.parse(json ?? '{}') as { tabs?: Array<{ query: string; variables?: string }> }).tabs ?? []
 }
 
 const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="(graphql\/playground\/[^"]+)"/g)].map((match) => match[1] as string)
@@ -56,7 +64,7 @@ describe(`the playground over HTTP (${driverName})`, () => {
   test('preloads every sample operation as a tab of its own, with the fragments it spreads', async ({ gateway }) => {
     const html = await (await fetch(`${gateway.url}/graphql`, { headers: HTML })).text()
     const tabs = tabsOf(html)
-    const expected = operationNames(parse(await readFile(OPERATIONS_FILE, 'utf8')))
+    const expected = expectedTabNames(parse(await readFile(OPERATIONS_FILE, 'utf8')))
     expect(expected.length).toBeGreaterThan(3)
     expect(tabs.map((tab) => operationNames(parse(tab.query)))).toEqual(expected.map((name) => [name]))
     const recent = tabs[0]?.query ?? ''
@@ -64,9 +72,12 @@ describe(`the playground over HTTP (${driverName})`, () => {
     expect(recent).toContain('fragment NotificationSummary on Notification')
     expect(recent).not.toContain('fragment NotificationValues')
     // Each tab runs on its own: the fragments are there, and the gateway accepts the document.
+    // A query tab runs with its filled-in variables without any error at all.
     for (const tab of tabs) {
-      const answer = await graphql(gateway, tab.query)
-      expect(answer.errors?.filter((error) => error.extensions?.code === 'GRAPHQL_VALIDATION_FAILED') ?? [], answer.text).toEqual([])
+      const variables = tab.variables ? (JSON.parse(tab.variables) as Record<string, unknown>) : {}
+      if (/^\s*subscription\b/m.test(tab.query.replace(/^#.*$/gm, ''))) continue
+      const answer = await graphql(gateway, tab.query, variables)
+      expect(answer.errors ?? [], `${operationNames(parse(tab.query))[0]}: ${answer.text}`).toEqual([])
     }
   })
 
@@ -89,6 +100,16 @@ describe(`the playground over HTTP (${driverName})`, () => {
       expect(answer.status, path).toBe(404)
       expect(answer.body).toMatchObject({ code: 'NOT_FOUND' })
     }
+  })
+
+  test('/ and /graphql/ lead to the playground', async ({ gateway }) => {
+    for (const path of ['/', '/graphql/']) {
+      const answer = await fetch(`${gateway.url}${path}`, { headers: HTML, redirect: 'manual' })
+      expect(answer.status, path).toBe(302)
+      expect(answer.headers.get('location'), path).toBe('/graphql')
+    }
+    const followed = await fetch(`${gateway.url}/`, { headers: HTML })
+    expect(followed.headers.get('content-type')).toBe('text/html; charset=utf-8')
   })
 
   test('every other GET of /graphql still reaches Apollo', async ({ gateway }) => {
@@ -168,7 +189,7 @@ async function answerShown(page: Page, timeout = 20_000): Promise<string> {
 }
 
 describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`, () => {
-  browserTest('renders GraphiQL with the sample operations, runs a query, and asks no other host for anything', { timeout: 60_000 }, async ({ gateway, session }) => {
+  browserTest('renders GraphiQL with the sample operations, runs a query, and asks no other host for anything', { timeout: 180_000 }, async ({ gateway, session }) => {
     const { page, foreign, problems } = session
     await page.goto(`${gateway.url}/graphql`)
     await queryEditor(page).waitFor()
@@ -188,7 +209,46 @@ describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driver
     expect(problems).toEqual([])
   })
 
-  browserTest('streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane', { timeout: 60_000 }, async ({ gateway, session, deliver }) => {
+  browserTest('runs every sample tab as opened, the subscription included', { timeout: 180_000 }, async ({ gateway, session, deliver }) => {
+    const { page, foreign, problems } = session
+    await page.goto(`${gateway.url}/graphql`)
+    await queryEditor(page).waitFor()
+    const document = parse(await readFile(OPERATIONS_FILE, 'utf8'))
+    const names = expectedTabNames(document)
+    const subscriptions = new Set([
+      BUILT_IN_SUBSCRIPTION,
+      ...document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription' && definition.name ? [definition.name.value] : [])),
+    ])
+    const tabs = page.locator('.graphiql-tab')
+    await expect.poll(() => tabs.count(), { timeout: 30_000 }).toBe(names.length)
+    for (const [index, name] of names.entries()) {
+      await tabs.nth(index).locator('.graphiql-tab-button').click()
+      await page.locator('.graphiql-tab-active').filter({ hasText: name }).waitFor()
+      await page.locator('.graphiql-execute-button').click()
+      if (!subscriptions.has(name)) {
+        const result = await answerShown(page, 30_000)
+        expect(result, name).toMatch(/"data"/)
+        expect(result, name).not.toMatch(/"errors"/)
+        continue
+      }
+      // The subscription: callbacks go out until one shows (the server may not have it yet).
+      const deadline = Date.now() + 60_000
+      let result = ''
+      while (Date.now() < deadline && !result.includes('"notificationReceived"') && !result.includes('"errors"')) {
+        const answer = await deliver(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>)
+        expect(answer.status, answer.text).toBe(200)
+        result = await answerShown(page, 1000).catch(() => '')
+      }
+      expect(result, name).toContain('"notificationReceived"')
+      expect(result, name).not.toMatch(/"errors"/)
+      // Stopped, so the next tab's run is a run of its own.
+      await page.locator('.graphiql-execute-button').click()
+    }
+    expect(foreign).toEqual([])
+    expect(problems).toEqual([])
+  })
+
+  browserTest('streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane', { timeout: 180_000 }, async ({ gateway, session, deliver }) => {
     const { page, foreign, problems } = session
     const sockets: string[] = []
     page.on('websocket', (socket) => sockets.push(socket.url()))

@@ -42,7 +42,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
         services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
         // A short poll so the graph sees each task listed while it lives (vanishing needs that); the
         // polls before the simulator listens fail, and must not back off past the first sessions.
-        upstream: { pollIntervalMs: 25, maxBackoffMs: 100, timeoutMs: 1000, retries: 0 },
+        upstream: { pollIntervalMs: 25, maxBackoffMs: 100, timeoutMs: 10_000, retries: 0 },
       },
     })
     gateway = await startGateway(config, { database: db.database })

@@ -94,11 +94,11 @@ describe(`operations endpoints (${driverName})`, () => {
     const subscription = subscribe(gateway.url, TASKS)
     try {
       await settle()
-      await expect.poll(gauge, { timeout: 5000 }).toBe(before + 1)
+      await expect.poll(gauge, { timeout: 20_000 }).toBe(before + 1)
     } finally {
       await subscription.dispose()
     }
-    await expect.poll(gauge, { timeout: 5000 }).toBe(before)
+    await expect.poll(gauge, { timeout: 20_000 }).toBe(before)
   })
 
   test('the subscriptions gauge counts notification subscriptions under their own field', async ({ gateway, deliver }) => {
@@ -108,14 +108,14 @@ describe(`operations endpoints (${driverName})`, () => {
     const subscription = subscribe(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     try {
       await settle()
-      await expect.poll(gauge, { timeout: 5000 }).toBe(before + 1)
+      await expect.poll(gauge, { timeout: 20_000 }).toBe(before + 1)
     } finally {
       await subscription.dispose()
     }
     // An idle notification stream ends when its next event wakes it (see the report on the
     // resolver): one matching callback lets it go.
     expect((await deliver(sampleCallbacks(taskId).liveStart as Record<string, string>)).status).toBe(200)
-    await expect.poll(gauge, { timeout: 5000 }).toBe(before)
+    await expect.poll(gauge, { timeout: 20_000 }).toBe(before)
   })
 
   test('a gateway of its own: task_list health and poll metrics, then 503 once its database is closed', async () => {

@@ -29,7 +29,7 @@ afterAll(() => server.close())
 beforeEach(() => server.behave({}))
 
 const upstream = (overrides: Partial<Config['upstream']> = {}): Config['upstream'] => ({
-  timeoutMs: 1000,
+  timeoutMs: 10_000,
   retries: 2,
   retryBaseMs: 5,
   cacheMs: 0,

@@ -8,6 +8,9 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** How to run the livegate command from source: `node ...LIVEGATE_COMMAND serve`. */
 export const LIVEGATE_COMMAND = ['--import', 'tsx', join(ROOT, 'src/main.ts')]
 
+// How long a start may take before a test gives up: a limit against hanging, not a measure.
+const START_LIMIT_MS = 540_000
+
 /** A `livegate serve` process, its base URL, and everything it has printed so far. */
 export interface ServeProcess {
   process: ChildProcess
@@ -22,8 +25,12 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
   child.stdout?.on('data', (chunk: Buffer) => {
     printed += chunk
   })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    printed += chunk
+  })
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no address in: ${printed}`)), 30_000)
+    // Generous: a first start on a fresh data directory runs initdb, slow on a busy machine.
+    const timer = setTimeout(() => reject(new Error(`no address within ${START_LIMIT_MS / 1000} s in: ${printed}`)), START_LIMIT_MS)
     const look = () => {
       const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(printed)
       if (!match) return
@@ -33,6 +40,10 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
     }
     child.stdout?.on('data', look)
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${printed}`)))
+  }).catch((error: unknown) => {
+    // A start that did not finish leaves no process behind for the caller to forget.
+    child.kill('SIGKILL')
+    throw error
   })
   return { process: child, url, output: () => printed }
 }

@@ -1,5 +1,6 @@
-import { parseArgs } from 'node:util'
-import { type Config, ConfigError, loadConfig } from '../../config/index.js'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { type Config, ConfigError, loadConfig, settingOrigin, StartupError } from '../../config/index.js'
+import { npmSlip } from './npm.slip.js'
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {
@@ -8,68 +9,128 @@ export interface CliIo {
   err: (line: string) => void
   /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
   stopSignal: Promise<string>
+  /** Whether standard output is a terminal (readable logs rather than JSON). */
+  tty?: boolean
+}
+
+/** What a command is told besides its configuration. */
+export interface CommandContext {
+  /** Where `database.url` came from, for a message about a server that cannot be reached. */
+  databaseUrlOrigin: string
 }
 
 /** A command: its remaining arguments and the loaded configuration, to an exit code. */
-export type Command = (args: string[], config: Config, io: CliIo) => Promise<number>
+export type Command = (args: string[], config: Config, io: CliIo, context: CommandContext) => Promise<number>
+
+type Options = NonNullable<ParseArgsConfig['options']>
+
+interface CommandEntry {
+  load: () => Promise<Command>
+  summary: string
+  /** Its own options and arguments, after `livegate <name> [--config file.json]`. */
+  synopsis: string
+  options: Options
+  positionals?: boolean
+}
+
+const text = { type: 'string' } as const
+const flag = { type: 'boolean' } as const
 
 // Each command is loaded only when run: `serve` need not load the simulator, nor `sign` the
 // GraphQL schema, which keeps start-up time and idle memory down.
-const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
-  serve: { load: async () => (await import('./serve.command.js')).serveCommand, summary: 'start the gateway (migrates the database first)' },
-  migrate: { load: async () => (await import('./migrate.command.js')).migrateCommand, summary: 'apply the database migrations and exit' },
-  demo: { load: async () => (await import('./demo.command.js')).demoCommand, summary: 'the gateway on an in-memory database, fed by the simulator: a first look' },
-  schema: { load: async () => (await import('./schema.command.js')).schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves' },
-  sign: { load: async () => (await import('./sign.command.js')).signCommand, summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ' },
+const COMMANDS: Record<string, CommandEntry> = {
+  serve: { load: async () => (await import('./serve.command.js')).serveCommand, summary: 'start the gateway (migrates the database first)', synopsis: '', options: {} },
+  migrate: { load: async () => (await import('./migrate.command.js')).migrateCommand, summary: 'apply the database migrations and exit', synopsis: '', options: {} },
+  demo: {
+    load: async () => (await import('./demo.command.js')).demoCommand,
+    summary: 'the gateway on an in-memory database, fed by the simulator: a first look',
+    synopsis: '[--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]',
+    options: { port: text, 'simulator-port': text, rate: text, sessions: text },
+  },
+  schema: { load: async () => (await import('./schema.command.js')).schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves', synopsis: '', options: {} },
+  sign: {
+    load: async () => (await import('./sign.command.js')).signCommand,
+    summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ',
+    synopsis: '[--service CODE] [--url URL] [--get] name=value …',
+    options: { service: text, url: text, get: flag },
+    positionals: true,
+  },
   simulate: {
     load: async () => (await import('./simulate.command.js')).simulateCommand,
     summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)',
+    synopsis: '[--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop]',
+    options: { gateway: text, port: text, host: text, seed: text, sessions: text, rate: text, loop: flag },
   },
 }
 
+const GLOBAL: Options = { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }
+
 const USAGE = [
-  'usage: livegate <command> [--config file.json] [options]',
+  'usage: livegate <command> [--config file.json] [options]   (livegate <command> --help for its options)',
   '',
   ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(8)} ${summary}`),
   '',
   'The config file may also be named by LIVEGATE_CONFIG. PORT, HOST, DATABASE_URL,',
-  'LIVEGATE_DATA_DIR and LOG_LEVEL override the file.',
+  'LIVEGATE_DATA_DIR, LOG_LEVEL and LOG_FORMAT override the file.',
 ].join('\n')
+
+const usageOf = (name: string, entry: CommandEntry) => `usage: livegate ${name} [--config file.json]${entry.synopsis ? ` ${entry.synopsis}` : ''}\n  ${entry.summary}`
 
 /** Runs the livegate command line; resolves to the process exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-    strict: false,
-  })
-  const [name, ...rest] = positionals
-  const command = name ? COMMANDS[name] : undefined
-  if (values.help || !command) {
-    ;(command || values.help ? io.out : io.err)(USAGE)
-    return values.help ? 0 : 2
-  }
-  let config: Config
-  try {
-    const file = typeof values.config === 'string' ? values.config : io.env.LIVEGATE_CONFIG
-    config = loadConfig({ ...(file ? { file } : {}), env: io.env })
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      io.err(`livegate: ${error.message}`)
-      return 1
+  const name = argv.find((arg, index) => !arg.startsWith('-') && !['--config', '-c'].includes(argv[index - 1] ?? ''))
+  const entry = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (!entry) {
+    if (name === undefined && argv.some((arg) => arg === '--help' || arg === '-h')) {
+      io.out(USAGE)
+      return 0
     }
-    throw error
+    io.err(name === undefined ? USAGE : `livegate: unknown command "${name}"\n${USAGE}`)
+    return 2
   }
+  const commandName = name as string
+  const slip = npmSlip(io.env, Object.keys({ ...GLOBAL, ...entry.options }), argv.filter((arg) => arg !== commandName))
+  if (slip) {
+    io.err(`livegate: ${slip}`)
+    return 2
+  }
+  let values: Record<string, unknown>
   try {
-    const run = await command.load()
-    return await run(withoutGlobalOptions(argv, name as string), config, io)
+    values = parseArgs({ args: argv, options: { ...GLOBAL, ...entry.options }, allowPositionals: true, strict: true }).values
+    const extra = positionalsOf(argv, entry).filter((arg, index) => !(index === 0 && arg === commandName))
+    if (!entry.positionals && extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`)
   } catch (error) {
-    // A configuration a command cannot work with (such as an unsafe binding) is one clear line.
-    if (!(error instanceof ConfigError)) throw error
+    io.err(`livegate ${commandName}: ${plainParseError(error)}\n${usageOf(commandName, entry)}`)
+    return 2
+  }
+  if (values.help) {
+    io.out(usageOf(commandName, entry))
+    return 0
+  }
+  const file = typeof values.config === 'string' ? values.config : io.env.LIVEGATE_CONFIG
+  const sources = { ...(file ? { file } : {}), env: io.env }
+  try {
+    const config = loadConfig(sources)
+    const run = await entry.load()
+    return await run(withoutGlobalOptions(argv, commandName), config, io, { databaseUrlOrigin: settingOrigin('database.url', sources) })
+  } catch (error) {
+    // A configuration a command cannot work with, or a start-up it cannot complete, is one line.
+    if (!(error instanceof ConfigError) && !(error instanceof StartupError)) throw error
     io.err(`livegate: ${error.message}`)
     return 1
   }
+}
+
+// What parseArgs counts as positionals, so a stray word is refused rather than ignored.
+function positionalsOf(argv: string[], entry: CommandEntry): string[] {
+  const { positionals } = parseArgs({ args: argv, options: { ...GLOBAL, ...entry.options }, allowPositionals: true, strict: false })
+  return positionals
+}
+
+function plainParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  // Node's wording ends with advice about '--' that does not apply here.
+  return message.split('. To specify a positional argument')[0]?.replace(/^Unknown option/, 'unknown option') ?? message
 }
 
 function withoutGlobalOptions(argv: string[], name: string): string[] {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
-import { type Config, MEMORY_DATA_DIR } from '../../config/index.js'
+import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
 import { startGateway } from '../http/gateway.start.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './cli.run.js'
@@ -13,7 +13,7 @@ const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id author st
  * an in-memory database, fed by the simulator playing the cloud for one service code with a
  * throwaway secret, looping until stopped. For a first look; nothing is kept.
  */
-export const demoCommand: Command = async (args, config, io) => {
+export const demoCommand: Command = async (args, config, io, context) => {
   const { values } = parseArgs({
     args,
     options: { port: { type: 'string' }, 'simulator-port': { type: 'string' }, rate: { type: 'string' }, sessions: { type: 'string' } },
@@ -34,22 +34,37 @@ export const demoCommand: Command = async (args, config, io) => {
     services: [{ serviceCode: DEMO_SERVICE, secrets: [secret], verify: 'enforce', baseUrl: `http://127.0.0.1:${simulatorPort}` }],
     // Poll often, so tasks show as listed (with their streams) within seconds.
     upstream: { ...config.upstream, pollIntervalMs: 2000 },
+    // Every callback the simulator sends would log a line: the demo's own lines would scroll away.
+    // Warnings and errors still show; LOG_LEVEL asks for more.
+    log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
   }
-  const gateway = await startGateway(demoConfig)
-  const simulator = await startSimulator({
-    port: simulatorPort,
-    services: [{ serviceCode: DEMO_SERVICE, secret }],
-    gatewayUrl: gateway.url,
-    seed: 1,
-    sessions,
-    rate,
-    loop: true,
-    headerPrefix: demoConfig.ingest.signatureHeaderPrefixes[0] ?? 'svc',
-  })
+  const gateway = await startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+  let simulator: Awaited<ReturnType<typeof startSimulator>>
+  try {
+    simulator = await startSimulator({
+      port: simulatorPort,
+      services: [{ serviceCode: DEMO_SERVICE, secret }],
+      gatewayUrl: gateway.url,
+      seed: 1,
+      sessions,
+      rate,
+      loop: true,
+      headerPrefix: demoConfig.ingest.signatureHeaderPrefixes[0] ?? 'svc',
+    })
+  } catch (error) {
+    await gateway.close()
+    const busy = (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+    throw new StartupError(
+      busy
+        ? `the simulator's port ${simulatorPort} is already in use (EADDRINUSE): choose another with --simulator-port`
+        : `the simulator cannot start: ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
   io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
   io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${rate} callbacks/s, looping`)
-  io.out('livegate demo: try a query (tasks appear within seconds):')
+  io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
+  io.out('livegate demo: Ctrl-C stops it; nothing is kept')
   const signal = await io.stopSignal
   io.out(`livegate demo: stopping (${signal})`)
   await simulator.stop()

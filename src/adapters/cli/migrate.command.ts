@@ -3,8 +3,8 @@ import { backfillLegacyValues } from '../../storage/legacy.backfill.js'
 import type { Command } from './cli.run.js'
 
 /** `livegate migrate`: applies the committed migrations and exits. */
-export const migrateCommand: Command = async (_args, config, io) => {
-  const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir })
+export const migrateCommand: Command = async (_args, config, io, context) => {
+  const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir, urlOrigin: context.databaseUrlOrigin, command: 'migrate' })
   try {
     await database.migrate()
     await backfillLegacyValues(database.db)

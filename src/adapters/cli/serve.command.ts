@@ -3,8 +3,8 @@ import { startGateway } from '../http/gateway.start.js'
 import type { Command } from './cli.run.js'
 
 /** `livegate serve`: starts the gateway and runs until SIGINT or SIGTERM. */
-export const serveCommand: Command = async (_args, config, io) => {
-  const gateway = await startGateway(config)
+export const serveCommand: Command = async (_args, config, io, context) => {
+  const gateway = await startGateway(config, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'serve', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
   const log = gateway.server.log
   const where = config.database.url
     ? 'PostgreSQL server'

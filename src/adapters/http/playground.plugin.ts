@@ -12,11 +12,30 @@ const PLAYGROUND_ASSETS_PATH = `${GRAPHQL_PATH}/playground`
 
 interface PlaygroundTab {
   query: string
+  /** The tab's variables as JSON text, filled in so the tab runs as opened. */
+  variables?: string
 }
+
+// Shown when the sample file has no subscription, so the playground always has one to run.
+const SUBSCRIPTION_TAB = `# Every notification stored from now on, pushed as it is committed (resume with after: <cursor>).
+subscription LiveNotifications($types: [Int!], $after: String) {
+  notificationReceived(filter: { types: $types }, after: $after) {
+    __typename
+    id
+    type
+    serviceCode
+    taskId
+    receivedAt
+    cursor
+  }
+}
+`
 
 // src/adapters/http and dist/adapters/http both sit three levels below the package root. The page's script is not
 // compiled, so both read it from src/.
 const OPERATIONS_FILE = fileURLToPath(new URL('../../../schema/operations.graphql', import.meta.url))
+// Example variables for each sample operation, by operation name: `{ "TaskDetail": { "id": "…" } }`.
+const VARIABLES_FILE = fileURLToPath(new URL('../../../schema/operations.variables.json', import.meta.url))
 const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/playground/', import.meta.url))
 
 const require = createRequire(import.meta.url)
@@ -56,12 +75,16 @@ const loadAsset = (file: string) => {
 // One tab per sample operation, with its leading comment and the fragments it spreads
 // (transitively), so every tab runs on its own. A file that does not parse is kept whole in one
 // tab, where the editor shows what is wrong with it.
-function sampleTabs(source: string): PlaygroundTab[] {
+function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>): PlaygroundTab[] {
   let document: DocumentNode
   try {
     document = parse(source)
   } catch {
     return [{ query: source }]
+  }
+  const filled = (name: string | undefined) => {
+    const values = name !== undefined && Object.hasOwn(variables, name) ? variables[name] : undefined
+    return values !== undefined ? { variables: JSON.stringify(values, null, 2) } : {}
   }
   const textOf = (node: { loc?: { start: number; end: number } | undefined }) => (node.loc ? source.slice(node.loc.start, node.loc.end) : '')
   const fragments = new Map<string, FragmentDefinitionNode>()
@@ -87,9 +110,24 @@ function sampleTabs(source: string): PlaygroundTab[] {
     // Fragments follow in the file's order, after the operation the tab is about.
     const parts = [leadingComment(source, definition.loc?.start ?? 0) + textOf(definition)]
     for (const [name, fragment] of fragments) if (used.has(name)) parts.push(textOf(fragment))
-    tabs.push({ query: `${parts.join('\n\n')}\n` })
+    tabs.push({ query: `${parts.join('\n\n')}\n`, ...filled(definition.name?.value) })
   }
-  return tabs.length > 0 ? tabs : [{ query: source }]
+  if (tabs.length === 0) return [{ query: source }]
+  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription')
+  if (!subscribes) tabs.push({ query: SUBSCRIPTION_TAB, ...filled('LiveNotifications') })
+  return tabs
+}
+
+// The variables file is optional; one that cannot be read leaves the tabs without variables.
+async function sampleVariables(log: { warn(object: object, message: string): void }): Promise<Record<string, unknown>> {
+  try {
+    const value: unknown = JSON.parse(await readFile(VARIABLES_FILE, 'utf8'))
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
+    log.warn({ file: VARIABLES_FILE }, 'playground: the sample variables are not a JSON object')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err: error, file: VARIABLES_FILE }, 'playground: no sample variables')
+  }
+  return {}
 }
 
 // The `#` lines right above a definition describe it.
@@ -190,7 +228,7 @@ export const playgroundPlugin: FastifyPluginAsync = Object.assign(
       app.log.warn({ err: error, file: OPERATIONS_FILE }, 'playground: no sample operations')
       return '{ notifications(first: 5) { totalCount } }\n'
     })
-    const page = pageHtml(sampleTabs(operations))
+    const page = pageHtml(sampleTabs(operations, await sampleVariables(app.log)))
 
     // Apollo owns the GET route at the endpoint, so the page is answered before routing reaches it.
     app.addHook('onRequest', async (request, reply) => {

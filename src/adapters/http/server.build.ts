@@ -1,10 +1,10 @@
-import Fastify, { type FastifyInstance, LogController } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Config } from '../../config/config.schema.js'
 import { CallbackStore } from '../../work/callback.store.js'
 import type { Database } from '../../storage/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../../model/error.catalogue.js'
-import { graphqlPlugin } from '../graphql/graphql.plugin.js'
+import { GRAPHQL_PATH, graphqlPlugin } from '../graphql/graphql.plugin.js'
 import { callbackRoute } from './callback.route.js'
 import { RefusalLimiter } from './refusal.limiter.js'
 import { loggerOptions } from '../ops/log.redaction.js'
@@ -27,6 +27,8 @@ export interface ServerDeps {
   now?: () => Date
   /** Where log lines go (tests read them); standard output otherwise. */
   logStream?: DestinationStream
+  /** Standard output is a terminal: with `log.format: auto`, lines are written for reading. */
+  tty?: boolean
 }
 
 /** The ingest policy, prepared once from the configuration. */
@@ -52,21 +54,42 @@ export function projectorOf(app: FastifyInstance): GraphProjector {
   return projector
 }
 
+// A healthy gateway's routine answers (probes, scrapes, queries, the playground's files) are
+// logged at debug; what an operator may act on (a refusal, a client error, a failure) at info and
+// above. One line per request, written once it is answered.
+function requestLevel(status: number): 'debug' | 'info' | 'warn' {
+  if (status >= 500) return 'warn'
+  return status >= 400 ? 'info' : 'debug'
+}
+
 /** Builds the HTTP server: routes and wiring only, no business logic. */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, database } = deps
   // One registry per server: tests run several gateways in one process.
   const metrics = createMetrics()
   const app = Fastify({
-    logger: loggerOptions(config, deps.logStream),
+    logger: loggerOptions(config, deps.logStream, deps.tty ?? false),
     // Every body outside the callback route is small; the callback route sets its own limit.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
-    // A kept callback logs one line of its own (id, type, deliveries), so the two request lines
-    // fastify would add are left out there: at thousands of callbacks a second they tripled the
-    // log and its cost. Every other route keeps them.
-    logController: new LogController({ disableRequestLogging: (request: { url?: string }) => isCallbackUrl(request.url) }),
+    // Fastify's two lines per request are replaced by one, below, at a level by outcome.
+    logController: new LogController({ disableRequestLogging: true }),
   })
+  app.addHook('onResponse', async (request, reply) => {
+    // A kept callback logs one line of its own (id, type, deliveries): at thousands of callbacks
+    // a second a request line would double the log and its cost.
+    if (isCallbackUrl(request.url)) return
+    const level = requestLevel(reply.statusCode)
+    if (!(app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled(level)) return
+    request.log[level]({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request answered')
+  })
+  // A browser pointed at the server, or at the endpoint with a trailing slash, finds the playground.
+  const toPlayground = async (request: FastifyRequest, reply: FastifyReply) => {
+    const query = request.url.indexOf('?')
+    return reply.redirect(`${GRAPHQL_PATH}${query >= 0 ? request.url.slice(query) : ''}`, 302)
+  }
+  app.get('/', toPlayground)
+  app.get(`${GRAPHQL_PATH}/`, toPlayground)
 
   // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
   const spoolAt = spoolLocation(config)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyServerOptions } from 'fastify'
 import { type DestinationStream, type LoggerOptions, stdSerializers } from 'pino'
 import type { Config } from '../../config/config.schema.js'
+import { prettyDestination } from './log.pretty.js'
 
 /** What pino writes in place of a secret. */
 export const CENSOR = '[Redacted]'
@@ -123,18 +124,21 @@ export function configuredSecrets(config: Pick<Config, 'services' | 'database' |
 }
 
 /**
- * The gateway's pino options: JSON lines at the configured level, secrets censored by path,
+ * The gateway's pino options: JSON lines (readable ones on a terminal, see `log.format`) at the configured level, secrets censored by path,
  * errors made loggable, and every line scrubbed once more just before it is written, so a
  * secret that slipped into a message or an unexpected field still never reaches the output.
  */
-export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'>, stream?: DestinationStream): FastifyServerOptions['logger'] {
+export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'>, stream?: DestinationStream, tty = false): FastifyServerOptions['logger'] {
   const secrets = configuredSecrets(config)
+  // Readable lines on a terminal (or when asked), JSON lines for files and collectors.
+  const pretty = config.log.format === 'pretty' || (config.log.format === 'auto' && tty)
+  const destination = stream ?? (pretty ? prettyDestination((text) => process.stdout.write(text), tty) : undefined)
   const options: LoggerOptions & { stream?: DestinationStream } = {
     level: config.log.level,
     redact: { paths: redactPaths(config.ingest.signatureHeaderPrefixes), censor: CENSOR },
     serializers: { err: (error: Error) => stdSerializers.err(loggableError(error, secrets) as Error) },
     hooks: { streamWrite: (line: string) => scrubText(line, secrets) },
-    ...(stream ? { stream } : {}),
+    ...(destination ? { stream: destination } : {}),
   }
   return options as FastifyServerOptions['logger']
 }

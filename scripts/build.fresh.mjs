@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// `npm start`, `npm run demo` and `npm run livegate` run the compiled gateway in dist/, built once
+// at install (`prepare`) and again only when a source is newer than the build: a start costs a
+// stat of each source file, not a compile. Then it runs `dist/main.js` with the same arguments.
+// `--build` (the prepare script) only builds, and skips quietly where TypeScript is not installed
+// (an install without dev dependencies, which runs a dist/ built elsewhere).
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const main = join(root, 'dist', 'main.js')
+
+function newest(path) {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) return stat.mtimeMs
+  let latest = stat.mtimeMs
+  for (const entry of readdirSync(path)) latest = Math.max(latest, newest(join(path, entry)))
+  return latest
+}
+
+function builtAt() {
+  try {
+    return statSync(main).mtimeMs
+  } catch {
+    return -1
+  }
+}
+
+const buildOnly = process.argv[2] === '--build'
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+const sources = Math.max(newest(join(root, 'src')), newest(join(root, 'tsconfig.json')))
+if (builtAt() < sources && !(buildOnly && !existsSync(tsc))) {
+  process.stderr.write(builtAt() < 0 ? 'livegate: building dist/ (once)…\n' : 'livegate: sources changed since the last build; building dist/…\n')
+  const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' })
+  if (build.status !== 0) {
+    process.stderr.write('livegate: the build failed (above); fix it, or run `npm run build` to see it again\n')
+    process.exit(build.status ?? 1)
+  }
+  // An incremental build that found nothing to emit leaves main.js as it was: mark it fresh.
+  const now = new Date()
+  utimesSync(main, now, now)
+}
+if (!buildOnly) await import(pathToFileURL(main).href)
