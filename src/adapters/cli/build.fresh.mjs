@@ -9,7 +9,7 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const main = join(root, 'dist', 'main.js')
 
 function newest(path) {
