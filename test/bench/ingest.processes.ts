@@ -4,7 +4,7 @@ import { type BenchContext, type BenchSection, ms, quantile, ratio } from './ben
 import { combineLag, type LagSnapshot, lagBetween, lagQuantileMs, scrapeLag, settleByMetrics } from './ingest.lag.js'
 import { BENCH_SERVICE, signPool } from './ingest.pool.js'
 import { type LoadResult, runLoad } from './load.generate.js'
-import { addSamples, sampleWaits, topEvents, type WaitSamples } from './lock.sampler.js'
+import { addSamples, emptySamples, sampleWaits, topEvents, type WaitSamples } from './lock.sampler.js'
 import { postgresCpuMs, processCpuMs } from './process.cpu.js'
 import { type ServeProcess, startServe } from './serve.process.js'
 
@@ -74,7 +74,7 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
     title: 'Ingest: two serve processes on one PostgreSQL server',
     description:
       `\`node --import tsx src/main.ts serve\` started twice on one fresh database (logging at info into /dev/null). ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
-      `${CONNECTIONS} keep-alive connections from two load-generator threads of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds both processes' CPU (every thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease). ` +
+      `${CONNECTIONS} keep-alive connections from two load-generator threads of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds both processes' CPU (every thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no callbacks). ` +
       '"catch-up" is how long after a window the projection took to fold everything acknowledged (waited for before the next window). "lock waits" counts samples of pg_stat_activity (every 50 ms during the windows) in which a backend of the database waited on a heavyweight lock.',
     columns: ['setup', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs one process', 'livegate CPU µs/req', 'PostgreSQL CPU µs/req', 'cores busy', 'lag p50 ms', 'lag p99 ms', 'catch-up ms', 'lock waits / samples', 'non-2xx'],
     rows: figures.map((f) => [
@@ -106,7 +106,7 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
   const port = new URL(ctx.serverUrl).port
   const urls = processes.map((p) => p.url)
   const scrape = async () => combineLag(await Promise.all(urls.map(scrapeLag)))
-  const totals = setups.map(() => ({ runs: [] as LoadResult[], livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: { samples: 0, lockWaitSamples: 0, maxUngranted: 0, byEvent: {} } as WaitSamples }))
+  const totals = setups.map(() => ({ runs: [] as LoadResult[], livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: emptySamples() }))
   const cpu = () => processes.reduce((n, p) => n + processCpuMs(p.pid), 0)
   for (let round = 0; round < ROUNDS; round++) {
     for (const [s, setup] of setups.entries()) {
@@ -168,7 +168,25 @@ function processNotes(one: Figure, two: Figure): string {
     `Where the active backends were, sampled: one process ${topEvents(one.waits)}; two processes ${topEvents(two.waits)}. ` +
       'The acknowledging write is one autocommitted statement per batch with no lock of its own, so what remains shared is the WAL and its flush, as for any writer; the projector folds in whichever process holds its lease (a try-lock: the other passes, never waits).',
     '',
+    notifyLockNote(one.waits, two.waits),
+    '',
     'What it cannot show: that ingest capacity grows with processes. That needs a process per idle core (or per machine) with PostgreSQL on cores of its own; on this machine the one-process figure already uses the cores the second would need. ' +
       `The livegate CPU per callback (${one.livegateCpuUsPerRequest.toFixed(0)} µs with one process, ${two.livegateCpuUsPerRequest.toFixed(0)} µs with two) is what each added core buys: about ${(1e6 / two.livegateCpuUsPerRequest).toFixed(0)} callbacks a second of livegate work per core, before PostgreSQL's ${two.postgresCpuUsPerRequest.toFixed(0)} µs.`,
   ].join('\n')
+}
+
+/** What the lock waits were, if any: PostgreSQL's NOTIFY lock is named, since the doorbell takes it. */
+function notifyLockNote(...waits: WaitSamples[]): string {
+  const on: Record<string, number> = {}
+  for (const w of waits) for (const [key, n] of Object.entries(w.ungrantedOn)) on[key] = (on[key] ?? 0) + n
+  const seen = Object.entries(on).sort(([, a], [, b]) => b - a)
+  if (seen.length === 0) return 'No lock request was seen waiting in any sample.'
+  const notify = seen.filter(([key]) => key.startsWith('object pg_database 0 ')).reduce((n, [, count]) => n + count, 0)
+  return (
+    `Lock requests seen waiting (summed over samples): ${seen.map(([key, n]) => `${key} ${n}`).join(', ')}. ` +
+    (notify > 0
+      ? `"object pg_database 0 AccessExclusiveLock" is PostgreSQL's NOTIFY lock (async.c, PreCommit_Notify): a transaction that calls pg_notify takes it before commit and holds it until its commit is flushed, cluster-wide, so every acknowledging statement that rings the doorbell commits one after another, on one instance or several. ` +
+        'It is the one lock left on the acknowledgement path; taking the doorbell out of the acknowledging statement (a NOTIFY in a statement of its own after the commit, or none, since the projector also looks every tickMs) would remove it.'
+      : '')
+  )
 }

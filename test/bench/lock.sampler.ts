@@ -9,6 +9,8 @@ export interface WaitSamples {
   maxUngranted: number
   /** Active backends summed over samples, by `type:event` (`CPU` when not waiting). */
   byEvent: Record<string, number>
+  /** Lock requests not granted, summed over samples, by what they wait for (`object pg_database 0` is NOTIFY's). */
+  ungrantedOn: Record<string, number>
 }
 
 const EVERY_MS = 50
@@ -21,23 +23,27 @@ const EVERY_MS = 50
  */
 export function sampleWaits(databaseUrl: string): { stop(): Promise<WaitSamples> } {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-  const seen: WaitSamples = { samples: 0, lockWaitSamples: 0, maxUngranted: 0, byEvent: {} }
+  const seen = emptySamples()
   let running = true
   const loop = (async () => {
     while (running) {
-      const rows = await sql<{ type: string | null; event: string | null; n: number; ungranted: number }[]>`
-        select wait_event_type as type, wait_event as event, count(*)::int as n,
-               (select count(*)::int from pg_locks where not granted) as ungranted
+      const rows = await sql<{ type: string | null; event: string | null; n: number }[]>`
+        select wait_event_type as type, wait_event as event, count(*)::int as n
         from pg_stat_activity
         where datname = current_database() and pid <> pg_backend_pid() and state = 'active'
         group by 1, 2`
+      // Server-wide: NOTIFY's lock is on "database 0", shared by every database of the cluster.
+      const ungranted = await sql<{ on: string; n: number }[]>`
+        select concat_ws(' ', locktype, classid::regclass::text, objid::text, relation::regclass::text, mode) as on, count(*)::int as n
+        from pg_locks where not granted group by 1`
       seen.samples++
       if (rows.some((row) => row.type === 'Lock')) seen.lockWaitSamples++
       for (const row of rows) {
         const key = row.type ? `${row.type}:${row.event}` : 'CPU'
         seen.byEvent[key] = (seen.byEvent[key] ?? 0) + row.n
-        seen.maxUngranted = Math.max(seen.maxUngranted, row.ungranted)
       }
+      seen.maxUngranted = Math.max(seen.maxUngranted, ungranted.reduce((n, row) => n + row.n, 0))
+      for (const row of ungranted) seen.ungrantedOn[row.on] = (seen.ungrantedOn[row.on] ?? 0) + row.n
       await new Promise((resolve) => setTimeout(resolve, EVERY_MS))
     }
   })()
@@ -51,12 +57,18 @@ export function sampleWaits(databaseUrl: string): { stop(): Promise<WaitSamples>
   }
 }
 
+/** Nothing sampled yet. */
+export function emptySamples(): WaitSamples {
+  return { samples: 0, lockWaitSamples: 0, maxUngranted: 0, byEvent: {}, ungrantedOn: {} }
+}
+
 /** Several windows' samples as one. */
 export function addSamples(into: WaitSamples, more: WaitSamples): WaitSamples {
   into.samples += more.samples
   into.lockWaitSamples += more.lockWaitSamples
   into.maxUngranted = Math.max(into.maxUngranted, more.maxUngranted)
   for (const [key, n] of Object.entries(more.byEvent)) into.byEvent[key] = (into.byEvent[key] ?? 0) + n
+  for (const [key, n] of Object.entries(more.ungrantedOn)) into.ungrantedOn[key] = (into.ungrantedOn[key] ?? 0) + n
   return into
 }
 
