@@ -106,7 +106,7 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
   const port = new URL(ctx.serverUrl).port
   const urls = processes.map((p) => p.url)
   const scrape = async () => combineLag(await Promise.all(urls.map(scrapeLag)))
-  const totals = setups.map(() => ({ runs: [] as LoadResult[], livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: emptySamples() }))
+  const totals = setups.map(() => ({ runs: [] as LoadResult[], wallMs: 0, livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: emptySamples() }))
   const cpu = () => processes.reduce((n, p) => n + processCpuMs(p.pid), 0)
   for (let round = 0; round < ROUNDS; round++) {
     for (const [s, setup] of setups.entries()) {
@@ -115,9 +115,12 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       const lagBefore = await scrape()
       const before = { livegate: cpu(), pg: postgresCpuMs(port), self: processCpuMs(process.pid) }
       const sampler = sampleWaits(databaseUrl)
+      const startedAt = performance.now()
       const results = await Promise.all(
         setup.urls.map((url, k) => runLoad({ url, connections: CONNECTIONS / 2, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool: pools[k] ?? [] })),
       )
+      // Wall time as the CPU was counted: the load workers' start-up is in it as well as the windows.
+      total.wallMs += performance.now() - startedAt
       addSamples(total.waits, await sampler.stop())
       const livegateMs = cpu() - before.livegate
       const pgMs = postgresCpuMs(port) - before.pg
@@ -136,8 +139,6 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
     const answered = total.runs.reduce((n, r) => n + r.okTotal + r.failedTotal, 0)
     const pooled = Float64Array.from(total.runs.flatMap((r) => Array.from(r.latencies))).sort()
     const lag = total.lag as LagSnapshot
-    // Wall time of the windows the CPU was counted over: warm-up and measured part, every round.
-    const wallMs = ROUNDS * (WARMUP_MS + WINDOW_MS)
     return {
       name: setup.name,
       rps: total.runs.reduce((n, r) => n + r.measured, 0) / ((ROUNDS * WINDOW_MS) / 1000),
@@ -148,7 +149,7 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       exhausted: total.runs.some((r) => r.exhausted),
       livegateCpuUsPerRequest: (total.livegateMs * 1000) / answered,
       postgresCpuUsPerRequest: (total.pgMs * 1000) / answered,
-      coresBusy: total.allMs / wallMs,
+      coresBusy: total.allMs / total.wallMs,
       lagP50Ms: lagQuantileMs(lag, 0.5),
       lagP99Ms: lagQuantileMs(lag, 0.99),
       catchUpMs: total.catchUpMs / ROUNDS,
