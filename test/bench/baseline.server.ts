@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
+import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
 
 /** The bare ceiling livegate's ingest is measured against, and how to stop it. */
@@ -14,9 +15,21 @@ export interface BaselineServer {
 const BATCH_MS = 2
 const BATCH_ROWS = 500
 
-interface Pending {
-  row: { dedupe_key: string; fields: string; body: Buffer; received_at: Date }
-  done: (ok: boolean) => void
+const CREATE_TABLE =
+  'create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not null, body bytea not null, received_at timestamptz not null)'
+
+interface Row {
+  dedupe_key: string
+  fields: string
+  body: Buffer
+  received_at: Date
+}
+
+/** How a baseline writes one batch and counts and drops its table: the only part that differs. */
+interface Store {
+  insert(rows: Row[]): Promise<unknown>
+  count(): Promise<number>
+  end(): Promise<void>
 }
 
 /**
@@ -27,27 +40,76 @@ interface Pending {
 export async function startBaseline(databaseUrl: string): Promise<BaselineServer> {
   const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} })
   await sql`drop table if exists bench_baseline`
-  await sql`create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not null, body bytea not null, received_at timestamptz not null)`
+  await sql.unsafe(CREATE_TABLE)
+  return serve(
+    {
+      // Several batches may be in flight on the pool's connections: a commit's fsync need not stall the next batch.
+      insert: (rows) => sql`insert into bench_baseline ${sql(rows, 'dedupe_key', 'fields', 'body', 'received_at')} on conflict (dedupe_key) do nothing`,
+      async count() {
+        const [row] = await sql<{ n: string }[]>`select count(*) as n from bench_baseline`
+        return Number(row?.n ?? 0)
+      },
+      async end() {
+        await sql`drop table if exists bench_baseline`
+        await sql.end()
+      },
+    },
+    Number.POSITIVE_INFINITY,
+  )
+}
 
+/**
+ * The same server on PGlite in memory, the bar for livegate's embedded mode: PGlite runs in this
+ * thread and takes one statement at a time, so one batch is in flight and the next gathers
+ * meanwhile. A batch is one multi-row insert from a single jsonb parameter (the body as hex), the
+ * cheapest way PGlite's client takes many rows at once.
+ */
+export async function startPgliteBaseline(): Promise<BaselineServer> {
+  const pg = await PGlite.create()
+  await pg.exec(CREATE_TABLE)
+  return serve(
+    {
+      insert: (rows) =>
+        pg.query(
+          `insert into bench_baseline (dedupe_key, fields, body, received_at)
+           select r->>'dedupe_key', (r->>'fields')::jsonb, decode(r->>'body', 'hex'), (r->>'received_at')::timestamptz
+           from jsonb_array_elements($1::jsonb) as r on conflict (dedupe_key) do nothing`,
+          [JSON.stringify(rows.map((row) => ({ ...row, body: row.body.toString('hex') })))],
+        ),
+      async count() {
+        const answer = await pg.query<{ n: number }>('select count(*)::int as n from bench_baseline')
+        return answer.rows[0]?.n ?? 0
+      },
+      end: () => pg.close(),
+    },
+    1,
+  )
+}
+
+interface Pending {
+  row: Row
+  done: (ok: boolean) => void
+}
+
+async function serve(store: Store, inFlightLimit: number): Promise<BaselineServer> {
   let batch: Pending[] = []
   let timer: NodeJS.Timeout | undefined
+  let inFlight = 0
   const flush = () => {
     if (timer) clearTimeout(timer)
     timer = undefined
+    if (batch.length === 0 || inFlight >= inFlightLimit) return
     const taken = batch
     batch = []
-    if (taken.length === 0) return
-    // Several batches may be in flight on the pool's connections: a commit's fsync need not stall the next batch.
-    sql`insert into bench_baseline ${sql(
-      taken.map((p) => p.row),
-      'dedupe_key',
-      'fields',
-      'body',
-      'received_at',
-    )} on conflict (dedupe_key) do nothing`.then(
+    inFlight++
+    store.insert(taken.map((p) => p.row)).then(
       () => taken.forEach((p) => p.done(true)),
       () => taken.forEach((p) => p.done(false)),
-    )
+    ).finally(() => {
+      inFlight--
+      // What gathered while this batch was written goes next, at once.
+      if (batch.length > 0) flush()
+    })
   }
 
   const server: Server = createServer((req, res) => {
@@ -74,15 +136,12 @@ export async function startBaseline(databaseUrl: string): Promise<BaselineServer
   const port = typeof address === 'object' && address ? address.port : 0
   return {
     url: `http://127.0.0.1:${port}`,
-    async countRows() {
-      const [row] = await sql<{ n: string }[]>`select count(*) as n from bench_baseline`
-      return Number(row?.n ?? 0)
-    },
+    countRows: () => store.count(),
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()))
       flush()
-      await sql`drop table if exists bench_baseline`
-      await sql.end()
+      while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      await store.end()
     },
   }
 }

@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms on Linux); NaN when unreadable. */
+function statCpuMs(path: string): number {
+  try {
+    const stat = readFileSync(path, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
+
+/**
+ * CPU time of this process's main thread, where the in-process servers under test run (the load
+ * comes from worker threads). Unlike throughput it hardly moves with a neighbour's load, so it
+ * says where a gap comes from. Linux only; NaN elsewhere.
+ */
+export function mainThreadCpuMs(): number {
+  return statCpuMs(`/proc/self/task/${process.pid}/stat`)
+}
+
+/** CPU time of a whole process (every thread), e.g. a spawned `livegate serve`. */
+export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`)
+}
+
+/**
+ * CPU time of the PostgreSQL server on this machine listening on `port`: its postmaster and
+ * every process it started (backends, WAL writer, checkpointer). NaN when it is elsewhere.
+ */
+export function postgresCpuMs(port: string): number {
+  try {
+    const stats = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map((pid) => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+          return { pid: Number(pid), ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * 10, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') }
+        } catch {
+          return undefined
+        }
+      })
+      .filter((entry) => entry !== undefined)
+    const postmaster = stats.find((entry) => /\/postgres\u0000/.test(entry.cmdline) && entry.cmdline.includes(`\u0000-p\u0000${port}\u0000`))
+    if (!postmaster) return Number.NaN
+    return stats.filter((entry) => entry.pid === postmaster.pid || entry.ppid === postmaster.pid).reduce((sum, entry) => sum + entry.ms, 0)
+  } catch {
+    return Number.NaN
+  }
+}

@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** A `livegate serve` process started by the bench, as an operator would start one. */
+export interface ServeProcess {
+  pid: number
+  url: string
+  /** CPU time of the process so far (all its threads), in ms; NaN off Linux. */
+  cpuMs(): number
+  /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>
+}
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
+
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const address = probe.address()
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return typeof address === 'object' && address ? address.port : 0
+}
+
+/**
+ * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own
+ * (one service, loopback, a spool folder of its own), logging at the default level into
+ * /dev/null, and waits until it answers `/healthz`. tsx only transpiles as modules load, so what
+ * runs is the code `npm start` runs.
+ */
+export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }): Promise<ServeProcess> {
+  const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-serve-'))
+  const port = await freePort()
+  const configFile = join(scratch, 'livegate.json')
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      host: '127.0.0.1',
+      database: { url: databaseUrl, dataDir: scratch },
+      spool: { dir: join(scratch, 'spool') },
+      services: [{ serviceCode: service.serviceCode, secrets: [service.secret] }],
+    }),
+  )
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile], {
+    env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000)
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`livegate serve exited with ${child.exitCode}: ${stderr}`)
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`livegate serve did not answer within 60 s: ${stderr}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const pid = child.pid as number
+  return {
+    pid,
+    url,
+    cpuMs() {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        return (Number(fields[11]) + Number(fields[12])) * 10
+      } catch {
+        return Number.NaN
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+        await exited
+        clearTimeout(timer)
+      }
+      rmSync(scratch, { recursive: true, force: true })
+    },
+  }
+}
