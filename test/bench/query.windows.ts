@@ -1,4 +1,4 @@
-import { mainThreadCpuMs, postgresCpuMs } from './cpu.probe.js'
+import { mainThreadCpuMs, postgresCpuMs } from './process.cpu.js'
 import { quantile } from './bench.report.js'
 import { type LoadRequest, type LoadResult, runLoad } from './load.generate.js'
 
