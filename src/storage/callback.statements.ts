@@ -1,4 +1,4 @@
-import { inArray, type SQL, sql } from 'drizzle-orm'
+import { inArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
 import { callbacks } from './callback.table.js'
@@ -19,11 +19,12 @@ export type CallbackWrite = CallbackRecord & { deliveries: number }
 const COUNT_DELIVERY = sql.raw('"deliveries" = "callbacks"."deliveries" + excluded."deliveries", "last_delivered_at" = greatest("callbacks"."last_delivered_at", excluded."last_delivered_at")')
 
 /**
- * Appends callbacks to the log and rings the doorbell, as ONE statement: it runs as its own
- * transaction (no BEGIN, no COMMIT round trip), takes no lock but the rows' own, and readers learn
- * of the rows only once it has committed. A delivery of a callback already kept meets the unique
- * dedupe key and is counted instead, in the same statement, so two racing deliveries cannot both
- * insert.
+ * Appends callbacks to the log as ONE statement: it runs as its own transaction (no BEGIN, no
+ * COMMIT round trip) and takes no lock but the rows' own. A delivery of a callback already kept
+ * meets the unique dedupe key and is counted instead, in the same statement, so two racing
+ * deliveries cannot both insert. Readers are told by {@link ringDoorbell}, not from here: a NOTIFY
+ * takes a lock on the whole cluster's notification queue that its transaction holds until its
+ * commit is on disk, which would line up every acknowledging commit, on every instance, behind it.
  */
 export async function appendCallbacks(db: Db, rows: readonly CallbackWrite[]): Promise<KeptRow[]> {
   const upsert = upsertJson(callbacks, rows as unknown as Array<Record<string, unknown>>, {
@@ -31,13 +32,21 @@ export async function appendCallbacks(db: Db, rows: readonly CallbackWrite[]): P
     set: COUNT_DELIVERY,
     returning: ['id', 'deliveries', 'dedupe_key'],
   })
-  const statement: SQL = sql`with kept as (${upsert}) select kept.id, kept.deliveries, kept.dedupe_key from kept, (select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, ${sql.raw(`'${LOG_GREW}'`)})) as doorbell`
-  const result = await db.execute(statement)
+  const result = await db.execute(upsert)
   return resultRows<{ id: number | string; deliveries: number; dedupe_key: string }>(result).map((row) => ({
     id: Number(row.id),
     deliveries: Number(row.deliveries),
     dedupeKey: row.dedupe_key,
   }))
+}
+
+/**
+ * Tells every instance that the log grew. Its own transaction, committed without waiting for the
+ * disk (a doorbell lost to a crash is made up for by the readers' own periodic look), so the
+ * notification queue's lock is held for moments, and never by an acknowledging write.
+ */
+export async function ringDoorbell(db: Db): Promise<void> {
+  await db.execute(sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, ${sql.raw(`'${LOG_GREW}'`)})`)
 }
 
 /** A callback already in the log, as a replay meets it. */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
-import { appendCallbacks, type CallbackWrite, landedByDedupeKey } from '../storage/callback.statements.js'
+import { appendCallbacks, type CallbackWrite, landedByDedupeKey, ringDoorbell } from '../storage/callback.statements.js'
 import type { Db } from '../storage/database.client.js'
 import { insertRefusal, pruneRefusals } from '../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
@@ -26,6 +26,8 @@ export interface CallbackStoreOptions {
   refusedMaxRows?: number
   /** The most callbacks one statement takes. */
   maxBatch?: number
+  /** Told when the doorbell could not be rung (readers then find the callbacks at their next look). */
+  onDoorbellError?: (error: unknown) => void
 }
 
 interface Keeping {
@@ -44,6 +46,7 @@ export class CallbackStore {
   // Starts due, so a cap lowered since the last run takes effect with the first refusal.
   private refusedSincePrune: number
   private readonly batches: GroupCommit<Keeping, KeptCallback>
+  private readonly doorbell: Doorbell
 
   constructor(
     private readonly db: Db,
@@ -53,8 +56,13 @@ export class CallbackStore {
     // Pruning now and then rather than per insert: the table overshoots the cap by at most 1%.
     this.pruneEvery = Math.min(1000, Math.max(1, Math.ceil(this.refusedMaxRows / 100)))
     this.refusedSincePrune = this.pruneEvery
+    this.doorbell = new Doorbell(() => ringDoorbell(this.db), options.onDoorbellError)
     this.batches = new GroupCommit({
-      commit: (items) => keepBatch(this.db, items),
+      commit: async (items) => {
+        const kept = await keepBatch(this.db, items)
+        this.doorbell.ring()
+        return kept
+      },
       maxBatch: options.maxBatch ?? 500,
       isItemError: isDataError,
     })
@@ -126,4 +134,36 @@ async function keepBatch(db: Db, items: Keeping[]): Promise<KeptCallback[]> {
     })
   }
   return outcomes as KeptCallback[]
+}
+
+/**
+ * Rings after each committed batch, one ring at a time: rings asked for while one is under way
+ * become one more ring after it, so a busy writer sends at most one doorbell per round trip and
+ * an acknowledgement never waits for one.
+ */
+class Doorbell {
+  private ringing = false
+  private again = false
+
+  constructor(
+    private readonly send: () => Promise<void>,
+    private readonly onError: ((error: unknown) => void) | undefined,
+  ) {}
+
+  ring(): void {
+    if (this.ringing) {
+      this.again = true
+      return
+    }
+    this.ringing = true
+    void this.send()
+      .catch((error: unknown) => this.onError?.(error))
+      .finally(() => {
+        this.ringing = false
+        if (this.again) {
+          this.again = false
+          this.ring()
+        }
+      })
+  }
 }

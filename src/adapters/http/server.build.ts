@@ -94,7 +94,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
   const spoolAt = spoolLocation(config)
   const spool = await CallbackSpool.open({ ...spoolAt, maxBytes: config.spool.maxBytes, onDepth: (depth) => metrics.spoolDepth.set(depth) })
-  const store = new CallbackStore(database.db, { refusedMaxRows: config.ingest.refusedMaxRows })
+  const store = new CallbackStore(database.db, {
+    refusedMaxRows: config.ingest.refusedMaxRows,
+    onDoorbellError: (error) => app.log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
+  })
   const replayer = new SpoolReplayer({ spool, store, log: app.log })
   app.addHook('onReady', async () => replayer.start())
   app.addHook('onClose', async () => {
