@@ -43,6 +43,9 @@ const NODES = `query($ids: [ID!]!) {
   nodes(ids: $ids) { __typename id ... on Task { user { id } } ... on Output { outputTask: task { id } } ... on Notification { task { id } } }
 }`
 
+// A read of the log after a position: the hub's tail (no page here reads after a position).
+const isLogTail = (statement: string) => /from "callbacks" where \("callbacks"\."xid", "callbacks"\."id"\) >/.test(statement)
+
 describe(`a page costs a bounded number of SQL statements, whatever its size (${driverName})`, () => {
   let db: TestDatabase
   let gateway: Gateway
@@ -77,7 +80,8 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
     const answer = await graphql(gateway, query, variables)
     expect(answer.errors, answer.text).toBeUndefined()
     check(answer.data)
-    return statements.length
+    // The event hub reads the log's tail when a late doorbell rings: not the page's statement.
+    return statements.filter((statement) => !isLogTail(statement)).length
   }
 
   it('tasks with their user, outputs, recordings and last 5 notifications (each with its task and user)', async () => {

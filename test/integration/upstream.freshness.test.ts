@@ -7,6 +7,7 @@ import { driverName, openTestDatabase, type TestDatabase } from '../support/data
 import { SECRET, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { type FakeUpstream, startFakeUpstream } from '../support/upstream.server.js'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 
 const ALL_KEY = 'key-all-9c2e'
 const ALPHA_KEY = 'key-alpha-51d0'
@@ -62,8 +63,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
 
   it('@apollo/client at its defaults gets the first code\'s tasks while the second code\'s upstream is down', async () => {
     const client = new ApolloClient({ link: new HttpLink({ uri: `${gateway.url}/graphql`, headers: all.headers }), cache: new InMemoryCache() })
-    const ofAlpha = await client.query<any>({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id serviceCode } } } }` })
-    expect(ofAlpha.data?.tasks.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual([alphaTask])
+    const ofAlpha = await client.query<any>({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId serviceCode } } } }` })
+    expect(ofAlpha.data?.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node.taskId)).toEqual([alphaTask])
     // Every code's tasks, BRAVO's stale ones included: still data, nothing thrown.
     const everything = await client.query<any>({ query: gql`query AllTasks { tasks { totalCount } }` })
     expect(everything.data?.tasks.totalCount).toBe(2)
@@ -77,8 +78,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     // A read of ALPHA alone does not speak of BRAVO.
     const ofAlpha = await graphql(gateway, '{ tasks(filter: { serviceCode: "ALPHA" }) { totalCount } }', {}, all)
     expect(ofAlpha.extensions).toBeUndefined()
-    const bravo = await graphql(gateway, `query($id: ID!) { task(id: $id) { id serviceCode confirmedAt } }`, { id: bravoTask }, all)
-    expect(bravo.data.task).toEqual({ id: bravoTask, serviceCode: 'BRAVO', confirmedAt: null })
+    const bravo = await graphql(gateway, `query($id: ID!) { task(id: $id) { taskId serviceCode confirmedAt } }`, { id: toGlobalId('Task', 'BRAVO', bravoTask) }, all)
+    expect(bravo.data.task).toEqual({ taskId: bravoTask, serviceCode: 'BRAVO', confirmedAt: null })
     expect(bravo.extensions).toMatchObject({ upstream: { stale: [{ serviceCode: 'BRAVO' }] } })
   })
 
@@ -89,7 +90,7 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     expect(a).toMatchObject({ serviceCode: 'ALPHA', configured: true, healthy: true, stale: false, consecutiveFailures: 0, lastSuccessAt: expect.any(String) })
     expect(b).toMatchObject({ serviceCode: 'BRAVO', configured: true, healthy: false, stale: true, lastSuccessAt: null, lastError: { kind: 'NETWORK', ret: null } })
     expect(b.consecutiveFailures).toBeGreaterThan(0)
-    const task = await graphql(gateway, `query($id: ID!) { task(id: $id) { listed confirmedAt } }`, { id: alphaTask }, all)
+    const task = await graphql(gateway, `query($id: ID!) { task(id: $id) { listed confirmedAt } }`, { id: toGlobalId('Task', 'ALPHA', alphaTask) }, all)
     expect(task.data.task.listed).toBe(true)
     expect(Date.parse(task.data.task.confirmedAt)).toBeGreaterThan(Date.parse(a.lastSuccessAt) - 60_000)
   })
@@ -99,7 +100,7 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
       '{ tasks { totalCount edges { node { id serviceCode } } } }',
       '{ users { totalCount edges { node { serviceCode userName } } } }',
       '{ upstreams { serviceCode stale lastError { kind } } }',
-      `{ task(id: "${bravoTask}") { id } }`,
+      `{ task(id: "${toGlobalId('Task', 'BRAVO', bravoTask)}") { id } }`,
     ]
     for (const query of queries) {
       const answer = await graphql(gateway, query, {}, alphaOnly)
@@ -119,15 +120,15 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     await expect.poll(() => alpha.pending(), { timeout: 10_000 }).toBeGreaterThan(0)
     const hanging = alpha.pending()
     const answers = await Promise.all([
-      graphql(gateway, '{ tasks(filter: { serviceCode: "ALPHA" }) { edges { node { id } } } }', {}, alphaOnly),
-      graphql(gateway, `query($id: ID!) { task(id: $id) { id status } }`, { id: alphaTask }, alphaOnly),
+      graphql(gateway, '{ tasks(filter: { serviceCode: "ALPHA" }) { edges { node { taskId } } } }', {}, alphaOnly),
+      graphql(gateway, `query($id: ID!) { task(id: $id) { taskId status } }`, { id: toGlobalId('Task', 'ALPHA', alphaTask) }, alphaOnly),
       graphql(gateway, '{ users(filter: { serviceCode: "ALPHA" }) { edges { node { userName } } } }', {}, alphaOnly),
     ])
     // Every answer came while the request it would once have waited for was still open.
     expect(alpha.pending()).toBeGreaterThanOrEqual(hanging)
     for (const answer of answers) expect(answer.errors, answer.text).toBeUndefined()
-    expect(answers[0]?.data.tasks.edges).toEqual([{ node: { id: alphaTask } }])
-    expect(answers[1]?.data.task).toEqual({ id: alphaTask, status: 'LIVE' })
+    expect(answers[0]?.data.tasks.edges).toEqual([{ node: { taskId: alphaTask } }])
+    expect(answers[1]?.data.task).toEqual({ taskId: alphaTask, status: 'LIVE' })
     expect(answers[2]?.data.users.edges).toEqual([{ node: { userName: 'alice' } }])
 
     const status = async () => (await graphql(gateway, '{ upstreams { serviceCode healthy stale consecutiveFailures lastError { kind } } }', {}, alphaOnly)).data.upstreams[0]

@@ -47,7 +47,13 @@ const COMMANDS: Record<string, CommandEntry> = {
     synopsis: '[--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]',
     options: { port: text, 'simulator-port': text, rate: text, sessions: text },
   },
-  schema: { load: async () => (await import('./schema.command.js')).schemaCommand, summary: 'print the GraphQL schema (SDL) the gateway serves', synopsis: '', options: {} },
+  schema: {
+    load: async () => (await import('./schema.command.js')).schemaCommand,
+    summary: 'print the GraphQL schema (SDL) the gateway serves, or a client cache\'s possible types and keys',
+    synopsis: '[sdl | possible-types]',
+    options: {},
+    positionals: true,
+  },
   sign: {
     load: async () => (await import('./sign.command.js')).signCommand,
     summary: 'print a signed curl line for a test callback: sign type=0 hashed_id=… ',

@@ -33,9 +33,9 @@ export function upstreamErrorKind(stored: string): UpstreamErrorKind {
 
 @ObjectType('UpstreamError', { simpleResolvers: true, description: 'Why the last task list request failed.' })
 export class UpstreamErrorInfo {
-  @Field(() => DateTimeScalar) at!: Date
-  @Field(() => UpstreamErrorKind) kind!: UpstreamErrorKind
-  @Field(() => String) message!: string
+  @Field(() => DateTimeScalar, { description: 'When the failed request was made.' }) at!: Date
+  @Field(() => UpstreamErrorKind, { description: 'What kind of failure it was.' }) kind!: UpstreamErrorKind
+  @Field(() => String, { description: 'What went wrong, in words (never a secret or a signature).' }) message!: string
   @Field(() => Int, { nullable: true, description: 'The service\'s non-zero `ret`, for kind RET.' }) ret!: number | null
 }
 
@@ -44,7 +44,7 @@ export class UpstreamErrorInfo {
   description: 'How fresh one service code\'s task list is, as the poller last stored it (shared by every gateway instance).',
 })
 export class UpstreamStatus {
-  @Field(() => String) serviceCode!: string
+  @Field(() => String, { description: 'The service code this is about.' }) serviceCode!: string
   @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl and polling is on).' }) configured!: boolean
   @Field(() => Boolean, { description: 'The last poll succeeded.' }) healthy!: boolean
   @Field(() => Boolean, {
@@ -53,11 +53,11 @@ export class UpstreamStatus {
   stale!: boolean
   @Field(() => Int, { description: 'Failed polls since the last success; each one doubles the wait before the next poll, up to `upstream.maxBackoffMs`.' })
   consecutiveFailures!: number
-  @Field(() => DateTimeScalar, { nullable: true }) lastPollAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true }) lastSuccessAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last poll, successful or not, was made.' }) lastPollAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last successful poll was made: what the stored tasks and users are as fresh as.' }) lastSuccessAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the next poll is due (by the polling instance\'s clock).' }) nextPollAt!: Date | null
   @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
-  @Field(() => Int, { nullable: true }) lastLatencyMs!: number | null
+  @Field(() => Int, { nullable: true, description: 'How long the last poll took, in milliseconds, whatever its outcome.' }) lastLatencyMs!: number | null
   @Field(() => Int, { nullable: true, description: 'Tasks in the last successful answer.' }) taskCount!: number | null
-  @Field(() => Int, { nullable: true }) userCount!: number | null
+  @Field(() => Int, { nullable: true, description: 'Users in the last successful answer.' }) userCount!: number | null
 }
