@@ -22,7 +22,7 @@ import { buildGraphqlSchema } from './schema.build.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFreshnessPlugin } from './upstream.access.js'
-import { csrfHook, jsonClientStatusPlugin } from './http.policy.js'
+import { csrfHook, jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {
@@ -74,6 +74,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       jsonClientStatusPlugin<GraphqlContext>(),
       upstreamFreshnessPlugin<GraphqlContext>(),
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
+      subscriptionsOverSocketPlugin<GraphqlContext>(),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
     ],
   })

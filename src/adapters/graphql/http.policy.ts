@@ -1,3 +1,4 @@
+import { GraphQLError } from 'graphql'
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -75,6 +76,23 @@ export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlu
       const { data, errors } = response.body.singleResult
       if (data !== undefined || !errors?.length) return
       if (errors.every((error) => REQUEST_ERROR_CODES.has(String(error.extensions?.code)))) response.http.status = 200
+    },
+  }
+  return { requestDidStart: async () => listener }
+}
+
+/**
+ * A subscription sent over HTTP is refused with a clear 400: subscriptions are served over
+ * graphql-ws on the same URL (their resolvers need the socket, and HTTP would answer once).
+ */
+export function subscriptionsOverSocketPlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
+  const listener: GraphQLRequestListener<C> = {
+    async didResolveOperation({ operation }) {
+      if (operation?.operation === 'subscription') {
+        throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', {
+          extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
+        })
+      }
     },
   }
   return { requestDidStart: async () => listener }

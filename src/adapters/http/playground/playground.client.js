@@ -21,9 +21,19 @@
     // Apollo answers plain JSON; the multipart reader would only add a content negotiation.
     enableIncrementalDelivery: false,
   })
+  // GraphiQL keeps the previous tab's operation name (or none) for a moment after a tab switch; a
+  // run in that moment named an operation the document does not have, or went over HTTP although
+  // it is a subscription. A document of one operation is always run as that operation.
+  const operationsIn = (query) =>
+    [...query.replace(/#[^\n]*/g, '').matchAll(/\b(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => ({ kind: match[1], name: match[2] }))
   const fetcher = (params, options) => {
     headers = (options && options.headers) || {}
-    return send(params, options)
+    const operations = operationsIn(params.query || '')
+    const only = operations.length === 1 ? operations[0] : undefined
+    if (!only) return send(params, options)
+    // GraphiQL picks the transport from the document it parsed last, which may be the previous tab's.
+    if (only.kind === 'subscription') return wsClient.iterate({ query: params.query, variables: params.variables, operationName: only.name })
+    return send({ ...params, operationName: only.name }, options)
   }
 
   ReactDOM.createRoot(document.getElementById('graphiql')).render(
