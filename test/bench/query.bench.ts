@@ -59,7 +59,7 @@ export const TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: String, $fil
 }`
 
 /** The issue's small query: three columns of the newest 20 tasks, nothing nested. */
-export const SMALL_QUERY = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status author } } } }'
+export const SMALL_QUERY = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status userName } } } }'
 
 function body(variables: Record<string, unknown>, operationName = 'TaskPage', query = TASK_PAGE_QUERY): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName, query, variables }))
@@ -223,7 +223,7 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][]): Benc
     description:
       `Two operations over HTTP POST, ${CONNECTIONS} keep-alive connections from a load generator in a worker thread. The task page: \`tasks(first: 50)\` ` +
       `with outputs, streams, recordings, thumbnails and each task's latest 5 notifications, a pool of four (pages 1–3 by cursor and a status filter). ` +
-      `The small query: \`tasks(first: 20) { edges { node { id status author } } }\`. Every server and operation is measured in ${ROUNDS} windows of ` +
+      `The small query: \`tasks(first: 20) { edges { node { id status userName } } }\`. Every server and operation is measured in ${ROUNDS} windows of ` +
       `${WARMUP_MS / 1000} s warm-up then ${DURATION_MS / ROUNDS / 1000} s, all taking turns (latencies pooled). ` +
       `${TASKS} tasks folded from real callbacks and a task_list answer, then the callbacks table grown to ${SMALL} rows, copied to a second database, ` +
       `and grown to ${LARGE} rows (set-based copies of every type over every task): livegate runs on both, the ceiling on the large one. ` +
