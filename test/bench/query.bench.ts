@@ -4,11 +4,12 @@ import { type Config, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Database, openDatabase } from '../../src/storage/database.client.js'
 import type { Gateway } from '../../src/adapters/http/gateway.start.js'
 import { startBenchGateway } from './bench.gateway.js'
-import { type BenchContext, type BenchSection, ms, ratio } from './bench.report.js'
+import { type BenchContext, type BenchSection, ms, ratio, type TargetCheck } from './bench.report.js'
 import { startCeiling } from './query.ceiling.js'
 import { measureInTurns, type WorkFigure } from './query.windows.js'
 import { costTable, explainStatements, type StatementCost, statementRecorder } from './query.explain.js'
 import { bulkCallbacks, SEED_SERVICE_CODE, seedTasks } from './query.seed.js'
+import { UpstreamVariants } from './query.upstream.js'
 import type { LoadRequest } from './load.generate.js'
 
 const CONNECTIONS = Number(process.env.BENCH_QUERY_CONNECTIONS ?? 16)
@@ -59,7 +60,7 @@ export const TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: String, $fil
 }`
 
 /** The issue's small query: three columns of the newest 20 tasks, nothing nested. */
-export const SMALL_QUERY = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status author } } } }'
+export const SMALL_QUERY = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status userName } } } }'
 
 function body(variables: Record<string, unknown>, operationName = 'TaskPage', query = TASK_PAGE_QUERY): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName, query, variables }))
@@ -87,17 +88,28 @@ async function taskPagePool(url: string): Promise<LoadRequest[]> {
 /**
  * Both servers must give the same answer to every request of the pool before either is measured:
  * twice over, so the second round compares what each serves once it has compiled the operation.
+ * `compared` picks what must be equal (a livegate with a failing upstream adds `extensions`).
  */
-async function checkSameAnswers(livegateUrl: string, ceilingUrl: string, pool: LoadRequest[]): Promise<void> {
+async function checkSameAnswers(livegateUrl: string, otherUrl: string, pool: LoadRequest[], other = 'the ceiling', compared = (json: any): unknown => json): Promise<void> {
   for (const request of [...pool, ...pool]) {
-    const [ours, theirs] = await Promise.all([post(livegateUrl, request), post(ceilingUrl, request)])
+    const [ours, theirs] = await Promise.all([post(livegateUrl, request), post(otherUrl, request)])
     if (ours.status !== 200 || ours.json.errors) throw new Error(`livegate answered ${ours.status}: ${JSON.stringify(ours.json).slice(0, 400)}`)
     const asked = JSON.parse(request.body.toString('utf8')).variables.first
     if (ours.json.data.tasks.edges.length !== asked) throw new Error(`livegate answered ${ours.json.data.tasks.edges.length} tasks, not ${asked}`)
-    if (!isDeepStrictEqual(ours.json, theirs.json)) {
-      throw new Error(`livegate and the ceiling answer differently:\n${JSON.stringify(ours.json).slice(0, 600)}\n${JSON.stringify(theirs.json).slice(0, 600)}`)
+    const [a, b] = [compared(ours.json), compared(theirs.json)]
+    if (!isDeepStrictEqual(a, b)) throw new Error(`livegate and ${other} answer differently, first at ${firstDifference(a, b)}`)
+  }
+}
+
+/** Where two JSON values first differ: the path, then each side's value there. */
+function firstDifference(ours: unknown, theirs: unknown, path = ''): string {
+  if (ours && theirs && typeof ours === 'object' && typeof theirs === 'object') {
+    for (const key of new Set([...Object.keys(ours), ...Object.keys(theirs)])) {
+      const [a, b] = [(ours as Record<string, unknown>)[key], (theirs as Record<string, unknown>)[key]]
+      if (!isDeepStrictEqual(a, b)) return firstDifference(a, b, `${path}.${key}`)
     }
   }
+  return `${path || '(top)'}: ${JSON.stringify(ours)?.slice(0, 300)} ≠ ${JSON.stringify(theirs)?.slice(0, 300)}`
 }
 
 function row({ name, result, nodeCpuMs, postgresCpuMs }: WorkFigure, ceiling: WorkFigure): string[] {
@@ -145,6 +157,9 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
   const figures: WorkFigure[] = []
   const explained: StatementCost[][] = []
   const served: Served[] = []
+  let upstream: UpstreamVariants | undefined
+  let upstreamTargets: TargetCheck[] = []
+  let polls: number[] = []
   try {
     let begun = Date.now()
     const seeding = await openDatabase({ url: largeDb.url, dataDir: MEMORY_DATA_DIR })
@@ -155,6 +170,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     ctx.log(`query: ${TASKS} tasks from ${real} real callbacks, ${SMALL} callbacks in ${((Date.now() - begun) / 1000).toFixed(0)} s`)
     // The small database is a copy taken now, so both sizes can be measured in the same minute.
     await admin.unsafe(`create database "${smallName}" template "${largeName}"`)
+    upstream = await UpstreamVariants.prepare(admin, smallName, `task page: livegate, ${SMALL / 1000}k callbacks`)
     begun = Date.now()
     const growing = await openDatabase({ url: largeDb.url, dataDir: MEMORY_DATA_DIR })
     await bulkCallbacks(growing.db, real, LARGE, nextRound)
@@ -166,6 +182,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     const big = await serve(largeDb.url)
     served.push(big)
     const ceiling = await startCeiling(largeDb.url)
+    await upstream.start(ctx.serverUrl, TASKS)
     try {
       const pagePool = await taskPagePool(big.gateway.url)
       const smallPool = [body({ first: 20 }, 'TaskList', SMALL_QUERY)]
@@ -178,6 +195,9 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       } finally {
         await smallCeiling.close()
       }
+      // An upstream changes no data a page shows (the seeded list, folded again, is the same list);
+      // while it has not answered, livegate says so in `extensions`.
+      for (const url of upstream.urls) await checkSameAnswers(url, small.gateway.url, pagePool, 'livegate without an upstream', (json) => json.data)
       for (const request of [pagePool[1], smallPool[0]] as LoadRequest[]) {
         for (const [server, url] of [[small, smallUrl], [big, largeDb.url]] as const) {
           const { statements } = await server.recorder.record(() => post(server.gateway.url, request))
@@ -185,34 +205,41 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
         }
       }
       const millions = `${LARGE / 1_000_000}M callbacks`
+      const pollsBefore = upstream.polls
       figures.push(
         ...(await measureInTurns(
           [
             { name: `task page: SQL ceiling, ${millions}`, url: ceiling.url, pool: pagePool },
             { name: `task page: livegate, ${millions}`, url: big.gateway.url, pool: pagePool },
             { name: `task page: livegate, ${SMALL / 1000}k callbacks`, url: small.gateway.url, pool: pagePool },
+            ...upstream.works(pagePool),
             { name: `small query: SQL ceiling, ${millions}`, url: ceiling.url, pool: smallPool },
             { name: `small query: livegate, ${millions}`, url: big.gateway.url, pool: smallPool },
           ],
           { rounds: ROUNDS, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, postgresPort: new URL(ctx.serverUrl).port },
         )),
       )
+      polls = upstream.polls.map((count, i) => count - (pollsBefore[i] ?? 0))
+      upstreamTargets = upstream.targets(figures[2] as WorkFigure, figures)
       for (const figure of figures) ctx.log(`query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`)
+      ctx.log(`query: task_list requests while measuring: ${polls.join(' and ')}`)
     } finally {
       await ceiling.close()
     }
   } finally {
     for (const server of served) await server.close()
+    await upstream?.close()
     await admin.unsafe(`drop database if exists "${smallName}" with (force)`)
     await admin.end()
     await largeDb.drop()
   }
-  return querySection(figures, explained)
+  return querySection(figures, explained, { targets: upstreamTargets, polls })
 }
 
-/** The section: both operations against the ceiling, flatness, and the plans. */
-function querySection(figures: WorkFigure[], explained: StatementCost[][]): BenchSection {
-  const [ceiling, large, small, smallCeiling, smallLarge] = figures as [WorkFigure, WorkFigure, WorkFigure, WorkFigure, WorkFigure]
+/** The section: both operations against the ceiling, flatness, the upstream variants, and the plans. */
+function querySection(figures: WorkFigure[], explained: StatementCost[][], upstream: { targets: TargetCheck[]; polls: number[] }): BenchSection {
+  // In the order measured: the task page's ceiling, livegate at 1M, at 10k, with each upstream; the small query's ceiling, livegate.
+  const [ceiling, large, small, , , smallCeiling, smallLarge] = figures as [WorkFigure, WorkFigure, WorkFigure, WorkFigure, WorkFigure, WorkFigure, WorkFigure]
   const flat = large.result.rps / small.result.rps
   const sizes = [`${SMALL / 1000}k`, `${LARGE / 1_000_000}M`] as const
   const plans = costTable(explained[0] ?? [], explained[1] ?? [], ...sizes)
@@ -223,10 +250,13 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][]): Benc
     description:
       `Two operations over HTTP POST, ${CONNECTIONS} keep-alive connections from a load generator in a worker thread. The task page: \`tasks(first: 50)\` ` +
       `with outputs, streams, recordings, thumbnails and each task's latest 5 notifications, a pool of four (pages 1–3 by cursor and a status filter). ` +
-      `The small query: \`tasks(first: 20) { edges { node { id status author } } }\`. Every server and operation is measured in ${ROUNDS} windows of ` +
+      `The small query: \`tasks(first: 20) { edges { node { id status userName } } }\`. Every server and operation is measured in ${ROUNDS} windows of ` +
       `${WARMUP_MS / 1000} s warm-up then ${DURATION_MS / ROUNDS / 1000} s, all taking turns (latencies pooled). ` +
       `${TASKS} tasks folded from real callbacks and a task_list answer, then the callbacks table grown to ${SMALL} rows, copied to a second database, ` +
       `and grown to ${LARGE} rows (set-based copies of every type over every task): livegate runs on both, the ceiling on the large one. ` +
+      'Two more copies of the small database each serve a livegate whose service code has a task_list upstream, polled at the default interval: ' +
+      'a simulated task_list answering after 200 ms (the seeded list, folded again on every poll) and one never answering; each is checked to ' +
+      'answer the task pages as livegate without an upstream does, and measured in the same turns; their targets are ratios of that figure. ' +
       'The ceiling is independent of livegate: bare node:http and postgres.js answering each operation with one SQL statement that reads the tables ' +
       'and builds the whole response JSON in PostgreSQL (test/bench/query.ceiling-sql.ts); it shares no code with livegate, and both are checked to ' +
       'give the same JSON (deep-equal after parsing) for every request of the pools before either is measured. Ratios are against the ceiling on the ' +
@@ -248,12 +278,15 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][]): Benc
         measured: ratio(large.result.rps, small.result.rps),
         met: flat >= FLAT_LOW && flat <= FLAT_HIGH,
       },
+      ...upstream.targets,
     ],
     notes: [
       'On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput follows the CPU a request costs in all of ' +
         'them: the ceiling spends most of its little CPU in PostgreSQL building JSON, livegate most of its in its one Node thread. ' +
         'livegate reads only what an operation selects: a task\'s derived node is stored beside its state (`tasks.node`, written with the state), and ' +
         'a selection of scalar columns reads those columns alone; Apollo writes answers without indentation.',
+      '',
+      `The simulated task_lists had ${upstream.polls.join(' and ')} requests while the figures were measured (answering after 200 ms, never answering).`,
       '',
       `EXPLAIN (ANALYZE, BUFFERS) of the statements livegate sends for page 2 and for the small query, at ${SMALL / 1000}k and ${LARGE / 1_000_000}M stored callbacks:`,
       '',
@@ -262,6 +295,6 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][]): Benc
       smallPlans,
     ].join('\n'),
     // Latencies stay out of results.json: a typed array would be written index by index.
-    data: { figures: figures.map(({ result: { latencies: _, ...result }, ...figure }) => ({ ...figure, result })), explained, p99VsCeiling: large.result.p99Ms / ceiling.result.p99Ms },
+    data: { figures: figures.map(({ result: { latencies: _, ...result }, ...figure }) => ({ ...figure, result })), explained, p99VsCeiling: large.result.p99Ms / ceiling.result.p99Ms, upstreamPolls: upstream.polls },
   }
 }

@@ -89,9 +89,16 @@ export function costTable(small: StatementCost[], large: StatementCost[], smallN
     `| statement of one task page | plan | buffers at ${smallName} | buffers at ${largeName} | rows scanned at ${smallName} | rows scanned at ${largeName} |`,
     '| --- | --- | ---: | ---: | ---: | ---: |',
   ]
-  small.forEach((cost, i) => {
-    const other = large[i]
+  // Paired by label, the n-th of a label with the n-th: a statement only one side sent (a
+  // background read that landed in the recording) takes a row of its own.
+  const unmatched = [...large]
+  const rows = small.map((cost) => {
+    const at = unmatched.findIndex((candidate) => candidate.label === cost.label)
+    return [cost, at < 0 ? undefined : unmatched.splice(at, 1)[0]] as const
+  })
+  rows.forEach(([cost, other]) => {
     lines.push(`| \`${cost.label}\` | ${(other ?? cost).scans.join(', ') || '—'} | ${cost.buffers} | ${other?.buffers ?? '—'} | ${cost.rowsScanned} | ${other?.rowsScanned ?? '—'} |`)
   })
+  for (const other of unmatched) lines.push(`| \`${other.label}\` | ${other.scans.join(', ') || '—'} | — | ${other.buffers} | — | ${other.rowsScanned} |`)
   return lines.join('\n')
 }

@@ -2,51 +2,56 @@ import type postgres from 'postgres'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import type { SimulatedTaskList } from '../../src/simulator/task-list.snapshot.js'
 import { type BenchGateway, startBenchGateway } from './bench.gateway.js'
-import type { TargetCheck } from './bench.report.js'
-import { ratio } from './bench.report.js'
-import type { LoadResult } from './load.generate.js'
+import { ratio, type TargetCheck } from './bench.report.js'
+import type { LoadRequest } from './load.generate.js'
+import type { Work, WorkFigure } from './query.windows.js'
 import { SEED_SERVICE_CODE, taskListOf } from './query.seed.js'
 
 const SECRET = 'bench-secret'
 // Longer than any timeout: the request is cut by livegate's own (upstream.timeoutMs).
 const NEVER_MS = 3_600_000
+/** What each variant must keep of the no-upstream figure. */
+const KEEP = 0.95
 
 /** One livegate whose service code has a task_list upstream, on a database of its own. */
 interface Variant {
   name: string
   database: string
+  delayMs: number
   upstream?: TaskListServer
   served?: BenchGateway
-  runs: LoadResult[]
 }
 
 /**
  * The query bench's upstream variants: livegate on a copy of the no-upstream database, its
- * service code polled from a simulated task_list that answers after 200 ms (with the seeded
- * list, so every poll folds it again), and from one that never answers. Queries must not notice.
+ * service code polled (at the default interval) from a simulated task_list that answers after
+ * 200 ms with the seeded list, so every poll folds it again, and from one that never answers.
+ * Queries never ask the task_list, so they must not notice either.
  */
 export class UpstreamVariants {
   private constructor(
     private readonly admin: postgres.Sql,
-    readonly variants: [Variant, Variant],
+    private readonly variants: readonly Variant[],
   ) {}
 
-  /** Copies the template database for each variant; call before anything connects to it. */
-  static async prepare(admin: postgres.Sql, template: string): Promise<UpstreamVariants> {
-    const variants: [Variant, Variant] = [
-      { name: 'livegate, 10k, task_list answering after 200 ms', database: `${template}_up200`, runs: [] },
-      { name: 'livegate, 10k, task_list never answering', database: `${template}_uphang`, runs: [] },
+  /**
+   * Copies the template database for each variant; call while nothing is connected to it.
+   * `label` names the no-upstream figure; each variant's figure is named after it.
+   */
+  static async prepare(admin: postgres.Sql, template: string, label: string): Promise<UpstreamVariants> {
+    const variants: Variant[] = [
+      { name: `${label}, task_list answering after 200 ms`, database: `${template}_up200`, delayMs: 200 },
+      { name: `${label}, task_list never answering`, database: `${template}_uphang`, delayMs: NEVER_MS },
     ]
     for (const variant of variants) await admin.unsafe(`create database "${variant.database}" template "${template}"`)
     return new UpstreamVariants(admin, variants)
   }
 
-  /** Starts the two task_list servers and a livegate on each copy, `tasks` seeded tasks listed. */
+  /** Starts each variant's task_list server, listing `tasks` seeded tasks, and a livegate on its copy. */
   async start(serverUrl: string, tasks: number): Promise<void> {
-    const delays = [200, NEVER_MS]
-    for (const [index, variant] of this.variants.entries()) {
+    for (const variant of this.variants) {
       const upstream = await startTaskListServer({ services: [{ serviceCode: SEED_SERVICE_CODE, secret: SECRET }], source: () => taskListOf(tasks) as unknown as SimulatedTaskList })
-      upstream.behave({ delayMs: delays[index] as number })
+      upstream.behave({ delayMs: variant.delayMs })
       variant.upstream = upstream
       const url = Object.assign(new URL(serverUrl), { pathname: `/${variant.database}` }).toString()
       variant.served = await startBenchGateway({
@@ -62,16 +67,23 @@ export class UpstreamVariants {
     return this.variants.map((variant) => variant.served?.gateway.url as string)
   }
 
-  /** Table rows and targets against the no-upstream figure of the same run. */
-  report(noUpstream: LoadResult, pooled: (results: LoadResult[]) => LoadResult): { figures: Array<{ name: string; result: LoadResult }>; targets: TargetCheck[] } {
-    const figures = this.variants.map((variant) => ({ name: variant.name, result: pooled(variant.runs) }))
-    const targets = figures.map((figure) => ({
-      name: `${figure.name} vs no upstream (req/s)`,
-      target: '≥ 0.95×',
-      measured: ratio(figure.result.rps, noUpstream.rps),
-      met: figure.result.rps >= 0.95 * noUpstream.rps,
-    }))
-    return { figures, targets }
+  /** One work per variant, each answering `pool`, to measure in turns with the others. */
+  works(pool: LoadRequest[]): Work[] {
+    return this.variants.map((variant, i) => ({ name: variant.name, url: this.urls[i] as string, pool }))
+  }
+
+  /** How many task_list requests each upstream has had: the pollers really polled. */
+  get polls(): number[] {
+    return this.variants.map((variant) => variant.upstream?.requests ?? 0)
+  }
+
+  /** Each variant's figure (by name) against the no-upstream figure of the same run. */
+  targets(noUpstream: WorkFigure, figures: readonly WorkFigure[]): TargetCheck[] {
+    return this.variants.map((variant) => {
+      const figure = figures.find((candidate) => candidate.name === variant.name)
+      const rps = figure?.result.rps ?? Number.NaN
+      return { name: `${variant.name}, vs no upstream (req/s)`, target: `≥ ${KEEP.toFixed(2)}×`, measured: ratio(rps, noUpstream.result.rps), met: rps >= KEEP * noUpstream.result.rps }
+    })
   }
 
   async close(): Promise<void> {
