@@ -1,26 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { type Config, ConfigError, loadConfig, settingOrigin, StartupError } from '../../config/index.js'
+import type { CliIo, Command } from './command.model.js'
 import { npmSlip } from './npm.slip.js'
 
-/** What a command may touch of the outside world; main.ts hands in the real ones. */
-export interface CliIo {
-  env: Record<string, string | undefined>
-  out: (line: string) => void
-  err: (line: string) => void
-  /** Resolves when the process is asked to stop (SIGINT, SIGTERM). */
-  stopSignal: Promise<string>
-  /** Whether standard output is a terminal (readable logs rather than JSON). */
-  tty?: boolean
-}
-
-/** What a command is told besides its configuration. */
-export interface CommandContext {
-  /** Where `database.url` came from, for a message about a server that cannot be reached. */
-  databaseUrlOrigin: string
-}
-
-/** A command: its remaining arguments and the loaded configuration, to an exit code. */
-export type Command = (args: string[], config: Config, io: CliIo, context: CommandContext) => Promise<number>
+export type { CliIo, Command, CommandContext } from './command.model.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 

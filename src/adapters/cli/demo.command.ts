@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
 import { startGateway } from '../http/gateway.start.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
 const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id author status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'

@@ -1,6 +1,6 @@
 import { openDatabase } from '../../storage/database.client.js'
 import { backfillLegacyValues } from '../../storage/legacy.backfill.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 
 /** `livegate migrate`: applies the committed migrations and exits. */
 export const migrateCommand: Command = async (_args, config, io, context) => {

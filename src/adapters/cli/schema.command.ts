@@ -1,5 +1,5 @@
 import { buildGraphqlSchema, printGraphqlSchema } from '../graphql/schema.build.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 import { printPossibleTypes } from './possible-types.print.js'
 
 const PRINTS: Record<string, typeof printGraphqlSchema> = {

@@ -1,6 +1,6 @@
 import { MEMORY_DATA_DIR } from '../../config/index.js'
 import { startGateway } from '../http/gateway.start.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 
 /** `livegate serve`: starts the gateway and runs until SIGINT or SIGTERM. */
 export const serveCommand: Command = async (_args, config, io, context) => {

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { signCallback } from '../../model/callback.sign.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 
 /**
  * `livegate sign [--service CODE] [--url URL] [--get] name=value …`: prints a ready curl line

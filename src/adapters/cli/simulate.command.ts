@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { type SimulatorStats, startSimulator } from '../../simulator/simulator.run.js'
-import type { Command } from './cli.run.js'
+import type { Command } from './command.model.js'
 
 const USAGE = 'usage: livegate simulate [--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop]'
 

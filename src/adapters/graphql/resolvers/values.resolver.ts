@@ -1,7 +1,8 @@
 import type { InputNode, MediaFormatNode, StreamNode } from '../../../fold/graph.model.js'
 import { FieldResolver, Int, Resolver, Root } from '../type-graphql.shim.js'
 import { MediaContainer, MediaFormat, mediaContainer } from '../types/media-format.type.js'
-import { Input, Stream, StreamKind } from '../types/output.type.js'
+import { Stream, StreamKind } from '../types/output.type.js'
+import { Input } from '../types/task-parts.type.js'
 
 /**
  * The fields of the fold's plain values that the schema shows in another shape: an enum beside a

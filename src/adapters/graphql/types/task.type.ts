@@ -1,7 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
-import { Input, Recording, Resume, Thumbnail } from './output.type.js'
+import { Input, Recording, Resume, Thumbnail } from './task-parts.type.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 
 /** Where a task is in its life (the fold's rules: README, "How a task's state is derived"). */

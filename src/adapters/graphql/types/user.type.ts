@@ -2,7 +2,7 @@ import { Field, Float, InputType, Int, ObjectType } from '../type-graphql.shim.j
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
 import { DisconnectReason } from './notification.enums.js'
-import { Resume } from './output.type.js'
+import { Resume } from './task-parts.type.js'
 import { DateTimeScalar } from './scalars.type.js'
 
 @ObjectType('Disconnect', { simpleResolvers: true, description: 'A mobile client disconnect (type 8).' })
