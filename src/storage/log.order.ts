@@ -24,3 +24,17 @@ export const OLDEST_FIRST = [asc(callbacks.xid), asc(callbacks.id)] as const
 
 /** Log order, newest first. */
 export const NEWEST_FIRST = [desc(callbacks.xid), desc(callbacks.id)] as const
+
+/** The columns every reader of the log reads: its place, what it is about, and its typed values. */
+export const LOGGED_COLUMNS = {
+  xid: callbacks.xid,
+  id: callbacks.id,
+  type: callbacks.type,
+  serviceCode: callbacks.serviceCode,
+  taskId: callbacks.taskId,
+  userName: callbacks.userName,
+  vsId: callbacks.vsId,
+  serviceCreatedAt: callbacks.serviceCreatedAt,
+  receivedAt: callbacks.receivedAt,
+  values: callbacks.values,
+} as const

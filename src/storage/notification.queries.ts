@@ -4,7 +4,7 @@ import type { SignatureStatus } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
-import { afterPosition, beforePosition, FINAL, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
+import { afterPosition, beforePosition, FINAL, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
 import { finalPrefix, type LogRead } from './projection.store.js'
 
 /**
@@ -63,17 +63,8 @@ export interface NotificationPageRequest {
 }
 
 const rowColumns = {
-  xid: callbacks.xid,
-  id: callbacks.id,
-  type: callbacks.type,
-  serviceCode: callbacks.serviceCode,
-  taskId: callbacks.taskId,
-  userName: callbacks.userName,
-  vsId: callbacks.vsId,
-  serviceCreatedAt: callbacks.serviceCreatedAt,
-  receivedAt: callbacks.receivedAt,
+  ...LOGGED_COLUMNS,
   deliveries: callbacks.deliveries,
-  values: callbacks.values,
   signature: callbacks.signature,
   method: callbacks.method,
   query: callbacks.query,

@@ -3,7 +3,7 @@ import type { FoldableRecord } from '../fold/fold.event.js'
 import { LOG_START, type LogPosition } from '../model/log.position.js'
 import { callbacks, projections } from './callback.table.js'
 import { type Db, resultRows } from './database.client.js'
-import { afterPosition, FINAL, OLDEST_FIRST } from './log.order.js'
+import { afterPosition, FINAL, LOGGED_COLUMNS, OLDEST_FIRST } from './log.order.js'
 
 /** A logged callback as the projector reads it: what the fold needs, and where it is. */
 export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean }
@@ -47,17 +47,8 @@ export async function logAfter(tx: Db, position: LogPosition, limit: number): Pr
   const rows = await tx
     .select({
       final: sql<boolean>`${FINAL}`,
-      xid: callbacks.xid,
-      id: callbacks.id,
-      type: callbacks.type,
-      serviceCode: callbacks.serviceCode,
-      taskId: callbacks.taskId,
-      userName: callbacks.userName,
-      vsId: callbacks.vsId,
-      serviceCreatedAt: callbacks.serviceCreatedAt,
-      values: callbacks.values,
+      ...LOGGED_COLUMNS,
       signedAt: callbacks.signedAt,
-      receivedAt: callbacks.receivedAt,
       dedupeKey: callbacks.dedupeKey,
     })
     .from(callbacks)
