@@ -54,7 +54,7 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 180_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`livegate serve exited with ${child.exitCode}: ${stderr}`)
     try {
@@ -64,7 +64,7 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`livegate serve did not answer within 60 s: ${stderr}`)
+      throw new Error(`livegate serve did not answer within 180 s: ${stderr}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
