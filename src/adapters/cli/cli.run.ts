@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { type Config, ConfigError, loadConfig, settingOrigin, StartupError } from '../../config/index.js'
+import { ConfigError, loadConfig, settingOrigin, StartupError } from '../../config/index.js'
 import type { CliIo, Command } from './command.model.js'
 import { npmSlip } from './npm.slip.js'
 
