@@ -84,6 +84,8 @@ describe(`every node is found again by its global id, also after a restart (${dr
     for (const fields of [samples.liveStart, samples.liveEnd, samples.thumbnail, { ...samples.clientDisconnect, hashed_id: 'node-ended' }, { type: '77', service_code: 'TESTING', hashed_id: 'node-ended' }]) {
       expect((await send(signFor(gateway, fields as Record<string, string>))).status).toBe(200)
     }
+    // Acknowledged is not yet folded: the reads below need the graph.
+    await gateway.settle()
   }, 60_000)
 
   afterAll(async () => {

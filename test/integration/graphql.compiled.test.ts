@@ -130,4 +130,12 @@ describe(`compiled execution answers as graphql-js does (${driverName})`, () => 
     const neither = await everyRun(gateway.url, { query: two })
     expect(neither.status).toBe(400)
   })
+
+  test('an empty operation name names no operation, even after the unnamed one was compiled', async ({ gateway }) => {
+    const query = 'query($n: Int) { tasks(first: $n) { totalCount } }'
+    expect((await everyRun(gateway.url, { query, variables: null })).status).toBe(200)
+    const empty = await everyRun(gateway.url, { query, operationName: '', variables: null })
+    expect(empty.status).toBe(400)
+    expect(JSON.parse(empty.text).errors[0].extensions.code).toBe('OPERATION_RESOLUTION_FAILURE')
+  })
 })

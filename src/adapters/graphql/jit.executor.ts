@@ -45,12 +45,13 @@ const NEVER: Entry = { runs: -1, compiled: null, variables: undefined }
  */
 export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): NonNullable<GatewayInterface> {
   const compileAfter = options.compileAfter ?? 1
-  const byDocument = new WeakMap<DocumentNode, Map<string, Entry>>()
+  const byDocument = new WeakMap<DocumentNode, Map<string | null, Entry>>()
 
   const entryFor = (document: DocumentNode, operationName: string | undefined): Entry => {
     let entries = byDocument.get(document)
     if (!entries) byDocument.set(document, (entries = new Map()))
-    const key = operationName ?? ''
+    // No name and the empty name are two requests: graphql-js finds no operation named "".
+    const key = operationName ?? null
     let entry = entries.get(key)
     if (!entry) {
       const operation = getOperationAST(document, operationName)

@@ -95,7 +95,7 @@ export function queryLimitsChecker(limits: QueryLimits): (options: Omit<Paramete
     if (!bySchema) passed.set(options.schema, (bySchema = new WeakMap()))
     let keys = bySchema.get(options.document)
     if (!keys) bySchema.set(options.document, (keys = new Set()))
-    const key = `${options.operationName ?? ''}\u0000${JSON.stringify(options.variables ?? {})}`
+    const key = JSON.stringify([options.operationName ?? null, options.variables ?? {}])
     if (keys.has(key)) return undefined
     const refusal = checkQueryLimits({ ...options, limits })
     if (!refusal) {
@@ -160,7 +160,7 @@ function measure(selectionSet: SelectionSetNode, fragments: Map<string, Fragment
 
 function pickOperation(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
-  return operationName ? operations.find((operation) => operation.name?.value === operationName) : operations[0]
+  return operationName != null ? operations.find((operation) => operation.name?.value === operationName) : operations[0]
 }
 
 function refusal(code: string, message: string, actual: number, limit: number): GraphQLError {
