@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net'
+import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -188,6 +188,35 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     for (const [index, command] of commands.entries()) {
       expect(runs[index]?.code, command).toBe(0)
       expect(runs[index]?.stdout, command).toMatch(new RegExp(`^usage: livegate ${command} \\[--config file\\.json\\]`))
+    }
+  })
+})
+
+describe('a start that succeeds is not held up by who knocks', { timeout: PROCESS_LIMIT_MS }, () => {
+  it('a health check connecting while the gateway starts does not stall the start', async () => {
+    const port = await freePort()
+    const knocks: Socket[] = []
+    let knocking = true
+    // What a load balancer does: connect, ask, and wait for an answer, again and again.
+    const knock = async () => {
+      while (knocking) {
+        const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'))
+        socket.on('error', () => {})
+        knocks.push(socket)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+    const knocking$ = knock()
+    const started = await startServeProcess([], { ...baseEnv, PORT: String(port), LIVEGATE_DATA_DIR: sharedDataDir, LOG_LEVEL: 'info' })
+    try {
+      knocking = false
+      await knocking$
+      expect((await fetch(`${started.url}/healthz`)).status).toBe(200)
+    } finally {
+      for (const socket of knocks) socket.destroy()
+      const exited = once(started.process, 'exit')
+      started.process.kill('SIGTERM')
+      await exited
     }
   })
 })

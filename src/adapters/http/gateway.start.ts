@@ -100,7 +100,9 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
  */
 async function holdPort(config: Pick<Config, 'port' | 'host'>): Promise<Server | undefined> {
   if (config.port === 0) return undefined
-  const probe = createServer()
+  // A health check or load balancer may connect while the gateway starts: turned away at once,
+  // it would otherwise keep the probe's close (and the start) waiting for it to hang up.
+  const probe = createServer((socket) => socket.destroy())
   probe.unref()
   try {
     probe.listen({ port: config.port, host: config.host, exclusive: true })
