@@ -3,7 +3,11 @@ import postgres from 'postgres'
 /** What the sampler saw while a window ran. */
 export interface WaitSamples {
   samples: number
-  /** Samples in which some backend of the database waited on a heavyweight lock (`wait_event_type = 'Lock'`). */
+  /**
+   * Samples in which some backend of the database waited on a heavyweight lock
+   * (`wait_event_type = 'Lock'`), other than a relation's extension lock (`extend`): PostgreSQL
+   * takes that one itself whenever two backends add pages to one table, whoever inserts.
+   */
   lockWaitSamples: number
   /** The most lock requests not granted at once, server-wide. */
   maxUngranted: number
@@ -37,7 +41,7 @@ export function sampleWaits(databaseUrl: string): { stop(): Promise<WaitSamples>
         select concat_ws(' ', locktype, classid::regclass::text, objid::text, relation::regclass::text, mode) as on, count(*)::int as n
         from pg_locks where not granted group by 1`
       seen.samples++
-      if (rows.some((row) => row.type === 'Lock')) seen.lockWaitSamples++
+      if (rows.some((row) => row.type === 'Lock' && row.event !== 'extend')) seen.lockWaitSamples++
       for (const row of rows) {
         const key = row.type ? `${row.type}:${row.event}` : 'CPU'
         seen.byEvent[key] = (seen.byEvent[key] ?? 0) + row.n
