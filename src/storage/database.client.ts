@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
@@ -105,8 +108,10 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const lock = memory ? undefined : lockDataDir(options.dataDir, options.command ?? 'livegate')
   let client: InstanceType<typeof PGlite>
   try {
+    const settings = pgliteOptions(PGlite.defaultStartParams)
+    if (!memory && !existsSync(join(options.dataDir, 'PG_VERSION'))) await initdbApart(options.dataDir, settings)
     // Named even in memory: without a data directory PGlite would ignore the options.
-    client = new PGlite(memory ? MEMORY_DATA_DIR : options.dataDir, pgliteOptions(PGlite.defaultStartParams))
+    client = new PGlite(memory ? MEMORY_DATA_DIR : options.dataDir, settings)
     await client.waitReady
   } catch (error) {
     lock?.release()
@@ -141,6 +146,28 @@ const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=2MB', 'maintenance_work
 
 function pgliteOptions(defaults: readonly string[]): { startParams: string[] } {
   return { startParams: [...defaults, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] }
+}
+
+// initdb grows PGlite's WebAssembly heap to about twice what a started database needs, and that
+// heap never shrinks. Run in a worker thread that then ends, it leaves that memory behind with
+// the worker, and a first start on a data directory idles about as light as a restart, for about
+// a second more. (In memory the cluster would have to be handed over as a tar image, which
+// doubles an in-memory start, what every test pays: `memory://` keeps initdb in its own heap.)
+const INITDB_WORKER = `
+const { workerData } = require('node:worker_threads')
+import(workerData.module).then(async ({ PGlite }) => {
+  const client = new PGlite(workerData.dataDir, workerData.settings)
+  await client.waitReady
+  await client.close()
+})`
+
+/** Runs initdb for a fresh data directory in a worker thread. */
+async function initdbApart(dataDir: string, settings: { startParams: string[] }): Promise<void> {
+  const worker = new Worker(INITDB_WORKER, { eval: true, workerData: { module: import.meta.resolve('@electric-sql/pglite'), dataDir, settings } })
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject)
+    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb ended with ${code}`))))
+  })
 }
 
 // A failed migration names itself, and what it failed on, in one line.

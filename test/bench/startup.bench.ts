@@ -165,7 +165,8 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
   const [bare, , restart] = figures as [Figure, Figure, Figure, Figure]
   const worst = Math.max(...figures.slice(1, 3).map((f) => f.readyMs))
   const idle = Math.max(...figures.slice(1, 3).map((f) => f.idleRssMiB))
-  const pgliteIdle = Math.max(...figures.filter((f) => f.name.startsWith('livegate on PGlite') && !f.name.includes('initdb')).map((f) => f.idleRssMiB))
+  // The default: a data directory, on its first start (a first try) and after.
+  const pgliteIdle = Math.max(...figures.filter((f) => f.name.includes('data directory') || f.name.startsWith('npm start')).map((f) => f.idleRssMiB))
   const npmStart = figures.find((f) => f.name.startsWith('npm start on a fresh clone'))
   return {
     title: 'Startup and idle memory',
@@ -177,7 +178,7 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
     targets: [
       { name: 'startup to ready on PostgreSQL (first start and restart)', target: '≤ 2000 ms', measured: `${worst.toFixed(0)} ms`, met: worst <= 2000 },
       { name: 'idle RSS on PostgreSQL', target: '≤ 150 MiB', measured: `${idle.toFixed(0)} MiB`, met: idle <= 150 },
-      { name: 'idle RSS on PGlite (in memory, and a data directory on restart)', target: '≤ 400 MiB', measured: `${pgliteIdle.toFixed(0)} MiB`, met: pgliteIdle <= 400 },
+      { name: 'idle RSS on PGlite in a data directory, the default (first start, restart, npm start)', target: '≤ 400 MiB', measured: `${pgliteIdle.toFixed(0)} MiB`, met: pgliteIdle <= 400 },
       ...(npmStart ? [{ name: 'npm start on a fresh clone, after npm ci, to /healthz', target: '≤ 10000 ms', measured: `${npmStart.readyMs.toFixed(0)} ms`, met: npmStart.readyMs <= 10_000 }] : []),
     ],
     notes: `Run from source through tsx (\`npm run livegate -- serve\`, as the tests do), the same start takes about twice as long and 80 MiB more: tsx compiles and resolves every module through its loader thread. Restart median ${restart.readyMs.toFixed(0)} ms over ${RUNS} runs: ${restart.runs.map((r) => r.readyMs.toFixed(0)).join(', ')} ms.`,
