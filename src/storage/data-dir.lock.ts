@@ -102,9 +102,22 @@ function isAlive(holder: LockHolder, path: string): boolean {
   if (holder.pid === process.pid) return heldHere.has(path)
   try {
     process.kill(holder.pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  return !isZombie(holder.pid)
+}
+
+// A process killed but not yet reaped still answers signal 0, and in a container whose first
+// process reaps nothing it stays so: its state in /proc says it is gone (Linux only; elsewhere
+// it counts as alive).
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return state === 'Z' || state === 'X'
+  } catch {
+    return false
   }
 }
 

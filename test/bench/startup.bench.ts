@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -41,11 +41,23 @@ async function measureStart(args: string[], env: NodeJS.ProcessEnv, readyPath: s
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
     return { readyMs, idleRssMiB: treeRssKiB(child.pid as number) / 1024 }
   } finally {
+    const tree = treePids(child.pid as number)
     try {
       process.kill(-(child.pid as number), 'SIGKILL')
     } catch {
       // Already gone.
     }
+    // Gone, not just signalled: the next start on the same data directory finds its lock free.
+    for (let waited = 0; waited < 10_000 && tree.some((pid) => existsSync(`/proc/${pid}`)); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+function treePids(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    return [pid, ...children.flatMap(treePids)]
+  } catch {
+    return [pid]
   }
 }
 

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,6 +32,24 @@ describe('the data directory lock', () => {
     expect(readdirSync(dir)).toEqual([LOCK_FILE])
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid })
     lock.release()
+  })
+
+  it.runIf(process.platform === 'linux')('takes over the lock of a process killed but not reaped (a zombie)', async () => {
+    // `sleep 0.05` runs in the background of a shell that then becomes `sleep 5`, which never
+    // reaps it: it stays a zombie until the parent ends.
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    try {
+      const [line] = (await once(parent.stdout, 'data')) as [Buffer]
+      const zombie = Number(line.toString().trim())
+      await expect.poll(() => readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]?.[0], { timeout: 5000 }).toBe('Z')
+      const dir = freshDir()
+      writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: zombie, host: hostname(), command: 'serve', since: 'then', token: 'old' }))
+      const lock = lockDataDir(dir, 'serve')
+      expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid })
+      lock.release()
+    } finally {
+      parent.kill('SIGKILL')
+    }
   })
 
   it("does not take over another host's lock, and says how to clear it", () => {
