@@ -1,6 +1,5 @@
 import { type SQL, and, count, desc, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
-import type { CallbackValues } from '../model/callback.parse.js'
-import type { SignatureStatus } from '../model/callback.record.js'
+import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
@@ -13,20 +12,11 @@ import { finalPrefix, type LogRead } from './projection.store.js'
  * asked for). Every read of notifications sees only callbacks whose place in the log is final
  * (log.order.ts), in log order, so a cursor from any list resumes exactly.
  */
-export interface NotificationRow extends LogPosition {
-  type: number
-  serviceCode: string
-  taskId: string | null
-  userName: string | null
-  vsId: string | null
-  serviceCreatedAt: Date | null
-  receivedAt: Date
+export interface NotificationRow
+  extends LogPosition,
+    Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'receivedAt' | 'values' | 'signature' | 'method' | 'query' | 'body'> {
+  /** How many times the service delivered it (a redelivery is kept once). */
   deliveries: number
-  values: CallbackValues
-  signature: SignatureStatus
-  method: string
-  query: string
-  body: Buffer
 }
 
 /** Which stored callbacks to read; every criterion given must hold. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,8 +9,6 @@ import { fileURLToPath } from 'node:url'
 export interface ServeProcess {
   pid: number
   url: string
-  /** CPU time of the process so far (all its threads), in ms; NaN off Linux. */
-  cpuMs(): number
   /** SIGTERM, then waits for the exit (SIGKILL after 10 s). */
   stop(): Promise<void>
 }
@@ -68,19 +66,9 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  const pid = child.pid as number
   return {
-    pid,
+    pid: child.pid as number,
     url,
-    cpuMs() {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-        return (Number(fields[11]) + Number(fields[12])) * 10
-      } catch {
-        return Number.NaN
-      }
-    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM')

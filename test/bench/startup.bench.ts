@@ -63,16 +63,7 @@ function treePids(pid: number): number[] {
 
 // The process and its children (npm start runs node under npm): what the machine holds for it.
 function treeRssKiB(pid: number): number {
-  let total = rssKiB(pid)
-  const children = (() => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    } catch {
-      return []
-    }
-  })()
-  for (const child of children) total += treeRssKiB(child)
-  return total
+  return treePids(pid).reduce((total, member) => total + rssKiB(member), 0)
 }
 
 /**

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { SECRET, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { deliverTo, SECRET, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { type FakeUpstream, startFakeUpstream } from '../support/upstream.server.js'
 import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
@@ -45,10 +45,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     })
     gateway = await startGateway(config, { database: db.database })
     for (const [taskId, code] of [[alphaTask, 'ALPHA'], [bravoTask, 'BRAVO']] as const) {
-      expect((await send(signFor(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>))).status).toBe(200)
+      expect((await deliverTo(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>)).status).toBe(200)
     }
-    // Acknowledged is not yet folded: the reads below need the graph.
-    await gateway.settle()
     // BRAVO's upstream is known to be down before anything is asked.
     for (let tries = 0; tries < 400; tries++) {
       const answer = await graphql(gateway, '{ upstream(serviceCode: "BRAVO") { lastError { kind } } }', {}, all)

@@ -80,6 +80,13 @@ export function signFor(gateway: Gateway, fields: Record<string, string>, option
  * The integration suite's fixtures, one set per test file, on PGlite or on the PostgreSQL server
  * named by TEST_DATABASE_URL: the same tests run on both.
  */
+/** Sends a signed callback and resolves once it is folded into the graph too. */
+export async function deliverTo(gateway: Gateway, fields: Record<string, string>, options: DeliverOptions = {}): Promise<Answer> {
+  const answer = await send(signFor(gateway, fields, options))
+  await gateway.settle()
+  return answer
+}
+
 export const test = base.extend<GatewayFixtures>({
   db: [
     async ({}, use) => {
@@ -100,10 +107,6 @@ export const test = base.extend<GatewayFixtures>({
   // A delivery resolves once its callback is folded into the graph too, so a test can read the
   // task it changed at once (the acknowledgement itself comes before the fold).
   deliver: async ({ gateway }, use) => {
-    await use(async (fields, options) => {
-      const answer = await send(signFor(gateway, fields, options))
-      await gateway.settle()
-      return answer
-    })
+    await use((fields, options) => deliverTo(gateway, fields, options))
   },
 })
