@@ -1,4 +1,5 @@
 import type { ParsedCallback } from '../model/callback.parse.js'
+import { type FoldFacts, type FoldSource, KINDS, type KnownKind } from '../model/callback.kinds.js'
 import { type CallbackRecord, storedCallback } from '../model/callback.record.js'
 import type { UpstreamTask, UpstreamUser } from '../model/task-list.schema.js'
 import type { Stamp } from './lattice.js'
@@ -45,4 +46,18 @@ export function callbackEvent(record: FoldableRecord): CallbackEvent {
     receivedAt,
     callback: storedCallback(record),
   }
+}
+
+/**
+ * What the fold keeps of a callback of a kind: the values its entry folds (each null when it was
+ * not sent), `created_at` in Unix ms, and when it arrived.
+ */
+export function factsOf<K extends KnownKind>(event: CallbackEvent, kind: K): FoldFacts<K> & { receivedAt: number } {
+  const { values, createdAt } = event.callback
+  const facts: Record<string, unknown> = {}
+  for (const key of KINDS[kind].folds as readonly FoldSource[]) {
+    facts[key] = key === 'createdAt' ? (createdAt ? createdAt.getTime() : null) : (values[key] ?? null)
+  }
+  facts.receivedAt = event.receivedAt
+  return facts as FoldFacts<K> & { receivedAt: number }
 }

@@ -1,60 +1,22 @@
-import type { MediaFormat, PictureSize } from '../model/callback.fields.js'
+import type { FoldFacts } from '../model/callback.kinds.js'
 import type { UpstreamTask } from '../model/task-list.schema.js'
-import type { CallbackEvent, TaskSightingEvent } from './fold.event.js'
+import { type CallbackEvent, factsOf, type TaskSightingEvent } from './fold.event.js'
 import { addLatest, later, maxOf, minOf, type Register, type Stamp } from './lattice.js'
 
-/** A type 0 notification, as kept in a task's state. */
-export interface StartFacts {
-  tag: string | null
-  url: string | null
-  svodUrl: string | null
-  size: PictureSize | null
-  format: MediaFormat | null
-  isResume: boolean | null
-  liveOnly: boolean | null
-  opaque: string | null
-  createdAt: number | null
-  receivedAt: number
-}
+// What a task's state keeps of each kind: the values its entry in model/callback.kinds.ts folds,
+// beside when it arrived.
 
-/** A type 1 notification. */
-export interface EndFacts {
-  tag: string | null
-  format: MediaFormat | null
-  outputIdx: number | null
-  reachEnd: boolean
-  httpOutputBytes: number | null
-  inputBytes: number | null
-  duration: number | null
-  liveOnly: boolean | null
-  receivedAt: number
-}
+/** A type 0 notification, as kept in a task's state. */
+export type StartFacts = FoldFacts<'LIVE_START'> & { receivedAt: number }
+
+/** A type 1 notification; `reach_end` is required of it. */
+export type EndFacts = FoldFacts<'LIVE_END'> & { reachEnd: boolean; receivedAt: number }
 
 /** A type 2 notification: an archived file. */
-export interface RecordingFacts {
-  outputIdx: number | null
-  tag: string | null
-  url: string | null
-  path: string | null
-  fileName: string | null
-  format: MediaFormat | null
-  size: PictureSize | null
-  duration: number | null
-  inputBytes: number | null
-  httpOutputBytes: number | null
-  createdAt: number | null
-  receivedAt: number
-}
+export type RecordingFacts = FoldFacts<'ARCHIVED'> & { receivedAt: number }
 
 /** A type 9 notification. */
-export interface ThumbnailFacts {
-  url: string | null
-  path: string | null
-  fileName: string | null
-  width: number | null
-  height: number | null
-  receivedAt: number
-}
+export type ThumbnailFacts = FoldFacts<'THUMBNAIL'> & { receivedAt: number }
 
 /** One output format's own start and end. */
 export interface OutputState {
@@ -139,73 +101,32 @@ export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskS
   const createdAt = callback.createdAt ? callback.createdAt.getTime() : null
   switch (callback.kind) {
     case 'LIVE_START': {
-      const facts: StartFacts = {
-        tag: v.tag ?? null,
-        url: v.url ?? null,
-        svodUrl: v.svodUrl ?? null,
-        size: v.size ?? null,
-        format: v.format ?? null,
-        isResume: v.isResume ?? null,
-        liveOnly: v.liveOnly ?? null,
-        opaque: v.opaque ?? null,
-        createdAt,
-        receivedAt,
-      }
+      const facts: StartFacts = factsOf(event, 'LIVE_START')
       next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
       next.start = later(state.start, { stamp, value: facts })
       next.outputs = withOutput(state.outputs, outputKey(v.tag, v.format?.container), 'start', { stamp, value: facts })
       return next
     }
     case 'LIVE_END': {
-      const facts: EndFacts = {
-        tag: v.tag ?? null,
-        format: v.format ?? null,
-        outputIdx: v.outputIdx ?? null,
-        reachEnd: v.reachEnd === true,
-        httpOutputBytes: v.httpOutputBytes ?? null,
-        inputBytes: v.inputBytes ?? null,
-        duration: v.duration ?? null,
-        liveOnly: v.liveOnly ?? null,
-        receivedAt,
-      }
+      const facts: EndFacts = { ...factsOf(event, 'LIVE_END'), reachEnd: v.reachEnd === true }
       next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
       next.end = later(state.end, { stamp, value: facts })
       next.outputs = withOutput(state.outputs, outputKey(v.tag, v.format?.container), 'end', { stamp, value: facts })
       return next
     }
     case 'ARCHIVED': {
-      const facts: RecordingFacts = {
-        outputIdx: v.outputIdx ?? null,
-        tag: v.tag ?? null,
-        url: v.url ?? null,
-        path: v.path ?? null,
-        fileName: v.fileName ?? null,
-        format: v.format ?? null,
-        size: v.size ?? null,
-        duration: v.duration ?? null,
-        inputBytes: v.inputBytes ?? null,
-        httpOutputBytes: v.httpOutputBytes ?? null,
-        createdAt,
-        receivedAt,
-      }
+      const facts: RecordingFacts = factsOf(event, 'ARCHIVED')
       next.firstCreatedAt = minOf(state.firstCreatedAt, createdAt)
       next.recordings = addLatest(state.recordings, { stamp, value: facts }, KEPT.recordings)
       return next
     }
     case 'THUMBNAIL': {
-      const facts: ThumbnailFacts = {
-        url: v.url ?? null,
-        path: v.path ?? null,
-        fileName: v.fileName ?? null,
-        width: v.width ?? null,
-        height: v.height ?? null,
-        receivedAt,
-      }
+      const facts: ThumbnailFacts = factsOf(event, 'THUMBNAIL')
       next.thumbnails = addLatest(state.thumbnails, { stamp, value: facts }, KEPT.thumbnails)
       return next
     }
     case 'LIVE_RESUME': {
-      const status = v.status ?? 0
+      const status = factsOf(event, 'LIVE_RESUME').status ?? 0
       next.resume = later(state.resume, { stamp, value: status })
       next.resumes = addLatest(state.resumes, { stamp, value: status }, KEPT.resumes)
       return next

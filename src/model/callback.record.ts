@@ -1,4 +1,5 @@
-import { CALLBACK_KINDS, type CallbackKind, type CallbackValues, type FormFields, type ParsedCallback, parseForm } from './callback.parse.js'
+import { callbackKind, type CallbackValues } from './callback.kinds.js'
+import { type FormFields, type ParsedCallback, parseForm } from './callback.parse.js'
 
 /** How a stored callback's signature was judged. */
 export type SignatureStatus = 'verified' | 'failed' | 'skipped'
@@ -49,11 +50,6 @@ export interface RefusalRecord {
   remoteAddress: string | null
   serviceCode: string | null
   type: string | null
-}
-
-/** The kind of a notification type number; a type the service does not publish is `UNKNOWN`. */
-export function callbackKind(type: number): CallbackKind {
-  return Object.hasOwn(CALLBACK_KINDS, type) ? CALLBACK_KINDS[type as keyof typeof CALLBACK_KINDS] : 'UNKNOWN'
 }
 
 /** What the stored columns of a callback say, in the parser's terms: no parsing involved. */

@@ -1,7 +1,7 @@
 import type { CallbackStore, KeptCallback } from './callback.store.js'
 import type { CallbackRecord } from '../model/callback.record.js'
 import type { CallbackSpool } from './spool/callback.spool.js'
-import { CALLBACK_KINDS } from '../model/callback.parse.js'
+import { CALLBACK_KINDS } from '../model/callback.kinds.js'
 
 /** Where an accepted callback went: the database, the spool, or nowhere (answer 503). */
 export type IntakeOutcome =

@@ -1,27 +1,16 @@
 import type { NotificationRow } from '../../storage/notification.queries.js'
 import { sentFields } from '../../model/callback.record.js'
-import type {
-  ArchivedNotification,
-  ClientDisconnectNotification,
-  LiveEndNotification,
-  LiveResumeNotification,
-  LiveStartNotification,
-  ThumbnailNotification,
-} from './types/notification-kinds.type.js'
+import { callbackKind, KINDS, type ViewField } from '../../model/callback.kinds.js'
 import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE } from '../../fold/graph.model.js'
 import { toGlobalId } from './global.id.js'
 import { logPositionCursor } from './pagination.js'
-import { type Notification, type UnknownNotification, notificationKind } from './types/notification.type.js'
+import type { Notification } from './types/notification.type.js'
 
-/** What a `Notification` resolves from: plain data with the GraphQL field names of its kind. */
-export type NotificationNode =
-  | LiveStartNotification
-  | LiveEndNotification
-  | ArchivedNotification
-  | ThumbnailNotification
-  | ClientDisconnectNotification
-  | LiveResumeNotification
-  | UnknownNotification
+/**
+ * What a `Notification` resolves from: plain data with the GraphQL field names of its kind (the
+ * common fields of every notification, and the typed fields of the kind's entry in the kinds table).
+ */
+export type NotificationNode = Notification & Record<string, unknown>
 
 /**
  * The cursor of a notification: its place in the log. Every list of notifications (the
@@ -48,9 +37,9 @@ export function notificationNode(row: NotificationRow): NotificationNode {
 }
 
 function kindNode(row: NotificationRow): NotificationNode {
-  const kind = notificationKind(row.type)
+  const kind = callbackKind(row.type)
   // `fields` is defined on the node afterwards, read lazily (see notificationNode).
-  const common = {
+  const node = {
     id: toGlobalId('Notification', row.id),
     kind,
     type: row.type,
@@ -62,74 +51,37 @@ function kindNode(row: NotificationRow): NotificationNode {
     deliveries: row.deliveries,
     signatureVerified: row.signature === 'verified',
     cursor: notificationCursor.encode(row),
-  } as Notification
-  if (kind === 'UNKNOWN') return common
+  } as NotificationNode
+  if (kind === 'UNKNOWN') return node
+  for (const [name, field] of Object.entries(KINDS[kind].view) as Array<[string, ViewField]>) node[name] = viewValue(field, row)
+  return node
+}
+
+/** A typed value as its GraphQL field reads it; null when it was not sent or cannot be shown. */
+function viewValue(field: ViewField, row: NotificationRow): unknown {
   const v = row.values
-  const output = {
-    createdAt: row.serviceCreatedAt,
-    duration: v.duration ?? null,
-    format: v.format ? { container: v.format.container, videoCodec: v.format.videoCodec ?? null, audioCodec: v.format.audioCodec ?? null } : null,
-    isResume: v.isResume ?? null,
-    tag: v.tag ?? null,
-    opaque: v.opaque ?? null,
-    liveOnly: v.liveOnly ?? null,
+  switch (field.from) {
+    case 'createdAt':
+      return row.serviceCreatedAt
+    case 'size.width':
+      return int32(v.size?.width)
+    case 'size.height':
+      return int32(v.size?.height)
   }
-  switch (kind) {
-    case 'LIVE_START':
-      return {
-        ...common,
-        ...output,
-        playUrl: v.url ?? null,
-        timeShiftUrl: v.svodUrl ?? null,
-        width: int32(v.size?.width),
-        height: int32(v.size?.height),
-        path: v.path ?? null,
-        clientType: int32(v.ctype),
-        clientVersion: v.cversion ?? null,
-      } satisfies LiveStartNotification
-    case 'LIVE_END':
-      return {
-        ...common,
-        ...output,
-        reachEnd: v.reachEnd ?? null,
-        outputIndex: int32(v.outputIdx),
-        httpOutputBytes: v.httpOutputBytes ?? null,
-        inputBytes: v.inputBytes ?? null,
-      } satisfies LiveEndNotification
-    case 'ARCHIVED':
-      return {
-        ...common,
-        ...output,
-        playUrl: v.url ?? null,
-        fileName: v.fileName ?? null,
-        path: v.path ?? null,
-        width: int32(v.size?.width),
-        height: int32(v.size?.height),
-        outputIndex: int32(v.outputIdx),
-        httpOutputBytes: v.httpOutputBytes ?? null,
-        inputBytes: v.inputBytes ?? null,
-        clientType: int32(v.ctype),
-        clientVersion: v.cversion ?? null,
-      } satisfies ArchivedNotification
-    case 'THUMBNAIL':
-      return {
-        ...common,
-        imageUrl: v.url ?? null,
-        width: int32(v.width),
-        height: int32(v.height),
-        fileName: v.fileName ?? null,
-        path: v.path ?? null,
-        opaque: v.opaque ?? null,
-        liveOnly: v.liveOnly ?? null,
-      } satisfies ThumbnailNotification
-    case 'CLIENT_DISCONNECT':
-      return {
-        ...common,
-        sessionDuration: v.sessionDuration ?? null,
-        disconnectReason: v.disconnectReason === undefined ? null : (DISCONNECT_REASON_BY_CODE[v.disconnectReason] ?? null),
-        disconnectReasonCode: int32(v.disconnectReason),
-      } satisfies ClientDisconnectNotification
-    case 'LIVE_RESUME':
-      return { ...common, status: v.status === undefined ? null : (RESUME_STATUS_BY_CODE[v.status] ?? null) } satisfies LiveResumeNotification
+  const value = v[field.from]
+  if (value === undefined || value === null) return null
+  switch (field.as) {
+    case 'Int':
+      return int32(value as number)
+    case 'MediaFormat': {
+      const format = value as NonNullable<typeof v.format>
+      return { container: format.container, videoCodec: format.videoCodec ?? null, audioCodec: format.audioCodec ?? null }
+    }
+    case 'DisconnectReason':
+      return DISCONNECT_REASON_BY_CODE[value as number] ?? null
+    case 'ResumeStatus':
+      return RESUME_STATUS_BY_CODE[value as number] ?? null
+    default:
+      return value
   }
 }

@@ -1,4 +1,4 @@
-import type { CallbackKind } from '../../../model/callback.parse.js'
+import { type CallbackKind, KIND_ENTRIES } from '../../../model/callback.kinds.js'
 import { registerEnumType } from '../type-graphql.shim.js'
 
 /**
@@ -43,28 +43,15 @@ registerEnumType(ResumeStatus, {
   },
 })
 
-/** What a notification is about, by its `type`: the model's CallbackKind names. */
-export const NotificationKind = {
-  LIVE_START: 'LIVE_START',
-  LIVE_END: 'LIVE_END',
-  ARCHIVED: 'ARCHIVED',
-  CLIENT_DISCONNECT: 'CLIENT_DISCONNECT',
-  THUMBNAIL: 'THUMBNAIL',
-  LIVE_RESUME: 'LIVE_RESUME',
-  UNKNOWN: 'UNKNOWN',
-} as const satisfies Record<CallbackKind, CallbackKind>
-export type NotificationKind = (typeof NotificationKind)[keyof typeof NotificationKind]
+/** What a notification is about, by its `type`: the kinds table's names, and UNKNOWN. */
+export const NotificationKind = Object.fromEntries([...KIND_ENTRIES.map(([kind]) => [kind, kind]), ['UNKNOWN', 'UNKNOWN']]) as { readonly [K in CallbackKind]: K }
+export type NotificationKind = CallbackKind
 
 registerEnumType(NotificationKind, {
   name: 'NotificationKind',
   description: 'What a notification is about, named for its `type` number; filter by it with `NotificationFilter.kinds`.',
   valuesConfig: {
-    LIVE_START: { description: 'Type 0: an output format of a live became playable.' },
-    LIVE_END: { description: 'Type 1: a live ended.' },
-    ARCHIVED: { description: 'Type 2: an archived (on-demand) file is ready.' },
-    CLIENT_DISCONNECT: { description: 'Type 8: a mobile client disconnected.' },
-    THUMBNAIL: { description: 'Type 9: a thumbnail was taken.' },
-    LIVE_RESUME: { description: 'Type 15: a live waits for its client to reconnect, or resumed.' },
+    ...Object.fromEntries(KIND_ENTRIES.map(([kind, entry]) => [kind, { description: entry.summary }])),
     UNKNOWN: { description: 'Any type the service does not publish (such as the m3u8 slice notification); `type` and `fields` hold what was sent.' },
   },
 })

@@ -1,29 +1,19 @@
-import { CALLBACK_KINDS, type CallbackKind } from '../../../model/callback.parse.js'
+import { callbackKind, type CallbackKind, KIND_ENTRIES, type KnownKind } from '../../../model/callback.kinds.js'
 import { Field, ID, Int, InterfaceType, ObjectType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
 import { NotificationKind } from './notification.enums.js'
 import { DateTimeScalar, JSONScalar } from './scalars.type.js'
 
-/** The GraphQL object type of each notification kind; a new kind in CALLBACK_KINDS must get one. */
+/** The GraphQL object type of each notification kind, from the kinds table. */
 export const NOTIFICATION_TYPE_NAMES: Readonly<Record<CallbackKind, string>> = {
-  LIVE_START: 'LiveStartNotification',
-  LIVE_END: 'LiveEndNotification',
-  ARCHIVED: 'ArchivedNotification',
-  CLIENT_DISCONNECT: 'ClientDisconnectNotification',
-  THUMBNAIL: 'ThumbnailNotification',
-  LIVE_RESUME: 'LiveResumeNotification',
+  ...(Object.fromEntries(KIND_ENTRIES.map(([kind, entry]) => [kind, entry.graphqlType])) as Record<KnownKind, string>),
   UNKNOWN: 'UnknownNotification',
-}
-
-/** The kind of a notification type number; a type the service does not publish is `UNKNOWN`. */
-export function notificationKind(type: number): CallbackKind {
-  return Object.hasOwn(CALLBACK_KINDS, type) ? CALLBACK_KINDS[type as keyof typeof CALLBACK_KINDS] : 'UNKNOWN'
 }
 
 /** The object type of a notification value: the `resolveType` of `Notification`. */
 export function notificationTypeName(value: { type: number }): string {
-  return NOTIFICATION_TYPE_NAMES[notificationKind(value.type)]
+  return NOTIFICATION_TYPE_NAMES[callbackKind(value.type)]
 }
 
 /**
