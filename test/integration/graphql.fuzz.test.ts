@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect } from 'vitest'
+import { type CatalogueCode, errorCatalogue } from '../../src/model/error.catalogue.js'
 import { driverName } from '../support/database.fixture.js'
 import { send, test } from '../support/gateway.fixture.js'
 
@@ -31,7 +32,7 @@ const answeredWell = (status: number, body: string) => {
   expect(body).not.toMatch(/\n\s+at .+:\d+:\d+/)
   const parsed = JSON.parse(body) as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> }
   expect(parsed.data !== undefined || (parsed.errors?.length ?? 0) > 0).toBe(true)
-  for (const error of parsed.errors ?? []) expect(error.extensions?.code).toMatch(/^[A-Z_]+$/)
+  for (const error of parsed.errors ?? []) expect(errorCatalogue[error.extensions?.code as CatalogueCode]?.on, body).toBe('graphql')
 }
 
 describe(`the GraphQL edge never answers 5xx, whatever it is sent (${driverName})`, () => {

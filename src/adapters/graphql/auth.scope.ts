@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
-import { GraphQLError } from 'graphql'
+import type { GraphQLError } from 'graphql'
 import type { ApiKeyConfig, Config } from '../../config/config.schema.js'
+import { graphqlError } from './graphql.errors.js'
 
 /**
  * What a caller may read: every service code, or a list. Every store read takes it, so a key
@@ -24,7 +25,7 @@ const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorizatio
 
 /** The error of a missing or wrong key: HTTP 401 for queries. */
 export function unauthenticated(): GraphQLError {
-  return new GraphQLError(UNAUTHENTICATED_MESSAGE, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } })
+  return graphqlError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, { http: { status: 401 } })
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+import type { GraphqlErrorCode } from '../../model/error.catalogue.js'
 
 /**
  * An error about the caller's arguments, answered as `extensions.code = "BAD_USER_INPUT"`.
@@ -7,7 +8,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql'
  */
 export function badUserInput(message: string, argumentName?: string): GraphQLError {
   return new GraphQLError(message, {
-    extensions: { code: ApolloServerErrorCode.BAD_USER_INPUT, ...(argumentName ? { argumentName } : {}) },
+    extensions: { code: 'BAD_USER_INPUT' satisfies GraphqlErrorCode, ...(argumentName ? { argumentName } : {}) },
   })
 }
 
@@ -22,6 +23,16 @@ export function refuseNul(values: Record<string, string | null | undefined>, arg
 }
 
 const INTERNAL_MESSAGE = 'Internal error.'
+
+/** A GraphQL error with a code of the catalogue (model/error.catalogue.ts). */
+export function graphqlError(code: GraphqlErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...extensions } })
+}
+
+/** The body of an answer refused before GraphQL runs, in the GraphQL response shape. */
+export function graphqlErrorBody(code: GraphqlErrorCode, message: string): { errors: Array<{ message: string; extensions: { code: GraphqlErrorCode } }> } {
+  return { errors: [{ message, extensions: { code } }] }
+}
 
 /**
  * Apollo's `formatError`: errors we raised on purpose (any GraphQLError) pass as they are; an
@@ -38,7 +49,7 @@ export function maskUnexpectedErrors(log: (error: unknown) => void) {
       message: INTERNAL_MESSAGE,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR },
+      extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies GraphqlErrorCode },
     }
   }
 }

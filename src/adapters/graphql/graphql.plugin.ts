@@ -17,7 +17,7 @@ import { attachWebsocket } from '../websocket/ws.server.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
-import { maskUnexpectedErrors } from './graphql.errors.js'
+import { graphqlErrorBody, maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
@@ -90,11 +90,10 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     const status = typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500 ? statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'graphql request failed')
     const message = status === 500 ? 'Internal error.' : typeof reason === 'string' ? reason : 'Bad request.'
-    const code = status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST'
-    return reply
+        return reply
       .code(status)
       .type('application/json; charset=utf-8')
-      .send({ errors: [{ message, extensions: { code } }] })
+      .send(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST', message))
   })
 
   app.addHook('onRequest', csrfHook(GRAPHQL_PATH))
@@ -131,7 +130,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
         .code(405)
         .header('allow', 'GET, POST')
         .type('application/json; charset=utf-8')
-        .send({ errors: [{ message: 'Send GraphQL requests by GET or POST.', extensions: { code: 'BAD_REQUEST' } }] }),
+        .send(graphqlErrorBody('BAD_REQUEST', 'Send GraphQL requests by GET or POST.')),
   })
 }
 

@@ -1,6 +1,7 @@
-import { GraphQLError } from 'graphql'
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { graphqlError, graphqlErrorBody } from './graphql.errors.js'
+import type { GraphqlErrorCode } from '../../model/error.catalogue.js'
 
 type Headers = FastifyRequest['headers']
 
@@ -52,13 +53,13 @@ export function csrfHook(path: string) {
       .code(400)
       .header('cache-control', 'no-store')
       .type('application/json; charset=utf-8')
-      .send({ errors: [{ message: CSRF_MESSAGE, extensions: { code: 'BAD_REQUEST' } }] })
+      .send(graphqlErrorBody('BAD_REQUEST', CSRF_MESSAGE))
   }
 }
 
 // Errors of a well-formed request that Apollo answers with 400: the document does not parse or
 // validate, or the variables do not coerce.
-const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'])
+const REQUEST_ERROR_CODES = new Set<string>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'] satisfies GraphqlErrorCode[])
 
 /**
  * GraphQL-over-HTTP asks for 200 on every well-formed request when the answer is
@@ -89,9 +90,7 @@ export function subscriptionsOverSocketPlugin<C extends BaseContext>(): ApolloSe
   const listener: GraphQLRequestListener<C> = {
     async didResolveOperation({ operation }) {
       if (operation?.operation === 'subscription') {
-        throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', {
-          extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
-        })
+        throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', { http: { status: 400 } })
       }
     },
   }

@@ -10,6 +10,8 @@ import {
 } from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
+import { graphqlError } from './graphql.errors.js'
+import type { GraphqlErrorCode } from '../../model/error.catalogue.js'
 
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build
@@ -25,7 +27,7 @@ export interface QueryLimits {
 }
 
 /** The error codes of a refused operation (in `extensions.code`). */
-export const LIMIT_CODES = { depth: 'QUERY_TOO_DEEP', aliases: 'TOO_MANY_ALIASES', cost: 'QUERY_TOO_COSTLY' } as const
+export const LIMIT_CODES = { depth: 'QUERY_TOO_DEEP', aliases: 'TOO_MANY_ALIASES', cost: 'QUERY_TOO_COSTLY' } as const satisfies Record<string, GraphqlErrorCode>
 
 /**
  * Checks one operation against the limits, after validation, before execution: its depth, its
@@ -163,6 +165,6 @@ function pickOperation(document: DocumentNode, operationName: string | null | un
   return operationName != null ? operations.find((operation) => operation.name?.value === operationName) : operations[0]
 }
 
-function refusal(code: string, message: string, actual: number, limit: number): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, actual, limit, http: { status: 400 } } })
+function refusal(code: GraphqlErrorCode, message: string, actual: number, limit: number): GraphQLError {
+  return graphqlError(code, message, { actual, limit, http: { status: 400 } })
 }

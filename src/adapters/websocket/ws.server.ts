@@ -5,12 +5,13 @@ import type { Registry } from 'prom-client'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
+import { closeFor } from '../../model/error.catalogue.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
-export const SLOW_CONSUMER_CLOSE = { code: 4009, reason: 'Subscriber too slow: events were not read' } as const
+export const SLOW_CONSUMER_CLOSE = closeFor('SUBSCRIBER_TOO_SLOW')
 
 /** The close code of a socket whose `connection_init` carried no valid API key. */
-export const UNAUTHORIZED_CLOSE = { code: 4401, reason: 'Unauthorized: send { "authorization": "Bearer <key>" } in connection_init' } as const
+export const UNAUTHORIZED_CLOSE = closeFor('UNAUTHORIZED')
 
 /** What the websocket endpoint needs. */
 export interface WebsocketOptions {
@@ -45,7 +46,7 @@ interface Operation {
 
 /**
  * graphql-ws on the gateway's own HTTP server, at the same path as queries. Sockets are closed
- * with 1001 (going away) before the server stops taking connections.
+ * with 1001 (`GOING_AWAY` in the catalogue) before the server stops taking connections.
  *
  * Subscriptions share their results: subscribers of the same operation (document, operation
  * name, the variables its execution reads, scope) get one execution and one serialized payload per event (see

@@ -1,4 +1,3 @@
-import { GraphQLError } from 'graphql'
 import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../../storage/notification.queries.js'
 import type { TaskNode } from '../../../fold/graph.model.js'
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
@@ -13,6 +12,7 @@ import { Notification } from '../types/notification.type.js'
 import { Task, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 import { taskQuery } from './task.resolver.js'
+import { graphqlError } from '../graphql.errors.js'
 
 interface NotificationArgs {
   filter?: NotificationFilter | null
@@ -152,7 +152,7 @@ function liveNode(row: NotificationRow): NotificationNode {
 }
 
 function requireHub(hub: EventHub | undefined): EventHub {
-  if (!hub) throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', { extensions: { code: 'BAD_REQUEST' } })
+  if (!hub) throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at /graphql.')
   return hub
 }
 
