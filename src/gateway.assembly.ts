@@ -1,14 +1,48 @@
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
-import type { Config } from '../../config/config.schema.js'
-import { ConfigError } from '../../config/config.load.js'
-import { StartupError } from '../../config/startup.error.js'
-import { unsafeBinding } from '../graphql/auth.scope.js'
-import { type Database, openDatabase } from '../../storage/database.client.js'
-import { backfillLegacyValues } from '../../storage/legacy.backfill.js'
-import { buildServer, projectorOf } from './server.build.js'
+import type { Config } from './config/config.schema.js'
+import { ConfigError } from './config/config.load.js'
+import { StartupError } from './config/startup.error.js'
+import type { IngestPolicy } from './model/callback.verdict.js'
+import { type Database, openDatabase } from './storage/database.client.js'
+import { backfillLegacyValues } from './storage/legacy.backfill.js'
+import { CallbackStore } from './work/callback.store.js'
+import { EventHub } from './work/event.hub.js'
+import { GraphProjector } from './work/graph.projector.js'
+import { createMetrics, type Metrics } from './work/metrics.registry.js'
+import { RetentionJob } from './work/retention.job.js'
+import { CallbackSpool } from './work/spool/callback.spool.js'
+import { spoolLocation } from './work/spool/spool.owner.js'
+import { SpoolReplayer } from './work/spool/spool.replayer.js'
+import { pollerFor, type TaskListPoller } from './work/task-list.poller.js'
+import { unsafeBinding } from './adapters/graphql/auth.scope.js'
+import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
+
+/**
+ * The assembly of a gateway process: the one place that builds the database, the units of work
+ * and the adapters, and that owns the order in which they start and stop. Adapters are handed the
+ * parts they serve and only register routes; nothing reaches a part back through a lookup.
+ *
+ * Start: port check, database (migrated), HTTP server and its logger, then the parts (spool and
+ * replayer, store, poller, projector, event hub, retention), the routes, and, once every part has
+ * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
+ * requests under way answered), then the parts in the reverse order of their start, then the
+ * database the gateway opened.
+ */
+
+/** The units of work of a running gateway. */
+export interface GatewayParts {
+  metrics: Metrics
+  spool: CallbackSpool
+  store: CallbackStore
+  replayer: SpoolReplayer
+  poller: TaskListPoller | undefined
+  projector: GraphProjector
+  hub: EventHub
+  retention: RetentionJob
+}
 
 /** A running gateway: its address, its parts, and how to stop it. */
 export interface Gateway {
@@ -16,6 +50,8 @@ export interface Gateway {
   url: string
   server: FastifyInstance
   database: Database
+  /** Its units of work, as the assembly built them. */
+  parts: GatewayParts
   /**
    * Resolves once every callback acknowledged so far is folded into the task and user states
    * (the graph is a projection, folded just after each acknowledgement).
@@ -52,6 +88,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   const ownsDatabase = !options.database
   let database: Database | undefined = options.database
   let server: FastifyInstance | undefined
+  let parts: GatewayParts | undefined
   try {
     database ??= await openDatabase({
       url: config.database.url,
@@ -61,13 +98,20 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     })
     await database.migrate()
     await backfillLegacyValues(database.db)
-    server = await buildServer({
+    server = createHttpServer({
       config,
-      database,
-      ...(options.now ? { now: options.now } : {}),
       ...(options.logStream ? { logStream: options.logStream } : {}),
       ...(options.tty !== undefined ? { tty: options.tty } : {}),
     })
+    parts = await buildParts(config, database, server.log, options)
+    await registerRoutes(server, {
+      config,
+      database,
+      ...parts,
+      policy: ingestPolicy(config),
+      ...(options.now ? { now: options.now } : {}),
+    })
+    await startParts(parts, server.log)
     await release(held)
     await server.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
       throw new StartupError(portProblem(config, error))
@@ -75,23 +119,76 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     const address = server.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
-    const open = { server, database }
+    const open = { server, database, parts }
     return {
       url: `http://${host}:${port}`,
       ...open,
-      settle: () => projectorOf(open.server).catchUp(),
+      settle: () => open.parts.projector.catchUp(),
       async close() {
         await open.server.close()
+        await stopParts(open.parts)
         if (ownsDatabase) await open.database.close()
       },
     }
   } catch (error) {
     await release(held)
-    // Closing the server runs its onClose hooks: the poller, the spool and retention stop too.
     await server?.close().catch(() => {})
+    if (parts) await stopParts(parts).catch(() => {})
     if (ownsDatabase) await database?.close().catch(() => {})
     throw error
   }
+}
+
+/** The ingest policy, prepared once from the configuration. */
+export function ingestPolicy(config: Config): IngestPolicy {
+  return {
+    services: new Map(config.services.map((service) => [service.serviceCode, service])),
+    toleranceMs: config.ingest.timestampToleranceSeconds * 1000,
+    headerPrefixes: config.ingest.signatureHeaderPrefixes.map((prefix) => prefix.toLowerCase()),
+    refusedBodyLimit: config.ingest.refusedBodyLimit,
+  }
+}
+
+/** Builds the units of work; none runs until {@link startParts}. */
+async function buildParts(config: Config, database: Database, log: FastifyBaseLogger, options: StartOptions): Promise<GatewayParts> {
+  // One registry per gateway: tests run several gateways in one process.
+  const metrics = createMetrics()
+  // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
+  const spool = await CallbackSpool.open({ ...spoolLocation(config), maxBytes: config.spool.maxBytes, onDepth: (depth) => metrics.spoolDepth.set(depth) })
+  const store = new CallbackStore(database.db, {
+    refusedMaxRows: config.ingest.refusedMaxRows,
+    onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
+  })
+  return {
+    metrics,
+    spool,
+    store,
+    replayer: new SpoolReplayer({ spool, store, log }),
+    poller: pollerFor(config, database.db, log, undefined, metrics),
+    // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
+    projector: new GraphProjector({ database, log, metrics }),
+    hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
+    retention: new RetentionJob({ db: database.db, retention: config.retention, log, ...(options.now ? { now: options.now } : {}) }),
+  }
+}
+
+async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
+  await parts.replayer.start()
+  await parts.poller?.start()
+  await parts.projector.start()
+  await parts.hub.start()
+  parts.retention.start()
+  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
+}
+
+/** Stops the parts in the reverse order of their start; the spool is closed last. */
+async function stopParts(parts: GatewayParts): Promise<void> {
+  await parts.retention.stop()
+  await parts.hub.stop()
+  await parts.projector.stop()
+  await parts.poller?.stop()
+  await parts.replayer.stop()
+  await parts.spool.close()
 }
 
 /**

@@ -12,6 +12,8 @@ runCli(process.argv.slice(2), {
   err: (line) => process.stderr.write(`${line}\n`),
   stopSignal,
   tty: process.stdout.isTTY === true,
+  // Loaded only by the commands that start a gateway: `sign` or `schema` need none of it.
+  startGateway: async (config, options) => (await import('./gateway.assembly.js')).startGateway(config, options),
 }).then(
   (code) => {
     // A command that failed has closed what it opened; exiting at once makes sure a timer or

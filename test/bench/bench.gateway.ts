@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Config, loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import type { Database } from '../../src/storage/database.client.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 
 /** What {@link startBenchGateway} needs. */
 export interface BenchGatewayOptions {

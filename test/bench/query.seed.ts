@@ -7,7 +7,7 @@ import { GraphProjector } from '../../src/work/graph.projector.js'
 import type { Database } from '../../src/storage/database.client.js'
 import { judgeCallback } from '../../src/model/callback.verdict.js'
 import { signCallback } from '../../src/model/callback.sign.js'
-import { ingestPolicy } from '../../src/adapters/http/server.build.js'
+import { ingestPolicy } from '../../src/gateway.assembly.js'
 import type { TaskListAnswer } from '../../src/model/task-list.schema.js'
 
 /** The service code every seeded row belongs to. */

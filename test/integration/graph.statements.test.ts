@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { projectorOf } from '../../src/adapters/http/server.build.js'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
@@ -67,7 +66,7 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
     }
     await gateway.settle()
     // Everything is folded: stop the projector, so that only the page's own statements are counted.
-    await projectorOf(gateway.server).stop()
+    await gateway.parts.projector.stop()
   }, 120_000)
 
   afterAll(async () => {

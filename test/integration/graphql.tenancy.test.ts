@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { UNAUTHORIZED_CLOSE } from '../../src/adapters/websocket/ws.server.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'

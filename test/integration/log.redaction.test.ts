@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import WebSocket from 'ws'
 import { loadConfig } from '../../src/config/index.js'
 import { type Database, openDatabase } from '../../src/storage/database.client.js'
-import type { Gateway } from '../../src/adapters/http/gateway.start.js'
-import { buildServer } from '../../src/adapters/http/server.build.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
@@ -29,7 +28,6 @@ describe(`no secret reaches a log line (${driverName})`, () => {
   // On a server, the gateway connects through a URL that carries the password (the test server
   // trusts local connections, so any password is accepted); on PGlite it is only configured.
   let database: Database
-  let server: Awaited<ReturnType<typeof buildServer>>
   let gateway: Gateway
   let spoolDir: string
   const lines: string[] = []
@@ -64,14 +62,11 @@ describe(`no secret reaches a log line (${driverName})`, () => {
         done()
       },
     })
-    server = await buildServer({ config, database, logStream })
-    await server.listen({ port: 0, host: '127.0.0.1' })
-    const address = server.server.address()
-    gateway = { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` } as Gateway
+    gateway = await startGateway({ ...config, port: 0, host: '127.0.0.1' }, { database, logStream })
   })
 
   afterAll(async () => {
-    await server?.close()
+    await gateway?.close()
     if (database !== testDb?.database) await database?.close()
     await testDb?.drop()
     if (spoolDir) await rm(spoolDir, { recursive: true, force: true })
@@ -130,9 +125,9 @@ describe(`no secret reaches a log line (${driverName})`, () => {
       urlError = error
     }
     expect((urlError as { input?: string }).input).toContain(DB_PASSWORD)
-    server.log.error({ err: urlError }, 'database could not be opened')
+    gateway.server.log.error({ err: urlError }, 'database could not be opened')
     // And what a careless later change might log: the settings, a payload, a message with the URL.
-    server.log.warn({ connectionParams: { authorization: `Bearer ${SOCKET_KEY}` }, headers: keyHeaders, database: { url: `postgres://u:${DB_PASSWORD}@h/db` } }, `retrying postgres://u:${DB_PASSWORD}@h/db with key ${API_KEY} and secret ${SERVICE_SECRET}`)
+    gateway.server.log.warn({ connectionParams: { authorization: `Bearer ${SOCKET_KEY}` }, headers: keyHeaders, database: { url: `postgres://u:${DB_PASSWORD}@h/db` } }, `retrying postgres://u:${DB_PASSWORD}@h/db with key ${API_KEY} and secret ${SERVICE_SECRET}`)
 
     const log = lines.join('')
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { startGateway } from '../../src/adapters/http/gateway.start.js'
+import { startGateway } from '../../src/gateway.assembly.js'
 import { startSimulator } from '../../src/simulator/simulator.run.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase } from '../support/database.fixture.js'

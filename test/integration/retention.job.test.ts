@@ -7,8 +7,7 @@ import { GraphProjector } from '../../src/work/graph.projector.js'
 import { callbacks } from '../../src/storage/callback.table.js'
 import { tasks } from '../../src/storage/graph.table.js'
 import { refusals } from '../../src/storage/refusal.table.js'
-import type { Gateway } from '../../src/adapters/http/gateway.start.js'
-import { buildServer } from '../../src/adapters/http/server.build.js'
+import { startGateway } from '../../src/gateway.assembly.js'
 import { RetentionJob } from '../../src/work/retention.job.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
@@ -126,10 +125,7 @@ describe(`retention (${driverName})`, () => {
       env: {},
       value: { ...TEST_CONFIG, database: { dataDir: 'memory://' }, log: { level: 'info' }, retention: { callbacksDays: 30, refusalsDays: 7, intervalMs: 150, batchSize: 2 } },
     })
-    const server = await buildServer({ config, database: db.database, logStream })
-    await server.listen({ port: 0, host: '127.0.0.1' })
-    const address = server.server.address()
-    const gateway = { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` } as Gateway
+    const gateway = await startGateway({ ...config, port: 0, host: '127.0.0.1' }, { database: db.database, logStream })
     try {
       // A real callback, folded into its task, then aged past the cutoff.
       const taskId = randomUUID()
@@ -150,7 +146,7 @@ describe(`retention (${driverName})`, () => {
       expect(pruned.some((line) => line.table === 'callbacks' && Number(line.deleted) >= 1)).toBe(true)
       expect(pruned.some((line) => line.table === 'refusals' && line.deleted === 3 && line.statements === 2)).toBe(true)
     } finally {
-      await server.close()
+      await gateway.close()
     }
     // Closed: the schedule is gone, so an old row inserted now stays.
     const afterClose = await insertCallbacks(1, 365, new Date())

@@ -1,7 +1,7 @@
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, SECRET, TEST_CONFIG } from '../support/gateway.fixture.js'

@@ -1,6 +1,6 @@
 import { test as base } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { type SignedRequest, signCallback } from '../../src/model/callback.sign.js'
 import { openTestDatabase, type TestDatabase } from './database.fixture.js'
 

@@ -1,4 +1,4 @@
-import type { Gateway } from '../../src/adapters/http/gateway.start.js'
+import type { Gateway } from '../../src/gateway.assembly.js'
 
 /** A GraphQL error as answered. */
 export interface GraphqlError {

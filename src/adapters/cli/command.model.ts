@@ -1,4 +1,16 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/index.js'
+
+/** A running gateway, as the commands that start one see it. */
+export interface RunningGateway {
+  url: string
+  server: { log: FastifyBaseLogger }
+  database: { driver: string }
+  close(): Promise<void>
+}
+
+/** Starts a gateway: the assembly's `startGateway` (src/gateway.assembly.ts), handed in by main.ts. */
+export type GatewayStarter = (config: Config, options: { databaseUrlOrigin?: string; command?: string; tty?: boolean }) => Promise<RunningGateway>
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {
@@ -9,6 +21,8 @@ export interface CliIo {
   stopSignal: Promise<string>
   /** Whether standard output is a terminal (readable logs rather than JSON). */
   tty?: boolean
+  /** How `serve` and `demo` start a gateway. */
+  startGateway: GatewayStarter
 }
 
 /** What a command is told besides its configuration. */

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
-import { startGateway } from '../http/gateway.start.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
@@ -38,7 +37,7 @@ export const demoCommand: Command = async (args, config, io, context) => {
     // Warnings and errors still show; LOG_LEVEL asks for more.
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
   }
-  const gateway = await startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+  const gateway = await io.startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
   let simulator: Awaited<ReturnType<typeof startSimulator>>
   try {
     simulator = await startSimulator({

@@ -1,10 +1,9 @@
 import { MEMORY_DATA_DIR } from '../../config/index.js'
-import { startGateway } from '../http/gateway.start.js'
 import type { Command } from './command.model.js'
 
 /** `livegate serve`: starts the gateway and runs until SIGINT or SIGTERM. */
 export const serveCommand: Command = async (_args, config, io, context) => {
-  const gateway = await startGateway(config, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'serve', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+  const gateway = await io.startGateway(config, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'serve', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
   const log = gateway.server.log
   const where = config.database.url
     ? 'PostgreSQL server'

@@ -4,7 +4,6 @@ import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
-import { RetentionJob } from '../../work/retention.job.js'
 import { staleAfterMs } from '../../storage/upstream-status.store.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */
@@ -14,7 +13,7 @@ export interface SubscriptionCounts {
 
 /** What the operations routes are built from. */
 export interface OpsPluginOptions {
-  config: Pick<Config, 'ops' | 'retention' | 'upstream'>
+  config: Pick<Config, 'ops' | 'upstream'>
   db: Db
   metrics: Metrics
   /** Counted into `livegate_subscriptions` at every scrape. */
@@ -23,7 +22,6 @@ export interface OpsPluginOptions {
   poller?: { readonly serviceCodes: readonly string[] } | undefined
   /** The local spool of callbacks the database could not take, when there is one. */
   spool?: SpoolDepth | undefined
-  now?: () => Date
 }
 
 // The GraphQL field each of the hub's counts belongs to: the `field` label's values.
@@ -31,8 +29,7 @@ const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'tas
 
 /**
  * Operations: `/healthz` (the process answers), `/readyz` (the database answers, with the spool
- * and task_list health beside it), `/metrics` (Prometheus text), and the retention prune,
- * started when the server is ready and stopped when it closes.
+ * and task_list health beside it), and `/metrics` (Prometheus text).
  */
 export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, options) => {
   const { config, db, metrics, hub, poller, spool } = options
@@ -66,11 +63,4 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
     const text = await metrics.registry.metrics()
     return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text)
   })
-
-  const retention = new RetentionJob({ db, retention: config.retention, log: app.log, ...(options.now ? { now: options.now } : {}) })
-  app.addHook('onReady', async () => {
-    retention.start()
-    if (!retention.enabled) app.log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
-  })
-  app.addHook('onClose', async () => retention.stop())
 }
