@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino'
 import type { Config } from './config/config.schema.js'
 import { ConfigError } from './config/config.load.js'
 import { StartupError } from './config/startup.error.js'
+import { retiredSettingWarnings } from './config/retired.settings.js'
 import type { IngestPolicy } from './model/callback.verdict.js'
 import { type Database, openDatabase } from './storage/database.client.js'
 import { backfillLegacyValues } from './storage/legacy.backfill.js'
@@ -103,6 +104,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       ...(options.logStream ? { logStream: options.logStream } : {}),
       ...(options.tty !== undefined ? { tty: options.tty } : {}),
     })
+    for (const line of retiredSettingWarnings(config)) server.log.warn(line)
     parts = await buildParts(config, database, server.log, options)
     await registerRoutes(server, {
       config,

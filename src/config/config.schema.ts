@@ -50,8 +50,8 @@ const upstreamSchema = z.strictObject({
   /** Further tries after a network fault or timeout (never after an answer with `ret != 0`). */
   retries: z.int().min(0).max(10).default(2),
   retryBaseMs: z.int().min(1).max(60_000).default(200),
-  /** No longer used (queries never ask the task_list); kept so older configuration files load. */
-  cacheMs: z.int().min(0).max(600_000).default(2000),
+  /** Retired (see retired.settings.ts): read so older files load, warned about once at start. */
+  cacheMs: z.int().min(0).max(600_000).optional(),
   /** How often the poller keeps a task_list snapshot; 0 turns the poller off. */
   pollIntervalMs: z.int().min(0).max(86_400_000).default(5000),
   /** The longest wait between two polls of a failing task_list (the back-off's cap). */

@@ -11,7 +11,7 @@ export interface TaskListClientOptions {
   services: readonly ServiceConfig[]
   options: Config['upstream']
   fetch?: typeof fetch
-  /** The clock for signed timestamps, the cache and health; Unix milliseconds. */
+  /** The clock for signed timestamps and health; Unix milliseconds. */
   now?: () => number
   /** How a backoff waits; tests make it instant. */
   sleep?: (ms: number) => Promise<void>
@@ -51,8 +51,8 @@ interface Target {
 
 /**
  * The signed `GET {baseUrl}/api/20140928/task_list?service_code=…` client. Concurrent calls for
- * one service code share one request, a success serves later calls for `cacheMs`, and timeouts,
- * network faults and HTTP 5xx are retried with exponential backoff and jitter. An answer with
+ * one service code share one request (each later call asks again: a poll must never confirm an
+ * answer it did not get), and timeouts, network faults and HTTP 5xx are retried with exponential backoff and jitter. An answer with
  * `ret != 0` is the service's verdict and is never retried.
  *
  * An answer may be handed to several callers: treat it as read-only.
@@ -66,7 +66,6 @@ export class TaskListClient {
   private readonly random: () => number
   private readonly headerPrefix: string
   private readonly inFlight = new Map<string, Promise<TaskListAnswer>>()
-  private readonly cache = new Map<string, { answer: TaskListAnswer; atMs: number }>()
   private readonly healthByCode = new Map<string, UpstreamHealth>()
   // Ends every request and retry wait at once when the client is closed (the gateway stops).
   private readonly closing = new AbortController()
@@ -85,8 +84,6 @@ export class TaskListClient {
   async get(serviceCode: string): Promise<TaskListAnswer> {
     const service = this.services.get(serviceCode)
     if (!service) throw new UpstreamError('NOT_CONFIGURED', serviceCode, `Service code "${serviceCode}" is not configured.`)
-    const cached = this.cache.get(serviceCode)
-    if (cached && this.now() - cached.atMs < this.options.cacheMs) return cached.answer
     const running = this.inFlight.get(serviceCode)
     if (running) return running
     const request = this.request(service).finally(() => this.inFlight.delete(serviceCode))
@@ -116,9 +113,7 @@ export class TaskListClient {
       for (let attempt = 0; ; attempt++) {
         try {
           const answer = await this.attempt(target, health)
-          const atMs = this.now()
-          this.cache.set(service.serviceCode, { answer, atMs })
-          health.lastSuccessAt = new Date(atMs)
+          health.lastSuccessAt = new Date(this.now())
           return answer
         } catch (error) {
           const failure = asUpstreamError(error, service.serviceCode)

@@ -51,9 +51,7 @@ export function pollerFor(
 ): TaskListPoller | undefined {
   const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
   if (serviceCodes.length === 0 || config.upstream.pollIntervalMs <= 0) return undefined
-  // No client cache: every poll asks, or a poll would confirm an answer it did not get.
-  const options = { ...config.upstream, cacheMs: 0 }
-  const client = new TaskListClient({ services: config.services, options, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
+  const client = new TaskListClient({ services: config.services, options: config.upstream, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
   return new TaskListPoller({
     db,
     client,

@@ -76,7 +76,7 @@ describe(`every node is found again by its global id, also after a restart (${dr
       value: {
         ...TEST_CONFIG,
         services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` }],
-        upstream: { pollIntervalMs: 60_000, cacheMs: 0, timeoutMs: 2000, retries: 0 },
+        upstream: { pollIntervalMs: 60_000, timeoutMs: 2000, retries: 0 },
       },
     })
     gateway = await startGateway(config, { database: db.database })

@@ -55,7 +55,7 @@ describe(`the simulator against a real gateway on ${driverName}`, () => {
       const client = new TaskListClient({
         services: SERVICES.map((s) => ({ serviceCode: s.serviceCode, secrets: [s.secret], verify: 'enforce', baseUrl: simulator.url })),
         // A generous timeout: a loaded machine answered a local GET in over a second.
-        options: { timeoutMs: 30_000, retries: 0, retryBaseMs: 10, cacheMs: 0, pollIntervalMs: 0, maxBackoffMs: 60_000 },
+        options: { timeoutMs: 30_000, retries: 0, retryBaseMs: 10, pollIntervalMs: 0, maxBackoffMs: 60_000 },
       })
       const played = simulator.scenario()
       const seen = new Set<string>()

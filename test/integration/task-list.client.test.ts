@@ -32,7 +32,6 @@ const upstream = (overrides: Partial<Config['upstream']> = {}): Config['upstream
   timeoutMs: 10_000,
   retries: 2,
   retryBaseMs: 5,
-  cacheMs: 0,
   pollIntervalMs: 0,
   maxBackoffMs: 60_000,
   ...overrides,
@@ -146,27 +145,6 @@ describe('TaskListClient against the simulated task_list', () => {
     expect(result[0]).toEqual(expected)
     // Without a cache, the next call asks again.
     expect((await requestsDuring(() => client.get('TESTING'))).requests).toBe(1)
-  })
-
-  it('serves an answer from the cache for cacheMs, then asks again; errors are not cached', async () => {
-    let offsetMs = 0
-    const client = clientFor([testing()], { cacheMs: 1000 }, { now: () => Date.now() + offsetMs })
-    const first = await requestsDuring(() => client.get('TESTING'))
-    expect(first.requests).toBe(1)
-    offsetMs = 900
-    const cached = await requestsDuring(() => client.get('TESTING'))
-    expect(cached.requests).toBe(0)
-    expect(cached.result).toBe(first.result)
-    offsetMs = 1001
-    expect((await requestsDuring(() => client.get('TESTING'))).requests).toBe(1)
-
-    server.behave({ ret: 40999 })
-    offsetMs = 2100
-    const failing = await requestsDuring(async () => {
-      await failureOf(client.get('TESTING'))
-      await failureOf(client.get('TESTING'))
-    })
-    expect(failing.requests).toBe(2)
   })
 
   it('keeps health: the last success, the last error and the last latency', async () => {

@@ -48,7 +48,7 @@ describe(`the task_list poller (${driverName})`, () => {
 
   it('spaces the requests of a failing upstream further apart each time, and back to the interval after a success', async () => {
     const config = loadConfig({ env: {}, value: { services: [{ serviceCode: 'FLAKY', secrets: [SECRET], baseUrl: upstream.url }], upstream: { retries: 0, timeoutMs: 1000 } } })
-    const client = new TaskListClient({ services: config.services, options: { ...config.upstream, cacheMs: 0 } })
+    const client = new TaskListClient({ services: config.services, options: config.upstream })
     // The middle of each jittered step: the waits are 300, 600, 1200, 2400 ms after 1 to 4 failures.
     poller = new TaskListPoller({ db: db.database.db, client, serviceCodes: ['FLAKY'], intervalMs: 200, maxBackoffMs: 10_000, instanceId: 'test-instance', log: silent, random: () => 0.5 })
     upstream.answer({ status: 500, body: 'down' })

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config/index.js'
+import { retiredSettingWarnings } from '../../src/config/retired.settings.js'
 
 const file = (content: string) => {
   const path = join(mkdtempSync(join(tmpdir(), 'livegate-config-')), 'livegate.json')
@@ -54,5 +55,11 @@ describe('loadConfig', () => {
   it('names a missing file and a bad PORT', () => {
     expect(() => loadConfig({ file: '/nonexistent/livegate.json', env: {} })).toThrowError(/cannot be read \(ENOENT\)/)
     expect(() => loadConfig({ env: { PORT: 'eighty' } })).toThrowError(/environment PORT/)
+  })
+
+  it('loads a file that still sets a retired setting, with one line naming what took its place', () => {
+    const config = loadConfig({ value: { upstream: { cacheMs: 2000 } }, env: {} })
+    expect(retiredSettingWarnings(config)).toEqual([expect.stringMatching(/^upstream\.cacheMs is no longer used .*upstream\.pollIntervalMs.*remove it/)])
+    expect(retiredSettingWarnings(loadConfig({ env: {} }))).toEqual([])
   })
 })
