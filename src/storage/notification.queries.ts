@@ -4,7 +4,7 @@ import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './callback.table.js'
 import type { Db } from './database.client.js'
 import { afterPosition, beforePosition, FINAL, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
-import { finalPrefix, type LogRead } from './projection.store.js'
+import { finalPrefix, type LogRead } from './projector.statements.js'
 
 /**
  * A stored callback as the graph reads it: its place in the log, the typed columns and values

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../fold/fold.event.js'
 import { EVENT_CHANNEL } from '../model/event.codec.js'
 import type { Database, Db } from '../storage/database.client.js'
-import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../storage/projection.store.js'
-import { applyToGraph, callbackEvidence } from './graph.projection.js'
+import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../storage/projector.statements.js'
+import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from './metrics.registry.js'
 
 /** The projection's name in the checkpoint table. */

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../storage/database.client.js'
 import type { UpstreamStatusRow } from '../storage/graph.table.js'
-import { judgeUpstream, readUpstreamStatus } from '../storage/upstream-status.store.js'
+import { judgeUpstream, readUpstreamStatus } from '../storage/upstream-status.statements.js'
 import type { Metrics } from './metrics.registry.js'
 
 /** What a reader needs to know of a stale service code. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import { applyToGraph, taskListEvidence } from '../../src/work/graph.projection.js'
+import { applyToGraph, taskListEvidence } from '../../src/work/graph.evidence.js'
 import { tasks, users } from '../../src/storage/graph.table.js'
 import type { Db } from '../../src/storage/database.client.js'
 import { deriveTask } from '../../src/fold/task.derive.js'

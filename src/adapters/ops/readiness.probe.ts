@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '../../storage/database.client.js'
-import { judgeUpstream, readUpstreamStatus } from '../../storage/upstream-status.store.js'
+import { judgeUpstream, readUpstreamStatus } from '../../storage/upstream-status.statements.js'
 
 /** The spool as readiness sees it: how many callbacks wait in it for the database. */
 export interface SpoolDepth {

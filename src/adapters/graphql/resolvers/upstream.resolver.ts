@@ -1,5 +1,5 @@
 import type { UpstreamStatusRow } from '../../../storage/graph.table.js'
-import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storage/upstream-status.store.js'
+import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storage/upstream-status.statements.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
