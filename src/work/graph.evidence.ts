@@ -4,7 +4,7 @@ import { taskEvents } from '../model/event.codec.js'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
 import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../storage/graph.statements.js'
-import { notifyStatement } from '../storage/notify.statement.js'
+import { notifyStatement } from '../storage/notify.statements.js'
 
 /** Evidence about one service code's graph: which entities it is about, and how it folds into them. */
 export interface GraphEvidence {
