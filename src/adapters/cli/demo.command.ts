@@ -5,7 +5,7 @@ import { startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
-const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id author status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
+const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
 
 /**
  * `livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]`: the gateway on
