@@ -19,6 +19,7 @@ import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
+import { buildSubgraph } from './subgraph.schema.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFreshnessPlugin } from './upstream.access.js'
@@ -45,7 +46,8 @@ export const GRAPHQL_PATH = '/graphql'
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
   const { config, db, poller, hub } = options
-  const schema = options.schema ?? (await buildGraphqlSchema())
+  const built = options.schema ?? (await buildGraphqlSchema())
+  const schema = config.graphql.federation ? buildSubgraph(built) : built
   const apollo = new ApolloServer<GraphqlContext>({
     // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
     gateway: compiledExecution(schema),
