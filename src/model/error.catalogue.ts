@@ -7,6 +7,16 @@ export const errorCatalogue = {
   MALFORMED_REQUEST: { status: 400, ret: 40001, message: 'The request could not be read as a notification.' },
   MISSING_FIELDS: { status: 400, ret: 40002, message: 'Required fields are missing.' },
   INVALID_FIELDS: { status: 400, ret: 40003, message: 'Fields have values of the wrong form.' },
+  PERSISTED_QUERY_ID_REQUIRED: {
+    status: 400,
+    ret: 40011,
+    message: 'This API key runs only trusted documents: send the hash of one (extensions.persistedQuery.sha256Hash), not a query.',
+  },
+  PERSISTED_QUERY_NOT_IN_LIST: {
+    status: 400,
+    ret: 40012,
+    message: 'No trusted document has this hash: this API key runs only the documents of the trusted-documents manifests.',
+  },
   SIGNATURE_MISSING: { status: 401, ret: 40101, message: 'The signature header is missing.' },
   SIGNATURE_INVALID: { status: 401, ret: 40102, message: 'The signature does not match.' },
   TIMESTAMP_MISSING: { status: 401, ret: 40103, message: 'The timestamp header is missing.' },

@@ -20,6 +20,7 @@ import { type GraphqlContext, createContext } from './context.js'
 import { maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { buildSubgraph } from './subgraph.schema.js'
+import { loadTrustedDocuments, trustedDocumentFor, trustedDocumentsPlugin } from './trusted.documents.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFreshnessPlugin } from './upstream.access.js'
@@ -48,6 +49,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   const { config, db, poller, hub } = options
   const built = options.schema ?? (await buildGraphqlSchema())
   const schema = config.graphql.federation ? buildSubgraph(built) : built
+  const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
   const apollo = new ApolloServer<GraphqlContext>({
     // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
     gateway: compiledExecution(schema),
@@ -78,6 +80,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       subscriptionsOverSocketPlugin<GraphqlContext>(),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
+      trustedDocumentsPlugin<GraphqlContext>(trusted),
     ],
   })
   await apollo.start()
@@ -120,6 +123,10 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
     context: (scope, closeSocket) => createContext({ db, config, poller, hub }, scope as Scope, closeSocket),
+    documentFor: (scope, payload) => {
+      const found = trustedDocumentFor(scope as Scope, payload, trusted)
+      return found && 'document' in found ? found.document : found
+    },
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: options.metrics?.registry,
   })
