@@ -1,15 +1,11 @@
 // Apollo Client 4 and urql 6 at their documented persisted-query setups, against a real gateway
 // whose key runs only the trusted documents of schema/client/trusted/persisted-documents.json.
-import { join } from 'node:path'
 import { CombinedGraphQLErrors, gql } from '@apollo/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FreshnessDocument, SearchTasksDocument } from '../../schema/client/trusted/graphql.js'
-import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
-import { loadConfig } from '../../src/config/index.js'
-import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
-import { ROOT } from '../support/livegate.process.js'
+import type { Gateway } from '../../src/adapters/http/gateway.start.js'
+import { driverName } from '../support/database.fixture.js'
+import { startTrustedGateway } from '../support/trusted.gateway.js'
 import { apolloTrustedClient, urqlTrustedClient } from './trusted.setup.js'
 
 const KEY = 'public-page-key'
@@ -17,25 +13,16 @@ const AD_HOC = gql`query AdHoc { tasks(first: 500) { totalCount edges { node { i
 const errorCodes = (errors: ReadonlyArray<{ extensions?: Record<string, unknown> | undefined }>) => errors.map((error) => error.extensions?.code)
 
 describe(`persisted-query clients with a trusted-only key (${driverName})`, { timeout: 300_000 }, () => {
-  let db: TestDatabase
+  let trusted: Awaited<ReturnType<typeof startTrustedGateway>>
   let gateway: Gateway
 
   beforeAll(async () => {
-    db = await openTestDatabase()
-    gateway = await startGateway(loadConfig({
-      env: {},
-      value: {
-        ...TEST_CONFIG,
-        apiKeys: [{ name: 'public-page', key: KEY, serviceCodes: ['TESTING'], operations: 'trusted' }],
-        graphql: { trustedDocuments: [join(ROOT, 'schema/client/trusted/persisted-documents.json')] },
-      },
-    }), { database: db.database })
-    await deliverTo(gateway, sampleCallbacks('public-task').liveStart as Record<string, string>)
+    trusted = await startTrustedGateway([{ name: 'public-page', key: KEY, serviceCodes: ['TESTING'], operations: 'trusted' }], 'public-task')
+    gateway = trusted.gateway
   })
 
   afterAll(async () => {
-    await gateway?.close()
-    await db?.drop()
+    await trusted?.close()
   })
 
   it('Apollo Client 4 with its persisted-query link: the manifest\'s operations answer, an ad-hoc query is refused', async () => {

@@ -6,14 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { type Gateway, startGateway } from '../../src/adapters/http/gateway.start.js'
 import { loadConfig } from '../../src/config/index.js'
-import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
-import { ROOT } from '../support/livegate.process.js'
+import { driverName, type TestDatabase } from '../support/database.fixture.js'
+import { TEST_CONFIG } from '../support/gateway.fixture.js'
+import { startTrustedGateway, TRUSTED_MANIFEST } from '../support/trusted.gateway.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 
-const MANIFEST = join(ROOT, 'schema/client/trusted/persisted-documents.json')
-const manifest = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, string>
+const manifest = JSON.parse(readFileSync(TRUSTED_MANIFEST, 'utf8')) as Record<string, string>
 const hashOf = (operation: string) => {
   const found = Object.entries(manifest).find(([, text]) => new RegExp(`^(query|subscription) ${operation}\\b`).test(text))
   if (!found) throw new Error(`no ${operation} in the manifest`)
@@ -27,28 +25,20 @@ const FRESHNESS = { __typename: 'Query', upstreams: [expect.objectContaining({ _
 const scratch = scratchDirs('livegate-trusted-')
 
 describe(`trusted documents per API key (${driverName})`, () => {
-  let db: TestDatabase
+  let trusted: Awaited<ReturnType<typeof startTrustedGateway>>
   let gateway: Gateway
+  let db: TestDatabase
 
   beforeAll(async () => {
-    db = await openTestDatabase()
-    gateway = await startGateway(loadConfig({
-      env: {},
-      value: {
-        ...TEST_CONFIG,
-        apiKeys: [
-          { name: 'viewer', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
-          { name: 'dashboard', key: KEYS.any, serviceCodes: ['TESTING'] },
-        ],
-        graphql: { trustedDocuments: [MANIFEST] },
-      },
-    }), { database: db.database })
-    await deliverTo(gateway, sampleCallbacks('trusted-task').liveStart as Record<string, string>)
+    trusted = await startTrustedGateway([
+      { name: 'viewer', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
+      { name: 'dashboard', key: KEYS.any, serviceCodes: ['TESTING'] },
+    ], 'trusted-task')
+    ;({ gateway, db } = trusted)
   }, 300_000)
 
   afterAll(async () => {
-    await gateway?.close()
-    await db?.drop()
+    await trusted?.close()
   })
 
   /** One request as the persisted-query clients send it: POST with a JSON body, or GET with JSON in the query string. */
