@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { auditServer } from 'graphql-http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
@@ -132,6 +133,20 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     expect(scoped.entities.map((entity) => entity?.taskId ?? entity)).toEqual([null, null, null, tasks[0]?.taskId])
     const operator = await entities(representations, KEYS.all)
     expect(operator.entities.map((entity) => entity?.__typename ?? null)).toEqual(['Task', 'Task', 'User', 'Task'])
+  })
+
+  it('passes every GraphQL-over-HTTP audit as a subgraph too', async () => {
+    const results = await auditServer({
+      url: `${gateway.url}/graphql`,
+      fetchFn: (input: string | URL | Request, init: RequestInit = {}) => {
+        const headers = new Headers(init.headers)
+        headers.set('authorization', `Bearer ${KEYS.a}`)
+        return fetch(input, { ...init, headers })
+      },
+    })
+    expect(results.length).toBeGreaterThan(20)
+    // As graphql.audit.test.ts: no error and no warning (MAY notices are CSRF prevention at work).
+    expect(results.filter((result) => result.status === 'error' || result.status === 'warn').map((result) => `${result.id} ${result.name}: ${result.reason}`)).toEqual([])
   })
 
   it('resolves a batch of 50 references of each kind in as many statements as a batch of 5', async () => {
