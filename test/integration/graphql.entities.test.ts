@@ -52,10 +52,10 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
       },
     })
     gateway = await startGateway(config, { database: db.database })
-    // Fifty tasks of tenant A by fifty users, and one of tenant B.
+    // Fifty live tasks of tenant A by fifty users, and one of tenant B.
     const deliveries = Array.from({ length: 50 }, (_, i) => {
       const samples = sampleCallbacks(`entity-${String(i).padStart(2, '0')}`, 'TENANT_A')
-      return [{ ...samples.liveStart, author: `viewer-${i}` }, samples.liveEnd] as Array<Record<string, string>>
+      return [{ ...samples.liveStart, author: `viewer-${i}` }] as Array<Record<string, string>>
     }).flat()
     deliveries.push(sampleCallbacks('other-tenant', 'TENANT_B').liveStart as Record<string, string>)
     for (let i = 0; i < deliveries.length; i += 20) {
@@ -98,21 +98,21 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
       { __typename: 'User', id: first?.user },
       { __typename: 'Output', id: first?.output },
       { __typename: 'Notification', id: first?.notification },
-      { __typename: 'LiveEndNotification', id: first?.notification },
+      { __typename: 'LiveStartNotification', id: first?.notification },
     ])
-    expect(found.map((entity) => entity?.__typename)).toEqual(['Task', 'Task', 'User', 'Output', 'LiveEndNotification', 'LiveEndNotification'])
+    expect(found.map((entity) => entity?.__typename)).toEqual(['Task', 'Task', 'User', 'Output', 'LiveStartNotification', 'LiveStartNotification'])
     expect(found[0]).toEqual(found[1])
-    expect(found[0]).toMatchObject({ id: first?.id, taskId: first?.taskId, serviceCode: 'TENANT_A', status: 'ENDED', user: { id: first?.user, userName: first?.userName } })
+    expect(found[0]).toMatchObject({ id: first?.id, taskId: first?.taskId, serviceCode: 'TENANT_A', status: 'LIVE', user: { id: first?.user, userName: first?.userName } })
     expect(found[2]).toEqual({ __typename: 'User', id: first?.user, userName: first?.userName })
     expect(found[3]).toMatchObject({ id: first?.output, outputTask: { taskId: first?.taskId } })
-    expect(found[4]).toMatchObject({ id: first?.notification, kind: 'LIVE_END', task: { taskId: first?.taskId } })
+    expect(found[4]).toMatchObject({ id: first?.notification, kind: 'LIVE_START', task: { taskId: first?.taskId } })
   })
 
   it('answers null for what names nothing: another type\'s id, a notification of another kind, a malformed or unknown key', async () => {
     const [first] = tasks
     const { entities: found } = await entities([
       { __typename: 'Task', id: first?.user },
-      { __typename: 'LiveStartNotification', id: first?.notification },
+      { __typename: 'LiveEndNotification', id: first?.notification },
       { __typename: 'User', id: 'not an id' },
       { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'no-such-task' },
       { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'nul\u0000' },
