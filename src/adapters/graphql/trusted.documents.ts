@@ -43,17 +43,17 @@ export function loadTrustedDocuments(paths: readonly string[], schema: GraphQLSc
       manifest = manifestSchema.parse(JSON.parse(readFileSync(path, 'utf8')))
     } catch (error) {
       const reason = error instanceof z.ZodError ? 'expected a JSON object of hash → document text (graphql-codegen\'s persisted documents)' : error instanceof Error ? error.message : String(error)
-      throw new StartupError(`livegate: ${where}: ${reason}`)
+      throw new StartupError(`${where}: ${reason}`)
     }
     for (const [hash, text] of Object.entries(manifest)) {
       let document: DocumentNode
       try {
         document = parse(text)
       } catch (error) {
-        throw new StartupError(`livegate: ${where}: ${hash}: ${(error as Error).message}`)
+        throw new StartupError(`${where}: ${hash}: ${(error as Error).message}`)
       }
       const invalid = validate(schema, document)[0]
-      if (invalid) throw new StartupError(`livegate: ${where}: ${hash}: ${invalid.message}`)
+      if (invalid) throw new StartupError(`${where}: ${hash}: ${invalid.message}`)
       documents.set(hash, { text, document })
       // The client preset writes `sha256:<hex>`; a client hashing the text itself sends the bare hex.
       if (hash.startsWith(SHA256_PREFIX)) documents.set(hash.slice(SHA256_PREFIX.length), { text, document })
