@@ -67,6 +67,10 @@ const graphqlSchema = z.strictObject({
   maxAliases: z.int().min(0).max(10_000).default(30),
   /** Fields one operation may resolve, a connection's selection counted once per item it may return. */
   maxCost: z.int().min(1).max(100_000_000).default(100_000),
+  /** Serve `/graphql` as an Apollo Federation 2 subgraph too (`_service`, `_entities`); see subgraph.schema.ts. */
+  federation: z.boolean().default(false),
+  /** The manifests (JSON, hash → document) that keys with `operations: "trusted"` may run. */
+  trustedDocuments: z.union([z.string().min(1), z.array(z.string().min(1))]).transform((paths) => (typeof paths === 'string' ? [paths] : paths)).default([]),
 })
 
 const realtimeSchema = z.strictObject({
@@ -101,6 +105,8 @@ const apiKeySchema = z
     sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters').optional(),
     /** The service codes whose data the key may read; `["*"]` for all. */
     serviceCodes: z.array(z.string().min(1)).min(1),
+    /** `trusted`: the key runs only documents of `graphql.trustedDocuments`, named by their hash. */
+    operations: z.enum(['any', 'trusted']).default('any'),
   })
   .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), { message: 'give exactly one of "key" or "sha256"' })
 
@@ -128,6 +134,11 @@ export const configFileSchema = z
       .default({ level: 'info', format: 'auto' }),
   })
   .superRefine((file, ctx) => {
+    file.apiKeys.forEach((key, index) => {
+      if (key.operations === 'trusted' && file.graphql.trustedDocuments.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['apiKeys', index, 'operations'], message: '"trusted" needs graphql.trustedDocuments (the manifests it may run)' })
+      }
+    })
     const seen = new Set<string>()
     file.services.forEach((service, index) => {
       if (seen.has(service.serviceCode)) {
@@ -158,6 +169,8 @@ export interface ApiKeyConfig {
   sha256: Buffer
   /** `'*'` for every service code. */
   serviceCodes: readonly string[] | '*'
+  /** `trusted`: only documents of the trusted-documents manifests, by hash. */
+  operations: 'any' | 'trusted'
 }
 
 /** The resolved configuration every part of livegate is given. */

@@ -20,7 +20,15 @@ export interface ServeProcess {
 
 /** Starts `livegate serve` as its own process and resolves once it says where it listens. */
 export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...LIVEGATE_COMMAND, 'serve', ...args], { cwd: ROOT, env })
+  return startListeningProcess([...LIVEGATE_COMMAND, 'serve', ...args], env, /livegate listening on (http:\/\/[^,\s]+)/)
+}
+
+/**
+ * Starts a Node process (`node ...args`, from the repository root) and resolves once its output
+ * matches `listening`, whose first group is the URL it serves.
+ */
+export async function startListeningProcess(args: string[], env: NodeJS.ProcessEnv, listening: RegExp): Promise<ServeProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env })
   let printed = ''
   child.stdout?.on('data', (chunk: Buffer) => {
     printed += chunk
@@ -32,7 +40,7 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
     // Generous: a first start on a fresh data directory runs initdb, slow on a busy machine.
     const timer = setTimeout(() => reject(new Error(`no address within ${START_LIMIT_MS / 1000} s in: ${printed}`)), START_LIMIT_MS)
     const look = () => {
-      const match = /livegate listening on (http:\/\/[^,\s]+)/.exec(printed)
+      const match = listening.exec(printed)
       if (!match) return
       clearTimeout(timer)
       child.stdout?.off('data', look)

@@ -1,17 +1,21 @@
+import type { GraphQLSchema } from 'graphql'
 import { buildGraphqlSchema, printGraphqlSchema } from '../graphql/schema.build.js'
 import type { Command } from './command.model.js'
 import { printPossibleTypes } from './possible-types.print.js'
+import { printSubgraphSdl } from '../graphql/subgraph.schema.js'
 
-const PRINTS: Record<string, typeof printGraphqlSchema> = {
+const PRINTS: Record<string, (schema: GraphQLSchema) => string | Promise<string>> = {
   sdl: printGraphqlSchema,
   'possible-types': printPossibleTypes,
+  subgraph: printSubgraphSdl,
 }
 
 /**
- * `livegate schema [sdl | possible-types]`: prints the GraphQL schema (SDL) that the gateway
- * serves, or what a client cache needs of it (possible types and key fields). `npm run
- * schema:emit` writes them to schema/schema.graphql and schema/possible-types.ts, committed
- * contracts that tests compare with the code.
+ * `livegate schema [sdl | possible-types | subgraph]`: prints the GraphQL schema (SDL) that the
+ * gateway serves, what a client cache needs of it (possible types and key fields), or the
+ * Federation 2 subgraph SDL (`_service { sdl }` with `graphql.federation`). `npm run schema:emit`
+ * writes them to schema/schema.graphql, schema/possible-types.ts and schema/subgraph.graphql,
+ * committed contracts that tests compare with the code.
  */
 export const schemaCommand: Command = async (args, _config, io) => {
   const print = PRINTS[args[0] ?? 'sdl']
@@ -19,6 +23,6 @@ export const schemaCommand: Command = async (args, _config, io) => {
     io.err(`livegate schema: takes one of ${Object.keys(PRINTS).join(', ')}; got ${args.join(' ')}`)
     return 2
   }
-  io.out(print(await buildGraphqlSchema()))
+  io.out(await print(await buildGraphqlSchema()))
   return 0
 }

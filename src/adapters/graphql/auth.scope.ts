@@ -9,7 +9,10 @@ import { graphqlError } from './graphql.errors.js'
  * scoped to one tenant cannot see another's rows through any field, loader, total or
  * subscription.
  */
-export type Scope = { kind: 'all' } | { kind: 'codes'; serviceCodes: readonly string[]; keyName: string }
+export type Scope = ({ kind: 'all' } | { kind: 'codes'; serviceCodes: readonly string[]; keyName: string }) & {
+  /** The key may run only trusted documents, named by hash (trusted.documents.ts). */
+  trustedOnly?: true
+}
 
 /** The caller's scope as a store restriction: undefined reads everything. */
 export function allowedCodes(scope: Scope): readonly string[] | undefined {
@@ -43,7 +46,9 @@ export function authenticate(authorization: string | undefined, keys: readonly A
     if (timingSafeEqual(presented, key.sha256) && !found) found = key
   }
   if (!found) return null
-  return found.serviceCodes === '*' ? { kind: 'all' } : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name }
+  const scope: Scope = found.serviceCodes === '*' ? { kind: 'all' } : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name }
+  if (found.operations === 'trusted') scope.trustedOnly = true
+  return scope
 }
 
 /**

@@ -19,6 +19,8 @@ import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { graphqlErrorBody, maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
+import { buildSubgraph } from './subgraph.schema.js'
+import { loadTrustedDocuments, trustedDocumentFor, trustedDocumentsPlugin } from './trusted.documents.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
 import { upstreamFreshnessPlugin } from './upstream.access.js'
@@ -45,7 +47,9 @@ export const GRAPHQL_PATH = '/graphql'
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
   const { config, db, poller, hub } = options
-  const schema = options.schema ?? (await buildGraphqlSchema())
+  const built = options.schema ?? (await buildGraphqlSchema())
+  const schema = config.graphql.federation ? buildSubgraph(built) : built
+  const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
   const apollo = new ApolloServer<GraphqlContext>({
     // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
     gateway: compiledExecution(schema),
@@ -76,6 +80,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       graphqlMetricsPlugin<GraphqlContext>(options.metrics),
       subscriptionsOverSocketPlugin<GraphqlContext>(),
       queryLimitsPlugin<GraphqlContext>(config.graphql),
+      trustedDocumentsPlugin<GraphqlContext>(trusted),
     ],
   })
   await apollo.start()
@@ -117,6 +122,10 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
     context: (scope, closeSocket) => createContext({ db, config, poller, hub }, scope as Scope, closeSocket),
+    documentFor: (scope, payload) => {
+      const found = trustedDocumentFor(scope as Scope, payload, trusted)
+      return found && 'document' in found ? found.document : found
+    },
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: options.metrics?.registry,
   })

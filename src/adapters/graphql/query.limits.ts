@@ -67,7 +67,7 @@ export function checkQueryLimits(options: {
       query: document,
       variables: options.variables ?? {},
       ...(options.operationName ? { operationName: options.operationName } : {}),
-      estimators: [connectionEstimator(limits.defaultPageSize), simpleEstimator({ defaultComplexity: 1 })],
+      estimators: [connectionEstimator(limits.defaultPageSize), entitiesEstimator, simpleEstimator({ defaultComplexity: 1 })],
     })
   } catch {
     // Variables that do not coerce: execution refuses them next, with the precise error.
@@ -114,6 +114,12 @@ function connectionEstimator(defaultPageSize: number): ComplexityEstimator {
     const first = typeof args.first === 'number' && args.first >= 0 ? args.first : defaultPageSize
     return 1 + childComplexity * Math.max(1, first)
   }
+}
+
+// A federation router's `_entities` resolves each representation it sends: its selection counts once per representation.
+const entitiesEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  if (field.name !== '_entities' || !Array.isArray(args.representations)) return undefined
+  return 1 + childComplexity * Math.max(1, args.representations.length)
 }
 
 // The standard introspection query is 13 levels deep; this leaves room for IDEs' variants.

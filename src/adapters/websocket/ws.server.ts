@@ -27,6 +27,11 @@ export interface WebsocketOptions {
    * result is executed with a context of its own, made without one.
    */
   context: (auth: unknown, closeSocket?: (code: number, reason: string) => void) => object
+  /**
+   * The document a caller's subscribe message stands for, when it is not the text it sent (a
+   * trusted document named by hash), or why it is refused; undefined runs the text as sent.
+   */
+  documentFor?: (auth: unknown, payload: { query: string; extensions?: Record<string, unknown> | null | undefined }) => DocumentNode | GraphQLError | undefined
   /** Largest message a client may send. */
   maxPayload: number
   /** The operation limits: an error refuses the subscription before it starts. */
@@ -84,6 +89,13 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         }
         authByConnection.set(ctx, auth)
         return true
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        const found = options.documentFor?.(authByConnection.get(ctx), { query: payload.query, extensions: payload.extensions })
+        if (found === undefined) return undefined
+        if (!('kind' in found)) return [found]
+        // A trusted document was validated when it was loaded.
+        return { schema: options.schema, document: found, operationName: payload.operationName, variableValues: payload.variables }
       },
       context: (ctx, id) => {
         const auth = authByConnection.get(ctx)
