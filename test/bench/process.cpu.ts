@@ -13,7 +13,7 @@ function statCpuMs(path: string): number {
 
 /**
  * CPU time of this process's main thread, where the in-process servers under test run (the load
- * comes from worker threads). Unlike throughput it hardly moves with a neighbour's load, so it
+ * comes from processes of its own). Unlike throughput it hardly moves with a neighbour's load, so it
  * says where a gap comes from. Linux only; NaN elsewhere.
  */
 export function mainThreadCpuMs(): number {
@@ -23,6 +23,21 @@ export function mainThreadCpuMs(): number {
 /** CPU time of a whole process (every thread), e.g. a spawned `livegate serve`. */
 export function processCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`)
+}
+
+/** A process and every process below it (a `serve --workers N` primary and its workers). */
+export function treePids(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    return [pid, ...children.flatMap(treePids)]
+  } catch {
+    return [pid]
+  }
+}
+
+/** CPU time of a process tree, every thread of every process; a worker replaced meanwhile is not counted. */
+export function treeCpuMs(pid: number): number {
+  return treePids(pid).reduce((total, member) => total + (processCpuMs(member) || 0), 0)
 }
 
 /**

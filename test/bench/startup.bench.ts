@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ROOT } from '../support/livegate.process.js'
 import { type BenchContext, type BenchSection, ratio } from './bench.report.js'
+import { treePids } from './process.cpu.js'
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3)
 // Long enough for start-up garbage to be collected and timers to settle into their idle rhythm.
@@ -49,15 +50,6 @@ async function measureStart(args: string[], env: NodeJS.ProcessEnv, readyPath: s
     }
     // Gone, not just signalled: the next start on the same data directory finds its lock free.
     for (let waited = 0; waited < 10_000 && tree.some((pid) => existsSync(`/proc/${pid}`)); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-function treePids(pid: number): number[] {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    return [pid, ...children.flatMap(treePids)]
-  } catch {
-    return [pid]
   }
 }
 
