@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
-/** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms on Linux); NaN when unreadable. */
-function statCpuMs(path: string): number {
+/**
+ * utime + stime of a /proc stat file, in ms (clock ticks of 10 ms on Linux), with cutime + cstime
+ * (children that ended and were reaped) when asked; NaN when unreadable.
+ */
+function statCpuMs(path: string, endedChildren = false): number {
   try {
     const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
+    return (Number(fields[11]) + Number(fields[12]) + (endedChildren ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
   } catch {
     return Number.NaN
   }
@@ -23,6 +26,11 @@ export function mainThreadCpuMs(): number {
 /** CPU time of a whole process (every thread), e.g. a spawned `livegate serve`. */
 export function processCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`)
+}
+
+/** This process and its children that have ended: the bench with its finished load generators. */
+export function selfAndEndedChildrenCpuMs(): number {
+  return statCpuMs('/proc/self/stat', true)
 }
 
 /** A process and every process below it (a `serve --workers N` primary and its workers). */
