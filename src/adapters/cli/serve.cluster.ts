@@ -120,14 +120,16 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
       })
     })
 
+  // SIGTERM, as to a single gateway: a worker stops as one does. One that was not listening yet
+  // (a replacement still starting) has answered nothing, so how it ends does not count.
   const stopAll = async (): Promise<boolean> => {
     stopping = true
     for (const timer of timers) clearTimeout(timer)
     const exits = Object.values(cluster.workers ?? {}).flatMap((worker) => {
       if (!worker) return []
-      const exited = new Promise<boolean>((resolve) => worker.once('exit', (code) => resolve(code === 0)))
-      if (worker.isConnected()) worker.send({ livegate: 'stop' } satisfies ClusterMessage)
-      else worker.process.kill('SIGTERM')
+      const counts = listening.has(worker)
+      const exited = new Promise<boolean>((resolve) => worker.once('exit', (code) => resolve(!counts || code === 0)))
+      worker.process.kill('SIGTERM')
       return [exited]
     })
     return (await Promise.all(exits)).every(Boolean)

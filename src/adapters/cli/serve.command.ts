@@ -1,8 +1,6 @@
 import cluster from 'node:cluster'
 import type { FastifyBaseLogger } from 'fastify'
 import { type Config, MEMORY_DATA_DIR } from '../../config/index.js'
-import { startGateway } from '../http/gateway.start.js'
-import { stopAskedByPrimary } from '../ops/cluster.link.js'
 import type { Command } from './command.model.js'
 import { workerCount } from './serve.workers.js'
 
@@ -19,14 +17,14 @@ export const serveCommand: Command = async (args, config, io, context) => {
       return serveCluster(config, workers, io, (log, url) => announce(log, url, config))
     }
   }
-  // Listening before the start: a stop asked while the gateway starts is kept until it has.
-  const stopped = cluster.isWorker ? Promise.race([io.stopSignal, stopAskedByPrimary().then(() => 'primary')]) : io.stopSignal
+  // Loaded only here: a primary of several workers serves nothing and need not hold the gateway's modules.
+  const { startGateway } = await import('../http/gateway.start.js')
   const gateway = await startGateway(config, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'serve', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
   const log = gateway.server.log
   // The primary announces the whole once every worker listens.
   if (cluster.isWorker) log.info({ url: gateway.url }, 'worker listening')
   else announce(log, gateway.url, config)
-  const signal = await stopped
+  const signal = await io.stopSignal
   log.info({ signal }, 'stopping')
   await gateway.close()
   // A worker's channel to its primary would keep it alive: it is closed once the gateway is.

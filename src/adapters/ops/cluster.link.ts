@@ -12,7 +12,6 @@ export type ClusterMessage =
   | { livegate: 'whole'; id: number; body?: string; contentType?: string; report?: WholeReadiness; error?: string }
   | { livegate: 'gather'; id: number; what: AskedPart }
   | { livegate: 'part'; id: number; metrics?: WorkerMetrics; report?: ReadinessReport; error?: string }
-  | { livegate: 'stop' }
 
 /** What the primary gathers from each worker. */
 export type AskedPart = 'metrics' | 'readiness'
@@ -85,17 +84,4 @@ export function joinCluster(parts: WorkerParts): ClusterLink | undefined {
       return what === 'metrics' ? { body: whole.body ?? '', contentType: whole.contentType ?? 'text/plain' } : whole.report
     }) as ClusterLink['ask'],
   }
-}
-
-/** In a worker: resolves when the primary asks it to stop (the primary's SIGTERM or SIGINT). */
-export function stopAskedByPrimary(): Promise<void> {
-  return new Promise((resolve) => {
-    if (!cluster.isWorker) return
-    const onMessage = (message: unknown) => {
-      if (!isClusterMessage(message) || message.livegate !== 'stop') return
-      process.off('message', onMessage)
-      resolve()
-    }
-    process.on('message', onMessage)
-  })
 }
