@@ -26,6 +26,8 @@ export interface LoadOptions {
   repeat?: boolean
   /** The HTTP method; POST unless told. */
   method?: string
+  /** Paced instead of as fast as answers come: requests are sent at this rate (across all connections), none before its time. */
+  ratePerSecond?: number
 }
 
 /** What one run measured. */
@@ -113,8 +115,18 @@ async function generate(options: LoadOptions): Promise<LoadResult> {
       req.end(item.body)
     })
 
+  // Paced: request n is due n / rate seconds after the start; a connection waits for its due time.
+  let issued = 0
+  const pace = async () => {
+    if (!options.ratePerSecond) return
+    const due = start + (issued++ * 1000) / options.ratePerSecond
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+
   const worker = async () => {
     for (;;) {
+      await pace()
       const sentAt = performance.now()
       if (next >= options.pool.length && options.repeat) next = 0
       if (sentAt >= end || next >= options.pool.length) return
