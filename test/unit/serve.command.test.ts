@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { workerCount } from '../../src/adapters/cli/serve.workers.js'
+import { workerCount } from '../../src/adapters/cli/serve.command.js'
 
 const server = { url: 'postgres://db/livegate', dataDir: './data' }
 const pglite = { dataDir: './data' }
