@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
@@ -198,7 +199,8 @@ async function stopParts(parts: GatewayParts): Promise<void> {
  * free port) cannot be busy. The socket is released just before the gateway listens.
  */
 async function holdPort(config: Pick<Config, 'port' | 'host'>): Promise<Server | undefined> {
-  if (config.port === 0) return undefined
+  // A worker of `serve --workers N` shares the port its primary holds: only the first could bind it alone.
+  if (config.port === 0 || cluster.isWorker) return undefined
   // A health check or load balancer may connect while the gateway starts: turned away at once,
   // it would otherwise keep the probe's close (and the start) waiting for it to hang up.
   const probe = createServer((socket) => socket.destroy())

@@ -115,6 +115,8 @@ export const configFileSchema = z
   .strictObject({
     port: z.int().min(0).max(65_535).default(4000),
     host: z.string().min(1).default('127.0.0.1'),
+    /** Processes serving the one port (node:cluster); by default the cores on a server, 1 on PGlite. */
+    workers: z.int().min(1).max(256).optional(),
     database: databaseSchema.default({ dataDir: './data' }),
     services: z.array(serviceSchema).default([]),
     apiKeys: z.array(apiKeySchema).default([]),

@@ -10,10 +10,17 @@ export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean }
 
 /**
  * Takes the projector's lock if no other transaction holds it, until this one ends: at most one
- * projector folds the log at a time, across every instance on the database.
+ * projector folds the log at a time, across every instance on the database. In the same round
+ * trip, the transaction's commit is made asynchronous (`synchronous_commit = off`, for it alone):
+ * a fold is derived from the log and moves its checkpoint in the same transaction, so a crash can
+ * lose only the last folds and their checkpoint together, never one without the other, and they
+ * are folded again from the log; meanwhile no fold waits for a WAL flush, which the
+ * acknowledgements need for themselves.
  */
 export async function tryProjectorLock(tx: Db): Promise<boolean> {
-  const [row] = resultRows<{ locked: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:projector', 0)) as locked`))
+  const [row] = resultRows<{ locked: boolean }>(
+    await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:projector', 0)) as locked, set_config('synchronous_commit', 'off', true)`),
+  )
   return row?.locked === true
 }
 

@@ -57,6 +57,8 @@ export function createMetrics(): Metrics {
       name: 'livegate_upstream_consecutive_failures',
       help: 'Failed task_list polls in a row since the last success.',
       labelNames: ['service_code'],
+      // Every worker of `serve --workers N` reads the same stored count: the whole is not their sum.
+      aggregator: 'max',
       registers,
     }),
     upstreamLeaseHeld: new Gauge({ name: 'livegate_upstream_lease_held', help: '1 while this instance polls the service code.', labelNames: ['service_code'], registers }),

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { availableParallelism, cpus, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { startPrivateCluster } from '../support/postgres.cluster.js'
@@ -27,7 +27,7 @@ function machine(serverVersion: string): string {
   } catch {
     // cpus().length stands in where nproc is missing
   }
-  return `nproc ${nproc}, ${memGiB} GiB memory, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${serverVersion}`
+  return `nproc ${nproc} (so \`serve --workers\` is ${availableParallelism()} here, one per core, and the figures with that many workers stand beside one worker), ${memGiB} GiB memory, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${serverVersion}`
 }
 
 function context(serverUrl: string): BenchContext {

@@ -1,9 +1,12 @@
 import { Agent, request } from 'node:http'
+import { availableParallelism } from 'node:os'
 import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { type ClientPlan, type ClientStatus, FANOUT_SERVICE, taskIdOf } from './fanout.client.js'
-import { type BenchChild, startChild } from './fanout.process.js'
+import { type BenchChild, residentSet, startChild } from './fanout.process.js'
+import { treeCpuMs, treePids } from './process.cpu.js'
+import { startServe } from './serve.process.js'
 
 const RATE = 5
 // Eight seconds a figure keeps the section within three minutes.
@@ -11,7 +14,9 @@ const SECONDS = Number(process.env.BENCH_FANOUT_SECONDS ?? 8)
 const SIZES = (process.env.BENCH_FANOUT_SIZES ?? '1000,5000,10000').split(',').map(Number)
 const DISTINCT = 10
 // For a partial run while working: which series to measure (all three by default).
-const SERIES = new Set((process.env.BENCH_FANOUT_SERIES ?? 'baseline,livegate,distinct').split(','))
+const SERIES = new Set((process.env.BENCH_FANOUT_SERIES ?? 'baseline,livegate,workers,distinct').split(','))
+// `serve --workers` at its default on a server: one per core.
+const CORES = availableParallelism()
 const PER_CLIENT = 5000
 // Set to a folder to write a --cpu-prof profile of each server process there (a folder per process).
 const PROFILE_DIR = process.env.BENCH_FANOUT_PROF
@@ -24,7 +29,8 @@ const sleep = (msec: number) => new Promise((resolve) => setTimeout(resolve, mse
 
 interface Spec {
   name: string
-  mode: 'livegate' | 'baseline'
+  /** livegate in a process of its own, `livegate serve` with one worker per core, or the bare broadcast. */
+  mode: 'livegate' | 'workers' | 'baseline'
   subscribers: number
   /** Distinct operations (filters) the subscribers are spread over. */
   distinct: number
@@ -91,15 +97,20 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
   // A folder per process: each of its threads (tsx's loader is one) writes a profile of its own.
   let started = 0
   const named = (role: string) => (PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', `${PROFILE_DIR}/${spec.mode}.${spec.subscribers}.${spec.distinct}.${role}${started++}`] : [])
-  const server = startChild('./fanout.server.ts', named('server'))
+  // The workers' figure is a `serve` process tree: CPU and peak RSS are its processes' together.
+  const served = spec.mode === 'workers' ? await startServe(databaseUrl, FANOUT_SERVICE, CORES) : undefined
+  const server = served ? undefined : startChild('./fanout.server.ts', named('server'))
+  const serverCpu = async (): Promise<Cpu> => (served ? { user: treeCpuMs(served.pid), system: 0 } : await (server as BenchChild).ask<Cpu>('cpu'))
+  const serverRss = async () =>
+    served ? treePids(served.pid).map((pid) => residentSet(pid)).reduce((sum, one) => ({ peak: sum.peak + one.peak, current: sum.current + one.current }), { peak: 0, current: 0 }) : await (server as BenchChild).ask<{ peak: number; current: number }>('rss')
   const clients: BenchChild[] = []
   const events = Math.round(SECONDS * RATE)
   try {
-    const { url } = await server.ask<{ url: string }>('start', { mode: spec.mode, databaseUrl })
+    const { url } = served ?? (await (server as BenchChild).ask<{ url: string }>('start', { mode: spec.mode, databaseUrl }))
     const failures = { count: 0 }
-    const publish: Publish = spec.mode === 'livegate' ? livegatePublisher(url, failures) : (k) => {
+    const publish: Publish = spec.mode !== 'baseline' ? livegatePublisher(url, failures) : (k) => {
       const sentAt = now()
-      void server.ask('publish', k)
+      void server?.ask('publish', k)
       return sentAt
     }
     for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? named('client') : []))
@@ -115,7 +126,7 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
     await sleep(500)
 
     const sentAt: number[] = []
-    const cpuBefore = await server.ask<Cpu>('cpu')
+    const cpuBefore = await serverCpu()
     const receivedBefore = (await total(clients)).received
     const start = now() + 50
     for (let k = 0; k < events; k++) {
@@ -128,10 +139,10 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       await sleep(200)
       status = await total(clients)
     }
-    const cpuAfter = await server.ask<Cpu>('cpu')
+    const cpuAfter = await serverCpu()
     const cpuMs = cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system
     const systemShare = (cpuAfter.system - cpuBefore.system) / Math.max(1, cpuMs)
-    const rss = await server.ask<{ peak: number; current: number }>('rss')
+    const rss = await serverRss()
     const parts = await Promise.all(clients.map((client) => client.ask<Float64Array>('latencies', sentAt)))
     const all = new Float64Array(parts.reduce((n, p) => n + p.length, 0))
     parts.reduce((at, p) => (all.set(p, at), at + p.length), 0)
@@ -153,7 +164,8 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
     return figure
   } finally {
     await Promise.all(clients.map((client) => client.stop()))
-    await server.stop()
+    await server?.stop()
+    await served?.stop()
   }
 }
 
@@ -192,6 +204,7 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
         figures.push(base)
       }
       if (SERIES.has('livegate')) figures.push(await runFigure({ name: `livegate, ${size}, one operation`, mode: 'livegate', subscribers: size, distinct: 1 }, db.url, ctx))
+      if (SERIES.has('workers')) figures.push(await runFigure({ name: `livegate serve, ${CORES} workers, ${size}, one operation`, mode: 'workers', subscribers: size, distinct: 1 }, db.url, ctx))
     }
     const middle = [...SIZES].sort((a, b) => a - b)[Math.floor((SIZES.length - 1) / 2)] as number
     if (SERIES.has('distinct')) figures.push(await runFigure({ name: `livegate, ${middle}, ${DISTINCT} filters`, mode: 'livegate', subscribers: middle, distinct: DISTINCT }, db.url, ctx))
@@ -200,6 +213,8 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
   }
   const at10k = figures.find((f) => f.mode === 'livegate' && f.subscribers === 10_000 && f.distinct === 1)
   const delivered = at10k ? at10k.delivered / at10k.expected : Number.NaN
+  const workers10k = figures.find((f) => f.mode === 'workers' && f.subscribers === 10_000)
+  const base10k = baselines.get(10_000)
   return {
     title: 'Fan-out',
     description:
@@ -207,13 +222,25 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
       `signed callbacks POSTed to /callbacks at ${RATE}/s for ${SECONDS} s after a warm-up that proves every subscription is in place. ` +
       'Latency is publish-to-receive: the arrival time in the client minus the time the publisher sent the POST (the baseline: sent the event to its server), ' +
       'both `performance.timeOrigin + performance.now()` on one machine. The baseline is a bare `ws` server writing one pre-serialized frame per event to every socket, ' +
-      'with no database. RSS is the server process\'s peak (VmHWM), each figure in a fresh process. Server CPU is its user + system time from the first measured event to the end of the drain, per message delivered: the cost of a delivery, which a loaded machine disturbs less than latency. Closes / errors: sockets the server closed (by code) / unexpected frames and failed publishes.',
+      'with no database. "livegate serve, N workers" is `livegate serve --workers N` (one per core), the sockets spread over its workers by the primary; its RSS and CPU are all its processes\'. RSS is the server process\'s peak (VmHWM), each figure in a fresh process. Server CPU is its user + system time from the first measured event to the end of the drain, per message delivered: the cost of a delivery, which a loaded machine disturbs less than latency. Closes / errors: sockets the server closed (by code) / unexpected frames and failed publishes.',
     columns: ['figure', 'subscribers', 'operations', 'delivered / expected', 'p50 ms', 'p99 ms', 'p99 vs baseline', 'server RSS MiB', 'server CPU µs / message', 'closes / errors'],
-    rows: figures.map((f) => row(f, f.mode === 'livegate' ? baselines.get(f.subscribers) : undefined)),
+    rows: figures.map((f) => row(f, f.mode !== 'baseline' ? baselines.get(f.subscribers) : undefined)),
     targets: [
       { name: 'fan-out 10k subscribers at 5 events/s delivered', target: '100%', measured: at10k ? `${(100 * delivered).toFixed(2)}%` : '—', met: delivered === 1 },
       { name: 'fan-out p99 at 10k', target: '≤ 250 ms', measured: at10k ? `${ms(at10k.p99Ms)} ms` : '—', met: !!at10k && at10k.p99Ms <= 250 },
       { name: 'server RSS at 10k', target: '< 1 GiB', measured: at10k ? `${mib(at10k.rssPeak)} MiB` : '—', met: !!at10k && at10k.rssPeak < 2 ** 30 },
+      {
+        name: 'fan-out server CPU per delivered message at 10k (one process) vs the bare broadcast',
+        target: '≤ 1.30×',
+        measured: at10k && base10k ? ratio(at10k.cpuUsPerMessage, base10k.cpuUsPerMessage) : '—',
+        met: !!at10k && !!base10k && at10k.cpuUsPerMessage <= 1.3 * base10k.cpuUsPerMessage,
+      },
+      {
+        name: `fan-out 10k subscribers with ${CORES} workers: delivered 100% with p99 ≤ 250 ms`,
+        target: '100%, ≤ 250 ms',
+        measured: workers10k ? `${((100 * workers10k.delivered) / workers10k.expected).toFixed(2)}%, ${ms(workers10k.p99Ms)} ms` : '—',
+        met: !!workers10k && workers10k.delivered === workers10k.expected && workers10k.p99Ms <= 250,
+      },
     ],
     notes: fanoutNotes(figures, baselines),
     data: figures,

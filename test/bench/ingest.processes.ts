@@ -1,11 +1,12 @@
-import { cpus } from 'node:os'
+import { availableParallelism, cpus } from 'node:os'
 import postgres from 'postgres'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
 import { combineLag, type LagSnapshot, lagBetween, lagQuantileMs, scrapeLag, settleByMetrics } from './ingest.lag.js'
 import { BENCH_SERVICE, signPool } from './ingest.pool.js'
 import { type LoadResult, runLoad } from './load.generate.js'
 import { addSamples, emptySamples, sampleWaits, topEvents, type WaitSamples } from './lock.sampler.js'
-import { postgresCpuMs, processCpuMs } from './process.cpu.js'
+import { startBaseline } from './baseline.server.js'
+import { mainThreadCpuMs, postgresCpuMs, selfAndEndedChildrenCpuMs, treeCpuMs } from './process.cpu.js'
 import { type ServeProcess, startServe } from './serve.process.js'
 
 const CONNECTIONS = 100
@@ -13,11 +14,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 500)
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2500)
 const ROUND_POOL = Number(process.env.BENCH_POOL_SIZE ?? 60_000)
+// `serve --workers` at its default on a server: one per core.
+const CORES = availableParallelism()
 
 interface Setup {
   name: string
   /** Where each of the two load generators sends its half of the connections. */
   urls: [string, string]
+  /** The bare baseline, in this process: its CPU is this process's main thread, and it is no livegate. */
+  baseline?: boolean
 }
 
 interface Figure {
@@ -49,31 +54,38 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
   const processes: ServeProcess[] = []
   let figures: Figure[]
   let rows = 0
+  let baselineRows = 0
+  const baseline = await startBaseline(db.url)
   try {
     // One after the other: the first applies the migrations.
     processes.push(await startServe(db.url, BENCH_SERVICE))
     processes.push(await startServe(db.url, BENCH_SERVICE))
-    const [a, b] = processes as [ServeProcess, ServeProcess]
+    processes.push(await startServe(db.url, BENCH_SERVICE, CORES))
+    const [a, b, every] = processes as [ServeProcess, ServeProcess, ServeProcess]
     const setups: Setup[] = [
-      { name: 'one serve process', urls: [a.url, a.url] },
-      { name: 'two serve processes, load split', urls: [a.url, b.url] },
+      { name: 'baseline: node:http + postgres.js, group commit', urls: [baseline.url, baseline.url], baseline: true },
+      { name: 'one serve process, 1 worker', urls: [a.url, a.url] },
+      { name: 'two serve processes of 1 worker, load split', urls: [a.url, b.url] },
+      { name: `one serve process, ${CORES} workers (one per core)`, urls: [every.url, every.url] },
     ]
     figures = await measure(ctx, db.url, processes, setups)
     const sql = postgres(db.url, { max: 1, onnotice: () => {} })
     rows = Number((await sql<{ n: string }[]>`select count(*) as n from callbacks`)[0]?.n ?? 0)
     await sql.end()
+    baselineRows = await baseline.countRows()
   } finally {
     for (const child of processes) await child.stop()
+    await baseline.close()
     await db.drop()
   }
-  const [one, two] = figures as [Figure, Figure]
-  const okTotal = figures.reduce((n, f) => n + f.okTotal, 0)
-  const lost = Math.max(0, okTotal - rows)
+  const [bare, one, two, workers] = figures as [Figure, Figure, Figure, Figure]
+  const okTotal = figures.reduce((n, f) => n + (f === bare ? 0 : f.okTotal), 0)
+  const lost = Math.max(0, okTotal - rows) + Math.max(0, bare.okTotal - baselineRows)
   return {
-    title: 'Ingest: two serve processes on one PostgreSQL server',
+    title: 'Ingest: serve processes and workers on one PostgreSQL server',
     description:
-      `\`node --import tsx src/main.ts serve\` started twice on one fresh database (logging at info into /dev/null). ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
-      `${CONNECTIONS} keep-alive connections from two load-generator threads of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds both processes' CPU (every thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no callbacks). ` +
+      `\`node --import tsx src/main.ts serve --workers 1\` started twice, and \`serve --workers ${CORES}\` (one worker per core) once, on one fresh database (logging at info into /dev/null), beside the bare group-commit server of the ingest section above (in the bench process, its own table in the same database), all taking the same load in the same turns. ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
+      `${CONNECTIONS} keep-alive connections from two load-generator processes of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds every livegate process's CPU (every thread, workers included; the baseline: its thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no callbacks). ` +
       '"catch-up" is how long after a window the projection took to fold everything acknowledged (waited for before the next window). "lock waits" counts samples of pg_stat_activity (every 50 ms during the windows) in which a backend of the database waited on a heavyweight lock other than a table\'s extension lock.',
     columns: ['setup', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs one process', 'livegate CPU µs/req', 'PostgreSQL CPU µs/req', 'cores busy', 'lag p50 ms', 'lag p99 ms', 'catch-up ms', 'lock waits / samples', 'non-2xx'],
     rows: figures.map((f) => [
@@ -94,9 +106,16 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
     targets: [
       { name: 'two serve processes: samples with a lock wait', target: '0', measured: `${two.waits.lockWaitSamples} of ${two.waits.samples}`, met: two.waits.lockWaitSamples === 0 },
       { name: 'two serve processes vs one, same load (no collapse)', target: '≥ 0.80×', measured: ratio(two.rps, one.rps), met: two.rps >= 0.8 * one.rps },
-      { name: 'acknowledged callbacks lost', target: '0', measured: `${lost} (${okTotal} 2xx, ${rows} rows)`, met: lost === 0 },
+      { name: `ingest, serve with ${CORES} workers, vs the bare group-commit server (same load, same turns)`, target: '≥ 0.80×', measured: ratio(workers.rps, bare.rps), met: workers.rps >= 0.8 * bare.rps },
+      { name: 'acknowledged callbacks lost', target: '0', measured: `${lost} (${okTotal} 2xx, ${rows} rows; baseline ${bare.okTotal} 2xx, ${baselineRows} rows)`, met: lost === 0 },
     ],
-    notes: processNotes(one, two),
+    notes: [
+      `One process of ${CORES} workers took ${ratio(workers.rps, one.rps)} the callbacks of one worker and ${ratio(workers.rps, bare.rps)} those of the bare group-commit server, ` +
+        `at ${workers.livegateCpuUsPerRequest.toFixed(0)} µs of livegate CPU per callback (one worker: ${one.livegateCpuUsPerRequest.toFixed(0)} µs; the bare server ${bare.livegateCpuUsPerRequest.toFixed(0)} µs) ` +
+        `and ${workers.coresBusy.toFixed(2)} cores busy (one worker ${one.coresBusy.toFixed(2)}): workers add throughput only where a core is idle for them, and here the load generators and PostgreSQL share the same ${CORES}.`,
+      '',
+      processNotes(one, two),
+    ].join('\n'),
     data: { figures, rows, okTotal },
   }
 }
@@ -106,13 +125,15 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
   const urls = processes.map((p) => p.url)
   const scrape = async () => combineLag(await Promise.all(urls.map(scrapeLag)))
   const totals = setups.map(() => ({ runs: [] as LoadResult[], wallMs: 0, livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: emptySamples() }))
-  const cpu = () => processes.reduce((n, p) => n + processCpuMs(p.pid), 0)
+  // Every livegate process, whichever setup: the projector folds in whichever holds its lease.
+  const livegateCpu = () => processes.reduce((n, p) => n + treeCpuMs(p.pid), 0)
   for (let round = 0; round < ROUNDS; round++) {
     for (const [s, setup] of setups.entries()) {
       const total = totals[s] as (typeof totals)[number]
       const pools = setup.urls.map((url, k) => signPool(url, ROUND_POOL / 2, `p${s}-${round}-${k}`))
       const lagBefore = await scrape()
-      const before = { livegate: cpu(), pg: postgresCpuMs(port), self: processCpuMs(process.pid) }
+      const cpu = setup.baseline ? mainThreadCpuMs : livegateCpu
+      const before = { livegate: cpu(), pg: postgresCpuMs(port), self: selfAndEndedChildrenCpuMs() }
       const sampler = sampleWaits(databaseUrl)
       const startedAt = performance.now()
       const results = await Promise.all(
@@ -125,7 +146,7 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       const pgMs = postgresCpuMs(port) - before.pg
       total.livegateMs += livegateMs
       total.pgMs += pgMs
-      total.allMs += livegateMs + pgMs + processCpuMs(process.pid) - before.self
+      total.allMs += (setup.baseline ? 0 : livegateMs) + pgMs + selfAndEndedChildrenCpuMs() - before.self
       total.runs.push(...results)
       total.catchUpMs += await settleByMetrics(urls)
       const lag = lagBetween(lagBefore, await scrape())

@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http'
 import { performance } from 'node:perf_hooks'
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 
 /** One request of the pool, prepared before the run so building it costs the client nothing. */
 export interface LoadRequest {
@@ -25,6 +26,8 @@ export interface LoadOptions {
   repeat?: boolean
   /** The HTTP method; POST unless told. */
   method?: string
+  /** Paced instead of as fast as answers come: requests are sent at this rate (across all connections), none before its time. */
+  ratePerSecond?: number
 }
 
 /** What one run measured. */
@@ -50,48 +53,31 @@ export interface LoadResult {
 }
 
 /**
- * A closed-loop load generator in a worker thread of its own (so it does not share the measured
- * server's event loop): `connections` keep-alive sockets, each sending its next request as soon
+ * A closed-loop load generator in a process of its own, as real clients are (a thread of the
+ * measuring process would share its cores' scheduling and its garbage collector's pauses with the
+ * servers under test): `connections` keep-alive sockets, each sending its next request as soon
  * as the previous answer is read (autocannon's model, without the dependency).
  */
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
-  // One buffer holds every body, transferred rather than copied per request.
-  const total = options.pool.reduce((n, item) => n + item.body.length, 0)
-  const bodies = new Uint8Array(new SharedArrayBuffer(total))
-  const offsets = new Uint32Array(options.pool.length + 1)
-  let at = 0
-  options.pool.forEach((item, i) => {
-    bodies.set(item.body, at)
-    offsets[i] = at
-    at += item.body.length
-  })
-  offsets[options.pool.length] = at
-  const shape = { ...options, pool: options.pool.map(({ path, headers }) => ({ path, headers })), bodies, offsets }
   return new Promise((resolve, reject) => {
-    // The worker is this TypeScript file: it registers tsx's loader first, as the bench's own
-    // process did (Node 20 does not hand loader hooks on to workers).
-    const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'))
-    const entry = `import(${tsx}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}) })`
-    const worker = new Worker(entry, { eval: true, workerData: shape })
-    worker.once('message', (result: LoadResult) => resolve(result))
-    worker.once('error', reject)
-    worker.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`load worker exited with ${code}`))
+    // This TypeScript file is the child's entry, run through tsx as the bench itself is.
+    const child = fork(fileURLToPath(import.meta.url), [LOAD_CHILD], { execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' })
+    child.once('message', (result: LoadResult) => resolve(result))
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`load process exited with ${code}`))
     })
+    child.send(options)
   })
 }
 
-interface WorkerShape extends Omit<LoadOptions, 'pool'> {
-  pool: Array<Omit<LoadRequest, 'body'>>
-  bodies: Uint8Array
-  offsets: Uint32Array
-}
+const LOAD_CHILD = '--livegate-bench-load'
 
-if (!isMainThread && parentPort) {
-  const shape = workerData as WorkerShape
-  const pool = shape.pool.map((item, i) => ({ ...item, body: Buffer.from(shape.bodies.buffer, shape.offsets[i], (shape.offsets[i + 1] as number) - (shape.offsets[i] as number)) }))
-  const port = parentPort
-  void generate({ ...shape, pool }).then((result) => port.postMessage(result, [result.latencies.buffer as ArrayBuffer]))
+if (process.argv.includes(LOAD_CHILD) && process.send) {
+  process.once('message', (options: LoadOptions) => {
+    const pool = options.pool.map((item) => ({ ...item, body: Buffer.from(item.body) }))
+    void generate({ ...options, pool }).then((result) => process.send?.(result, () => process.disconnect()))
+  })
 }
 
 async function generate(options: LoadOptions): Promise<LoadResult> {
@@ -129,8 +115,18 @@ async function generate(options: LoadOptions): Promise<LoadResult> {
       req.end(item.body)
     })
 
+  // Paced: request n is due n / rate seconds after the start; a connection waits for its due time.
+  let issued = 0
+  const pace = async () => {
+    if (!options.ratePerSecond) return
+    const due = start + (issued++ * 1000) / options.ratePerSecond
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+
   const worker = async () => {
     for (;;) {
+      await pace()
       const sentAt = performance.now()
       if (next >= options.pool.length && options.repeat) next = 0
       if (sentAt >= end || next >= options.pool.length) return

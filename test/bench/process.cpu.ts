@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
-/** utime + stime of a /proc stat file, in ms (clock ticks of 10 ms on Linux); NaN when unreadable. */
-function statCpuMs(path: string): number {
+/**
+ * utime + stime of a /proc stat file, in ms (clock ticks of 10 ms on Linux), with cutime + cstime
+ * (children that ended and were reaped) when asked; NaN when unreadable.
+ */
+function statCpuMs(path: string, endedChildren = false): number {
   try {
     const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
+    return (Number(fields[11]) + Number(fields[12]) + (endedChildren ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
   } catch {
     return Number.NaN
   }
@@ -13,7 +16,7 @@ function statCpuMs(path: string): number {
 
 /**
  * CPU time of this process's main thread, where the in-process servers under test run (the load
- * comes from worker threads). Unlike throughput it hardly moves with a neighbour's load, so it
+ * comes from processes of its own). Unlike throughput it hardly moves with a neighbour's load, so it
  * says where a gap comes from. Linux only; NaN elsewhere.
  */
 export function mainThreadCpuMs(): number {
@@ -23,6 +26,26 @@ export function mainThreadCpuMs(): number {
 /** CPU time of a whole process (every thread), e.g. a spawned `livegate serve`. */
 export function processCpuMs(pid: number): number {
   return statCpuMs(`/proc/${pid}/stat`)
+}
+
+/** This process and its children that have ended: the bench with its finished load generators. */
+export function selfAndEndedChildrenCpuMs(): number {
+  return statCpuMs('/proc/self/stat', true)
+}
+
+/** A process and every process below it (a `serve --workers N` primary and its workers). */
+export function treePids(pid: number): number[] {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    return [pid, ...children.flatMap(treePids)]
+  } catch {
+    return [pid]
+  }
+}
+
+/** CPU time of a process tree, every thread of every process; a worker replaced meanwhile is not counted. */
+export function treeCpuMs(pid: number): number {
+  return treePids(pid).reduce((total, member) => total + (processCpuMs(member) || 0), 0)
 }
 
 /**

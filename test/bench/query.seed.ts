@@ -26,12 +26,17 @@ function taskIdOf(k: number): string {
   return `bench${k.toString(16).padStart(6, '0')}`
 }
 
-/** The callbacks the service would send about task `k`: its outputs starting, thumbnails, and for some an archive, an end, a disconnect. */
+/**
+ * The callbacks the service sends about task `k` over its life, as a real task gets them: a start
+ * per output, three thumbnails, and for the tasks no longer listed (one in four) an end and a
+ * recording per output; one task in ten resumed, one user in five disconnected.
+ */
 function callbacksOf(k: number): Array<Record<string, string>> {
   const id = taskIdOf(k)
   const common = { service_code: SEED_SERVICE_CODE, vs_id: `xvs-${k % 8}`, hashed_id: id }
   const createdAt = String(FIRST_START_S + k * 60)
   const author = `user${k % 200}`
+  const ended = k % 4 === 3
   const list: Array<Record<string, string>> = OUTPUTS.map((output, index) => ({
     ...common,
     type: '0',
@@ -50,31 +55,31 @@ function callbacksOf(k: number): Array<Record<string, string>> {
     opaque: `order%3D${k}%26slot%3D${index}`,
     live_only: '0',
   }))
-  for (const n of [1, 2]) {
+  for (const n of [1, 2, 3]) {
     list.push({ ...common, type: '9', path: `${SEED_SERVICE_CODE}/jpg/`, file_name: `${id}_${n}.jpg`, width: '320', height: '180', url: `http://img.example/${id}_${n}.jpg` })
   }
-  if (k % 2 === 0) {
-    list.push({
-      ...common,
-      type: '2',
-      author,
-      size: '1280x720',
-      created_at: createdAt,
-      duration: String(60 + (k % 500)),
-      format: 'mp4/libx264/aac',
-      path: `${SEED_SERVICE_CODE}/mp4/`,
-      file_name: `${id}.mp4`,
-      tag: 'flv_hd',
-      output_idx: '0',
-      http_output_bytes: '0',
-      input_bytes: String(1_000_000 + k),
-      url: `http://vod.example/${id}.mp4`,
-    })
-  }
-  if (k % 3 === 0) {
-    list.push({ ...common, type: '1', created_at: createdAt, reach_end: String(k % 2), tag: 'flv_hd', format: 'flv/libx264/aac', output_idx: '0', duration: '61.50', http_output_bytes: String(5_000_000 + k), input_bytes: String(9_000_000 + k) })
-  }
   if (k % 10 === 1) list.push({ service_code: SEED_SERVICE_CODE, type: '15', username: author, hashed_id: id, status: '0' })
+  if (ended) {
+    for (const [index, output] of OUTPUTS.entries()) {
+      list.push({
+        ...common,
+        type: '2',
+        author,
+        size: `${output.width}x${output.height}`,
+        created_at: createdAt,
+        duration: String(60 + (k % 500)),
+        format: 'mp4/libx264/aac',
+        path: `${SEED_SERVICE_CODE}/mp4/`,
+        file_name: `${id}_${output.tag}.mp4`,
+        tag: output.tag,
+        output_idx: String(index),
+        http_output_bytes: '0',
+        input_bytes: String(1_000_000 + k),
+        url: `http://vod.example/${id}_${output.tag}.mp4`,
+      })
+      list.push({ ...common, type: '1', created_at: createdAt, reach_end: String(k % 2), tag: output.tag, format: `${output.container}/libx264/aac`, output_idx: String(index), duration: '61.50', http_output_bytes: String(5_000_000 + k), input_bytes: String(9_000_000 + k) })
+    }
+  }
   if (k % 5 === 0) list.push({ service_code: SEED_SERVICE_CODE, vs_id: common.vs_id, type: '8', username: author, session_duration: String(k), disconnect_reason: String(k % 3) })
   return list
 }
@@ -146,29 +151,55 @@ export async function seedTasks(database: Database, tasks: number): Promise<numb
 }
 
 /**
- * Grows `callbacks` to `total` rows in one set-based statement: rounds of copies of the real
- * callbacks (every type, every task), each copy later than the last and with a dedupe key of its
- * own, as if the service had kept sending the same kinds of notification. Ids follow the rounds,
- * so the newest rows of every task are spread over the whole table. `round` is where the copies'
- * numbering starts; resolves to the next free round.
+ * Grows the data as a deployment grows: more tasks over time, each getting what a seeded task got
+ * (its callbacks copied in one set-based statement under a new task id, started `tasks` minutes
+ * later per generation), until `callbacks` holds `total` rows. Nothing is folded here: see
+ * {@link foldAndSettle}. `generation` is where the copies' numbering starts; resolves to the next.
  */
-export async function bulkCallbacks(db: Db, realCount: number, total: number, round: number): Promise<number> {
+export async function growTasks(db: Db, realCount: number, tasks: number, total: number, generation: number): Promise<number> {
   const [have] = (await rows<{ n: string }>(db, sql`select count(*) as n from callbacks`)) as [{ n: string }]
   const missing = total - Number(have.n)
-  if (missing <= 0) return round
-  const rounds = Math.ceil(missing / realCount)
+  if (missing <= 0) return generation
+  const generations = Math.ceil(missing / realCount)
+  const span = `${tasks * 60} seconds`
   await db.execute(sql`
     insert into callbacks (dedupe_key, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, last_delivered_at,
       deliveries, values, signed_at, method, path, query, body, headers, remote_address, signature, signature_error)
-    select 'bulk:' || g || ':' || c.id, c.type, c.service_code, c.task_id, c.user_name, c.vs_id, c.service_created_at,
-      c.received_at + g * interval '1 second', c.last_delivered_at + g * interval '1 second',
+    select 'grown:' || g || ':' || c.id, c.type, c.service_code, c.task_id || '-' || g, c.user_name, c.vs_id,
+      c.service_created_at + g * ${span}::interval, c.received_at + g * interval '1 second', c.last_delivered_at + g * interval '1 second',
       1, c.values, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers, c.remote_address, c.signature, c.signature_error
-    from generate_series(${round}::int, ${round + rounds - 1}::int) g
+    from generate_series(${generation}::int, ${generation + generations - 1}::int) g
     cross join lateral (select * from callbacks r where r.id <= ${realCount} order by r.id) c
     limit ${missing}`)
-  // Fresh statistics and visibility maps, as autovacuum would leave them in a deployment.
-  await db.execute(sql`vacuum analyze`)
-  return round + rounds
+  return generation + generations
+}
+
+/**
+ * Folds everything stored into the graph (the projection caught up, as a gateway that has run
+ * for a while has it), then `vacuum analyze`: fresh statistics and visibility maps, as
+ * autovacuum leaves them. No window measures a projection at work, nor a page rewritten under it.
+ */
+export async function foldAndSettle(database: Database): Promise<void> {
+  await new GraphProjector({ database, log: console }).catchUp()
+  await database.db.execute(sql`vacuum analyze`)
+}
+
+/** The data's shape, stated in the report: tasks, callbacks, recordings and thumbnails per task. */
+export interface DataShape {
+  tasks: number
+  callbacks: number
+  recordingsPerTask: number
+  thumbnailsPerTask: number
+}
+
+export async function dataShape(db: Db): Promise<DataShape> {
+  const [shape] = (await rows<Record<string, string>>(
+    db,
+    sql`select (select count(*) from tasks) as tasks, (select count(*) from callbacks) as callbacks,
+      (select count(*) from callbacks where type = 2) as recordings, (select count(*) from callbacks where type = 9) as thumbnails`,
+  )) as [Record<string, string>]
+  const tasks = Number(shape.tasks)
+  return { tasks, callbacks: Number(shape.callbacks), recordingsPerTask: Number(shape.recordings) / tasks, thumbnailsPerTask: Number(shape.thumbnails) / tasks }
 }
 
 /** Rows of a raw statement on either driver (postgres.js answers an array, PGlite an object holding one). */

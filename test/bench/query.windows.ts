@@ -7,13 +7,15 @@ export interface Work {
   name: string
   url: string
   pool: LoadRequest[]
+  /** The CPU time of the server's processes, when it is not this process's main thread (a `serve` process tree). */
+  cpuMs?: () => number
 }
 
 /** What a work measured over all its windows, with where its CPU went. */
 export interface WorkFigure {
   name: string
   result: LoadResult
-  /** CPU time of this process's main thread (every server under test runs there) per answer, in ms. */
+  /** CPU time of the server's Node code per answer, in ms: this process's main thread, or a `serve` process tree. */
   nodeCpuMs: number
   /** CPU time of the PostgreSQL server, all its processes, per answer, in ms. */
   postgresCpuMs: number
@@ -40,7 +42,8 @@ export async function measureInTurns(works: Work[], options: TurnOptions): Promi
   const cpu = works.map(() => ({ node: 0, postgres: 0 }))
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, work] of works.entries()) {
-      const node = mainThreadCpuMs()
+      const nodeCpuMs = work.cpuMs ?? mainThreadCpuMs
+      const node = nodeCpuMs()
       const pg = postgresCpuMs(options.postgresPort)
       const result = await runLoad({
         url: work.url,
@@ -52,7 +55,7 @@ export async function measureInTurns(works: Work[], options: TurnOptions): Promi
       })
       ;(runs[i] as LoadResult[]).push(result)
       const spent = cpu[i] as { node: number; postgres: number }
-      spent.node += mainThreadCpuMs() - node
+      spent.node += nodeCpuMs() - node
       spent.postgres += postgresCpuMs(options.postgresPort) - pg
     }
   }

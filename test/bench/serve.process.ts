@@ -25,11 +25,11 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own
- * (one service, loopback, a spool folder of its own), logging at the default level into
- * /dev/null, and waits until it answers `/healthz`. tsx only transpiles as modules load, so what
+ * (one service, loopback, a spool folder of its own) with `workers` processes behind its port,
+ * logging at the default level into /dev/null, and waits until every worker is ready. tsx only transpiles as modules load, so what
  * runs is the code `npm start` runs.
  */
-export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }): Promise<ServeProcess> {
+export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }, workers = 1): Promise<ServeProcess> {
   const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-serve-'))
   const port = await freePort()
   const configFile = join(scratch, 'livegate.json')
@@ -42,7 +42,7 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
       services: [{ serviceCode: service.serviceCode, secrets: [service.secret] }],
     }),
   )
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile, '--workers', String(workers)], {
     env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -56,7 +56,9 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
   for (;;) {
     if (child.exitCode !== null) throw new Error(`livegate serve exited with ${child.exitCode}: ${stderr}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break
+      // Ready for the whole: with several workers, every one of them listening and answering.
+      const ready = (await (await fetch(`${url}/readyz`)).json()) as { ready: boolean; workers?: unknown[] }
+      if (ready.ready && (ready.workers?.length ?? 1) === workers) break
     } catch {
       // not listening yet
     }

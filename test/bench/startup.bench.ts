@@ -1,10 +1,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ROOT } from '../support/livegate.process.js'
 import { type BenchContext, type BenchSection, ratio } from './bench.report.js'
+import { treePids } from './process.cpu.js'
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3)
 // Long enough for start-up garbage to be collected and timers to settle into their idle rhythm.
@@ -49,15 +50,6 @@ async function measureStart(args: string[], env: NodeJS.ProcessEnv, readyPath: s
     }
     // Gone, not just signalled: the next start on the same data directory finds its lock free.
     for (let waited = 0; waited < 10_000 && tree.some((pid) => existsSync(`/proc/${pid}`)); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-function treePids(pid: number): number[] {
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
-    return [pid, ...children.flatMap(treePids)]
-  } catch {
-    return [pid]
   }
 }
 
@@ -144,10 +136,13 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
     const env = (extra: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? scratch, LOG_LEVEL: 'info', ...extra })
     figures.push(await figure('bare node:http', () => measureStart(['-e', BARE_SERVER], env({}), undefined)))
     const onServer = env({ DATABASE_URL: db.url, LIVEGATE_DATA_DIR: join(scratch, 'data') })
+    // One gateway process (the targets' figure); a server's default, one worker per core, after.
+    const serveOne = [...serve, '--workers', '1']
     // Only one start finds the database empty; every later one is a restart.
-    const first = await measureStart(serve, onServer, '/readyz')
-    figures.push({ name: 'livegate on PostgreSQL, first start (applies the migrations)', runs: [first], readyMs: first.readyMs, idleRssMiB: first.idleRssMiB })
-    figures.push(await figure('livegate on PostgreSQL, restart', () => measureStart(serve, onServer, '/readyz')))
+    const first = await measureStart(serveOne, onServer, '/readyz')
+    figures.push({ name: 'livegate on PostgreSQL, 1 worker, first start (applies the migrations)', runs: [first], readyMs: first.readyMs, idleRssMiB: first.idleRssMiB })
+    figures.push(await figure('livegate on PostgreSQL, 1 worker, restart', () => measureStart(serveOne, onServer, '/readyz')))
+    figures.push(await figure(`livegate on PostgreSQL, ${availableParallelism()} workers (the default here: one per core), restart`, () => measureStart(serve, onServer, '/readyz')))
     figures.push(await figure('livegate on PGlite in memory', () => measureStart(serve, env({ LIVEGATE_DATA_DIR: 'memory://' }), '/readyz')))
     // The default: PGlite in a data directory. Only the first start runs initdb.
     const onDisk = env({ LIVEGATE_DATA_DIR: join(scratch, 'pglite-data') })
@@ -175,7 +170,7 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
     title: 'Startup and idle memory',
     description:
       `\`node dist/main.js serve\`, as \`npm start\` runs it after building, spawned ${RUNS} times per figure (median shown): time from spawn to the first 200 from /readyz (database reachable, migrations applied, listening), ` +
-      `then resident memory (VmRSS) after ${IDLE_MS / 1000} s idle. The bare figure is \`node -e\` with a node:http server, spawn to listening.`,
+      `then resident memory (VmRSS, of the process and its children: with several workers, the primary and every worker) after ${IDLE_MS / 1000} s idle; with several workers, ready is the first 200 from /readyz, which answers for the workers listening then. The bare figure is \`node -e\` with a node:http server, spawn to listening.`,
     columns: ['figure', 'spawn → ready ms', 'vs bare', 'idle RSS MiB', 'vs bare'],
     rows: figures.map((f) => [f.name, f.readyMs.toFixed(0), ratio(f.readyMs, bare.readyMs), f.idleRssMiB.toFixed(0), ratio(f.idleRssMiB, bare.idleRssMiB)]),
     targets: [

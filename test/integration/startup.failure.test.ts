@@ -168,7 +168,7 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
   it('an unknown option is an error with the short usage, not ignored', async () => {
     const run = await livegate(['serve', '--confg', 'livegate.json'], { LIVEGATE_DATA_DIR: 'memory://' })
     expect(run.code).toBe(2)
-    expect(lines(run.stderr)).toEqual(["livegate serve: unknown option '--confg'", 'usage: livegate serve [--config file.json]', '  start the gateway (migrates the database first)'])
+    expect(lines(run.stderr)).toEqual(["livegate serve: unknown option '--confg'", 'usage: livegate serve [--config file.json] [--workers N]', '  start the gateway (migrates the database first)'])
   })
 
   it('`npm start --config x.json` (npm took the option) says how to write it', async () => {

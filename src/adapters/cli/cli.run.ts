@@ -22,7 +22,7 @@ const flag = { type: 'boolean' } as const
 // Each command is loaded only when run: `serve` need not load the simulator, nor `sign` the
 // GraphQL schema, which keeps start-up time and idle memory down.
 const COMMANDS: Record<string, CommandEntry> = {
-  serve: { load: async () => (await import('./serve.command.js')).serveCommand, summary: 'start the gateway (migrates the database first)', synopsis: '', options: {} },
+  serve: { load: async () => (await import('./serve.command.js')).serveCommand, summary: 'start the gateway (migrates the database first)', synopsis: '[--workers N]', options: { workers: text } },
   migrate: { load: async () => (await import('./migrate.command.js')).migrateCommand, summary: 'apply the database migrations and exit', synopsis: '', options: {} },
   demo: {
     load: async () => (await import('./demo.command.js')).demoCommand,

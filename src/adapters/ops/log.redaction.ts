@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto'
+import cluster from 'node:cluster'
+import { hostname } from 'node:os'
 import type { FastifyServerOptions } from 'fastify'
 import { type DestinationStream, type LoggerOptions, stdSerializers } from 'pino'
 import type { Config } from '../../config/config.schema.js'
@@ -138,6 +140,8 @@ export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'databas
     redact: { paths: redactPaths(config.ingest.signatureHeaderPrefixes), censor: CENSOR },
     serializers: { err: (error: Error) => stdSerializers.err(loggableError(error, secrets) as Error) },
     hooks: { streamWrite: (line: string) => scrubText(line, secrets) },
+    // Each line of a worker of `serve --workers N` names it (node:cluster's id; the primary is 0).
+    ...(cluster.isWorker ? { base: { pid: process.pid, hostname: hostname(), worker: cluster.worker?.id } } : {}),
     ...(destination ? { stream: destination } : {}),
   }
   return options as FastifyServerOptions['logger']

@@ -5,6 +5,7 @@ import type { Db } from '../../storage/database.client.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
 import { staleAfterMs } from '../../storage/upstream-status.statements.js'
+import { joinCluster } from './cluster.link.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */
 export interface SubscriptionCounts {
@@ -39,20 +40,17 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
 
   // Probes come every few seconds: the log says when readiness changes, not at every probe.
   let wasReady = true
-  app.get('/readyz', async (request, reply) => {
+  const readiness = async () => {
     const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes, staleMs: poller ? staleAfterMs(config.upstream) : 0 })
     if (report.ready !== wasReady) {
-      if (report.ready) request.log.info({ latencyMs: report.database.latencyMs }, 'ready again: the database answers')
-      else request.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
+      if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again: the database answers')
+      else app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
       wasReady = report.ready
     }
-    return reply
-      .code(report.ready ? 200 : 503)
-      .header('cache-control', 'no-store')
-      .send(report)
-  })
-
-  app.get('/metrics', async (_request, reply) => {
+    return report
+  }
+  // The counts kept elsewhere are read into their gauges at each scrape.
+  const ownMetrics = () => {
     if (hub) {
       const counts = hub.subscriptions
       for (const [kind, field] of Object.entries(SUBSCRIPTION_FIELDS)) {
@@ -60,7 +58,21 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
       }
     }
     if (spool) metrics.spoolDepth.set(spool.depth())
-    const text = await metrics.registry.metrics()
-    return reply.header('cache-control', 'no-store').type(metrics.registry.contentType).send(text)
+    return metrics.registry
+  }
+  // In a worker of `serve --workers N`, both answer for every worker (the primary gathers them).
+  const cluster = joinCluster({ metrics: () => ownMetrics().getMetricsAsJSON(), readiness })
+
+  app.get('/readyz', async (_request, reply) => {
+    const report = cluster ? await cluster.ask('readiness') : await readiness()
+    return reply
+      .code(report.ready ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send(report)
+  })
+
+  app.get('/metrics', async (_request, reply) => {
+    const { body, contentType } = cluster ? await cluster.ask('metrics') : { body: await ownMetrics().metrics(), contentType: metrics.registry.contentType }
+    return reply.header('cache-control', 'no-store').type(contentType).send(body)
   })
 }
