@@ -6,7 +6,7 @@ import { startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
-const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id author status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
+const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
 
 /**
  * `livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]`: the gateway on
@@ -62,6 +62,7 @@ export const demoCommand: Command = async (args, config, io, context) => {
   }
   io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
   io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${rate} callbacks/s, looping`)
+  io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live)`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
   io.out('livegate demo: Ctrl-C stops it; nothing is kept')

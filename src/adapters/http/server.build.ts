@@ -17,6 +17,7 @@ import { spoolLocation } from '../../work/spool/spool.owner.js'
 import { SpoolReplayer } from '../../work/spool/spool.replayer.js'
 import { pollerFor } from '../../work/task-list.poller.js'
 import { playgroundPlugin } from './playground.plugin.js'
+import { dashboardPlugin } from './dashboard.plugin.js'
 import type { IngestPolicy } from '../../model/callback.verdict.js'
 
 /** What the HTTP server is built from. */
@@ -120,6 +121,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     app.addHook('onClose', async () => poller.stop())
   }
   await app.register(playgroundPlugin)
+  await app.register(dashboardPlugin)
   // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
   const projector = new GraphProjector({ database, log: app.log, metrics })
   projectors.set(app, projector)
