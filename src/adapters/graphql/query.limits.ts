@@ -10,6 +10,7 @@ import {
 } from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
+import { metricsEstimator } from './metrics.cost.js'
 
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build
@@ -65,7 +66,7 @@ export function checkQueryLimits(options: {
       query: document,
       variables: options.variables ?? {},
       ...(options.operationName ? { operationName: options.operationName } : {}),
-      estimators: [connectionEstimator(limits.defaultPageSize), simpleEstimator({ defaultComplexity: 1 })],
+      estimators: [connectionEstimator(limits.defaultPageSize), metricsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
     })
   } catch {
     // Variables that do not coerce: execution refuses them next, with the precise error.

@@ -11,6 +11,7 @@ import { loggerOptions } from '../ops/log.redaction.js'
 import { createMetrics } from '../../work/metrics.registry.js'
 import { opsPlugin } from '../ops/ops.plugin.js'
 import { EventHub } from '../../work/event.hub.js'
+import { MetricsHistory } from '../../work/metrics.history.js'
 import { GraphProjector } from '../../work/graph.projector.js'
 import { CallbackSpool } from '../../work/spool/callback.spool.js'
 import { spoolLocation } from '../../work/spool/spool.owner.js'
@@ -105,6 +106,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await replayer.stop()
     await spool.close()
   })
+  // Audience and health over time: the poller samples each answer (work/metrics.history.ts).
+  const history = new MetricsHistory({ config, database, log: app.log, registry: metrics.registry, now: deps.now })
+  app.addHook('onReady', async () => history.start())
+  app.addHook('onClose', async () => history.stop())
   await app.register(callbackRoute, {
     store,
     policy: ingestPolicy(config),
@@ -112,10 +117,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     spool,
     limiter: new RefusalLimiter({ perMinute: config.ingest.refusedPerMinute, trackedSources: config.ingest.refusedTrackedAddresses }),
     metrics,
+    delays: history.metrics.callbackDelay,
     ...(deps.now ? { now: deps.now } : {}),
   })
 
-  const poller = pollerFor(config, database.db, app.log, undefined, metrics)
+  const poller = pollerFor(config, database.db, app.log, undefined, metrics, { sampler: history.sampler, now: deps.now })
   if (poller) {
     app.addHook('onReady', async () => poller.start())
     app.addHook('onClose', async () => poller.stop())
@@ -130,7 +136,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const hub = new EventHub({ database, log: app.log, subscriberBuffer: config.realtime.subscriberBuffer })
   app.addHook('onReady', async () => hub.start())
   app.addHook('onClose', async () => hub.stop())
-  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, metrics })
+  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, history, metrics })
 
   await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
 

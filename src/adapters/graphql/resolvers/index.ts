@@ -1,4 +1,6 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
+import { ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
+import { MetricsSubscription } from './metrics.subscription.js'
 import { NodeResolver } from './node.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
@@ -21,4 +23,8 @@ export const resolvers: NonEmptyArray<Function> = [
   MediaFormatResolver,
   StreamResolver,
   InputResolver,
+  TaskMetricsResolver,
+  ServiceMetricsResolver,
+  UpstreamCallbacksResolver,
+  MetricsSubscription,
 ]
