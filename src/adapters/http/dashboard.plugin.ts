@@ -64,7 +64,7 @@ const PAGE = `<!doctype html>
     <div class="chart"></div>
   </figure>
   <table class="tasks">
-    <thead><tr><th>Task</th><th>User</th><th>Status</th><th>Health</th><th class="num">Viewers</th><th class="num">Peak</th><th>Input bitrate</th><th>Missing callbacks</th><th></th></tr></thead>
+    <thead><tr><th>Task</th><th>User</th><th>Running</th><th>Status</th><th>Health</th><th class="num">Viewers</th><th class="num">Peak</th><th>Input bitrate</th><th>Missing callbacks</th><th></th></tr></thead>
     <tbody></tbody>
   </table>
   <p class="empty-tasks" hidden>No tasks yet.</p>

@@ -62,8 +62,20 @@ query DashboardTask($id: ID!) {
     const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000))
     return seconds < 90 ? `${seconds} s ago` : seconds < 5400 ? `${Math.round(seconds / 60)} min ago` : `${Math.round(seconds / 3600)} h ago`
   }
-  const ms = (value) => (value === null || value === undefined ? '–' : value >= 10_000 ? `${(value / 1000).toFixed(0)} s` : `${Math.round(value)} ms`)
+  const ms = (value) => {
+    if (value === null || value === undefined) return '–'
+    return value >= 1000 ? `${(value / 1000).toFixed(value >= 10_000 ? 0 : 1)} s` : `${Math.round(value)} ms`
+  }
+  const duration = (fromIso, toIso) => {
+    const minutes = Math.max(0, Math.round(((toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso)) / 60_000))
+    return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
+  }
   const isLive = (task) => task.status !== 'ENDED'
+  // A window that ends now, or at the newest point when this browser's clock is behind the gateway's.
+  const windowEnding = (newest, length) => {
+    const end = Math.max(Date.now() / 1000, newest ?? 0)
+    return [end - length / 1000, end]
+  }
 
   // The key the gateway expects as `Authorization: Bearer <key>`: in this tab's sessionStorage
   // only, sent in a header and in graphql-ws's connection_init, never in an address.
@@ -116,7 +128,13 @@ query DashboardTask($id: ID!) {
       this.loaded = false
       this.early = []
       this.chart = new uPlot(this.chartOptions(), this.series, this.chartEl)
-      new ResizeObserver(() => this.chart.setSize({ width: this.chartEl.clientWidth, height: 260 })).observe(this.chartEl)
+      // Only a change of width resizes: the chart's own height must not feed back into it.
+      let width = 0
+      new ResizeObserver(() => {
+        if (this.chartEl.clientWidth === width) return
+        width = this.chartEl.clientWidth
+        this.chart.setSize({ width, height: 260 })
+      }).observe(this.chartEl)
     }
 
     chartOptions() {
@@ -124,7 +142,7 @@ query DashboardTask($id: ID!) {
       return {
         width: Math.max(300, this.chartEl.clientWidth || 900),
         height: 260,
-        scales: { x: { time: true, range: () => [(Date.now() - HOUR_MS) / 1000, Date.now() / 1000] }, tasks: { range: (_u, _min, max) => [0, Math.max(1, max)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        scales: { x: { time: true, range: () => windowEnding(this.series[0].at(-1), HOUR_MS) }, tasks: { range: (_u, _min, max) => [0, Math.max(1, max)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         series: [
           {},
           { label: 'Viewers', scale: 'y', stroke: cssVar('--viewers'), fill: cssVar('--viewers-fill'), width: 2, value: (_u, v) => count(v), points: { show: false } },
@@ -217,7 +235,7 @@ query DashboardTask($id: ID!) {
 
     draw() {
       // Points older than the window leave it; the x range follows the clock.
-      const from = (Date.now() - HOUR_MS) / 1000
+      const [from] = windowEnding(this.series[0].at(-1), HOUR_MS)
       let drop = 0
       while (drop < this.series[0].length && this.series[0][drop] < from) drop++
       if (drop > 0) {
@@ -259,8 +277,8 @@ query DashboardTask($id: ID!) {
       this.tr = document.createElement('tr')
       this.tr.dataset.taskId = task.id
       this.tr.innerHTML =
-        '<td class="task"><code></code></td><td class="user"></td><td><span class="badge status"></span></td><td><span class="badge health"></span></td>' +
-        '<td class="num viewers"></td><td class="num peak"></td><td class="bitrate"><div class="spark"></div><span class="rate"></span></td><td class="missing"></td>' +
+        '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge status"></span></td><td><span class="badge health"></span></td>' +
+        '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
         '<td class="open"><a>Open in playground</a></td>'
       const link = this.tr.querySelector('a')
       link.href = `graphql#${new URLSearchParams({ query: PLAYGROUND_QUERY, variables: JSON.stringify({ id: task.id }, null, 2) })}`
@@ -275,7 +293,7 @@ query DashboardTask($id: ID!) {
           legend: { show: false },
           select: { show: false },
           axes: [{ show: false }, { show: false }],
-          scales: { x: { time: true, range: () => [(Date.now() - SPARK_MS) / 1000, Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+          scales: { x: { time: true, range: () => windowEnding(this.spark.at(-1)?.[0], SPARK_MS) }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
           series: [{}, { stroke: cssVar('--bitrate'), fill: cssVar('--bitrate-fill'), width: 1.5, points: { show: false } }],
         },
         [[], []],
@@ -288,6 +306,9 @@ query DashboardTask($id: ID!) {
       const cell = (name) => this.tr.querySelector(`.${name}`)
       this.tr.querySelector('.task code').textContent = task.taskId
       cell('user').textContent = task.userName || '–'
+      const started = cell('started')
+      started.textContent = task.startedAt ? (isLive(task) ? duration(task.startedAt) : `${duration(task.startedAt, task.endedAt)}, ended ${ago(task.endedAt)}`) : '–'
+      started.title = task.startedAt ? `started ${new Date(task.startedAt).toLocaleString()}` : ''
       const status = cell('status')
       status.textContent = task.status.replace('_', ' ').toLowerCase()
       status.dataset.value = task.status
@@ -297,7 +318,7 @@ query DashboardTask($id: ID!) {
       health.title = [task.health.reason, task.health.since && `since ${new Date(task.health.since).toLocaleTimeString()}`].filter(Boolean).join(', ')
       cell('viewers').textContent = count(task.viewers)
       cell('peak').textContent = count(task.peakViewers)
-      const from = (Date.now() - SPARK_MS) / 1000
+      const [from] = windowEnding(this.spark.at(-1)?.[0], SPARK_MS)
       while (this.spark.length > 0 && this.spark[0][0] < from) this.spark.shift()
       this.chart.setData([this.spark.map((point) => point[0]), this.spark.map((point) => point[1])])
       this.sparkEl.dataset.points = String(this.spark.length)
