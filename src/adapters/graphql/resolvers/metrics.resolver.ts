@@ -18,6 +18,9 @@ const FROM = 'The window\'s start (inclusive).'
 const TO = 'The window\'s end (exclusive); now by default.'
 const HOUR = 3_600_000
 
+// A node read from its stored form holds its times as epoch milliseconds, a derived one as Dates.
+const msOf = (value: Date | number | null | undefined): number | null => (value === null || value === undefined ? null : typeof value === 'number' ? value : value.getTime())
+
 // One loader per request (or subscription operation), uncached: a subscription's context lives
 // across events, and each event must read the task's latest sample, not the first it saw.
 const liveLoaders = new WeakMap<object, DataLoader<{ serviceCode: string; taskId: string }, LiveTaskRow | undefined, string>>()
@@ -51,9 +54,9 @@ export class TaskMetricsResolver {
   ): Promise<MetricPointRow[]> {
     const step = stepArg ?? 'MINUTE'
     const ended = task.status === 'ENDED' && !task.listed
-    const end = ended ? Math.max(task.endedAt?.getTime() ?? 0, task.lastSeenAt?.getTime() ?? 0) + 1 : null
-    const start = task.firstSeenAt?.getTime() ?? task.startedAt?.getTime() ?? null
-    const window = metricsWindow({ step, from, to }, config, Date.now(), { start: start === null ? null : Math.min(start, task.startedAt?.getTime() ?? start), end })
+    const end = ended ? Math.max(msOf(task.endedAt) ?? 0, msOf(task.lastSeenAt) ?? 0) + 1 : null
+    const starts = [msOf(task.firstSeenAt), msOf(task.startedAt)].filter((at): at is number => at !== null)
+    const window = metricsWindow({ step, from, to }, config, Date.now(), { start: starts.length > 0 ? Math.min(...starts) : null, end })
     return taskMetrics(db, { serviceCode: task.serviceCode, taskId: task.id }, step, window)
   }
 
@@ -71,11 +74,11 @@ export class TaskMetricsResolver {
   @FieldResolver(() => TaskHealth, { description: 'Its health: live and fed, starving, reconnecting, ended, or unknown; a change is pushed on `taskChanged`.' })
   async health(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<TaskHealth> {
     const live = await liveOf(context, task)
-    const waiting = task.resumes.length > 0 ? (task.resumes[task.resumes.length - 1]?.at.getTime() ?? null) : null
+    const waiting = msOf(task.resumes?.[task.resumes.length - 1]?.at)
     const view = taskHealth({
       status: task.status,
       listed: task.listed,
-      endedAt: task.endedAt?.getTime() ?? null,
+      endedAt: msOf(task.endedAt),
       waitingSince: waiting,
       sampled: live ? { health: live.health, since: live.healthSince.getTime() } : undefined,
       stale: context.upstream.isStale(task.serviceCode),
