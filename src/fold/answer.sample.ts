@@ -1,6 +1,5 @@
 import type { TaskListAnswer, UpstreamTask } from '../model/task-list.schema.js'
-import { type CounterStep, counterStep } from './counter.rate.js'
-import { type CallbackFacts, reconcile, type ReconcileTrack } from './callback.reconcile.js'
+import { type CallbackFacts, type CounterStep, counterStep, reconcile, type ReconcileTrack } from './sample.rules.js'
 import { type HealthTrack, nextHealth } from './task.health.js'
 import { outputKey } from './task.fold.js'
 

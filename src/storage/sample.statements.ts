@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { AnswerSamples, LiveTask } from '../fold/answer.sample.js'
-import type { CallbackFacts } from '../fold/callback.reconcile.js'
+import type { CallbackFacts } from '../fold/sample.rules.js'
 import type { SampledHealth } from '../fold/task.health.js'
 import { type Db, resultRows } from './database.client.js'
 import { jsonLiteral } from './json.rows.js'
@@ -42,7 +42,9 @@ export async function readLiveTasks(tx: Db, serviceCode: string): Promise<{ live
   const rows = resultRows<LiveRow>(
     await tx.execute(sql`
       select l.*, coalesce(jsonb_typeof(t.state -> 'start') = 'object', false) as has_start, coalesce(jsonb_typeof(t.state -> 'end') = 'object', false) as has_end
-      from task_live l left join tasks t on t.service_code = l.service_code and t.task_id = l.task_id
+      from task_live l
+      -- A task's state is read only while one of its checks waits on it: most answers read none.
+      left join tasks t on t.service_code = l.service_code and t.task_id = l.task_id and (not l.start_checked or (l.left_at is not null and not l.end_checked))
       where l.service_code = ${serviceCode} and (l.listed or not l.start_checked or not l.end_checked)`),
   )
   const live = new Map<string, LiveTask>()

@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm'
 import { type AnswerSamples, sampleAnswer } from '../fold/answer.sample.js'
 import { taskEvents } from '../model/event.codec.js'
-import { encodeSampleEvent, SAMPLE_CHANNEL } from '../model/sample.event.js'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
 import { notifyStatement } from '../storage/notify.statement.js'
 import { createSamplePartitions } from '../storage/sample.partitions.js'
 import { readLiveTasks, writeSamples } from '../storage/sample.statements.js'
-import type { HistoryMetrics } from './history.metrics.js'
+import type { HistoryMetrics } from './metrics.history.js'
+import { encodeSampleEvent, SAMPLE_CHANNEL } from './sample.hub.js'
 
 /**
  * Samples each task_list answer the poller folds (so only the code's lease holder writes): one

@@ -1,11 +1,35 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { TaskNode } from '../fold/graph.model.js'
 import { deriveTask } from '../fold/task.derive.js'
-import { decodeSampleEvent, SAMPLE_CHANNEL, type SampleEvent } from '../model/sample.event.js'
 import type { Database } from '../storage/database.client.js'
 import { sampledTasks } from '../storage/metrics.queries.js'
 import { type TaskQuery, taskMatches } from '../storage/task.queries.js'
 import { SubscriptionQueue } from './subscription.queue.js'
+
+/** The channel on which a sampled answer is announced to every gateway instance. */
+export const SAMPLE_CHANNEL = 'livegate_samples'
+
+/** A service code's answer taken at `at` was sampled: its samples are in `task_samples`. */
+export interface SampleEvent {
+  serviceCode: string
+  at: number
+}
+
+/** The NOTIFY payload of a sample event (a service code is far below NOTIFY's 8000 bytes). */
+export function encodeSampleEvent(event: SampleEvent): string {
+  return JSON.stringify({ s: [event.serviceCode, event.at] })
+}
+
+/** The sample event in a payload, or undefined for anything else. */
+export function decodeSampleEvent(payload: string): SampleEvent | undefined {
+  try {
+    const { s } = JSON.parse(payload) as { s?: unknown }
+    if (Array.isArray(s) && s.length === 2 && typeof s[0] === 'string' && Number.isFinite(s[1])) return { serviceCode: s[0], at: s[1] as number }
+  } catch {
+    // not ours
+  }
+  return undefined
+}
 
 /** One task's sample at one answer, as `metricsSampled` hands it out. */
 export interface TaskSampleEvent {

@@ -10,7 +10,7 @@ import {
 } from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
-import { metricsEstimator } from './metrics.cost.js'
+import { metricsEstimator } from './metrics.window.js'
 
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build

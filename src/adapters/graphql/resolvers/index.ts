@@ -1,6 +1,5 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
-import { ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
-import { MetricsSubscription } from './metrics.subscription.js'
+import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'

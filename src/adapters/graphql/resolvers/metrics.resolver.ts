@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader'
+import { GraphQLError } from 'graphql'
 import type { TaskNode } from '../../../fold/graph.model.js'
 import { taskHealth } from '../../../fold/task.health.js'
 import { type LiveTaskRow, liveTasksByKeys, type MetricPointRow, reconciliation, serviceMetrics, type ServiceMetricPointRow, taskMetrics } from '../../../storage/metrics.queries.js'
@@ -7,8 +8,11 @@ import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { metricsWindow } from '../metrics.window.js'
-import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
-import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth } from '../types/metrics.type.js'
+import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
+import { SLOW_CONSUMER_CLOSE } from '../../websocket/ws.server.js'
+import { TaskFilter } from '../types/task.type.js'
+import { taskQuery } from './task.resolver.js'
+import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/metrics.type.js'
 import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
 import { DateTimeScalar } from '../types/scalars.type.js'
@@ -128,5 +132,21 @@ export class UpstreamCallbacksResolver {
   }
 }
 
-/** What `metricsSampled` resolves each event to. */
-export type TaskSampleView = TaskSampleEvent
+@Resolver()
+export class MetricsSubscription {
+  @Subscription(() => TaskSample, {
+    description: 'Every sample of the matching tasks as task list answers are taken: one event per task per answer, whichever gateway instance polled it.',
+    subscribe: ({ args, context }) => {
+      const { history, closeSocket, scope } = context as GraphqlContext
+      if (!history) throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', { extensions: { code: 'BAD_REQUEST' } })
+      const filter = taskQuery((args as { filter?: TaskFilter | null }).filter, scope)
+      return history.hub.subscribe(filter, () => closeSocket?.(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason))
+    },
+  })
+  metricsSampled(
+    @Root() sample: TaskSampleEvent,
+    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks to follow, as for `taskChanged`; all the caller may read when absent.' }) _filter: TaskFilter | null,
+  ): TaskSampleEvent {
+    return sample
+  }
+}
