@@ -1,7 +1,9 @@
 -- Hand-edited after drizzle-kit generate: "task_samples" is range-partitioned by "at" (drizzle-kit
 -- cannot declare it). Its partitions are created ahead by the gateway as samples arrive and
 -- dropped whole by retention (src/storage/sample.partitions.ts); its indexes are declared on the
--- parent, so each partition gets them. Only new tables: nothing existing is touched.
+-- parent, so each partition gets them. The rollups and "task_live" are updated in place by every
+-- answer: a fillfactor of 70 leaves room on each page for those updates to stay HOT. Only new
+-- tables: nothing existing is touched.
 CREATE TABLE "service_metrics_hour" (
 	"service_code" text NOT NULL,
 	"at" timestamp with time zone NOT NULL,
@@ -13,7 +15,7 @@ CREATE TABLE "service_metrics_hour" (
 	"input_bytes" bigint NOT NULL,
 	"input_seconds" double precision NOT NULL,
 	CONSTRAINT "service_metrics_hour_service_code_at_pk" PRIMARY KEY("service_code","at")
-);
+) WITH (fillfactor = 70);
 --> statement-breakpoint
 CREATE TABLE "service_metrics_minute" (
 	"service_code" text NOT NULL,
@@ -26,7 +28,7 @@ CREATE TABLE "service_metrics_minute" (
 	"input_bytes" bigint NOT NULL,
 	"input_seconds" double precision NOT NULL,
 	CONSTRAINT "service_metrics_minute_service_code_at_pk" PRIMARY KEY("service_code","at")
-);
+) WITH (fillfactor = 70);
 --> statement-breakpoint
 CREATE TABLE "task_live" (
 	"service_code" text NOT NULL,
@@ -47,7 +49,7 @@ CREATE TABLE "task_live" (
 	"missing_start_at" timestamp with time zone,
 	"missing_end_at" timestamp with time zone,
 	CONSTRAINT "task_live_service_code_task_id_pk" PRIMARY KEY("service_code","task_id")
-);
+) WITH (fillfactor = 70);
 --> statement-breakpoint
 CREATE TABLE "task_metrics_hour" (
 	"service_code" text NOT NULL,
@@ -61,7 +63,7 @@ CREATE TABLE "task_metrics_hour" (
 	"output_bytes" bigint NOT NULL,
 	"output_seconds" double precision NOT NULL,
 	CONSTRAINT "task_metrics_hour_service_code_task_id_at_pk" PRIMARY KEY("service_code","task_id","at")
-);
+) WITH (fillfactor = 70);
 --> statement-breakpoint
 CREATE TABLE "task_metrics_minute" (
 	"service_code" text NOT NULL,
@@ -75,7 +77,7 @@ CREATE TABLE "task_metrics_minute" (
 	"output_bytes" bigint NOT NULL,
 	"output_seconds" double precision NOT NULL,
 	CONSTRAINT "task_metrics_minute_service_code_task_id_at_pk" PRIMARY KEY("service_code","task_id","at")
-);
+) WITH (fillfactor = 70);
 --> statement-breakpoint
 CREATE TABLE "task_samples" (
 	"service_code" text NOT NULL,
@@ -92,7 +94,6 @@ CREATE TABLE "task_samples" (
 CREATE INDEX "service_metrics_hour_at_idx" ON "service_metrics_hour" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "service_metrics_minute_at_idx" ON "service_metrics_minute" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "task_live_open_idx" ON "task_live" USING btree ("service_code") WHERE "task_live"."listed" or not "task_live"."start_checked" or not "task_live"."end_checked";--> statement-breakpoint
-CREATE INDEX "task_live_at_idx" ON "task_live" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "task_metrics_hour_at_idx" ON "task_metrics_hour" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "task_metrics_minute_at_idx" ON "task_metrics_minute" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "task_samples_task_at_idx" ON "task_samples" USING btree ("service_code","task_id","at");--> statement-breakpoint

@@ -96,7 +96,7 @@ export const taskLive = pgTable(
   (t) => [
     primaryKey({ columns: [t.serviceCode, t.taskId] }),
     // What each answer reads back: the code's listed tasks and those whose checks are pending.
+    // No index on `at`, which every answer moves: updates stay HOT (the prune reads the table whole).
     index('task_live_open_idx').on(t.serviceCode).where(sql`${t.listed} or not ${t.startChecked} or not ${t.endChecked}`),
-    index('task_live_at_idx').on(t.at),
   ],
 )

@@ -73,7 +73,8 @@ export async function readLiveTasks(tx: Db, serviceCode: string): Promise<{ live
   return { live, callbacks }
 }
 
-const iso = (at: number | null) => (at === null ? null : new Date(at).toISOString())
+// An epoch-milliseconds JSON value as a timestamp (JSON null stays null).
+const stamp = (value: string) => sql.raw(`to_timestamp((${value})::float8 / 1000)`)
 
 /**
  * Writes everything one answer yields in ONE statement: the raw samples (into the partition of
@@ -98,25 +99,11 @@ export async function writeSamples(tx: Db, samples: AnswerSamples): Promise<void
     osec: t.output?.seconds ?? 0,
     outputs: t.outputs,
   }))
-  const live = samples.live.map((l) => ({
-    service_code: serviceCode,
-    task_id: l.taskId,
-    at: iso(l.at),
-    listed: l.listed,
-    viewers: l.viewers,
-    peak_viewers: l.peakViewers,
-    input_bytes: l.inputBytes,
-    output_bytes: l.outputBytes,
-    still_samples: l.stillSamples,
-    health: l.health,
-    health_since: iso(l.since),
-    first_listed_at: iso(l.firstListedAt),
-    left_at: iso(l.leftAt),
-    start_checked: l.startChecked,
-    end_checked: l.endChecked,
-    missing_start_at: iso(l.missingStartAt),
-    missing_end_at: iso(l.missingEndAt),
-  }))
+  // Times as epoch milliseconds: PostgreSQL turns numbers into timestamps faster than it parses text.
+  const live = samples.live.map((l) => [
+    l.taskId, l.at, l.listed, l.viewers, l.peakViewers, l.inputBytes, l.outputBytes, l.stillSamples, l.health, l.since,
+    l.firstListedAt, l.leftAt, l.startChecked, l.endChecked, l.missingStartAt, l.missingEndAt,
+  ])
   const head = jsonLiteral({ ...service, code: serviceCode, at, minute, hour })
   const taskBucket = (table: string, bucket: string) =>
     sql.raw(`insert into ${table} as m (service_code, task_id, at, samples, viewers_sum, viewers_max, input_bytes, input_seconds, output_bytes, output_seconds)
@@ -141,7 +128,9 @@ export async function writeSamples(tx: Db, samples: AnswerSamples): Promise<void
     th as (${taskBucket('task_metrics_hour', 'hour')}),
     sm as (${serviceBucket('service_metrics_minute', 'minute')}),
     sh as (${serviceBucket('service_metrics_hour', 'hour')}),
-    lv as (insert into task_live select * from jsonb_populate_recordset(null::task_live, ${jsonLiteral(live)})
+    lv as (insert into task_live select h.code, r->>0, ${stamp('r->>1')}, (r->>2)::boolean, (r->>3)::int, (r->>4)::int, (r->>5)::bigint, (r->>6)::bigint, (r->>7)::int, r->>8,
+        ${stamp('r->>9')}, ${stamp('r->>10')}, ${stamp('r->>11')}, (r->>12)::boolean, (r->>13)::boolean, ${stamp('r->>14')}, ${stamp('r->>15')}
+      from h, jsonb_array_elements(${jsonLiteral(live)}) r
       on conflict (service_code, task_id) do update set at = excluded.at, listed = excluded.listed, viewers = excluded.viewers,
         peak_viewers = excluded.peak_viewers, input_bytes = excluded.input_bytes, output_bytes = excluded.output_bytes,
         still_samples = excluded.still_samples, health = excluded.health, health_since = excluded.health_since,
