@@ -12,7 +12,8 @@ import { type Subscribed, subscribe } from '../support/subscription.client.js'
 
 const SECRET = 'abc'
 const CODES = ['ONE', 'TWO']
-const PLAY = { seed: 1717, sessions: 8, rate: 6 }
+// Slow enough that the stall spans several polls on a busy machine.
+const PLAY = { seed: 1717, sessions: 8, rate: 3 }
 const KEYS = { one: 'key-of-one', all: 'key-of-all' }
 const asOne = { headers: { authorization: `Bearer ${KEYS.one}` } }
 const asAll = { headers: { authorization: `Bearer ${KEYS.all}` } }
@@ -63,7 +64,7 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
         ],
         upstream: { pollIntervalMs: 250, timeoutMs: 2000 },
         // Generous: on a busy machine a callback may take seconds to be folded.
-        reconcile: { graceMs: 6000 },
+        reconcile: { graceMs: 12_000 },
       },
     })
     gateway = await startGateway(config, { database: db.database })
@@ -165,7 +166,7 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
     const forgetful = planned.sessions.find((s) => s.audience?.forgetsStart)
     if (!forgetful) throw new Error('the scenario has no forgotten start')
     await expect
-      .poll(async () => (await graphql(gateway, TASK_SERIES, { id: taskGlobalId(forgetful.serviceCode, forgetful.taskId), ...window() }, asAll)).data?.task?.missingCallbacks, { timeout: 30_000 })
+      .poll(async () => (await graphql(gateway, TASK_SERIES, { id: taskGlobalId(forgetful.serviceCode, forgetful.taskId), ...window() }, asAll)).data?.task?.missingCallbacks, { timeout: 60_000 })
       .toContain('LIVE_START')
     const query = 'query($code: String!) { upstream(serviceCode: $code) { callbacks { missingStart missingEnd delayP50Ms delayP99Ms } } }'
     const reconciled = (await graphql(gateway, query, { code: forgetful.serviceCode }, asAll)).data.upstream.callbacks
@@ -182,7 +183,7 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
     // Vanished sessions sent no type 1: each is a missing end of its code, found once.
     for (const code of CODES) {
       const vanished = planned.sessions.filter((s) => s.serviceCode === code && s.ending === 'VANISHED').length
-      await expect.poll(async () => (await scrapeMetrics(gateway.url)).find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === 'end' && s.labels.service_code === code)?.value ?? 0, { timeout: 30_000 }).toBe(vanished)
+      await expect.poll(async () => (await scrapeMetrics(gateway.url)).find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === 'end' && s.labels.service_code === code)?.value ?? 0, { timeout: 60_000 }).toBe(vanished)
     }
     expect(metrics.some((s) => s.name === 'livegate_callback_delay_seconds_count' && s.value > 0)).toBe(true)
   })
