@@ -26,7 +26,7 @@
     live: tasks(filter: { serviceCode: $serviceCode, status: [LIVE, WAITING_RECONNECT] }, first: ${LIVE_ROWS}) { edges { node { ...DashboardRow } } }
     ended: tasks(filter: { serviceCode: $serviceCode, status: [ENDED] }, first: ${ENDED_ROWS}) { edges { node { ...DashboardRow } } }
   }
-  fragment DashboardRow on Task { ${TASK_FIELDS} metrics(step: RAW, from: $sparkFrom) { at inputBitrate } }`
+  fragment DashboardRow on Task { ${TASK_FIELDS} metrics(step: MINUTE, from: $sparkFrom) { at inputBitrate } }`
   const SAMPLES = `subscription DashboardSamples { metricsSampled { at viewers inputBitrate task { ${TASK_FIELDS} } } }`
   const CHANGES = `subscription DashboardChanges { taskChanged { ${TASK_FIELDS} } }`
   // What a task row's link opens in the playground, with the task's global id as its variable.
@@ -67,7 +67,9 @@ query DashboardTask($id: ID!) {
     return value >= 1000 ? `${(value / 1000).toFixed(value >= 10_000 ? 0 : 1)} s` : `${Math.round(value)} ms`
   }
   const duration = (fromIso, toIso) => {
-    const minutes = Math.max(0, Math.round(((toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso)) / 60_000))
+    const seconds = Math.max(0, Math.round(((toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso)) / 1000))
+    if (seconds < 60) return `${seconds} s`
+    const minutes = Math.round(seconds / 60)
     return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`
   }
   const isLive = (task) => task.status !== 'ENDED'
@@ -137,12 +139,18 @@ query DashboardTask($id: ID!) {
       }).observe(this.chartEl)
     }
 
+    // The last hour; while the points span less, the span they cover (five minutes at least).
+    shown() {
+      const [from, end] = windowEnding(this.series[0].at(-1), HOUR_MS)
+      return [Math.max(from, Math.min(this.series[0][0] ?? end, end - 300)), end]
+    }
+
     chartOptions() {
       const axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid'), width: 1 }, ticks: { stroke: cssVar('--grid') } }
       return {
         width: Math.max(300, this.chartEl.clientWidth || 900),
         height: 260,
-        scales: { x: { time: true, range: () => windowEnding(this.series[0].at(-1), HOUR_MS) }, tasks: { range: (_u, _min, max) => [0, Math.max(1, max)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        scales: { x: { time: true, range: () => this.shown() }, tasks: { range: (_u, _min, max) => [0, Math.max(1, max)] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
         series: [
           {},
           { label: 'Viewers', scale: 'y', stroke: cssVar('--viewers'), fill: cssVar('--viewers-fill'), width: 2, value: (_u, v) => count(v), points: { show: false } },
@@ -203,6 +211,7 @@ query DashboardTask($id: ID!) {
         this.rows.set(task.id, row)
       }
       row.task = { ...row.task, ...task }
+      row.dirty = true
       if (spark) row.spark = spark
       return row
     }
@@ -261,9 +270,12 @@ query DashboardTask($id: ID!) {
         row.remove()
         this.rows.delete(row.task.id)
       }
+      // Only rows something was said of are redrawn, and only rows out of place are moved.
+      let before = this.tbody.firstElementChild
       for (const row of [...live, ...ended]) {
-        row.update()
-        this.tbody.appendChild(row.tr)
+        if (row.dirty) row.update()
+        if (row.tr === before) before = before.nextElementSibling
+        else this.tbody.insertBefore(row.tr, before)
       }
       this.el.querySelector('.empty-tasks').hidden = this.rows.size > 0
     }
@@ -302,6 +314,7 @@ query DashboardTask($id: ID!) {
     }
 
     update() {
+      this.dirty = false
       const task = this.task
       const cell = (name) => this.tr.querySelector(`.${name}`)
       this.tr.querySelector('.task code').textContent = task.taskId
@@ -491,7 +504,10 @@ query DashboardTask($id: ID!) {
   })
   // The window slides and "answered … ago" counts on even when no sample comes.
   setInterval(() => {
-    for (const service of services.values()) service.freshness()
+    for (const service of services.values()) {
+      service.freshness()
+      for (const row of service.rows.values()) row.dirty = true
+    }
     redraw()
   }, 5000)
 

@@ -47,7 +47,7 @@
       // GraphiQL adds (or selects) the opened tab among tabs it stored; without stored tabs it
       // shows the defaults, so the opened one leads them.
       defaultTabs: opened ? [opened, ...config.tabs] : config.tabs,
-      ...(opened ? { initialQuery: opened.query, initialVariables: opened.variables } : {}),
+      ...(opened ? { query: opened.query, variables: opened.variables } : {}),
       defaultEditorToolsVisibility: false,
       shouldPersistHeaders: false,
     }),
