@@ -78,6 +78,12 @@ query DashboardTask($id: ID!) {
     const end = Math.max(Date.now() / 1000, newest ?? 0)
     return [end - length / 1000, end]
   }
+  // A window of at most `length` over times (seconds, oldest first), shrunk to what they cover
+  // (a minute at least), so a young series is not a sliver at the right edge.
+  const spanShown = (times, length) => {
+    const [from, end] = windowEnding(times.at(-1), length)
+    return [Math.max(from, Math.min(times[0] ?? end, end - 60)), end]
+  }
 
   // The key the gateway expects as `Authorization: Bearer <key>`: in this tab's sessionStorage
   // only, sent in a header and in graphql-ws's connection_init, never in an address.
@@ -139,10 +145,9 @@ query DashboardTask($id: ID!) {
       }).observe(this.chartEl)
     }
 
-    // The last hour; while the points span less, the span they cover (five minutes at least).
+    // The last hour; while the points span less, the span they cover.
     shown() {
-      const [from, end] = windowEnding(this.series[0].at(-1), HOUR_MS)
-      return [Math.max(from, Math.min(this.series[0][0] ?? end, end - 300)), end]
+      return spanShown(this.series[0], HOUR_MS)
     }
 
     chartOptions() {
@@ -305,7 +310,7 @@ query DashboardTask($id: ID!) {
           legend: { show: false },
           select: { show: false },
           axes: [{ show: false }, { show: false }],
-          scales: { x: { time: true, range: () => windowEnding(this.spark.at(-1)?.[0], SPARK_MS) }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+          scales: { x: { time: true, range: () => spanShown(this.spark.map((point) => point[0]), SPARK_MS) }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
           series: [{}, { stroke: cssVar('--bitrate'), fill: cssVar('--bitrate-fill'), width: 1.5, points: { show: false } }],
         },
         [[], []],
