@@ -13,6 +13,7 @@ import { backfillLegacyValues } from './storage/legacy.backfill.js'
 import { CallbackStore } from './work/callback.store.js'
 import { EventHub } from './work/event.hub.js'
 import { GraphProjector } from './work/graph.projector.js'
+import { MetricsHistory } from './work/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob } from './work/retention.job.js'
 import { CallbackSpool } from './work/spool/callback.spool.js'
@@ -43,6 +44,8 @@ export interface GatewayParts {
   poller: TaskListPoller | undefined
   projector: GraphProjector
   hub: EventHub
+  /** Audience and health over time: the poller samples each answer into it. */
+  history: MetricsHistory
   retention: RetentionJob
 }
 
@@ -162,12 +165,14 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     refusedMaxRows: config.ingest.refusedMaxRows,
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
+  const history = new MetricsHistory({ config, database, log, registry: metrics.registry, now: options.now })
   return {
     metrics,
     spool,
     store,
     replayer: new SpoolReplayer({ spool, store, log }),
-    poller: pollerFor(config, database.db, log, undefined, metrics),
+    history,
+    poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     projector: new GraphProjector({ database, log, metrics }),
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
@@ -177,6 +182,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
 
 async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
   await parts.replayer.start()
+  await parts.history.start()
   await parts.poller?.start()
   await parts.projector.start()
   await parts.hub.start()
@@ -190,6 +196,7 @@ async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.hub.stop()
   await parts.projector.stop()
   await parts.poller?.stop()
+  await parts.history.stop()
   await parts.replayer.stop()
   await parts.spool.close()
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { historySchema, reconcileSchema } from './history.schema.js'
 
 /** The in-memory PGlite database: nothing is kept when the process ends. */
 export const MEMORY_DATA_DIR = 'memory://'
@@ -127,6 +128,8 @@ export const configFileSchema = z
     realtime: realtimeSchema.default(() => realtimeSchema.parse({})),
     ops: opsSchema.default(() => opsSchema.parse({})),
     retention: retentionSchema.default(() => retentionSchema.parse({})),
+    history: historySchema.default(() => historySchema.parse({})),
+    reconcile: reconcileSchema.default(() => reconcileSchema.parse({})),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

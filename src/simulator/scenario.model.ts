@@ -14,6 +14,23 @@ export interface ScenarioOptions {
   rate: number
   /** The wall-clock time of the scenario's start (Unix ms): `created_at` and paths count from it. */
   epochMs?: number
+  /**
+   * Audiences that rise and fall (some tasks in the thousands), and the cloud's mishaps: a stalled
+   * input, a counter reset, a task whose start callbacks the cloud "forgets" (see audience.plan.ts).
+   */
+  audience?: boolean
+}
+
+/** How a session's audience and counters go over its life, with its mishaps; times from the scenario's start. */
+export interface SessionAudience {
+  /** The most concurrent flv viewers: the audience rises from 0 to it and falls back while listed. */
+  peak: number
+  /** While the input delivers nothing: `input_bytes` stays as it was. */
+  stall: { fromMs: number; untilMs: number } | null
+  /** When the counters restart from 0 (a restart in the cloud). */
+  resetAtMs: number | null
+  /** The cloud never sends this session's type 0 callbacks. */
+  forgetsStart: boolean
 }
 
 /** How a session ends: the user stops (`reach_end=1`), the server stops (`0`), or no end callback. */
@@ -71,6 +88,8 @@ export interface ScenarioSession {
   /** While task_list lists the author among the users. */
   userOnlineFromMs: number
   userOnlineUntilMs: number
+  /** With `audience`: how its viewers and counters go; else constant viewers and steady counters. */
+  audience?: SessionAudience
 }
 
 /** One notification callback, due `atMs` after the scenario's start. */
@@ -100,6 +119,7 @@ export const CODEC_IDS = { video: 27, audio: 86_018 } as const
 /** What the counters of a session read `atMs` after the scenario's start. */
 export function countersAt(session: ScenarioSession, output: ScenarioOutput | undefined, atMs: number): { seconds: number; inputBytes: number; httpOutputBytes: number } {
   const seconds = Math.max(0, atMs - session.liveFromMs) / 1000
+  if (session.audience) return audienceCounters(session, session.audience, output, atMs, seconds)
   const httpOutputBytes = output?.container === 'flv' ? Math.floor((session.viewers * output.videoBitRate * seconds) / 8) : 0
   return { seconds, inputBytes: Math.floor(session.inputBytesPerSecond * seconds), httpOutputBytes }
 }
@@ -108,4 +128,31 @@ export function countersAt(session: ScenarioSession, output: ScenarioOutput | un
 export function datePath(createdAt: number): string {
   const iso = new Date(createdAt * 1000).toISOString()
   return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}/${iso.slice(11, 13)}/${iso.slice(14, 16)}`
+}
+
+/** Concurrent flv viewers of a session with an audience `atMs` after the scenario's start: an arc over its listing. */
+export function viewersAt(session: ScenarioSession, atMs: number): number {
+  if (!session.audience) return atMs >= session.liveFromMs ? session.viewers : 0
+  return Math.round(session.audience.peak * arc(session, atMs))
+}
+
+function arc(session: ScenarioSession, atMs: number): number {
+  const span = session.listedUntilMs - session.liveFromMs
+  if (span <= 0 || atMs <= session.liveFromMs) return 0
+  return Math.sin(Math.PI * Math.min(1, (atMs - session.liveFromMs) / span))
+}
+
+// The counters with an audience: input bytes grow except while stalled, output bytes follow the
+// audience (its integral), and both start again from 0 at a reset.
+function audienceCounters(session: ScenarioSession, audience: SessionAudience, output: ScenarioOutput | undefined, atMs: number, seconds: number) {
+  const from = audience.resetAtMs !== null && atMs >= audience.resetAtMs ? audience.resetAtMs : session.liveFromMs
+  const to = Math.max(from, atMs)
+  const stalled = audience.stall ? Math.max(0, Math.min(to, audience.stall.untilMs) - Math.max(from, audience.stall.fromMs)) : 0
+  const inputBytes = Math.floor((session.inputBytesPerSecond * (to - from - stalled)) / 1000)
+  if (output?.container !== 'flv') return { seconds, inputBytes, httpOutputBytes: 0 }
+  const span = session.listedUntilMs - session.liveFromMs
+  // The integral of peak × sin(π t / span) over [from, to], in viewer-seconds.
+  const phase = (t: number) => Math.PI * Math.min(1, Math.max(0, t - session.liveFromMs) / span)
+  const viewerSeconds = span > 0 ? ((audience.peak * span) / 1000 / Math.PI) * (Math.cos(phase(from)) - Math.cos(phase(to))) : 0
+  return { seconds, inputBytes, httpOutputBytes: Math.floor((output.videoBitRate / 8) * viewerSeconds) }
 }

@@ -9,6 +9,7 @@ import {
   type ScenarioSession,
   type SessionEnding,
 } from './scenario.model.js'
+import { withAudiences } from './audience.plan.js'
 import { type SeededRandom, seededRandom } from './seeded.random.js'
 
 export type { Scenario, ScenarioCallback, ScenarioOptions, ScenarioOutput, ScenarioSession, SessionEnding } from './scenario.model.js'
@@ -72,7 +73,8 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   }
   // Stable: equal times keep their generation order, so a task's own callbacks never swap.
   callbacks.sort((a, b) => a.atMs - b.atMs)
-  return { seed: options.seed, epochMs, sessions, callbacks, durationMs: toMs(spanU) }
+  const played = options.audience ? withAudiences(sessions, callbacks) : { sessions, callbacks }
+  return { seed: options.seed, epochMs, ...played, durationMs: toMs(spanU) }
 }
 
 function chooseEndings(random: SeededRandom, sessions: number): SessionEnding[] {

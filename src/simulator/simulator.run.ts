@@ -3,7 +3,7 @@ import type { Scenario } from './scenario.model.js'
 import { roundSeed } from './seeded.random.js'
 import { generateScenario } from './session.scenario.js'
 import { type SimulatedService, startTaskListServer, type TaskListServer } from './task-list.server.js'
-import { EMPTY_TASK_LIST, taskListAt } from './task-list.snapshot.js'
+import { EMPTY_TASK_LIST, type SimulatedTaskList, taskListAt } from './task-list.snapshot.js'
 
 /** What {@link startSimulator} plays and where. */
 export interface SimulatorOptions {
@@ -24,6 +24,10 @@ export interface SimulatorOptions {
   rate: number
   /** Start a new scenario (a new seed, new task ids) whenever one ends, until stopped. */
   loop?: boolean
+  /** Audiences that rise and fall, a stalled input, a counter reset, a forgotten start (see audience.plan.ts); on unless `false`. */
+  audience?: boolean
+  /** Told of every task_list answer the simulator makes, as it makes it (tests compare it with the samples). */
+  onTaskList?: (serviceCode: string, answer: SimulatedTaskList) => void
 }
 
 /** What the simulator has done so far. */
@@ -69,13 +73,17 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   if (options.services.length === 0) throw new RangeError('the simulator needs at least one service code with a secret')
   const serviceCodes = options.services.map((service) => service.serviceCode)
   const scenarioAt = (round: number, epochMs: number) =>
-    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs })
+    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs, audience: options.audience ?? true })
   // Generating once checks the options before anything listens; playback generates it again at its start.
   let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY }
 
   const server = await startTaskListServer({
     services: options.services,
-    source: (serviceCode) => (Date.now() < current.startedAtMs ? EMPTY_TASK_LIST : taskListAt(current.scenario, serviceCode, Date.now() - current.startedAtMs)),
+    source: (serviceCode) => {
+      const answer = Date.now() < current.startedAtMs ? EMPTY_TASK_LIST : taskListAt(current.scenario, serviceCode, Date.now() - current.startedAtMs)
+      options.onTaskList?.(serviceCode, answer)
+      return answer
+    },
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
   })

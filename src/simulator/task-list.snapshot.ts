@@ -1,4 +1,4 @@
-import { CODEC_IDS, countersAt, type Scenario, type ScenarioOutput, type ScenarioSession } from './scenario.model.js'
+import { CODEC_IDS, countersAt, viewersAt, type Scenario, type ScenarioOutput, type ScenarioSession } from './scenario.model.js'
 
 /** A stream as task_list sends it. */
 export interface SimulatedStream {
@@ -132,7 +132,7 @@ function outputOf(session: ScenarioSession, output: ScenarioOutput, elapsedMs: n
     height: output.height,
     relative_dir: output.relativeDir,
     http_output_bytes: countersAt(session, output, elapsedMs).httpOutputBytes,
-    http_connections_num: flv && elapsedMs >= session.liveFromMs ? session.viewers : 0,
+    http_connections_num: flv ? viewersAt(session, elapsedMs) : 0,
     streams: [
       { index: 0, codec_type: 0, codec_id: CODEC_IDS.video, width: output.width, height: output.height, copy: output.copy, bit_rate: output.videoBitRate },
       { index: 1, codec_type: 1, codec_id: CODEC_IDS.audio, width: 0, height: 0, copy: output.copy, bit_rate: output.audioBitRate },

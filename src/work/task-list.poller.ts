@@ -9,6 +9,7 @@ import type { GraphChanges } from '../fold/graph.fold.js'
 import { acquireLease, releaseLease } from '../storage/lease.statements.js'
 import { readUpstreamStatus, recordPollFailure, recordPollSuccess, staleAfterMs } from '../storage/upstream-status.statements.js'
 import { applyToGraph, taskListEvidence } from './graph.evidence.js'
+import type { AnswerSampler } from './answer.sampler.js'
 import type { Metrics } from './metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
 import { UpstreamWatch } from './upstream.watch.js'
@@ -34,6 +35,8 @@ export interface PollerOptions {
   /** How long a lease lasts unless renewed; by default the poll interval, at least a second. */
   leaseMs?: number
   now?: () => Date
+  /** Samples every answer folded (audience and health history); none when absent. */
+  sampler?: AnswerSampler | undefined
   /** Jitter source in [0, 1). */
   random?: () => number
 }
@@ -48,6 +51,7 @@ export function pollerFor(
   log: PollerOptions['log'],
   onChanges?: PollerOptions['onChanges'],
   metrics?: PollerOptions['metrics'],
+  more: Pick<PollerOptions, 'sampler' | 'now'> = {},
 ): TaskListPoller | undefined {
   const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
   if (serviceCodes.length === 0 || config.upstream.pollIntervalMs <= 0) return undefined
@@ -63,15 +67,23 @@ export function pollerFor(
     log,
     ...(onChanges ? { onChanges } : {}),
     metrics,
+    ...more,
   })
 }
 
 /**
  * Folds one task_list answer into the graph and tells every instance what changed, in one
- * transaction. The one way an answer enters the graph.
+ * transaction (with its samples, when a sampler is given). The one way an answer enters the graph.
  */
-export async function foldTaskListAnswer(db: Db, serviceCode: string, answer: TaskListAnswer, takenAt: Date): Promise<GraphChanges> {
-  return db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
+export async function foldTaskListAnswer(db: Db, serviceCode: string, answer: TaskListAnswer, takenAt: Date, sampler?: AnswerSampler): Promise<GraphChanges> {
+  if (!sampler) return db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
+  await sampler.prepare(db, takenAt)
+  const [changes, samples] = await db.transaction(async (tx) => {
+    const changed = await applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt)
+    return [changed, await sampler.sample(tx as unknown as Db, serviceCode, answer, takenAt)] as const
+  })
+  sampler.committed(samples)
+  return changes
 }
 
 /**
@@ -234,7 +246,7 @@ export class TaskListPoller {
       if (this.stopped) return 0
       const at = this.now()
       try {
-        const changes = await foldTaskListAnswer(db, serviceCode, answer, at)
+        const changes = await foldTaskListAnswer(db, serviceCode, answer, at, this.options.sampler)
         state.failures = 0
         const success = { at, latencyMs: performance.now() - started, taskCount: answer.task_list.length, userCount: answer.user_list.length, nextPollAt: new Date(at.getTime() + intervalMs) }
         await recordPollSuccess(db, serviceCode, success)

@@ -17,6 +17,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   query: { file: './query.bench.js', run: 'runQueryBench' },
   fanout: { file: './fanout.bench.js', run: 'runFanoutBench' },
   startup: { file: './startup.bench.js', run: 'runStartupBench' },
+  metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
 }
 
 function machine(serverVersion: string): string {

@@ -1,20 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { type DocumentNode, Kind, parse } from 'graphql'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { describe, expect } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { browserFixture, CHROMIUM_MISSING } from '../support/chromium.browser.js'
 import { driverName } from '../support/database.fixture.js'
 import { send, test } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-// Without the background-networking flags Chromium calls Google's hosts at every start, which
-// this machine's closed network refuses (and which would be requests the test did not make).
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-// A developer without Chromium may skip; CI must run it, so there a missing browser fails.
-const SKIP_REASON = !existsSync(CHROMIUM) && !process.env.CI ? `skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)` : undefined
+const SKIP_REASON = CHROMIUM_MISSING
 if (SKIP_REASON) console.warn(`playground browser test ${SKIP_REASON}`)
 
 const SCREENSHOT = '/tmp/playground.png'
@@ -132,14 +127,7 @@ interface BrowserFixtures {
 }
 
 const browserTest = test.extend<BrowserFixtures>({
-  browser: [
-    async ({}, use) => {
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
-      await use(browser)
-      await browser.close()
-    },
-    { scope: 'file' },
-  ],
+  browser: browserFixture,
   session: async ({ browser }, use) => {
     const context = await browser.newContext({ viewport: { width: 1400, height: 860 } })
     const foreign: string[] = []

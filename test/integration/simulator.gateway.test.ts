@@ -26,8 +26,9 @@ describe(`the simulator against a real gateway on ${driverName}`, () => {
       expect(stats).toMatchObject({ finished: true, rounds: 1, callbacksDue: played.callbacks.length, callbacksSent: played.callbacks.length, lastFailure: null })
       expect(stats.answers).toEqual({ '200': played.callbacks.length })
 
-      // The scenario is the seed's: the same sessions and callbacks as generating it here.
-      const again = generateScenario({ ...PLAY, serviceCodes: SERVICES.map((s) => s.serviceCode), epochMs: played.epochMs })
+      // The scenario is the seed's: the same sessions and callbacks as generating it here (the
+      // simulator plays audiences and mishaps unless told not to).
+      const again = generateScenario({ ...PLAY, serviceCodes: SERVICES.map((s) => s.serviceCode), epochMs: played.epochMs, audience: true })
       expect(again.callbacks.map((c) => c.fields)).toEqual(played.callbacks.map((c) => c.fields))
 
       const taskIds = played.sessions.map((session) => session.taskId)

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
 import type { EventHub } from '../../work/event.hub.js'
+import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import { allowedCodes, type Scope } from './auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
@@ -16,6 +17,8 @@ export interface GraphqlContext {
   upstream: UpstreamAccess
   /** The realtime events of this process; what subscriptions read. */
   hub: EventHub | undefined
+  /** The audience and health history (its samples' hub, the reconciliation's grace). */
+  history: MetricsHistory | undefined
   /** Ends this operation's websocket (subscriptions only). */
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
@@ -29,6 +32,7 @@ export interface ContextDeps {
   /** Absent when no service code has a `baseUrl`. */
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
+  history?: MetricsHistory | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -39,6 +43,7 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     loaders: createLoaders(deps.db, allowedCodes(scope)),
     upstream: new UpstreamAccess(deps.poller, scope),
     hub: deps.hub,
+    history: deps.history,
     closeSocket,
     scope,
   }

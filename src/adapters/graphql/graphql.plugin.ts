@@ -13,6 +13,7 @@ import type { Db } from '../../storage/database.client.js'
 import { graphqlMetricsPlugin } from '../ops/graphql.metrics.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import type { EventHub } from '../../work/event.hub.js'
+import type { MetricsHistory } from '../../work/metrics.history.js'
 import { attachWebsocket } from '../websocket/ws.server.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
@@ -32,6 +33,7 @@ export interface GraphqlPluginOptions {
   db: Db
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
+  history?: MetricsHistory | undefined
   /** Where operation latency is measured (`livegate_graphql_seconds`). */
   metrics?: Metrics | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
@@ -46,7 +48,7 @@ export const GRAPHQL_PATH = '/graphql'
  * server. Apollo is stopped when fastify closes.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, db, poller, hub } = options
+  const { config, db, poller, hub, history } = options
   const built = options.schema ?? (await buildGraphqlSchema())
   const schema = config.graphql.federation ? buildSubgraph(built) : built
   const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
@@ -108,7 +110,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     context: async (request) => {
       const scope = authenticate(request.headers.authorization, config.apiKeys)
       if (!scope) throw unauthenticated()
-      return createContext({ db, config, poller, hub }, scope)
+      return createContext({ db, config, poller, hub, history }, scope)
     },
   })
   // Subscriptions: graphql-ws on the same path.
@@ -121,7 +123,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope, closeSocket) => createContext({ db, config, poller, hub }, scope as Scope, closeSocket),
+    context: (scope, closeSocket) => createContext({ db, config, poller, hub, history }, scope as Scope, closeSocket),
     documentFor: (scope, payload) => {
       const found = trustedDocumentFor(scope as Scope, payload, trusted)
       return found && 'document' in found ? found.document : found

@@ -29,6 +29,11 @@ export class UpstreamAccess {
     }
   }
 
+  /** Whether this code's task_list is polled and stale (as far as the caller may know). */
+  isStale(serviceCode: string): boolean {
+    return this.covers(serviceCode) && (this.poller?.watch.staleAmong([serviceCode]).length ?? 0) > 0
+  }
+
   /** The codes read whose stored state is stale. */
   stale(): StaleUpstream[] {
     if (this.codesRead.size === 0 || !this.poller) return []

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { CallbackStore } from '../../work/callback.store.js'
 import type { RefusalRecord } from '../../model/callback.record.js'
 import { codeForFrameworkError, errorAnswer, type LivegateError, livegateError } from '../../model/error.catalogue.js'
+import type { Histogram } from 'prom-client'
 import type { Metrics } from '../../work/metrics.registry.js'
 import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import { intakeCallback, typeLabel } from '../../work/callback.intake.js'
@@ -19,6 +20,8 @@ export interface CallbackRouteOptions {
   /** Which refusals are recorded; without it, every one is. */
   limiter?: RefusalLimiter
   metrics?: Pick<Metrics, 'callbacks' | 'ingestSeconds'>
+  /** Seconds from a kept callback's signed timestamp to its arrival, by service code. */
+  delays?: Pick<Histogram<'service_code'>, 'observe'>
 }
 
 /** The `outcome` label of the ingest latency histogram. */
@@ -84,6 +87,7 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
       )
     }
     measure(reply, typeLabel(row.type), intake.verdict, intake.verdict)
+    if (intake.verdict !== 'duplicate' && row.signedAt) options.delays?.observe({ service_code: row.serviceCode }, Math.max(0, row.receivedAt.getTime() - row.signedAt.getTime()) / 1000)
     return reply.code(200).type('application/json').send(OK_BODY)
   }
 

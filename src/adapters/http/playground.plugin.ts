@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { type DocumentNode, type FragmentDefinitionNode, Kind, parse, visit } from 'graphql'
 import { GRAPHQL_PATH } from '../graphql/graphql.plugin.js'
+import { assetSender, CSS, JS, type PageAsset, packageFile, pageHeaders, pagePolicy } from './page.assets.js'
 
 // Below the endpoint, so a proxy that forwards the endpoint forwards the page's files alike.
 const PLAYGROUND_ASSETS_PATH = `${GRAPHQL_PATH}/playground`
@@ -38,15 +37,9 @@ const OPERATIONS_FILE = fileURLToPath(new URL('../../../schema/operations.graphq
 const VARIABLES_FILE = fileURLToPath(new URL('../../../schema/operations.variables.json', import.meta.url))
 const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/playground/', import.meta.url))
 
-const require = createRequire(import.meta.url)
-const packageFile = (name: string, file: string) => join(dirname(require.resolve(`${name}/package.json`)), file)
-
-const JS = 'text/javascript; charset=utf-8'
-const CSS = 'text/css; charset=utf-8'
-
 // The only files served: the prebuilt browser builds the packages ship, and the page's script.
 // A name is looked up here and nowhere else, so no request can name a path of its own.
-const ASSETS: ReadonlyMap<string, { file: string; type: string }> = new Map([
+const ASSETS: ReadonlyMap<string, PageAsset> = new Map([
   ['react.js', { file: packageFile('react', 'umd/react.production.min.js'), type: JS }],
   ['react-dom.js', { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS }],
   ['graphiql.js', { file: packageFile('graphiql', 'graphiql.min.js'), type: JS }],
@@ -54,23 +47,6 @@ const ASSETS: ReadonlyMap<string, { file: string; type: string }> = new Map([
   ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
   ['playground.js', { file: join(PAGE_DIR, 'playground.client.js'), type: JS }],
 ])
-
-interface LoadedAsset {
-  body: Buffer
-  etag: string
-}
-
-// Read on first request, once per process: the files only change with an install, which restarts.
-const loaded = new Map<string, Promise<LoadedAsset>>()
-const loadAsset = (file: string) => {
-  let asset = loaded.get(file)
-  if (!asset) {
-    asset = readFile(file).then((body) => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }))
-    asset.catch(() => loaded.delete(file))
-    loaded.set(file, asset)
-  }
-  return asset
-}
 
 // One tab per sample operation, with its leading comment and the fragments it spreads
 // (transitively), so every tab runs on its own. A file that does not parse is kept whole in one
@@ -159,26 +135,9 @@ function wantsPage(request: FastifyRequest): boolean {
   return html > 0 && html >= qualityOf(accept, ['application/json', 'application/graphql-response+json'])
 }
 
-// A host header that could not break out of the policy; anything else gets 'self' alone.
-const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$|^\[[0-9a-f:.]+\](?::\d{1,5})?$/i
-
-// Scripts, styles, fetches and sockets to this origin only. GraphiQL's stylesheet carries its
-// fonts and icons as data: URLs, and its dialogs inject `<style>` elements whose text varies at
-// run time (so no hash can name them): hence 'unsafe-inline' for styles, never for scripts.
-function playgroundPolicy(host: string | undefined): string {
-  const sockets = host && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : ''
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self' data:",
-    `connect-src 'self'${sockets}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ')
-}
+// GraphiQL's stylesheet carries its fonts and icons as data: URLs, and its dialogs inject `<style>`
+// elements whose text varies at run time: hence inline styles, never inline scripts.
+const playgroundPolicy = (host: string | undefined) => pagePolicy(host, { inlineStyles: true })
 
 function pageHtml(tabs: PlaygroundTab[]): string {
   // Relative to the endpoint's own URL, so the page works below a proxy's path prefix too.
@@ -208,15 +167,6 @@ function pageHtml(tabs: PlaygroundTab[]): string {
 `
 }
 
-const sendAsset = async (request: FastifyRequest<{ Params: { file: string } }>, reply: FastifyReply) => {
-  const asset = ASSETS.get(request.params.file)
-  if (!asset) return reply.callNotFound()
-  const { body, etag } = await loadAsset(asset.file)
-  reply.header('etag', etag).header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff')
-  if (request.headers['if-none-match'] === etag) return reply.code(304).send()
-  return reply.type(asset.type).send(body)
-}
-
 /**
  * The offline GraphQL playground: GraphiQL at `/graphql` for a browser (a GET that asks for HTML
  * and carries no query), every other request there left to Apollo. The page and its files come
@@ -233,17 +183,10 @@ export const playgroundPlugin: FastifyPluginAsync = Object.assign(
     // Apollo owns the GET route at the endpoint, so the page is answered before routing reaches it.
     app.addHook('onRequest', async (request, reply) => {
       if ((request.method !== 'GET' && request.method !== 'HEAD') || request.routeOptions.url !== GRAPHQL_PATH || !wantsPage(request)) return
-      return reply
-        .header('content-security-policy', playgroundPolicy(request.headers.host))
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-store')
-        .header('vary', 'accept')
-        .type('text/html; charset=utf-8')
-        .send(page)
+      return pageHeaders(reply, playgroundPolicy(request.headers.host)).header('vary', 'accept').send(page)
     })
 
-    app.get<{ Params: { file: string } }>(`${PLAYGROUND_ASSETS_PATH}/:file`, sendAsset)
+    app.get<{ Params: { file: string } }>(`${PLAYGROUND_ASSETS_PATH}/:file`, assetSender(ASSETS))
   },
   // Not encapsulated: the hook must see the endpoint's route, which another plugin registers.
   { [Symbol.for('skip-override')]: true },

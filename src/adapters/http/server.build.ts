@@ -13,7 +13,9 @@ import { opsPlugin } from '../ops/ops.plugin.js'
 import type { EventHub } from '../../work/event.hub.js'
 import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
+import type { MetricsHistory } from '../../work/metrics.history.js'
 import { playgroundPlugin } from './playground.plugin.js'
+import { dashboardPlugin } from './dashboard.plugin.js'
 import type { IngestPolicy } from '../../model/callback.verdict.js'
 
 /** How the HTTP server logs. */
@@ -34,6 +36,7 @@ export interface ServerParts {
   policy: IngestPolicy
   poller: TaskListPoller | undefined
   hub: EventHub
+  history: MetricsHistory
   metrics: Metrics
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
@@ -87,7 +90,7 @@ export function createHttpServer(logging: ServerLogging): FastifyInstance {
 
 /** Registers every route on the server: routes and wiring only, no business logic. */
 export async function registerRoutes(app: FastifyInstance, parts: ServerParts): Promise<void> {
-  const { config, database, store, spool, poller, hub, metrics } = parts
+  const { config, database, store, spool, poller, hub, history, metrics } = parts
   // A browser pointed at the server, or at the endpoint with a trailing slash, finds the playground.
   const toPlayground = async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.url.indexOf('?')
@@ -103,9 +106,11 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     spool,
     limiter: new RefusalLimiter({ perMinute: config.ingest.refusedPerMinute, trackedSources: config.ingest.refusedTrackedAddresses }),
     metrics,
+    delays: history.metrics.callbackDelay,
     ...(parts.now ? { now: parts.now } : {}),
   })
   await app.register(playgroundPlugin)
-  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, metrics })
+  await app.register(dashboardPlugin)
+  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, history, metrics })
   await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
 }

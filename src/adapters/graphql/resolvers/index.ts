@@ -1,4 +1,5 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
+import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
@@ -21,4 +22,8 @@ export const resolvers: NonEmptyArray<Function> = [
   MediaFormatResolver,
   StreamResolver,
   InputResolver,
+  TaskMetricsResolver,
+  ServiceMetricsResolver,
+  UpstreamCallbacksResolver,
+  MetricsSubscription,
 ]

@@ -36,10 +36,18 @@
     return send({ ...params, operationName: only.name }, options)
   }
 
+  // A link may open an operation of its own (the dashboard's task rows do): `#query=…&variables=…`.
+  // In the fragment, so it never reaches a server or its logs; an API key never goes there.
+  const linked = new URLSearchParams(window.location.hash.slice(1))
+  const opened = linked.get('query') ? { query: linked.get('query'), variables: linked.get('variables') || undefined } : undefined
+
   ReactDOM.createRoot(document.getElementById('graphiql')).render(
     React.createElement(GraphiQL, {
       fetcher,
-      defaultTabs: config.tabs,
+      // GraphiQL adds (or selects) the opened tab among tabs it stored; without stored tabs it
+      // shows the defaults, so the opened one leads them.
+      defaultTabs: opened ? [opened, ...config.tabs] : config.tabs,
+      ...(opened ? { query: opened.query, variables: opened.variables } : {}),
       defaultEditorToolsVisibility: false,
       shouldPersistHeaders: false,
     }),

@@ -1,0 +1,91 @@
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { FastifyPluginAsync } from 'fastify'
+import { assetSender, CSS, JS, type PageAsset, packageFile, pageHeaders, pagePolicy } from './page.assets.js'
+
+/** Where the live dashboard is served; its files are below it. */
+export const DASHBOARD_PATH = '/dashboard'
+
+// src/adapters/http and dist/adapters/http both sit three levels below the package root. The
+// page's script and style are not compiled, so both read them from src/.
+const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/dashboard/', import.meta.url))
+
+// The only files served: uPlot's and graphql-ws's prebuilt browser builds, and the page's own
+// script and style. A name is looked up here and nowhere else.
+const ASSETS: ReadonlyMap<string, PageAsset> = new Map([
+  ['uplot.js', { file: packageFile('uplot', 'dist/uPlot.iife.min.js'), type: JS }],
+  ['uplot.css', { file: packageFile('uplot', 'dist/uPlot.min.css'), type: CSS }],
+  ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
+  ['dashboard.js', { file: join(PAGE_DIR, 'dashboard.client.js'), type: JS }],
+  ['dashboard.css', { file: join(PAGE_DIR, 'dashboard.css'), type: CSS }],
+])
+
+// Relative addresses throughout, so the page works below a reverse proxy's path prefix: its
+// files are `dashboard/…`, the endpoint `graphql`, the playground `graphql#…`.
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>livegate dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="dashboard/uplot.css">
+<link rel="stylesheet" href="dashboard/dashboard.css">
+</head>
+<body>
+<header class="top">
+  <h1>livegate <span>live dashboard</span></h1>
+  <span id="connection" class="pill" data-state="connecting">connecting</span>
+  <form id="key-form" class="key" autocomplete="off">
+    <label for="api-key">API key</label>
+    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="none needed without keys">
+    <button type="submit">Use key</button>
+    <button type="button" id="forget-key" hidden>Forget</button>
+  </form>
+  <a class="to-playground" href="graphql">Playground</a>
+</header>
+<p id="notice" class="notice" role="status">Loading…</p>
+<main id="services"></main>
+<template id="service-template">
+<section class="service">
+  <header class="service-head">
+    <h2 class="code"></h2>
+    <span class="pill freshness"></span>
+  </header>
+  <div class="stats">
+    <div class="stat"><span class="value" data-stat="liveTasks">–</span><span class="label">live tasks</span></div>
+    <div class="stat"><span class="value" data-stat="viewers">–</span><span class="label">viewers now</span></div>
+    <div class="stat"><span class="value" data-stat="peakViewers">–</span><span class="label">peak viewers, last hour</span></div>
+    <div class="stat"><span class="value" data-stat="missing">–</span><span class="label">missing start / end callbacks</span></div>
+    <div class="stat"><span class="value" data-stat="delay">–</span><span class="label">callback delay p50 / p99</span></div>
+  </div>
+  <figure class="chart-box">
+    <figcaption>Viewers and live tasks, last hour</figcaption>
+    <div class="chart"></div>
+  </figure>
+  <table class="tasks">
+    <thead><tr><th>Task</th><th>User</th><th>Running</th><th>Status</th><th>Health</th><th class="num">Viewers</th><th class="num">Peak</th><th>Input bitrate</th><th>Missing callbacks</th><th></th></tr></thead>
+    <tbody></tbody>
+  </table>
+  <p class="empty-tasks" hidden>No tasks yet.</p>
+</section>
+</template>
+<script src="dashboard/uplot.js"></script>
+<script src="dashboard/graphql-ws.js"></script>
+<script src="dashboard/dashboard.js"></script>
+</body>
+</html>
+`
+
+/**
+ * The live dashboard at `/dashboard`: per service code the API key may read, audience and live
+ * tasks over the last hour and a table of tasks, kept current over a graphql-ws subscription. The
+ * page and its files come from livegate and its installed packages only; its policy lets it reach
+ * this origin alone, with no inline script or style.
+ */
+export const dashboardPlugin: FastifyPluginAsync = async (app) => {
+  app.get(DASHBOARD_PATH, async (request, reply) => pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(PAGE))
+  // The page's relative addresses need the path without a trailing slash (relative again, for a proxy's prefix).
+  app.get(`${DASHBOARD_PATH}/`, async (_request, reply) => reply.redirect(`..${DASHBOARD_PATH}`, 302))
+  app.get<{ Params: { file: string } }>(`${DASHBOARD_PATH}/:file`, assetSender(ASSETS))
+}
