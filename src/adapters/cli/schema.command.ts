@@ -2,12 +2,12 @@ import type { GraphQLSchema } from 'graphql'
 import { buildGraphqlSchema, printGraphqlSchema } from '../graphql/schema.build.js'
 import type { Command } from './command.model.js'
 import { printPossibleTypes } from './possible-types.print.js'
-import { printSubgraphSdl } from '../graphql/subgraph.schema.js'
 
 const PRINTS: Record<string, (schema: GraphQLSchema) => string | Promise<string>> = {
   sdl: printGraphqlSchema,
   'possible-types': printPossibleTypes,
-  subgraph: printSubgraphSdl,
+  // Loaded only for this print: federation's libraries are heavy for every other command.
+  subgraph: async (schema) => (await import('../graphql/subgraph.schema.js')).printSubgraphSdl(schema),
 }
 
 /**

@@ -20,7 +20,6 @@ import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { graphqlErrorBody, maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
-import { buildSubgraph } from './subgraph.schema.js'
 import { loadTrustedDocuments, trustedDocumentFor, trustedDocumentsPlugin } from './trusted.documents.js'
 import { compiledExecution } from './jit.executor.js'
 import { checkQueryLimits, queryLimitsChecker } from './query.limits.js'
@@ -50,7 +49,8 @@ export const GRAPHQL_PATH = '/graphql'
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
   const { config, db, poller, hub, history } = options
   const built = options.schema ?? (await buildGraphqlSchema())
-  const schema = config.graphql.federation ? buildSubgraph(built) : built
+  // Loaded only when asked for: federation's libraries add a second or more to every start.
+  const schema = config.graphql.federation ? (await import('./subgraph.schema.js')).buildSubgraph(built) : built
   const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
   const apollo = new ApolloServer<GraphqlContext>({
     // Operations a client sends again are compiled with graphql-jit (jit.executor.ts).
