@@ -36,7 +36,10 @@ export class MetricsHistory {
   async start(): Promise<void> {
     this.stopped = false
     await this.hub.start()
-    if (this.options.config.history.pruneIntervalMs > 0) this.schedule(Math.min(FIRST_PRUNE_MS, this.options.config.history.pruneIntervalMs))
+    // Only a gateway that polls a task_list has history to prune (its own samples, or a peer's).
+    const { config } = this.options
+    const polls = config.upstream.pollIntervalMs > 0 && config.services.some((service) => service.baseUrl)
+    if (polls && config.history.pruneIntervalMs > 0) this.schedule(Math.min(FIRST_PRUNE_MS, this.options.config.history.pruneIntervalMs))
   }
 
   async stop(): Promise<void> {

@@ -46,7 +46,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
       },
     })
     gateway = await startGateway(config, { database: db.database })
-    simulator = await startSimulator({ port: simulatorPort, services: [{ serviceCode: 'TESTING', secret: SECRET }], gatewayUrl: gateway.url, seed: 11, sessions: 6, rate: 60 })
+    simulator = await startSimulator({ port: simulatorPort, services: [{ serviceCode: 'TESTING', secret: SECRET }], gatewayUrl: gateway.url, seed: 11, sessions: 6, rate: 60, audience: false })
     await simulator.done
     await gateway.settle()
     scenario = simulator.scenario()
