@@ -75,12 +75,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const scenarioAt = (round: number, epochMs: number) =>
     generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs, audience: options.audience ?? true })
   // Generating once checks the options before anything listens; playback generates it again at its start.
-  let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY }
+  let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>() }
 
   const server = await startTaskListServer({
     services: options.services,
     source: (serviceCode) => {
-      const answer = Date.now() < current.startedAtMs ? EMPTY_TASK_LIST : taskListAt(current.scenario, serviceCode, Date.now() - current.startedAtMs)
+      const { scenario, startedAtMs, shown } = current
+      const answer = Date.now() < startedAtMs ? EMPTY_TASK_LIST : taskListAt(scenario, serviceCode, Date.now() - startedAtMs, (taskId) => !shown.has(taskId))
+      for (const task of answer.task_list) shown.add(task.id)
       options.onTaskList?.(serviceCode, answer)
       return answer
     },
@@ -103,7 +105,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const play = async (): Promise<void> => {
     for (let round = 0; round === 0 || options.loop; round++) {
       const startedAtMs = Date.now()
-      current = { scenario: scenarioAt(round, startedAtMs), startedAtMs }
+      current = { scenario: scenarioAt(round, startedAtMs), startedAtMs, shown: new Set<string>() }
       rounds++
       for (const callback of current.scenario.callbacks) {
         if (!(await pacer.until(startedAtMs + callback.atMs))) return

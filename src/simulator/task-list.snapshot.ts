@@ -75,11 +75,22 @@ export const EMPTY_TASK_LIST: SimulatedTaskList = Object.freeze({ task_list: [],
  * listed at that moment, their byte counters grown since the live start, and the users online
  * (each user once, however many of their sessions overlap).
  */
-export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: number): SimulatedTaskList {
+export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: number, unseen?: (taskId: string) => boolean): SimulatedTaskList {
   const mine = scenario.sessions.filter((session) => session.serviceCode === serviceCode)
   const task_list = mine
     .filter((session) => session.listedFromMs <= elapsedMs && elapsedMs < session.listedUntilMs)
     .map((session) => taskOf(session, elapsedMs))
+  // A real task is listed for minutes, far longer than any poll interval; a scenario played fast
+  // lists one for a fraction of a second, which a poller on a busy machine can miss entirely. A
+  // task that vanishes (no end callback: only the list tells) is therefore listed once more, as it
+  // was last, until an answer has shown it; `unseen` says which task ids no answer has shown yet.
+  if (unseen) {
+    for (const session of mine) {
+      if (session.ending === 'VANISHED' && elapsedMs >= session.listedUntilMs && session.listedFromMs < session.listedUntilMs && unseen(session.taskId)) {
+        task_list.push(taskOf(session, session.listedUntilMs - 1))
+      }
+    }
+  }
   const users = new Map<string, SimulatedUser>()
   for (const session of mine) {
     if (session.userOnlineFromMs <= elapsedMs && elapsedMs < session.userOnlineUntilMs && !users.has(session.author)) {

@@ -84,7 +84,7 @@ describe(`every node is found again by its global id, also after a restart (${dr
     for (const fields of [samples.liveStart, samples.liveEnd, samples.thumbnail, { ...samples.clientDisconnect, hashed_id: 'node-ended' }, { type: '77', service_code: 'TESTING', hashed_id: 'node-ended' }]) {
       expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
     }
-  }, 60_000)
+  }, 300_000)
 
   afterAll(async () => {
     await gateway?.close()

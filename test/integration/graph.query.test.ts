@@ -51,13 +51,13 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     await gateway.settle()
     scenario = simulator.scenario()
     // Until a poll after the last session left the task list has been folded in (vanishing needs it).
-    const deadline = Date.now() + 15_000
+    const deadline = Date.now() + 120_000
     while (Date.now() < deadline) {
       const answer = await graphql(gateway, '{ tasks(filter: { status: [LIVE, WAITING_RECONNECT] }) { totalCount } }')
       if (answer.data?.tasks.totalCount === 0) break
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
-  }, 60_000)
+  }, 300_000)
 
   afterAll(async () => {
     await simulator?.stop()

@@ -23,7 +23,7 @@ describe('the GraphQL contract files', () => {
     })
     expect(stderr).toBe('')
     expect(stdout, EMIT).toBe(committed('schema/schema.graphql'))
-  }, 60_000)
+  }, 300_000)
 
   test('schema/subgraph.graphql is what `livegate schema subgraph` prints from the code', async () => {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'schema', 'subgraph'], {
@@ -32,7 +32,7 @@ describe('the GraphQL contract files', () => {
     })
     expect(stderr).toBe('')
     expect(stdout, 'run `npm run schema:emit` and commit schema/subgraph.graphql').toBe(committed('schema/subgraph.graphql'))
-  }, 60_000)
+  }, 300_000)
 
   test('schema/schema.graphql is the schema /graphql serves', async ({ gateway }) => {
     const answer = await graphql<IntrospectionQuery>(gateway, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true }))

@@ -46,7 +46,7 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
         expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
       }
     }
-  }, 60_000)
+  }, 300_000)
 
   afterAll(async () => {
     await gateway?.close()

@@ -24,5 +24,5 @@ describe('committed contracts', () => {
     } finally {
       rmSync(join(root, out), { recursive: true, force: true })
     }
-  }, 60_000)
+  }, 300_000)
 })

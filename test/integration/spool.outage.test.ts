@@ -127,5 +127,5 @@ describe(`a spool left by a gateway whose database was gone (${driverName})`, ()
       await after.close()
       await fresh.drop()
     }
-  }, 60_000)
+  }, 300_000)
 })
