@@ -12,3 +12,8 @@ export function notifyStatement(events: readonly RealtimeEvent[]): SQL | undefin
   // The payloads in one literal: no placeholder per event, and no parameter at all (see jsonLiteral).
   return sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, p) from jsonb_array_elements_text(${jsonLiteral(payloads)}) with ordinality as v(p, n) order by n`
 }
+
+/** One NOTIFY of one payload on a channel of its own, to run inside the transaction it tells of. */
+export function notifyOnChannel(channel: string, payload: string): SQL {
+  return sql`select pg_notify(${channel}, ${payload})`
+}

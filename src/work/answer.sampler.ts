@@ -1,12 +1,11 @@
-import { sql } from 'drizzle-orm'
 import { type AnswerSamples, sampleAnswer } from '../fold/answer.sample.js'
 import { taskEvents } from '../model/event.codec.js'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
-import { notifyStatement } from '../storage/notify.statements.js'
+import { notifyOnChannel, notifyStatement } from '../storage/notify.statements.js'
 import { createSamplePartitions } from '../storage/sample.partitions.js'
 import { readLiveTasks, writeSamples } from '../storage/sample.statements.js'
-import type { HistoryMetrics } from './metrics.history.js'
+import type { HistoryMetrics } from './metrics.registry.js'
 import { encodeSampleEvent, SAMPLE_CHANNEL } from './sample.hub.js'
 
 /**
@@ -44,7 +43,7 @@ export class AnswerSampler {
     await Promise.all([
       writeSamples(tx, samples),
       health ? tx.execute(health) : undefined,
-      samples.tasks.length > 0 ? tx.execute(sql`select pg_notify(${SAMPLE_CHANNEL}, ${encodeSampleEvent({ serviceCode, at: at.getTime() })})`) : undefined,
+      samples.tasks.length > 0 ? tx.execute(notifyOnChannel(SAMPLE_CHANNEL, encodeSampleEvent({ serviceCode, at: at.getTime() }))) : undefined,
     ])
     return samples
   }

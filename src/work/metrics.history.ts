@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
 import { reconcileGraceMs } from '../config/history.schema.js'
@@ -6,6 +6,7 @@ import type { Database } from '../storage/database.client.js'
 import { type HistoryPruned, pruneHistory } from '../storage/sample.partitions.js'
 import { AnswerSampler } from './answer.sampler.js'
 import { SampleHub } from './sample.hub.js'
+import { type HistoryMetrics, historyMetrics } from './metrics.registry.js'
 
 // The first prune waits a little after start, like the callbacks' retention.
 const FIRST_PRUNE_MS = 15_000
@@ -74,42 +75,4 @@ export class MetricsHistory {
     }, delayMs)
     this.timer.unref()
   }
-}
-
-/** The Prometheus metrics of the history and the push-vs-poll reconciliation. */
-export interface HistoryMetrics {
-  /** Callbacks the task list showed were due and that did not come within the grace, by kind (`start`, `end`). */
-  callbacksMissing: Counter<'service_code' | 'kind'>
-  /** Seconds from a callback's signed timestamp to its arrival. */
-  callbackDelay: Histogram<'service_code'>
-  /** Raw samples written. */
-  samples: Counter<'service_code'>
-}
-
-const byRegistry = new WeakMap<Registry, HistoryMetrics>()
-
-/** The history's metrics on a gateway's registry, made once per registry. */
-export function historyMetrics(registry: Registry): HistoryMetrics {
-  let metrics = byRegistry.get(registry)
-  if (!metrics) {
-    const registers = [registry]
-    metrics = {
-      callbacksMissing: new Counter({
-        name: 'livegate_callbacks_missing_total',
-        help: 'Callbacks found missing: a task listed live with no type 0 within the grace (kind="start"), or gone from the list with no type 1 (kind="end").',
-        labelNames: ['service_code', 'kind'],
-        registers,
-      }),
-      callbackDelay: new Histogram({
-        name: 'livegate_callback_delay_seconds',
-        help: 'Seconds from a callback\'s signed timestamp (the service\'s clock) to its arrival.',
-        labelNames: ['service_code'],
-        buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-        registers,
-      }),
-      samples: new Counter({ name: 'livegate_samples_total', help: 'Task samples written, one per listed task per task_list answer.', labelNames: ['service_code'], registers }),
-    }
-    byRegistry.set(registry, metrics)
-  }
-  return metrics
 }

@@ -434,11 +434,17 @@ query DashboardTask($id: ID!) {
       connection('key', 'API key needed')
       say(apiKey ? 'The gateway did not accept this API key: type another above.' : 'This gateway needs an API key: type it above.', 'warn')
       keyInput.focus()
-      if (socket) socket.dispose()
-      socket = undefined
+      closeSocket()
       return
     }
     say(`Could not read the gateway: ${error.message}`, 'error')
+  }
+
+  // graphql-ws's dispose() settles a promise that rejects with the CloseEvent when the socket was
+  // still connecting or had just been refused (4401); nobody else awaits it, so it is caught here.
+  function closeSocket() {
+    if (socket) Promise.resolve(socket.dispose()).catch(() => {})
+    socket = undefined
   }
 
   function listen(query, onEvent, run) {
@@ -463,7 +469,7 @@ query DashboardTask($id: ID!) {
   function start() {
     generation += 1
     const run = generation
-    if (socket) socket.dispose()
+    closeSocket()
     services.clear()
     servicesEl.replaceChildren()
     forgetButton.hidden = !apiKey
