@@ -1,13 +1,15 @@
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
-import { loadConfig } from '../../src/config/index.js'
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.run.js'
 import { generateScenario, type Scenario } from '../../src/simulator/session.scenario.js'
 import type { SimulatedTaskList } from '../../src/simulator/task-list.snapshot.js'
-import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { driverName, openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
 import { graphql } from '../support/graphql.client.js'
+import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
+import { scratchDirs } from '../support/scratch.dir.js'
 import { type Subscribed, subscribe } from '../support/subscription.client.js'
 
 const SECRET = 'abc'
@@ -39,9 +41,14 @@ const TASK_SERIES = `query($id: ID!, $from: DateTime, $to: DateTime) { task(id: 
   minutes: metrics(step: MINUTE, from: $from, to: $to) { at samples viewers viewersMax inputBitrate }
 } }`
 
-describe(`samples, rollups, health and reconciliation against the simulator on ${driverName}`, () => {
-  let db: TestDatabase
-  let gateway: Gateway
+const scratch = scratchDirs('livegate-history-')
+
+// The gateway is `livegate serve`, a process of its own as deployed; the simulator plays the
+// cloud over real HTTP, both ways, and tells the test every answer it gave.
+describe(`samples, rollups, health and reconciliation: livegate serve against the simulator, on ${driverName}`, () => {
+  let db: TestDatabase | undefined
+  let serve: ServeProcess
+  let gateway: { url: string }
   let simulator: Simulator
   let planned: Scenario
   const answers = new Map<string, Seen[]>()
@@ -50,13 +57,14 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
   const startedAt = new Date()
 
   beforeAll(async () => {
-    db = await openTestDatabase()
+    // On the server, a database of the test's own the process opens; PGlite is the process's own.
+    db = serverUrl ? await openTestDatabase() : undefined
     const port = await freePort()
-    const config = loadConfig({
-      env: {},
-      value: {
+    const configFile = join(scratch(), 'livegate.json')
+    writeFileSync(
+      configFile,
+      JSON.stringify({
         port: 0,
-        log: { level: 'silent' },
         services: CODES.map((serviceCode) => ({ serviceCode, secrets: [SECRET], baseUrl: `http://127.0.0.1:${port}` })),
         apiKeys: [
           { name: 'one', key: KEYS.one, serviceCodes: ['ONE'] },
@@ -65,9 +73,11 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
         upstream: { pollIntervalMs: 250, timeoutMs: 2000 },
         // Generous: on a busy machine a callback may take seconds to be folded.
         reconcile: { graceMs: 12_000 },
-      },
-    })
-    gateway = await startGateway(config, { database: db.database })
+      }),
+    )
+    const database = db?.url ? { DATABASE_URL: db.url } : { DATABASE_URL: '', LIVEGATE_DATA_DIR: 'memory://' }
+    serve = await startServeProcess(['--config', configFile], { ...process.env, ...database, LOG_LEVEL: 'info' })
+    gateway = { url: serve.url }
     planned = generateScenario({ ...PLAY, serviceCodes: CODES, audience: true })
     const stalled = planned.sessions.find((s) => s.audience?.stall)
     healthEvents = subscribe(gateway.url, 'subscription($ids: [String!]) { taskChanged(filter: { taskIds: $ids }) { taskId health { state } } }', { ids: [stalled?.taskId] }, { authorization: `Bearer ${KEYS.all}` })
@@ -88,14 +98,17 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
       },
     })
     await simulator.done
-    await gateway.settle()
   }, 600_000)
 
   afterAll(async () => {
     await healthEvents?.dispose()
     await sampledAsOne?.dispose()
     await simulator?.stop()
-    await gateway?.close()
+    if (serve && serve.process.exitCode === null) {
+      const exited = new Promise((resolve) => serve.process.once('exit', resolve))
+      serve.process.kill('SIGTERM')
+      await exited
+    }
     await db?.drop()
   })
 
@@ -155,11 +168,13 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
     const starving = states.indexOf('STARVING')
     expect(starving, states.join()).toBeGreaterThanOrEqual(0)
     expect(states.slice(starving + 1), states.join()).toContain('HEALTHY')
-    const answer = await graphql(gateway, '{ tasks(first: 50) { edges { node { taskId health { state reason } } } } }', {}, asAll)
-    expect(answer.errors).toBeUndefined()
-    const states2 = new Map(answer.data.tasks.edges.map((edge: { node: { taskId: string; health: { state: string } } }) => [edge.node.taskId, edge.node.health.state]))
-    // The scenario is over: every task ended.
-    expect(new Set(states2.values())).toEqual(new Set(['ENDED']))
+    // The scenario is over: every task ends, once the gateway has folded the last of it.
+    const endedStates = async () => {
+      const answer = await graphql(gateway, '{ tasks(first: 50) { edges { node { taskId health { state reason } } } } }', {}, asAll)
+      expect(answer.errors).toBeUndefined()
+      return [...new Set(answer.data.tasks.edges.map((edge: { node: { health: { state: string } } }) => edge.node.health.state))]
+    }
+    await expect.poll(endedStates, { timeout: 60_000 }).toEqual(['ENDED'])
   })
 
   it('finds the start the cloud forgot, once, as data, in Prometheus and on the task', async () => {
@@ -217,9 +232,14 @@ describe(`samples, rollups, health and reconciliation against the simulator on $
     // The subscription with ONE's key saw samples, all of ONE's tasks.
     expect(sampledAsOne.events.length).toBeGreaterThan(0)
     expect(new Set(sampledAsOne.events.map((e) => e.metricsSampled.task.serviceCode))).toEqual(new Set(['ONE']))
-    const perTask = new Map<string, number>()
-    for (const event of sampledAsOne.events) perTask.set(event.metricsSampled.task.taskId, (perTask.get(event.metricsSampled.task.taskId) ?? 0) + 1)
-    for (const [taskId, count] of perTask) expect(count, taskId).toBe(answers.get(taskId)?.length)
+    // One event per task per answer that listed it (the last may still be on its way).
+    const perTask = () => {
+      const counts = new Map<string, number>()
+      for (const event of sampledAsOne.events) counts.set(event.metricsSampled.task.taskId, (counts.get(event.metricsSampled.task.taskId) ?? 0) + 1)
+      return Object.fromEntries(counts)
+    }
+    const expected = Object.fromEntries(Object.keys(perTask()).map((taskId) => [taskId, answers.get(taskId)?.length]))
+    await expect.poll(perTask, { timeout: 60_000 }).toEqual(expected)
   })
 
   it('refuses bad windows with BAD_USER_INPUT naming the argument', async () => {
