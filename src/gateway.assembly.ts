@@ -7,7 +7,7 @@ import type { Config } from './config/config.schema.js'
 import { ConfigError } from './config/config.load.js'
 import { StartupError } from './config/startup.error.js'
 import { retiredSettingWarnings } from './config/retired.settings.js'
-import type { IngestPolicy } from './model/callback.verdict.js'
+import { ingestPolicy } from './model/callback.verdict.js'
 import { type Database, openDatabase } from './storage/database.client.js'
 import { backfillLegacyValues } from './storage/legacy.backfill.js'
 import { CallbackStore } from './work/callback.store.js'
@@ -142,16 +142,6 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     if (parts) await stopParts(parts).catch(() => {})
     if (ownsDatabase) await database?.close().catch(() => {})
     throw error
-  }
-}
-
-/** The ingest policy, prepared once from the configuration. */
-export function ingestPolicy(config: Config): IngestPolicy {
-  return {
-    services: new Map(config.services.map((service) => [service.serviceCode, service])),
-    toleranceMs: config.ingest.timestampToleranceSeconds * 1000,
-    headerPrefixes: config.ingest.signatureHeaderPrefixes.map((prefix) => prefix.toLowerCase()),
-    refusedBodyLimit: config.ingest.refusedBodyLimit,
   }
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { Config } from '../config/config.schema.js'
 import { type FormFields, firstValue, type ParsedCallback, parseCallback, parseForm } from './callback.parse.js'
 import type { CallbackRecord, RefusalRecord, SignatureStatus } from './callback.record.js'
 import { type LivegateError, livegateError } from './error.catalogue.js'
@@ -37,6 +38,16 @@ export interface IngestPolicy {
   /** Header prefixes tried in order: `svc` gives `svc-signature` and `svc-timestamp`. */
   headerPrefixes: readonly string[]
   refusedBodyLimit: number
+}
+
+/** The ingest policy, prepared once from the configuration. */
+export function ingestPolicy(config: Config): IngestPolicy {
+  return {
+    services: new Map(config.services.map((service) => [service.serviceCode, service])),
+    toleranceMs: config.ingest.timestampToleranceSeconds * 1000,
+    headerPrefixes: config.ingest.signatureHeaderPrefixes.map((prefix) => prefix.toLowerCase()),
+    refusedBodyLimit: config.ingest.refusedBodyLimit,
+  }
 }
 
 /** The verdict: a row to keep, or a refusal to answer and record. */

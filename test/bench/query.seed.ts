@@ -5,9 +5,8 @@ import type { Db } from '../../src/storage/database.client.js'
 import { applyToGraph, taskListEvidence } from '../../src/work/graph.evidence.js'
 import { GraphProjector } from '../../src/work/graph.projector.js'
 import type { Database } from '../../src/storage/database.client.js'
-import { judgeCallback } from '../../src/model/callback.verdict.js'
+import { ingestPolicy, judgeCallback } from '../../src/model/callback.verdict.js'
 import { signCallback } from '../../src/model/callback.sign.js'
-import { ingestPolicy } from '../../src/gateway.assembly.js'
 import type { TaskListAnswer } from '../../src/model/task-list.schema.js'
 
 /** The service code every seeded row belongs to. */

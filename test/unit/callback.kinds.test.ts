@@ -111,3 +111,20 @@ describe('the kinds table', () => {
     expect(Object.keys(facts).sort()).toEqual([...entry.folds, 'receivedAt'].sort())
   })
 })
+
+describe("the README's list of required fields", () => {
+  it('names, for each published type, the fields the kinds table requires', async () => {
+    const { readFileSync } = await import('node:fs')
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    // "the known types also need: type 0, 2, 9 `hashed_id`; type 1 `hashed_id`, `reach_end`; ..." up to the full stop.
+    const list = /the known types also need:([\s\S]*?)\.\s/.exec(readme)?.[1]
+    expect(list, 'README says which fields each type needs').toBeDefined()
+    const said: Record<number, string[]> = {}
+    for (const clause of (list as string).split(';')) {
+      const [, types = '', fields = ''] = /type\s+([\d,\s]+?)\s+(`[\s\S]*)$/.exec(clause.trim()) ?? []
+      for (const type of types.split(',').map((t) => Number(t.trim()))) said[type] = [...fields.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string).sort()
+    }
+    const table = Object.fromEntries(KIND_ENTRIES.map(([, entry]) => [entry.type, [...entry.required].sort()]))
+    expect(said).toEqual(table)
+  })
+})
