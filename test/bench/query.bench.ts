@@ -197,7 +197,10 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     await upstream.start(ctx.serverUrl, TASKS)
     // livegate as deployed: `serve` processes, one worker and one per core, on the large database.
     const service = { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }
-    processes.push(await startServe(largeDb.url, service, 1), await startServe(largeDb.url, service, CORES))
+    // As the in-process gateways: no pruning of the seeded callbacks, older than the retention
+    // window, which would otherwise delete the data under measurement while it is measured.
+    const held = { retention: { intervalMs: 0 } }
+    processes.push(await startServe(largeDb.url, service, 1, held), await startServe(largeDb.url, service, CORES, held))
     try {
       const pagePool = await taskPagePool(big.gateway.url)
       const smallPool = [body({ first: 20 }, 'TaskList', SMALL_QUERY)]

@@ -25,11 +25,11 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own
- * (one service, loopback, a spool folder of its own) with `workers` processes behind its port,
+ * (one service, loopback, a spool folder of its own, and `settings` beside them) with `workers` processes behind its port,
  * logging at the default level into /dev/null, and waits until every worker is ready. tsx only transpiles as modules load, so what
  * runs is the code `npm start` runs.
  */
-export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }, workers = 1): Promise<ServeProcess> {
+export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }, workers = 1, settings: Record<string, unknown> = {}): Promise<ServeProcess> {
   const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-serve-'))
   const port = await freePort()
   const configFile = join(scratch, 'livegate.json')
@@ -40,6 +40,7 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
       database: { url: databaseUrl, dataDir: scratch },
       spool: { dir: join(scratch, 'spool') },
       services: [{ serviceCode: service.serviceCode, secrets: [service.secret] }],
+      ...settings,
     }),
   )
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile, '--workers', String(workers)], {
