@@ -46,7 +46,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   const run = (tool: string, args: string[]) => runTool(asRoot, join(bin, tool), args, log)
   await run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres'])
   const port = await freePort()
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=50`
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`
   let running = false
   const cluster: PrivateCluster = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
