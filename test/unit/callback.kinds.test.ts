@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { isEnumType, isObjectType, type GraphQLSchema } from 'graphql'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { buildGraphqlSchema } from '../../src/adapters/graphql/schema.build.js'
@@ -113,8 +114,7 @@ describe('the kinds table', () => {
 })
 
 describe("the README's list of required fields", () => {
-  it('names, for each published type, the fields the kinds table requires', async () => {
-    const { readFileSync } = await import('node:fs')
+  it('names, for each published type, the fields the kinds table requires', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
     // "the known types also need: type 0, 2, 9 `hashed_id`; type 1 `hashed_id`, `reach_end`; ..." up to the full stop.
     const list = /the known types also need:([\s\S]*?)\.\s/.exec(readme)?.[1]
