@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../support/free.port.js'
 
 /** A `livegate serve` process started by the bench, as an operator would start one. */
 export interface ServeProcess {
@@ -15,13 +15,6 @@ export interface ServeProcess {
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const address = probe.address()
-  await new Promise<void>((resolve) => probe.close(() => resolve()))
-  return typeof address === 'object' && address ? address.port : 0
-}
 
 /**
  * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own

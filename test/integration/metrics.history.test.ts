@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSimulator, type Simulator } from '../../src/simulator/simulator.run.js'
@@ -11,6 +10,7 @@ import { type ServeProcess, startServeProcess } from '../support/livegate.proces
 import { scrapeMetrics } from '../support/metrics.scrape.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { type Subscribed, subscribe } from '../support/subscription.client.js'
+import { freePort } from '../support/free.port.js'
 
 const SECRET = 'abc'
 const CODES = ['ONE', 'TWO']
@@ -20,14 +20,6 @@ const KEYS = { one: 'key-of-one', all: 'key-of-all' }
 const asOne = { headers: { authorization: `Bearer ${KEYS.one}` } }
 const asAll = { headers: { authorization: `Bearer ${KEYS.all}` } }
 
-// A free port for the simulator, known before the gateway (which polls it) starts.
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 interface Seen {
   viewers: number

@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,16 +10,10 @@ import { startSimulator, type Simulator } from '../../src/simulator/simulator.ru
 import { driverName, openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
 import { startServeProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
+import { freePort } from '../support/free.port.js'
 
 const HOUR = 3_600_000
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe(`history retention on ${driverName}`, () => {
   let db: TestDatabase

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { serverUrl } from '../support/database.fixture.js'
 import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
+import { freePort } from '../support/free.port.js'
 
 const scratch = mkdtempSync(join(tmpdir(), 'livegate-startup-'))
 // One embedded data directory for the lock tests: initdb runs once.
@@ -32,14 +33,6 @@ function livegate(args: string[], env: Record<string, string> = {}): Promise<Run
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '')
 
-/** A port nothing listens on: bound once by the system's choice, then released. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const { port } = probe.address() as AddressInfo
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}
 
 async function listening(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1')

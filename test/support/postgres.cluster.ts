@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './free.port.js'
 
 /** A PostgreSQL cluster of a test's own, which the test may stop and start at will. */
 export interface PrivateCluster {
@@ -85,13 +85,3 @@ function runTool(asRoot: boolean, tool: string, args: string[], log: string): Pr
   })
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
