@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../fold/fold.event.js'
-import { EVENT_CHANNEL } from '../model/event.codec.js'
+import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
 import type { Database, Db } from '../storage/database.client.js'
 import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../storage/projector.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
@@ -17,7 +17,7 @@ export interface ProjectorOptions {
   batchSize?: number
   /** Between two looks at the log when nothing rang (a safety net: a doorbell may be missed). */
   tickMs?: number
-  metrics?: Pick<Metrics, 'projectionLagSeconds'> | undefined
+  metrics?: Pick<Metrics, 'projectionLagSeconds' | 'projectorPasses'> | undefined
   now?: () => Date
 }
 
@@ -29,7 +29,12 @@ type Pass = { kind: 'busy' } | { kind: 'done'; folded: number; more: boolean; pe
  * log order, in large batches, one transaction each, the checkpoint moved in the same
  * transaction (a batch folded again changes nothing anyway). It runs when the log's doorbell
  * rings, and every `tickMs`. On several instances, whichever takes the projector lock folds; the
- * others pass.
+ * others pass, and then stand by: they stop answering the doorbell and only look at each tick, so
+ * one instance keeps folding in large batches instead of every instance waking on every commit
+ * and the fold alternating between them in small ones (each try costs a transaction). A stand-by
+ * that takes the lock at its tick (the folder stopped, or paused between passes) answers the
+ * doorbell again; whichever then meets the lock held stands by. Whoever holds the lock when
+ * another meets it leads after, so at least one instance answers the doorbell.
  */
 export class GraphProjector {
   private readonly batchSize: number
@@ -37,6 +42,8 @@ export class GraphProjector {
   private running: Promise<void> | undefined
   private again = false
   private stopped = false
+  /** Whether this instance's last pass took the lock: only then does it answer the doorbell. */
+  private leading = true
   private timer: NodeJS.Timeout | undefined
   private unlisten: (() => Promise<void>) | undefined
 
@@ -47,8 +54,12 @@ export class GraphProjector {
 
   /** Listens for the doorbell and folds what the log already holds. */
   async start(): Promise<void> {
-    // Any event means a transaction ended, which may have made callbacks final.
-    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, () => this.wake())
+    // Only the log's doorbell: the channel also carries every folded task's event, and a fold
+    // waking every projector again would be a pass per fold per instance for nothing. Callbacks
+    // that commit behind an older transaction are looked for again soon by the pass that met them.
+    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
+      if (payload === LOG_GREW && this.leading) this.wake()
+    })
     this.schedule(0)
   }
 
@@ -97,7 +108,9 @@ export class GraphProjector {
         const pass = await this.pass()
         if (pass.kind === 'done' && pass.more) continue
         // Committed callbacks wait behind an older transaction: look again soon, not at the tick.
-        if (pass.kind === 'busy' || (pass.kind === 'done' && pass.pending)) retryMs = 25
+        if (pass.kind === 'done' && pass.pending) retryMs = 25
+        // Another instance folds: it answers the doorbell, this one looks at the tick.
+        if (pass.kind === 'busy') break
         if (!this.again) break
       }
     } catch (error) {
@@ -112,7 +125,8 @@ export class GraphProjector {
     let lagged: LoggedCallback[] = []
     const pass = await database.db.transaction(async (raw) => {
       const tx = raw as unknown as Db
-      if (!(await tryProjectorLock(tx))) return { kind: 'busy' } as const
+      this.leading = await tryProjectorLock(tx)
+      if (!this.leading) return { kind: 'busy' } as const
       const from = await readCheckpoint(tx, GRAPH_PROJECTION)
       const read = await logAfter(tx, from, this.batchSize)
       const last = read.rows.at(-1)
@@ -123,6 +137,7 @@ export class GraphProjector {
       lagged = read.rows
       return { kind: 'done', folded: read.rows.length, more: read.rows.length === this.batchSize, pending: read.pending } as const
     })
+    this.options.metrics?.projectorPasses.inc({ outcome: pass.kind === 'busy' ? 'standby' : pass.folded > 0 ? 'folded' : 'empty' })
     const lag = this.options.metrics?.projectionLagSeconds
     if (lag && lagged.length > 0) {
       const at = Date.now()

@@ -27,6 +27,8 @@ export interface Metrics {
   graphqlSeconds: Histogram<'operation' | 'type'>
   /** Seconds from a callback's arrival to its fold into the task and user states being committed. */
   projectionLagSeconds: Histogram
+  /** The projector's passes, by outcome: `folded`, `empty`, or `standby` (another instance held the lock). */
+  projectorPasses: Counter<'outcome'>
 }
 
 /** A fresh set of metrics on a registry of its own. */
@@ -73,6 +75,12 @@ export function createMetrics(): Metrics {
       name: 'livegate_projection_lag_seconds',
       help: 'Seconds from a callback arriving to its fold into the graph being committed.',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    projectorPasses: new Counter({
+      name: 'livegate_projector_passes_total',
+      help: 'Projector passes, by outcome: folded, empty, or standby (another instance folds).',
+      labelNames: ['outcome'],
       registers,
     }),
   }

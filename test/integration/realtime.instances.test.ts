@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
+import { graphql } from '../support/graphql.client.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
@@ -65,5 +67,28 @@ describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share 
       await onA.dispose()
       await onB.dispose()
     }
+  }, 300_000)
+
+  it('one process folds the log while the other stands by, and when the folder is killed the other takes over', async () => {
+    const [a, b] = gateways as unknown as [{ process: ChildProcess; url: string }, { process: ChildProcess; url: string }]
+    const stamp = Date.now()
+    const start = (url: string, taskId: string) => send(signFor({ url } as never, sampleCallbacks(taskId).liveStart as Record<string, string>))
+    const statusOn = async (url: string, taskIds: string[]) => {
+      const answer = await graphql({ url }, 'query($t: [String!]) { tasks(filter: { taskIds: $t }, first: 50) { edges { node { status } } } }', { t: taskIds })
+      return (answer.data?.tasks.edges ?? []).filter((edge: { node: { status: string } }) => edge.node.status === 'LIVE').length
+    }
+    // Callbacks into both processes: each commit rings the doorbell on both.
+    const burst = Array.from({ length: 20 }, (_, i) => `standby-${stamp}-${i}`)
+    for (const [i, taskId] of burst.entries()) expect((await start(i % 2 === 0 ? a.url : b.url, taskId)).status).toBe(200)
+    await expect.poll(() => statusOn(a.url, burst), { timeout: 20_000 }).toBe(burst.length)
+    const folded = async (url: string) => metricValue(await scrapeMetrics(url), 'livegate_projector_passes_total', { outcome: 'folded' })
+    const [onA, onB] = [await folded(a.url), await folded(b.url)]
+    expect(onA + onB).toBeGreaterThan(0)
+    // Kill the one that folded more (the folder, unless they swapped at a tick), then only the other is left to fold.
+    const [folder, other] = onA >= onB ? [a, b] : [b, a]
+    folder.process.kill('SIGKILL')
+    const late = `standby-${stamp}-late`
+    expect((await start(other.url, late)).status).toBe(200)
+    await expect.poll(() => statusOn(other.url, [late]), { timeout: 20_000 }).toBe(1)
   }, 300_000)
 })
