@@ -32,11 +32,15 @@ const PENDING_RETRY_MS = 10
  * far as it is final, so every subscriber sees every callback once and in the one order a
  * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
  * then handed to every subscriber with that filter: the cost of an event grows with the number
- * of distinct filters, not of subscribers.
+ * of distinct filters, not of subscribers. While no notification subscription is open the log is
+ * not read at all (every instance would read every callback for nobody): the hub only notes that
+ * its position is behind, and moves it to the log's end before it hands anything out again.
  */
 export class EventHub {
   private position: LogPosition = { xid: '0', id: 0 }
   private tailAgain = false
+  /** Whether `position` is where live delivery stands: false once the log grew while nobody listened. */
+  private current = true
   private retry: NodeJS.Timeout | undefined
   private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
   private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
@@ -78,6 +82,18 @@ export class EventHub {
   /** A queue of the callbacks committed from now on that match `criteria`. */
   subscribeNotifications(criteria: NotificationCriteria, onOverflow: () => void): SubscriptionQueue<NotificationRow> {
     return this.join(this.notificationGroups, criteria, onOverflow)
+  }
+
+  /**
+   * Resolves once live delivery to the subscriptions open now goes on from the log's end: at once
+   * while the hub reads the log, else after one look at where the log ends. A subscription
+   * replays from its cursor only after this, so nothing falls between its replay and its live rows.
+   */
+  whenLive(): Promise<void> {
+    if (this.current) return Promise.resolve()
+    const moved = this.chain.then(() => this.moveToEnd())
+    this.chain = moved.catch(() => {})
+    return moved
   }
 
   /** A queue of the tasks, re-folded, that change from now on and match `filter` after the change. */
@@ -129,10 +145,15 @@ export class EventHub {
   private async dispatchCallbacks(): Promise<void> {
     if (!this.tailAgain) return
     this.tailAgain = false
+    if (this.notificationGroups.size === 0) {
+      this.current = false
+      return
+    }
+    await this.moveToEnd()
     for (;;) {
       const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
       for (const row of read.rows) {
-        // The position moves even with no subscriber: one who joins later starts from here.
+        // The position moves past rows no filter matches too: one who joins later starts from here.
         if (comparePositions(row, this.position) <= 0) continue
         this.position = { xid: row.xid, id: row.id }
         for (const group of this.notificationGroups.values()) {
@@ -143,6 +164,14 @@ export class EventHub {
       if (read.pending) this.retryTail()
       if (read.rows.length < TAIL_PAGE) return
     }
+  }
+
+  /** After the log grew with nobody listening, live delivery starts again from its end. */
+  private async moveToEnd(): Promise<void> {
+    if (this.current) return
+    const end = await logEnd(this.options.database.db)
+    if (comparePositions(end, this.position) > 0) this.position = end
+    this.current = true
   }
 
   private retryTail(): void {

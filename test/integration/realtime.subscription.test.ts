@@ -56,6 +56,26 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
     }
   })
 
+  test('a subscription without a cursor is handed none of the callbacks kept while nobody was subscribed', async ({ gateway, deliver }) => {
+    const taskId = `rt-${randomUUID()}`
+    // Nobody listens: the gateway does not read the log for these, and must not hand them out later.
+    const before = resumes(taskId, 5)
+    for (const fields of before) expect((await deliver(fields)).status).toBe(200)
+    const subscription = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
+    try {
+      await expect.poll(async () => {
+        await deliver({ ...resumes(taskId, 1, 50)[0]!, seq: `probe-${Date.now()}` })
+        return subscription.events.length
+      }, { timeout: 10_000, interval: 300 }).toBeGreaterThan(0)
+      const after = resumes(taskId, 3, 100)
+      for (const fields of after) expect((await deliver(fields)).status).toBe(200)
+      await expect.poll(() => subscription.events.filter((e) => !isProbe(e)).length, { timeout: 10_000 }).toBe(after.length)
+      expect(subscription.events.filter((e) => !isProbe(e)).map((e) => e.notificationReceived.fields.seq)).toEqual(['100', '101', '102'])
+    } finally {
+      await subscription.dispose()
+    }
+  })
+
   test('resumes after a cursor: a burst sent while disconnected arrives exactly once, then live ones follow', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
     const first = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })

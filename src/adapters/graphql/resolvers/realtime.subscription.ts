@@ -72,9 +72,13 @@ export class RealtimeSubscription {
 function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
-  const live = requireHub(context.hub).subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  const hub = requireHub(context.hub)
+  const live = hub.subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  // Asked for now, awaited when the stream starts: a subscription the client ends first leaves no unhandled rejection.
+  const whenLive = hub.whenLive()
+  whenLive.catch(() => {})
   const seen: Seen = { last: after, live: false }
-  const stream = notificationStream(context, criteria, seen, live)
+  const stream = notificationStream(context, criteria, seen, live, whenLive)
   return {
     next: () => stream.next(),
     return: async () => {
@@ -109,8 +113,10 @@ async function* notificationStream(
   criteria: NotificationCriteria,
   seen: Seen,
   live: SubscriptionQueue<NotificationRow>,
+  whenLive: Promise<void>,
 ): AsyncGenerator<NotificationNode> {
   try {
+    await whenLive
     if (seen.last !== undefined) {
       const pageSize = context.config.realtime.replayPageSize
       for (;;) {
