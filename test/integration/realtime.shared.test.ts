@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect } from 'vitest'
+import { execute, parse } from 'graphql'
+import { describe, expect, it } from 'vitest'
+import { buildGraphqlSchema } from '../../src/adapters/graphql/schema.build.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName } from '../support/database.fixture.js'
 import { type GatewayFixtures, test } from '../support/gateway.fixture.js'
@@ -99,5 +101,17 @@ describe(`subscribers of one operation share each event's result (${driverName})
       await live.dispose()
       await resumed?.dispose()
     }
+  })
+})
+
+describe('a subscription event executes at once', () => {
+  // A result that is a promise makes every subscriber of the operation wait on it apiece; the
+  // fan-out writes bytes computed at once only when the execution is synchronous.
+  it('the subscription fields resolve to their event without a promise', async () => {
+    const schema = await buildGraphqlSchema()
+    const event = { id: 'Tm90aWZpY2F0aW9uOjE', kind: 'LIVE_RESUME', type: 15, serviceCode: 'TESTING', taskId: 't1', receivedAt: new Date(0), cursor: 'c', status: 1 }
+    const result = execute({ schema, document: parse(`subscription { notificationReceived { __typename id type taskId cursor } }`), rootValue: event, contextValue: {} })
+    expect(result).not.toBeInstanceOf(Promise)
+    expect(result).toEqual({ data: { notificationReceived: { __typename: 'LiveResumeNotification', id: event.id, type: 15, taskId: 't1', cursor: 'c' } } })
   })
 })

@@ -31,9 +31,21 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
   const notification = schema.getType('Notification')
   if (isInterfaceType(notification)) notification.resolveType = notificationTypeName
   describeRoot(schema)
+  resolveEventsAsTheyAre(schema)
   const node = schema.getType('Node')
   if (isInterfaceType(node)) node.resolveType = nodeTypeName
   return schema
+}
+
+/**
+ * Every subscription field resolves to its event as is (its arguments only choose the events, in
+ * `subscribe`). type-graphql's resolver reads the arguments first through an async validation
+ * step, which made every shared result a promise: thousands of subscribers each waited on it
+ * (a waiter and a backlog apiece) instead of writing bytes computed at once. The identity is what
+ * those methods return, without the promise.
+ */
+function resolveEventsAsTheyAre(schema: GraphQLSchema): void {
+  for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {})) field.resolve = (event: unknown) => event
 }
 
 // type-graphql names the root types but gives them no description.
