@@ -1,4 +1,4 @@
-import { type SQL, and, count, desc, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
+import { type SQL, and, count, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './callback.table.js'
