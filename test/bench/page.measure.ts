@@ -81,6 +81,8 @@ async function main(): Promise<void> {
       const result = await runLoad({ url, connections: CONNECTIONS, warmupMs: 1000, durationMs: WINDOW_MS, pool, repeat: true })
       return { cpuMs: (mainThreadCpuMs() - before) / (result.okTotal + result.failedTotal), rps: result.rps, failed: result.failedTotal + result.errorsTotal }
     }
+    // Unmeasured: V8 compiles the hot paths, the pool opens its connections.
+    await runLoad({ url, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
     const figures = []
     for (let i = 0; i < WINDOWS; i++) {
       const figure = await window()
