@@ -25,7 +25,18 @@ const ROW_ID = /^[1-9][0-9]{0,15}$/
 
 /** The global id of a node of `type` with this key. */
 export function toGlobalId(type: NodeTypeName, ...key: Array<string | number>): string {
-  return Buffer.from(`${type}:${JSON.stringify(key.map(String))}`, 'utf8').toString('base64url')
+  return base64url(`${type}:${JSON.stringify(key.map(String))}`)
+}
+
+// A page writes about 750 ids and cursors; Buffer.from allocated a Buffer for each, more than
+// its encoding cost. Encoding runs to its end before anything else can use the scratch bytes.
+const scratch = Buffer.allocUnsafe(4096)
+
+/** base64url of a text's UTF-8 bytes. */
+export function base64url(text: string): string {
+  // A UTF-16 unit is at most 3 bytes of UTF-8 (a pair of them, 4).
+  if (text.length * 3 > scratch.length) return Buffer.from(text, 'utf8').toString('base64url')
+  return scratch.toString('base64url', 0, scratch.write(text, 0, 'utf8'))
 }
 
 /** The type and key of a global id, or undefined when it is not one this schema made. */

@@ -1,5 +1,6 @@
 import type { LogPosition } from '../../model/log.position.js'
 import type { TaskKey } from '../../storage/task.queries.js'
+import { base64url } from './global.id.js'
 import { badUserInput } from './graphql.errors.js'
 
 /**
@@ -61,7 +62,7 @@ const ROW_ID = /^[1-9][0-9]{0,15}$/
 export function cursorCodec<K>(version: string, key: { toText(key: K): string; fromText(text: string): K | undefined }): CursorCodec<K> {
   const prefix = `${version}:`
   return {
-    encode: (value) => Buffer.from(prefix + key.toText(value), 'utf8').toString('base64url'),
+    encode: (value) => base64url(prefix + key.toText(value)),
     decode(cursor, argumentName = 'after') {
       const refuse = () => badUserInput(`${argumentName} is not a cursor from this connection; pass an endCursor or edge cursor it returned.`, argumentName)
       if (!CURSOR_SHAPE.test(cursor)) throw refuse()

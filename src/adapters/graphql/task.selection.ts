@@ -54,8 +54,16 @@ export function taskColumnsOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fra
  * worth fetching (a page of tasks showing each one's latest 5 notifications reads 5 each).
  */
 export function asksForPageInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): boolean {
-  return info.fieldNodes.some((field) => fieldsNamed(field.selectionSet, 'pageInfo', info.fragments).length > 0)
+  // Asked once per task of a page: the answer is the document's, kept per field node.
+  const first = info.fieldNodes.length === 1 ? info.fieldNodes[0] : undefined
+  const cached = first ? readsPageInfo.get(first) : undefined
+  if (cached !== undefined) return cached
+  const asks = info.fieldNodes.some((field) => fieldsNamed(field.selectionSet, 'pageInfo', info.fragments).length > 0)
+  if (first) readsPageInfo.set(first, asks)
+  return asks
 }
+
+const readsPageInfo = new WeakMap<FieldNode, boolean>()
 
 /** A task row as the node `Task` resolves from: the stored node when it was read, else the columns that were. */
 export function taskNodeOf(row: TaskListRow): TaskNode {
