@@ -126,6 +126,7 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
     sha256: apiKey.key !== undefined ? createHash('sha256').update(resolve(apiKey.key, `apiKeys[${index}].key`)).digest() : Buffer.from(apiKey.sha256 as string, 'hex'),
     serviceCodes: apiKey.serviceCodes.includes('*') ? ('*' as const) : apiKey.serviceCodes,
     operations: apiKey.operations,
+    canOperate: apiKey.can.includes('operate'),
   }))
   return { ...file, services, apiKeys }
 }

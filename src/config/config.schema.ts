@@ -108,6 +108,8 @@ const apiKeySchema = z
     serviceCodes: z.array(z.string().min(1)).min(1),
     /** `trusted`: the key runs only documents of `graphql.trustedDocuments`, named by their hash. */
     operations: z.enum(['any', 'trusted']).default('any'),
+    /** What the key may do beyond reading: `operate` acts (mutations to the cloud, webhook replays). */
+    can: z.array(z.enum(['operate'])).default([]),
   })
   .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), { message: 'give exactly one of "key" or "sha256"' })
 
@@ -176,6 +178,8 @@ export interface ApiKeyConfig {
   serviceCodes: readonly string[] | '*'
   /** `trusted`: only documents of the trusted-documents manifests, by hash. */
   operations: 'any' | 'trusted'
+  /** Whether the key may act (mutations, webhook replays), not only read. */
+  canOperate: boolean
 }
 
 /** The resolved configuration every part of livegate is given. */

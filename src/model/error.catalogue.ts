@@ -40,6 +40,8 @@ export const errorCatalogue = {
   QUERY_TOO_COSTLY: { on: 'graphql', status: 400, message: 'The operation may cost more than `graphql.maxCost`.' },
   PERSISTED_QUERY_ID_REQUIRED: { on: 'graphql', status: 400, message: 'This API key runs only trusted documents: send the hash of one (extensions.persistedQuery.sha256Hash), not a query.' },
   PERSISTED_QUERY_NOT_IN_LIST: { on: 'graphql', status: 400, message: 'No trusted document has this hash: this API key runs only the documents of the trusted-documents manifests.' },
+  FORBIDDEN: { on: 'graphql', status: 403, message: 'The API key may read but not do this: acting (a mutation, a webhook replay) needs `"can": ["operate"]` on the key.' },
+  RATE_LIMITED: { on: 'graphql', status: 429, message: 'The API key asked for more actions than `limits.actionsPerMinute` allows; retry later.' },
   INTERNAL_SERVER_ERROR: { on: 'graphql', status: 500, message: 'Internal error (its cause is in the log, never in the answer).' },
 
   // graphql-ws: the code a socket is closed with.

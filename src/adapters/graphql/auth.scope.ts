@@ -9,9 +9,13 @@ import { graphqlError } from './graphql.errors.js'
  * scoped to one tenant cannot see another's rows through any field, loader, total or
  * subscription.
  */
-export type Scope = ({ kind: 'all' } | { kind: 'codes'; serviceCodes: readonly string[]; keyName: string }) & {
+export type Scope = ({ kind: 'all' } | { kind: 'codes'; serviceCodes: readonly string[] }) & {
+  /** The key's name (what the audit records as who asked); absent with no keys configured (the local user). */
+  keyName?: string
   /** The key may run only trusted documents, named by hash (trusted.documents.ts). */
   trustedOnly?: true
+  /** The key may act (mutations to the cloud, webhook replays), not only read. */
+  canOperate: boolean
 }
 
 /** The caller's scope as a store restriction: undefined reads everything. */
@@ -22,6 +26,15 @@ export function allowedCodes(scope: Scope): readonly string[] | undefined {
 /** Whether the scope covers a service code. */
 export function inScope(scope: Scope, serviceCode: string): boolean {
   return scope.kind === 'all' || scope.serviceCodes.includes(serviceCode)
+}
+
+/**
+ * Refuses an action to a key that may only read: `FORBIDDEN`, naming what was asked and what is
+ * missing. `what` is a phrase such as "stopping a task".
+ */
+export function requireOperate(scope: Scope, what: string): void {
+  if (scope.canOperate) return
+  throw graphqlError('FORBIDDEN', `The API key${scope.keyName ? ` "${scope.keyName}"` : ''} may only read: ${what} needs "can": ["operate"] on the key.`, { http: { status: 403 } })
 }
 
 const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".'
@@ -37,7 +50,8 @@ export function unauthenticated(): GraphQLError {
  * Every configured key is compared, in constant time, so timing says nothing about which matched.
  */
 export function authenticate(authorization: string | undefined, keys: readonly ApiKeyConfig[]): Scope | null {
-  if (keys.length === 0) return { kind: 'all' }
+  // No keys: livegate serves only on loopback, and the local user may do everything.
+  if (keys.length === 0) return { kind: 'all', canOperate: true }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
   if (!match) return null
   const presented = createHash('sha256').update(match[1] as string).digest()
@@ -46,7 +60,10 @@ export function authenticate(authorization: string | undefined, keys: readonly A
     if (timingSafeEqual(presented, key.sha256) && !found) found = key
   }
   if (!found) return null
-  const scope: Scope = found.serviceCodes === '*' ? { kind: 'all' } : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name }
+  const scope: Scope =
+    found.serviceCodes === '*'
+      ? { kind: 'all', keyName: found.name, canOperate: found.canOperate }
+      : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name, canOperate: found.canOperate }
   if (found.operations === 'trusted') scope.trustedOnly = true
   return scope
 }
