@@ -208,6 +208,25 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     expect(Math.max(...minute.map((p: { viewersMax: number }) => p.viewersMax))).toBe(Math.max(...raw.map((p: { viewers: number }) => p.viewers)))
   })
 
+  it('holds a task\'s first minute and its first hour in its default window (the buckets start before the task)', async () => {
+    const query = `query($id: ID!) { task(id: $id) {
+      raw: metrics(step: RAW) { samples }
+      minutes: metrics(step: MINUTE) { at samples }
+      hours: metrics(step: HOUR) { at samples }
+    } }`
+    const total = (points: Array<{ samples: number }>) => points.reduce((n, p) => n + p.samples, 0)
+    for (const session of simulator.scenario().sessions.filter((s) => answers.has(s.taskId))) {
+      const answer = await graphql(gateway, query, { id: taskGlobalId(session.serviceCode, session.taskId) }, asAll)
+      expect(answer.errors).toBeUndefined()
+      const { raw, minutes, hours } = answer.data.task
+      expect(raw.length, session.taskId).toBeGreaterThan(0)
+      // Every raw sample lies in one minute and one hour of the default window.
+      expect(total(minutes), session.taskId).toBe(total(raw))
+      expect(total(hours), session.taskId).toBe(total(raw))
+      for (const point of [...minutes, ...hours]) expect(Date.parse(point.at) % 60_000).toBe(0)
+    }
+  })
+
   it('holds the tenant scope on every new field and on metricsSampled', async () => {
     const other = planned.sessions.find((s) => s.serviceCode === 'TWO') as Scenario['sessions'][number]
     const mine = planned.sessions.find((s) => s.serviceCode === 'ONE') as Scenario['sessions'][number]

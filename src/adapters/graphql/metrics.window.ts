@@ -25,7 +25,8 @@ export function defaultSpanMs(step: MetricStep, pollIntervalMs: number): number 
 
 /**
  * The `[from, to)` of a series, as asked or by default (`to`: `life.end` else now; `from`: the
- * default span before it, not before `life.start`), refused with BAD_USER_INPUT naming the
+ * default span before it, not before `life.start`), `from` moved back to the start of its
+ * step's bucket for the rollups, refused with BAD_USER_INPUT naming the
  * argument when `from` is after `to`, when it would hold more than MAX_POINTS points of its step,
  * or when the step is finer than what is kept that far back.
  */
@@ -48,7 +49,9 @@ export function metricsWindow(
   if (args.step !== 'HOUR' && from < now - kept) {
     throw badUserInput(`Step ${args.step} is kept for ${Math.round(kept / HOUR)} h, and from reaches further back: use a coarser step for this window.`, 'step')
   }
-  return { from: new Date(from), to: new Date(to) }
+  // A rollup's point stands at the start of its bucket, which starts before a task that began
+  // inside it: the window starts at the bucket that holds `from`, or the first bucket is lost.
+  return { from: new Date(args.step === 'RAW' ? from : Math.floor(from / every) * every), to: new Date(to) }
 }
 
 const STEP_MS: Record<string, number> = { MINUTE: 60_000, HOUR: 3_600_000 }
