@@ -29,8 +29,9 @@ describe('nextWriter frames graphql-ws next messages a ws client reads back exac
       const filler = size >= 6 ? `é${'x'.repeat(size - 6)}` : ''
       return Buffer.from(size >= 6 ? `"${filler}"}` : `${i}}`)
     })
-    server.once('connection', (socket) => {
-      const next = nextWriter(socket, 'é1')
+    server.once('connection', (socket, request) => {
+      // The TCP socket the client was upgraded from: the upgrade request's own.
+      const next = nextWriter(socket, 'é1', request.socket)
       payloads.forEach((payload, i) => {
         next.write(payload)
         if (i === 2) socket.send('{"type":"ping"}')

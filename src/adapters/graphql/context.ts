@@ -1,3 +1,4 @@
+import type { DocumentNode, ExecutionArgs } from 'graphql'
 import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
 import type { EventHub } from '../../work/event.hub.js'
@@ -23,6 +24,17 @@ export interface GraphqlContext {
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
   scope: Scope
+  /**
+   * Present on a request that came over a socket, where a subscription may run: the request
+   * pipeline leaves there the document it resolved and a subscription's source of events.
+   */
+  subscription: SubscriptionSlot | undefined
+}
+
+/** Where the request pipeline leaves what a socket needs of a request (request.pipeline.ts). */
+export interface SubscriptionSlot {
+  document?: DocumentNode
+  stream?: { source: AsyncIterator<unknown>; args: ExecutionArgs }
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -36,7 +48,7 @@ export interface ContextDeps {
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
-export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
+export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void, subscription?: SubscriptionSlot): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,
@@ -46,5 +58,6 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     history: deps.history,
     closeSocket,
     scope,
+    subscription,
   }
 }

@@ -1,5 +1,5 @@
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors'
-import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+import { type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql'
 import type { GraphqlErrorCode } from '../../model/error.catalogue.js'
 
 /**
@@ -58,4 +58,19 @@ export function maskUnexpectedErrors(log: (error: unknown) => void) {
 // load both, so an error from graphql-scalars need not be an instance of the class imported here.
 function isGraphqlError(error: unknown): boolean {
   return error instanceof GraphQLError || (error instanceof Error && error.name === 'GraphQLError')
+}
+
+/**
+ * A result computed outside Apollo (a subscription's event) formatted as Apollo formats one: an
+ * error without a code is INTERNAL_SERVER_ERROR, `extensions.http` is Apollo's, not the
+ * caller's, and then `format` (the pipeline's masking) decides what the caller sees.
+ */
+export function formatResultErrors(result: ExecutionResult, format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError): FormattedExecutionResult {
+  if (!result.errors) return result as FormattedExecutionResult
+  const errors = result.errors.map((error) => {
+    const json = error.toJSON()
+    const { http: _http, ...extensions } = json.extensions ?? {}
+    return format({ ...json, extensions: { ...extensions, code: extensions.code ?? 'INTERNAL_SERVER_ERROR' } }, error)
+  })
+  return { ...result, errors }
 }

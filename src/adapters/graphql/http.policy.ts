@@ -86,10 +86,11 @@ export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlu
  * A subscription sent over HTTP is refused with a clear 400: subscriptions are served over
  * graphql-ws on the same URL (their resolvers need the socket, and HTTP would answer once).
  */
-export function subscriptionsOverSocketPlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
+export function subscriptionsOverSocketPlugin<C extends BaseContext & { subscription: unknown }>(): ApolloServerPlugin<C> {
   const listener: GraphQLRequestListener<C> = {
-    async didResolveOperation({ operation }) {
-      if (operation?.operation === 'subscription') {
+    async didResolveOperation({ operation, contextValue }) {
+      // A request that came over a socket has a slot for its subscription (context.ts).
+      if (operation?.operation === 'subscription' && !contextValue.subscription) {
         throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', { http: { status: 400 } })
       }
     },

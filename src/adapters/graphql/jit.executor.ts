@@ -6,6 +6,7 @@ import {
   getOperationAST,
   type GraphQLSchema,
   getVariableValues,
+  GraphQLError,
   type OperationDefinitionNode,
   printSchema,
   visit,
@@ -78,7 +79,7 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
       const coerced = getVariableValues(schema, entry.variables, variables ?? {}, { maxErrors: 50 })
       if (coerced.errors) return { errors: coerced.errors }
     }
-    return compiled.query(undefined, context, variables ?? {})
+    return withGraphqlErrors(await compiled.query(undefined, context, variables ?? {}))
   }
 
   return {
@@ -91,6 +92,25 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     },
     async stop() {},
   }
+}
+
+/**
+ * graphql-jit's errors are its own kind: no `extensions` at all (Apollo's error formatting reads
+ * `extensions.code` and fails, answering "Internal server error" without ever masking or logging
+ * the cause) and the cause hidden. Each becomes graphql-js's error with the same message, path,
+ * locations and cause, so a compiled run's errors are formatted, masked and logged as any other.
+ */
+function withGraphqlErrors(result: ExecutionResult): ExecutionResult {
+  if (!result.errors) return result
+  const errors = result.errors.map((error) => {
+    if (error.extensions) return error
+    const cause = (error as { originalError?: Error | null }).originalError ?? undefined
+    const normalized = new GraphQLError(error.message, { path: error.path, ...(cause ? { originalError: cause } : {}), extensions: (cause as GraphQLError | undefined)?.extensions ?? {} })
+    // The constructor finds locations only from AST nodes, which a compiled query no longer has.
+    ;(normalized as { locations: GraphQLError['locations'] }).locations = error.locations
+    return normalized
+  })
+  return { ...result, errors }
 }
 
 /** Whether a document reads the schema (`__schema`, `__type`): rare, and left to graphql-js. */

@@ -5,6 +5,10 @@ import type { CallbackStore } from '../../work/callback.store.js'
 import type { Database } from '../../storage/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../../model/error.catalogue.js'
 import { GRAPHQL_PATH, graphqlPlugin } from '../graphql/graphql.plugin.js'
+import { createContext } from '../graphql/context.js'
+import { RequestPipeline } from '../graphql/request.pipeline.js'
+import { authenticate, type Scope } from '../graphql/auth.scope.js'
+import { attachWebsocket } from '../websocket/ws.server.js'
 import { callbackRoute } from './callback.route.js'
 import { RefusalLimiter } from './refusal.limiter.js'
 import { loggerOptions } from '../ops/log.redaction.js'
@@ -111,6 +115,22 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   })
   await app.register(playgroundPlugin)
   await app.register(dashboardPlugin)
-  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, history, metrics })
+  // One GraphQL pipeline, two transports that only translate: HTTP and graphql-ws on one path.
+  const pipeline = await RequestPipeline.start({ config, log: app.log, metrics })
+  app.addHook('onClose', () => pipeline.stop())
+  const deps = { db: database.db, config, poller, hub, history }
+  await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })
+  attachWebsocket(app, {
+    pipeline,
+    path: GRAPHQL_PATH,
+    maxPayload: 1024 * 1024,
+    authenticate: (params) => {
+      const authorization = params?.authorization ?? params?.Authorization
+      return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
+    },
+    context: (scope, closeSocket, slot) => createContext(deps, scope as Scope, closeSocket, slot),
+    subscriberBuffer: config.realtime.subscriberBuffer,
+    registry: metrics.registry,
+  })
   await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
 }

@@ -32,7 +32,8 @@ function headed(prefix: Buffer, length: number): Buffer {
 }
 
 /**
- * A writer of graphql-ws `next` messages for operation `id` on `socket`. The message is the
+ * A writer of graphql-ws `next` messages for operation `id` on `socket`, upgraded from `tcp` (the
+ * socket Node's `upgrade` event handed the server, which gave it to `ws`). The message is the
  * subscriber's own prefix (`{"id":…,"type":"next","payload":`) and the payload bytes shared by
  * every subscriber of the operation.
  *
@@ -45,9 +46,8 @@ function headed(prefix: Buffer, length: number): Buffer {
  * (it never holds frames back without an extension), so messages stay in order with the
  * ones graphql-ws sends, and `socket.bufferedAmount` still counts what waits.
  */
-export function nextWriter(socket: WebSocket, id: string): NextWriter {
+export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefined): NextWriter {
   const prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)
-  const tcp = (socket as unknown as { _socket?: Duplex })._socket
   if (socket.extensions !== '' || !tcp) {
     return {
       write: (payload, written) => socket.send(Buffer.concat([prefix, payload]), { binary: false }, written && (() => written())),

@@ -1,4 +1,4 @@
-import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
+import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
 import { Counter, type Registry } from 'prom-client'
 
 /**
@@ -42,13 +42,8 @@ interface Waiter {
   failed: (error: unknown) => void
 }
 
-/** The JSON text of a `next` message's payload, exactly as graphql-ws would write it. */
-export function resultJson(result: ExecutionResult): string {
-  const { errors, ...rest } = result
-  return JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest)
-}
-
-const payloadBytes = (result: ExecutionResult): Buffer => Buffer.from(`${resultJson(result)}}`)
+/** The bytes of a `next` message's payload and the message's closing brace. */
+const payloadBytes = (result: FormattedExecutionResult): Buffer => Buffer.from(`${JSON.stringify(result)}}`)
 
 /**
  * Subscription results, computed once per event per distinct operation and handed, as the same
@@ -67,6 +62,9 @@ export class SharedResults {
   private last: { event: object; operation: string; payload: SharedPayload } | undefined
   private executed = 0
   private delivered = 0
+
+  /** `format` formats and masks a result's errors as the request pipeline does. */
+  constructor(private readonly format: (result: ExecutionResult) => FormattedExecutionResult) {}
 
   /** The payload of `event` for `operation`; `execute` runs only if none is known yet. */
   resultOf(operation: string, event: unknown, execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>): SharedPayload {
@@ -109,7 +107,7 @@ export class SharedResults {
   private run(execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>, event: unknown): SharedPayload {
     this.executed++
     const result = execute(event)
-    return result instanceof Promise ? new PendingPayload(result.then(payloadBytes)) : payloadBytes(result)
+    return result instanceof Promise ? new PendingPayload(result.then((settled) => payloadBytes(this.format(settled)))) : payloadBytes(this.format(result))
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream'
 import type WebSocket from 'ws'
 import { nextWriter } from './next.writer.js'
 import { PendingPayload, type SharedPayload } from './shared.results.js'
@@ -6,6 +7,8 @@ import type { DirectSource } from '../../work/subscription.queue.js'
 /** What one subscription's stream writes with. */
 export interface StreamTarget {
   socket: WebSocket
+  /** The TCP socket `socket` was upgraded from, when the server kept it (see {@link nextWriter}). */
+  transport?: Duplex | undefined
   /** The graphql-ws operation id the client chose. */
   id: string
   /** The payload of an event for this subscription (shared with its operation's other subscribers). */
@@ -38,7 +41,7 @@ const DONE: IteratorResult<never> = { value: undefined, done: true }
  */
 export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSource<unknown>>, target: StreamTarget): AsyncIterableIterator<never> {
   const { socket } = target
-  const next = nextWriter(socket, target.id)
+  const next = nextWriter(socket, target.id, target.transport)
   let ended = false
   let stuck = 0
   const unstick = () => void stuck--

@@ -1,11 +1,14 @@
+import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { createSourceEventStream, type DocumentNode, type ExecutionArgs, execute, type GraphQLError, type GraphQLSchema } from 'graphql'
+import { execute, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
 import type { Registry } from 'prom-client'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
+import type { GraphqlContext, SubscriptionSlot } from '../graphql/context.js'
+import type { PipelineOutcome, RequestPipeline } from '../graphql/request.pipeline.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
 export const SLOW_CONSUMER_CLOSE = closeFor('SUBSCRIBER_TOO_SLOW')
@@ -13,9 +16,10 @@ export const SLOW_CONSUMER_CLOSE = closeFor('SUBSCRIBER_TOO_SLOW')
 /** The close code of a socket whose `connection_init` carried no valid API key. */
 export const UNAUTHORIZED_CLOSE = closeFor('UNAUTHORIZED')
 
-/** What the websocket endpoint needs. */
+/** What the websocket transport needs. */
 export interface WebsocketOptions {
-  schema: GraphQLSchema
+  /** The one request pipeline: every subscribe message runs through it. */
+  pipeline: Pick<RequestPipeline, 'run' | 'format' | 'schema'>
   path: string
   /**
    * Authenticates a socket from its `connection_init` payload: what `context` is then given,
@@ -23,61 +27,64 @@ export interface WebsocketOptions {
    */
   authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => unknown | null
   /**
-   * The GraphQL context of one operation; `closeSocket` ends the client's socket. A shared
-   * result is executed with a context of its own, made without one.
+   * The GraphQL context of one operation; `closeSocket` ends the client's socket, and `slot` is
+   * where the pipeline leaves a subscription. A shared result is executed with a context of its
+   * own, made without either.
    */
-  context: (auth: unknown, closeSocket?: (code: number, reason: string) => void) => object
-  /**
-   * The document a caller's subscribe message stands for, when it is not the text it sent (a
-   * trusted document named by hash), or why it is refused; undefined runs the text as sent.
-   */
-  documentFor?: (auth: unknown, payload: { query: string; extensions?: Record<string, unknown> | null | undefined }) => DocumentNode | GraphQLError | undefined
+  context: (auth: unknown, closeSocket?: (code: number, reason: string) => void, slot?: SubscriptionSlot) => GraphqlContext
   /** Largest message a client may send. */
   maxPayload: number
-  /** The operation limits: an error refuses the subscription before it starts. */
-  checkLimits: (args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variables?: Record<string, unknown> | null }) => GraphQLError | undefined
   /** How many undelivered events one subscriber may have before it is cut off (4009). */
   subscriberBuffer: number
   /** Where the shared results are counted (`livegate_subscription_results_total`, `livegate_subscription_messages_total`). */
   registry?: Registry | undefined
 }
 
-/** What a subscription needs of the socket and caller it came from. */
-interface Operation {
+/** What graphql-ws is handed back for an operation the pipeline has already run or started. */
+interface Ran {
+  outcome: PipelineOutcome
   socket: WebSocket
   id: string
   auth: unknown
 }
 
 /**
- * graphql-ws on the gateway's own HTTP server, at the same path as queries. Sockets are closed
- * with 1001 (`GOING_AWAY` in the catalogue) before the server stops taking connections.
+ * The graphql-ws transport, on the gateway's own HTTP server, at the same path as queries. It
+ * only translates: a subscribe message goes through the request pipeline as an HTTP request
+ * does (so scope, trusted documents, limits, masking and metrics are the same), and the outcome
+ * is written back: an answer as `next` and `complete` (a refusal, with no data, as `error`), a
+ * subscription's events as they come. Sockets are closed with 1001 (`GOING_AWAY` in the
+ * catalogue) before the server stops taking connections.
  *
  * Subscriptions share their results: subscribers of the same operation (document, operation
- * name, the variables its execution reads, scope) get one execution and one serialized payload per event (see
- * {@link SharedResults}), written to their sockets by {@link sharedStream}.
+ * name, the variables its execution reads, scope) get one execution and one serialized payload
+ * per event (see {@link SharedResults}), written to their sockets by {@link sharedStream}.
  */
 export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions): void {
+  const { pipeline } = options
   // No per-message deflate (ws's default, said here because `nextWriter` writes frames as they are without it).
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
+  // The TCP socket each client was upgraded from: ours, handed to us by Node's `upgrade` event.
+  const transports = new WeakMap<WebSocket, Duplex>()
   app.server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?', 1)[0]
     if (path !== options.path) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
       return
     }
-    wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request))
+    wss.handleUpgrade(request, socket, head, (client) => {
+      transports.set(client, socket)
+      wss.emit('connection', client, request)
+    })
   })
   const authByConnection = new WeakMap<object, unknown>()
-  // graphql-ws hands `subscribe` only the execution arguments: their context leads back here.
-  const operations = new WeakMap<object, Operation>()
-  const shared = new SharedResults()
+  // graphql-ws hands `execute` and `subscribe` only the execution arguments: their context leads back here.
+  const ran = new WeakMap<object, Ran>()
+  const formattedRefusals = new WeakMap<readonly GraphQLError[], readonly GraphQLFormattedError[]>()
+  const shared = new SharedResults((result) => pipeline.format(result))
   if (options.registry) countShared(options.registry, shared)
-  const limitsOf = (args: ExecutionArgs) =>
-    options.checkLimits({ schema: args.schema, document: args.document, operationName: args.operationName, variables: args.variableValues as Record<string, unknown> | undefined })
   const server = useServer(
     {
-      schema: options.schema,
       // Close reasons never carry internal error messages.
       isProd: true,
       onConnect: (ctx) => {
@@ -90,42 +97,50 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         authByConnection.set(ctx, auth)
         return true
       },
-      onSubscribe: (ctx, _id, payload) => {
-        const found = options.documentFor?.(authByConnection.get(ctx), { query: payload.query, extensions: payload.extensions })
-        if (found === undefined) return undefined
-        if (!('kind' in found)) return [found]
-        // A trusted document was validated when it was loaded.
-        return { schema: options.schema, document: found, operationName: payload.operationName, variableValues: payload.variables }
-      },
-      context: (ctx, id) => {
+      onSubscribe: async (ctx, id, payload) => {
         const auth = authByConnection.get(ctx)
         const socket = ctx.extra.socket
-        const context = options.context(auth, (code, reason) => socket.close(code, reason))
-        operations.set(context, { socket, id, auth })
-        return context
+        const slot: SubscriptionSlot = {}
+        const context = options.context(auth, (code, reason) => socket.close(code, reason), slot)
+        const outcome = await pipeline.run(payload, context)
+        if (outcome.kind === 'stream') {
+          ran.set(outcome.args.contextValue as object, { outcome, socket, id, auth })
+          return outcome.args
+        }
+        // Refused before it ran (no data at all): graphql-ws's `error` message, as the protocol asks,
+        // carrying the errors as the pipeline formatted them (see onError).
+        const { result, document } = outcome
+        if (result.data === undefined || !document) {
+          const refused = result.errors?.length ? result.errors : [{ message: 'Internal error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]
+          const errors = refused.map((error) => new GraphQLError(error.message))
+          formattedRefusals.set(errors, refused)
+          return errors
+        }
+        ran.set(context, { outcome, socket, id, auth })
+        return { schema: pipeline.schema, document, operationName: payload.operationName ?? null, contextValue: context }
       },
-      // Queries may come over the socket too: both kinds pass the same limits as over HTTP.
+      onError: (_ctx, _id, _payload, errors) => formattedRefusals.get(errors) as GraphQLFormattedError[] | undefined,
+      // Answers come from the pipeline formatted and masked: written as they are.
+      onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
+      // The pipeline has run the query or mutation already: its answer is handed over as it is.
       execute: (args) => {
-        const refusal = limitsOf(args)
-        return refusal ? { errors: [refusal] } : execute(args)
+        const { outcome } = ran.get(args.contextValue as object) as Ran
+        return (outcome as { result: FormattedExecutionResult }).result as never
       },
-      subscribe: async (args) => {
-        const refusal = limitsOf(args)
-        if (refusal) return { errors: [refusal] }
-        const operation = operations.get(args.contextValue as object) as Operation
-        // The subscriber's own context runs its subscribe resolver (its filter, cursor, replay).
-        const source = await createSourceEventStream(args)
-        if (!(Symbol.asyncIterator in source)) return source
-        const key = operationKey(args, operation.auth)
+      subscribe: (args) => {
+        const { outcome, socket, id, auth } = ran.get(args.contextValue as object) as Ran
+        if (outcome.kind !== 'stream') return outcome.result as never
+        const key = operationKey(outcome.args, auth)
         // A result is executed with a context of its own: loaders must not outlive one event.
-        const executeShared = (event: unknown) => execute({ ...args, rootValue: event, contextValue: options.context(operation.auth) })
-        return sharedStream(source[Symbol.asyncIterator](), {
-          socket: operation.socket,
-          id: operation.id,
+        const executeShared = (event: unknown) => execute({ ...outcome.args, rootValue: event, contextValue: options.context(auth) })
+        return sharedStream(outcome.source, {
+          socket,
+          transport: transports.get(socket),
+          id,
           resultOf: (event) => shared.resultOf(key, event, executeShared),
           delivered: () => shared.countDelivery(),
           limit: options.subscriberBuffer,
-          overflow: () => operation.socket.close(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason),
+          overflow: () => socket.close(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason),
         })
       },
     },

@@ -9,13 +9,15 @@ import type { GraphqlContext } from '../context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { metricsWindow } from '../metrics.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
-import { SLOW_CONSUMER_CLOSE } from '../../websocket/ws.server.js'
+import { closeFor } from '../../../model/error.catalogue.js'
 import { TaskFilter } from '../types/task.type.js'
 import { taskQuery } from './task.resolver.js'
 import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/metrics.type.js'
 import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
 import { DateTimeScalar } from '../types/scalars.type.js'
+
+const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
 
 const STEP = 'The resolution: every sample (RAW), or minute or hour rollups.'
 const FROM = 'The window\'s start (inclusive).'
@@ -140,7 +142,7 @@ export class MetricsSubscription {
       const { history, closeSocket, scope } = context as GraphqlContext
       if (!history) throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', { extensions: { code: 'BAD_REQUEST' } })
       const filter = taskQuery((args as { filter?: TaskFilter | null }).filter, scope)
-      return history.hub.subscribe(filter, () => closeSocket?.(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason))
+      return history.hub.subscribe(filter, () => closeSocket?.(SLOW_CONSUMER.code, SLOW_CONSUMER.reason))
     },
   })
   metricsSampled(

@@ -3,7 +3,7 @@ import type { TaskNode } from '../../../fold/graph.model.js'
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
 import type { EventHub } from '../../../work/event.hub.js'
 import type { DirectSource, SubscriptionQueue } from '../../../work/subscription.queue.js'
-import { SLOW_CONSUMER_CLOSE } from '../../websocket/ws.server.js'
+import { closeFor } from '../../../model/error.catalogue.js'
 import type { GraphqlContext } from '../context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
 import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
@@ -13,6 +13,8 @@ import { Task, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 import { taskQuery } from './task.resolver.js'
 import { graphqlError } from '../graphql.errors.js'
+
+const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
 
 interface NotificationArgs {
   filter?: NotificationFilter | null
@@ -163,5 +165,5 @@ function requireHub(hub: EventHub | undefined): EventHub {
 }
 
 function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
-  return () => closeSocket?.(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason)
+  return () => closeSocket?.(SLOW_CONSUMER.code, SLOW_CONSUMER.reason)
 }
