@@ -28,9 +28,10 @@ export interface Database {
   migrate(): Promise<void>
   /**
    * Calls `onPayload` for every NOTIFY on `channel` (from any process on a server; in process on
-   * PGlite). Resolves once listening, to a function that stops.
+   * PGlite), and `onListen` each time the channel is listened to again after the listening
+   * connection was lost. Resolves once listening, to a function that stops.
    */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -80,8 +81,13 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
     db: db as unknown as Db,
     driver: 'postgres',
     migrate: () => migrated(migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER })),
-    async listen(channel, onPayload) {
-      const { unlisten } = await client.listen(channel, onPayload)
+    async listen(channel, onPayload, onListen) {
+      let first = true
+      // postgres.js calls this once listening, and again each time its connection came back.
+      const { unlisten } = await client.listen(channel, onPayload, () => {
+        if (!first) onListen?.()
+        first = false
+      })
       // Once the pool has ended, postgres.js's UNLISTEN would be refused with CONNECTION_ENDED
       // (or not, depending on whether its listen connection has already re-subscribed): the
       // channel is gone with the connection either way, so there is nothing left to undo.

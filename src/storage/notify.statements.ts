@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { EVENT_CHANNEL, encodeEvent, type RealtimeEvent } from '../model/event.codec.js'
+import type { Db } from './database.client.js'
 import { jsonLiteral } from './json.rows.js'
 
 /**
@@ -16,4 +17,9 @@ export function notifyStatement(events: readonly RealtimeEvent[]): SQL | undefin
 /** One NOTIFY of one payload on a channel of its own, to run inside the transaction it tells of. */
 export function notifyOnChannel(channel: string, payload: string): SQL {
   return sql`select pg_notify(${channel}, ${payload})`
+}
+
+/** A probe on the event channel, which only its sender looks for: whether its listener still hears. */
+export async function sendProbe(db: Db, payload: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, ${payload})`)
 }

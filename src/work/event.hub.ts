@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../storage/database.client.js'
 import { comparePositions, type LogPosition } from '../model/log.position.js'
@@ -6,14 +7,20 @@ import { type TaskQuery, taskMatches, tasksByKeys } from '../storage/task.querie
 import type { TaskNode } from '../fold/graph.model.js'
 import { deriveTask } from '../fold/task.derive.js'
 import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../model/event.codec.js'
+import { sendProbe } from '../storage/notify.statements.js'
 import { SubscriptionQueue } from './subscription.queue.js'
 
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
   database: Database
-  log: Pick<FastifyBaseLogger, 'warn' | 'error'>
+  log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>
   /** How many undelivered events one subscriber may have before it is cut off. */
   subscriberBuffer: number
+  /**
+   * How often the hub looks for itself: at the log's end while subscriptions are open and no
+   * doorbell came (a missed doorbell costs at most this), and whether it still hears the channel.
+   */
+  tickMs?: number
 }
 
 interface Group<F, T> {
@@ -25,6 +32,7 @@ interface Group<F, T> {
 const TAIL_PAGE = 1000
 // How soon to look again when committed callbacks wait behind an older running transaction.
 const PENDING_RETRY_MS = 10
+const TICK_MS = 1000
 
 /**
  * The one reader of the log in this process, and the one listener on the event channel. The
@@ -48,13 +56,57 @@ export class EventHub {
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
   private unlisten: (() => Promise<void>) | undefined
+  private ticker: NodeJS.Timeout | undefined
+  private lastDoorbellAt = 0
+  // Task changes whose reading failed: read again at the next dispatch rather than lost.
+  private unreadTasks: RealtimeEvent[] = []
+  private readonly tickMs: number
+  private readonly heartbeat: ChannelHeartbeat
 
-  constructor(private readonly options: HubOptions) {}
+  constructor(private readonly options: HubOptions) {
+    this.tickMs = options.tickMs ?? TICK_MS
+    this.heartbeat = new ChannelHeartbeat(options.database, this.tickMs, () => this.listen(), options.log)
+  }
 
   /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
   async start(): Promise<void> {
-    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => this.receive(payload))
+    await this.listen()
     this.position = await logEnd(this.options.database.db)
+    this.ticker = setInterval(() => this.tick(), this.tickMs)
+    this.ticker.unref()
+  }
+
+  /** Whether the hub hears the event channel (`/readyz`): false while its listening connection is lost. */
+  get listening(): boolean {
+    return this.heartbeat.listening
+  }
+
+  /**
+   * (Re)listens on the channel. Each time the listening connection is (re)established, the hub
+   * reads on from its own position before it waits for the next doorbell: doorbells rung while it
+   * was away are lost, the log is not.
+   */
+  private async listen(): Promise<void> {
+    const again = this.unlisten !== undefined
+    await this.unlisten?.().catch(() => {})
+    this.unlisten = await this.options.database.listen(
+      EVENT_CHANNEL,
+      (payload) => this.receive(payload),
+      () => {
+        this.heartbeat.heard()
+        this.receive(LOG_GREW)
+      },
+    )
+    if (again) {
+      this.heartbeat.heard()
+      this.receive(LOG_GREW)
+    }
+  }
+
+  private tick(): void {
+    this.heartbeat.beat()
+    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0
+    if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
 
   /** Where live delivery stands: every callback up to here has been handed out. */
@@ -65,6 +117,8 @@ export class EventHub {
   /** Stops listening and ends every subscription. */
   async stop(): Promise<void> {
     if (this.retry) clearTimeout(this.retry)
+    if (this.ticker) clearInterval(this.ticker)
+    this.heartbeat.stop()
     await this.unlisten?.()
     this.unlisten = undefined
     await this.chain
@@ -118,8 +172,10 @@ export class EventHub {
   }
 
   private receive(payload: string): void {
+    if (this.heartbeat.isProbe(payload)) return
     const event = decodeEvent(payload)
     if (!event) return
+    this.lastDoorbellAt = Date.now()
     // Any event means a transaction ended, which may have made callbacks final.
     this.tailAgain = true
     this.pending.push(event)
@@ -128,17 +184,20 @@ export class EventHub {
   }
 
   private async dispatch(): Promise<void> {
-    const batch = this.pending
+    const batch = this.unreadTasks.length > 0 ? [...this.unreadTasks, ...this.pending] : this.pending
     this.pending = []
-    try {
-      await Promise.all([this.dispatchCallbacks(), this.dispatchTasks(batch)])
-    } catch (error) {
-      // Subscribers would silently miss these events: end their subscriptions with an error,
-      // so they resubscribe from their last cursor and replay what they missed.
-      this.options.log.error({ err: error }, 'realtime events could not be read; ending subscriptions')
-      for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values()]) {
-        for (const queue of group.queues) queue.fail(new Error('Events could not be delivered; subscribe again (with your last cursor).'))
-      }
+    this.unreadTasks = []
+    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), this.dispatchTasks(batch)])
+    // The database is away (a restart, a failover): the position has not moved past what was not
+    // handed out, so the next look (a doorbell, the tick, the listening connection's return)
+    // reads on from it. Subscribers wait; none is ended, none misses a callback.
+    if (callbacks.status === 'rejected') {
+      this.tailAgain = true
+      this.options.log.warn({ err: callbacks.reason }, 'realtime: the log could not be read; reading on from the same position at the next look')
+    }
+    if (tasks.status === 'rejected') {
+      this.unreadTasks = batch.filter((event) => event.kind === 'task')
+      this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks could not be read; reading them again at the next look')
     }
   }
 
@@ -194,6 +253,75 @@ export class EventHub {
         if (!taskMatches(group.filter, row)) continue
         for (const queue of group.queues) queue.push(node)
       }
+    }
+  }
+}
+
+/**
+ * Whether the listening connection still hears the channel. postgres.js listens again by itself
+ * after its connection drops, but only once: if the server is still away then, the channel is
+ * never listened to again. A probe NOTIFY each tick that does not come back by the next one
+ * means the hub went deaf: it listens anew. On PGlite the channel is in process and never lost.
+ */
+class ChannelHeartbeat {
+  listening = true
+  private readonly probe = `{"probe":"${randomUUID()}"}`
+  private sentAt = 0
+  private answered = true
+  private relistening = false
+  private stopped = false
+
+  constructor(
+    private readonly database: Database,
+    private readonly tickMs: number,
+    private readonly relisten: () => Promise<void>,
+    private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
+  ) {}
+
+  isProbe(payload: string): boolean {
+    if (payload !== this.probe) return false
+    this.heard()
+    return true
+  }
+
+  heard(): void {
+    if (!this.listening) this.log.info('realtime: the event channel is heard again')
+    this.answered = true
+    this.listening = true
+  }
+
+  beat(): void {
+    if (this.database.driver !== 'postgres' || this.stopped) return
+    if (!this.answered && this.sentAt > 0 && Date.now() - this.sentAt >= this.tickMs) {
+      if (this.listening) this.log.warn('realtime: the event channel went silent; listening again')
+      this.listening = false
+      void this.listenAgain()
+    }
+    if (!this.answered) return
+    this.answered = false
+    this.sentAt = Date.now()
+    sendProbe(this.database.db, this.probe).catch(() => {
+      // The server is away: nothing is heard until it is back, and the next beat tries again.
+      this.answered = true
+      this.listening = false
+    })
+  }
+
+  stop(): void {
+    this.stopped = true
+  }
+
+  private async listenAgain(): Promise<void> {
+    if (this.relistening) return
+    this.relistening = true
+    try {
+      await this.relisten()
+      // Heard once the server says the channel is listened to again (onlisten), or a probe comes back.
+      this.answered = true
+    } catch {
+      // Still away: the next beat tries again.
+    } finally {
+      this.relistening = false
     }
   }
 }

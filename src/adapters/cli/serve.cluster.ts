@@ -162,8 +162,10 @@ function wholeReadiness(targets: Worker[], parts: Array<Part | undefined>): Whol
     ready,
     database: failing?.database ?? (reports.length > 0 ? { ok: true, latencyMs: Math.max(...reports.map((report) => report.database.latencyMs)) } : { ok: false, latencyMs: 0, error: 'UNAVAILABLE' }),
     spool: depths.length > 0 ? { depth: depths.reduce((sum, depth) => sum + depth, 0) } : null,
+    // Every worker's hub must hear the channel: one deaf hub holds deaf subscribers.
+    realtime: reports.some((report) => report.realtime) ? { listening: reports.every((report) => report.realtime?.listening ?? true) } : null,
     // The task_list health is the stored, shared state: every worker reads the same.
     upstream: reports[0]?.upstream ?? [],
-    workers: targets.map((worker, index) => ({ worker: worker.id, pid: worker.process.pid ?? 0, ready: parts[index]?.report?.ready ?? false })),
+    workers: targets.map((worker, index) => ({ worker: worker.id, pid: worker.process.pid ?? 0, ready: parts[index]?.report?.ready ?? false, listening: parts[index]?.report?.realtime?.listening ?? null })),
   }
 }

@@ -21,7 +21,7 @@ export type WorkerMetrics = Array<MetricObjectWithValues<MetricValue<string>>>
 
 /** `/readyz` of a whole cluster: every listening worker's probe, combined. */
 export interface WholeReadiness extends ReadinessReport {
-  workers: Array<{ worker: number; pid: number; ready: boolean }>
+  workers: Array<{ worker: number; pid: number; ready: boolean; listening: boolean | null }>
 }
 
 /** What a worker's own parts answer when the primary gathers. */

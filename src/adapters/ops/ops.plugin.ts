@@ -10,6 +10,8 @@ import { joinCluster } from './cluster.link.js'
 /** Open subscriptions by kind, as the EventHub counts them. */
 export interface SubscriptionCounts {
   readonly subscriptions: { notifications: number; tasks: number }
+  /** Whether the hub hears the event channel. */
+  readonly listening: boolean
 }
 
 /** What the operations routes are built from. */
@@ -41,10 +43,11 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
   // Probes come every few seconds: the log says when readiness changes, not at every probe.
   let wasReady = true
   const readiness = async () => {
-    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes, staleMs: poller ? staleAfterMs(config.upstream) : 0 })
+    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes, staleMs: poller ? staleAfterMs(config.upstream) : 0, realtime: hub })
     if (report.ready !== wasReady) {
-      if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again: the database answers')
-      else app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
+      if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')
+      else if (!report.database.ok) app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
+      else app.log.warn('not ready: the event hub does not hear its channel')
       wasReady = report.ready
     }
     return report

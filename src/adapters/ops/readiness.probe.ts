@@ -26,6 +26,8 @@ export interface ReadinessReport {
   ready: boolean
   database: { ok: boolean; latencyMs: number; error?: string }
   spool: { depth: number } | null
+  /** Whether this process's event hub hears the event channel (subscriptions wait on it). */
+  realtime: { listening: boolean } | null
   upstream: UpstreamHealth[]
 }
 
@@ -38,6 +40,8 @@ export interface ReadinessSources {
   serviceCodes?: readonly string[] | undefined
   /** See `staleAfterMs`; 0 when nothing is polled. */
   staleMs?: number | undefined
+  /** The event hub, whose subscribers go deaf when it does not hear the event channel. */
+  realtime?: { readonly listening: boolean } | undefined
 }
 
 /** What went wrong with the database, for the log: the error itself, never in the answer. */
@@ -47,7 +51,8 @@ export interface ReadinessProbe {
 }
 
 /**
- * Ready when the database answers `select 1` within `timeoutMs`. The upstream task_list health is
+ * Ready when the database answers `select 1` within `timeoutMs` and the event hub hears its
+ * channel (a worker whose hub went deaf would hold subscriptions that never get an event). The upstream task_list health is
  * reported beside it but never makes the gateway unready: callbacks must still be taken while
  * the cloud's API is down.
  */
@@ -64,7 +69,8 @@ export async function probeReadiness(sources: ReadinessSources): Promise<Readine
   const database = failure === undefined ? { ok: true, latencyMs } : { ok: false, latencyMs, error: failureCode(failure) }
   const spool = sources.spool ? { depth: sources.spool.depth() } : null
   const upstream = await upstreamHealth(db, sources.serviceCodes ?? [], sources.staleMs ?? 0, database.ok ? timeoutMs : 0)
-  return { report: { ready: database.ok, database, spool, upstream }, ...(failure === undefined ? {} : { failure }) }
+  const realtime = sources.realtime ? { listening: sources.realtime.listening } : null
+  return { report: { ready: database.ok && (realtime?.listening ?? true), database, spool, realtime, upstream }, ...(failure === undefined ? {} : { failure }) }
 }
 
 async function upstreamHealth(db: Db, serviceCodes: readonly string[], staleMs: number, timeoutMs: number): Promise<UpstreamHealth[]> {
