@@ -3,7 +3,7 @@ import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { comparePositions, LOG_START, type LogPosition } from '../../src/model/log.position.js'
 import { logTail, notificationPage, notificationsAfter } from '../../src/storage/notification.queries.js'
-import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
+import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 
 /**
  * Callbacks are acknowledged on many connections and instances at once, with no lock between
@@ -12,7 +12,7 @@ import { openTestDatabase, serverUrl, type TestDatabase } from '../support/datab
  * commit out of order on a real server and read the log the way lists, replays and the event hub
  * do. Remove the "final" rule (storage/log.order.ts) and they fail.
  */
-describe.runIf(serverUrl)('log positions under concurrent writers (postgres)', () => {
+describeOnServer('log positions under concurrent writers (postgres)', () => {
   let db: TestDatabase
   const clients: postgres.Sql[] = []
   const connect = () => {

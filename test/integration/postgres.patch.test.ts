@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { serverUrl } from '../support/database.fixture.js'
+import { serverUrl, describeOnServer } from '../support/database.fixture.js'
 
 // src/storage/patches/postgres+3.4.9.patch: postgres.js 3.4.9 throws from an immediate when a
 // write was scheduled on a connection whose socket is gone (porsager/postgres#1208), which ends
@@ -11,7 +11,7 @@ import { serverUrl } from '../support/database.fixture.js'
 // process exits 1 with that TypeError.
 const PROBE = fileURLToPath(new URL('../fixtures/postgres.closed-write.mjs', import.meta.url))
 
-describe.runIf(serverUrl)('the postgres.js patch (postgres)', () => {
+describeOnServer('the postgres.js patch (postgres)', () => {
   it('a transaction whose backend is terminated rejects CONNECTION_CLOSED, and the process lives on', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [PROBE, serverUrl as string], { timeout: 60_000 }).catch((error: { code?: number; stderr?: string }) => {
       throw new Error(`the probe process failed (exit ${error.code}): ${error.stderr}`)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
+import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
@@ -16,7 +16,7 @@ const serve = (configFile: string, databaseUrl: string) =>
   startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
 
 // Two processes can share only a server: PGlite is one process's own database.
-describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server share events', () => {
+describeOnServer('two gateway processes on one PostgreSQL server share events', () => {
   let db: TestDatabase
   const gateways: Array<{ process: ChildProcess; url: string }> = []
 

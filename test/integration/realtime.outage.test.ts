@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { serverUrl } from '../support/database.fixture.js'
+import { describeOnServer } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
@@ -64,7 +64,7 @@ function listen(url: string, taskId: string): Listener {
   return { seqs, ended, dispose: async () => client.dispose() }
 }
 
-describe.runIf(serverUrl)('subscribers across PostgreSQL restarts, serve --workers 2', () => {
+describeOnServer('subscribers across PostgreSQL restarts, serve --workers 2', () => {
   let cluster: PrivateCluster
   let serve: ServeProcess
   const readiness = async () => JSON.parse((await sendOnce(`${serve.url}/readyz`, 'GET', {})).text || '{}') as { ready?: boolean; realtime?: { listening: boolean } | null; workers?: Array<{ ready: boolean; listening: boolean | null }> }

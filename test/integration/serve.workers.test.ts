@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
+import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
@@ -129,7 +129,7 @@ function resumingSubscriber(baseUrl: string, taskId: string) {
 }
 
 // Several processes share only a server: PGlite is one process's own database.
-describe.runIf(serverUrl)('serve --workers 2 on a PostgreSQL server: two gateways behind one port', () => {
+describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind one port', () => {
   let db: TestDatabase
   let primary: ChildProcess
   let url = ''

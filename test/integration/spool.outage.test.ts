@@ -10,7 +10,7 @@ import { type Database, openDatabase } from '../../src/storage/database.client.j
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import type { SignedRequest } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName, openTestDatabase, serverUrl } from '../support/database.fixture.js'
+import { driverName, openTestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { type Answer, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
 import { scratchDirs } from '../support/scratch.dir.js'
@@ -42,7 +42,7 @@ function expectExactlyOnce(stored: Map<string, number[]>, answered: number, twic
   for (const [seq, deliveries] of stored) expect(deliveries, `seq ${seq}`).toEqual([twice.includes(Number(seq)) ? 2 : 1])
 }
 
-describe.runIf(serverUrl)('a PostgreSQL server stopped in the middle of a stream of signed callbacks', () => {
+describeOnServer('a PostgreSQL server stopped in the middle of a stream of signed callbacks', () => {
   let cluster: PrivateCluster
   let database: Database
   let gateway: Gateway

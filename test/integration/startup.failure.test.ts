@@ -5,7 +5,7 @@ import { type AddressInfo, createConnection, createServer, type Server, type Soc
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { serverUrl } from '../support/database.fixture.js'
+import { serverUrl, itOnServer } from '../support/database.fixture.js'
 import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
 import { freePort } from '../support/free.port.js'
 
@@ -114,7 +114,7 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     expect(run.stderr).not.toContain('not-the-password')
   })
 
-  it.runIf(serverUrl)('a database that does not exist on the server', async () => {
+  itOnServer('a database that does not exist on the server', async () => {
     const url = new URL(serverUrl as string)
     url.pathname = '/livegate_no_such_database'
     const run = await livegate(['migrate'], { DATABASE_URL: url.href })

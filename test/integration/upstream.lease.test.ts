@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
-import { openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
+import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { startServeProcess } from '../support/livegate.process.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
@@ -26,7 +26,7 @@ async function pollingOf(url: string, code: string): Promise<{ held: boolean; po
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // Two processes can share only a server: PGlite is one process's own database.
-describe.runIf(serverUrl)('two gateway processes on one PostgreSQL server poll each code once between them', () => {
+describeOnServer('two gateway processes on one PostgreSQL server poll each code once between them', () => {
   let db: TestDatabase
   let upstream: TaskListServer
   const gateways: Array<{ process: ChildProcess; url: string }> = []

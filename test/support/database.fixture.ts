@@ -1,11 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
+import { describe, it } from 'vitest'
 import { MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Database, type DatabaseOptions, openDatabase } from '../../src/storage/database.client.js'
 
 /** Which database the suite runs on: a PostgreSQL server when TEST_DATABASE_URL is set, else PGlite. */
 export const serverUrl = process.env.TEST_DATABASE_URL || undefined
 export const driverName = serverUrl ? 'postgres' : 'pglite'
+
+const NEEDS_SERVER = ' (skipped: needs a PostgreSQL server; set TEST_DATABASE_URL, as .ci/run does)'
+
+/** A suite that needs a PostgreSQL server (several processes, a server to stop): on PGlite it skips, and its name says why. */
+export const describeOnServer = (name: string, body: () => void) => describe.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body)
+
+/** One test that needs a PostgreSQL server, named as {@link describeOnServer} names a suite. */
+export const itOnServer = (name: string, body: () => Promise<void>, timeout?: number) => it.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body, timeout)
 
 /** A database of its own for one test file, migrated, and how to throw it away. */
 export interface TestDatabase {
