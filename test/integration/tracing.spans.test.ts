@@ -97,6 +97,15 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
     expect(spans('callback commit').some((span) => span.spanContext().traceId === route.spanContext().traceId)).toBe(false)
   })
 
+  it('traces other routes alike, and their request line names the trace', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c'
+    const answer = await send({ method: 'POST', url: `${gateway.url}/graphql`, headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-b7ad6b7169203331-01` }, body: '{"query":"{ nope"}' })
+    expect(answer.status).toBe(400)
+    const route = one('POST /graphql', (span) => span.spanContext().traceId === traceId)
+    expect(route.attributes['http.response.status_code']).toBe(400)
+    await expect.poll(() => lines.find((line) => line.msg === 'request answered' && line.url === '/graphql')?.traceId).toBe(traceId)
+  })
+
   it('makes a span of each task_list poll, in a trace of its own', async () => {
     await expect.poll(() => spans('task_list poll').filter((span) => span.attributes['livegate.service_code'] === 'POLLED' && span.attributes['livegate.poll.outcome'] === 'ok').length).toBeGreaterThan(0)
     const poll = spans('task_list poll')[0] as ReadableSpan
