@@ -56,8 +56,7 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
       LOG_FORMAT: 'json',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: 'livegate-otlp-test',
-      // Spans leave in batches; a short delay keeps the test from waiting on the default 5 s.
-      OTEL_BSP_SCHEDULE_DELAY: '200',
+      // Spans leave in batches every 5 s (the SDK's default): the stop must send what is left.
     })
   }, 300_000)
 
@@ -92,5 +91,16 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     const kept = lines.filter((line) => line.msg === 'callback kept')
     expect(kept).toHaveLength(1)
     expect(kept[0]?.traceId).toBe(traceId)
+  }, 300_000)
+
+  it('sends the spans still buffered when it stops (SIGTERM), before it exits', async () => {
+    const traceId = 'ffeeddccbbaa99887766554433221100'
+    const signed = signCallback(sampleCallbacks('otlp-stop').liveStart as Record<string, string>, { url: `${serve.url}/callbacks`, method: 'POST', secret: 'abc', headerPrefix: 'svc', nowMs: Date.now() })
+    const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-1122334455667788-01` } })
+    expect(answer.text).toBe('{"ret":0}')
+    const exited = new Promise<number | null>((resolve) => serve.process.once('exit', (code) => resolve(code)))
+    serve.process.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    await expect.poll(() => received().filter((span) => span.traceId === traceId).map((span) => span.name).sort()).toEqual(['POST /callbacks', 'callback commit', 'callback verdict'])
   }, 300_000)
 })

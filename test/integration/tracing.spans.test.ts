@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { callbacks } from '../../src/storage/callback.table.js'
-import { deliverySpan, traceExtensions, withOperationSpan } from '../../src/adapters/ops/tracing.spans.js'
+import { deliverySpan, traceExtensions, traceparentOfConnectionInit, withOperationSpan } from '../../src/adapters/ops/tracing.spans.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
@@ -115,12 +115,20 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
   it('gives the pipeline an operation span (the conventions\' name and attributes) and the hub a delivery span linked to the callback', async () => {
     const [row] = await db.database.db.select({ traceparent: callbacks.traceparent }).from(callbacks).where(eq(callbacks.taskId, 'trace-task-1'))
     const traceparent = row?.traceparent as string
-    const extensions = await withOperationSpan({ operationType: 'query', operationName: 'Tasks', document: 'query Tasks { tasks { totalCount } }', transport: 'ws', parent: traceparent }, async () => traceExtensions())
+    // A graphql-ws client's connection_init payload carries its trace beside its key.
+    const fromInit = traceparentOfConnectionInit({ authorization: 'Bearer k', traceparent, tracestate: 'vendor=1' })
+    expect(fromInit).toEqual({ parent: traceparent, parentState: 'vendor=1' })
+    expect(traceparentOfConnectionInit({ traceparent: 42 })).toEqual({})
+    const extensions = await withOperationSpan({ operationType: 'query', operationName: 'Tasks', document: 'query Tasks { tasks { totalCount } }', transport: 'ws', ...fromInit }, async () => traceExtensions())
     const operation = one('query Tasks')
     expect(operation.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'Tasks', 'graphql.document': 'query Tasks { tasks { totalCount } }', 'livegate.transport': 'ws' })
     expect(operation.spanContext().traceId).toBe(CALLER_TRACE)
+    expect(operation.parentSpanContext?.traceState?.get('vendor')).toBe('1')
     expect(extensions).toEqual({ traceId: CALLER_TRACE })
     expect(traceExtensions()).toEqual({})
+    // Over HTTP the operation is a child of whatever span is active (the request's).
+    await withOperationSpan({ operationType: 'subscription', operationName: null, transport: 'http', documentHash: 'ab'.repeat(32) }, () => undefined)
+    expect(one('subscription').attributes).toMatchObject({ 'graphql.operation.type': 'subscription', 'livegate.document.sha256': 'ab'.repeat(32) })
 
     deliverySpan([traceparent, null, traceparent], () => undefined)
     const delivery = one('events deliver')

@@ -8,7 +8,7 @@ import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import { intakeCallback, typeLabel } from '../../work/callback.intake.js'
 import { type InboundRequest, type IngestPolicy, judgeCallback, refusalRow } from '../../model/callback.verdict.js'
 import type { RefusalLimiter } from './refusal.limiter.js'
-import { currentTraceparent, inSpan } from '../../work/tracing.spans.js'
+import { currentTraceparent, inSpan, tracingActive } from '../../work/tracing.spans.js'
 import { inRequestContext, requestSpan } from '../ops/tracing.spans.js'
 
 /** What the callback route needs; the clock is injectable so tests can sign at fixed times. */
@@ -85,15 +85,16 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
       return intake
     })
 
-  const handler = (request: FastifyRequest, reply: FastifyReply) => inRequestContext(request, () => handle(request, reply))
+  // Untraced, the handler is what it was before tracing: one flag tested per request.
+  const handler = (request: FastifyRequest, reply: FastifyReply) => (tracingActive() ? inRequestContext(request, () => handle(request, reply, true)) : handle(request, reply, false))
 
-  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+  const handle = async (request: FastifyRequest, reply: FastifyReply, traced: boolean) => {
     const inbound = toInbound(request, now())
-    const verdict = judge(inbound)
+    const verdict = traced ? judge(inbound) : judgeCallback(inbound, policy)
     if (!verdict.ok) return refuse(request, reply, verdict.error, verdict.refusal)
     const row = verdict.row
-    const intake = await commit(row)
-    requestSpan(request)?.setAttribute('livegate.callback.outcome', intake.verdict)
+    const intake = traced ? await commit(row) : await intakeCallback(row, store, spool)
+    if (traced) requestSpan(request)?.setAttribute('livegate.callback.outcome', intake.verdict)
     if (intake.verdict === 'unavailable') {
       request.log.error({ err: intake.storeError, spoolError: intake.spoolError }, 'could not keep a callback, nor spool it')
       const error = livegateError('STORAGE_UNAVAILABLE')

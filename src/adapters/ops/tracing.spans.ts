@@ -29,10 +29,25 @@ export interface OperationTrace {
   documentHash?: string | undefined
   transport: 'http' | 'ws'
   /**
-   * A W3C `traceparent` to continue (graphql-ws: from `connection_init`); without it the span is a
-   * child of the active context (over HTTP, the request's span).
+   * A W3C `traceparent` to continue (graphql-ws: from `connection_init`, see
+   * {@link traceparentOfConnectionInit}); without it the span is a child of the active context
+   * (over HTTP, the request's span).
    */
   parent?: string | null | undefined
+  /** The W3C `tracestate` that came with `parent`. */
+  parentState?: string | null | undefined
+}
+
+/**
+ * The `traceparent` and `tracestate` a graphql-ws client put in its `connection_init` payload
+ * (`{ "traceparent": "00-…", "tracestate": "…" }`, beside its key), kept per connection and handed
+ * to {@link withOperationSpan} for each of its operations. Anything but strings is ignored.
+ */
+export function traceparentOfConnectionInit(payload: unknown): { parent?: string; parentState?: string } {
+  if (typeof payload !== 'object' || payload === null) return {}
+  const { traceparent, tracestate } = payload as { traceparent?: unknown; tracestate?: unknown }
+  if (typeof traceparent !== 'string' || traceparent.length > 128) return {}
+  return typeof tracestate === 'string' && tracestate.length <= 512 ? { parent: traceparent, parentState: tracestate } : { parent: traceparent }
 }
 
 // Documents longer than this are recorded by hash only: a span is no place for a 100 kB query.
@@ -54,7 +69,7 @@ export function withOperationSpan<T>(operation: OperationTrace, run: (span: Span
   if (document !== undefined && document.length <= MAX_DOCUMENT_CHARS) attributes[ATTR_GRAPHQL_DOCUMENT] = document
   const hash = operation.documentHash ?? (document !== undefined && document.length > MAX_DOCUMENT_CHARS ? createHash('sha256').update(document).digest('hex') : undefined)
   if (hash) attributes['livegate.document.sha256'] = hash
-  const parent = operation.parent ? contextFromTraceparent(operation.parent) : undefined
+  const parent = operation.parent ? contextFromTraceparent(operation.parent, operation.parentState) : undefined
   // Over HTTP the request's span is the server span; a graphql-ws operation has none above it.
   const kind = operation.transport === 'ws' ? SpanKind.SERVER : SpanKind.INTERNAL
   return inSpan(name, { kind, attributes, ...(parent ? { parent } : {}) }, run)
