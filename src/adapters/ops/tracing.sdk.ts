@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { context, propagation, trace } from '@opentelemetry/api'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-node'
@@ -46,7 +47,8 @@ export function startTracing(config: Pick<Config, 'tracing'>, options: TracingOp
     // An exporter handed in is read by a test at once; OTLP goes in batches, off the request's way.
     spanProcessors: [options.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter)],
   })
-  provider.register()
+  // W3C `traceparent`/`tracestate` only: livegate reads and writes no baggage.
+  provider.register({ propagator: new W3CTraceContextPropagator() })
   setTracingActive(true, options.version)
   const otel = new FastifyOtelInstrumentation({
     // Hook and handler spans would double every request's spans for nothing an operator reads;
