@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { Config } from './config/config.schema.js'
 import { ConfigError } from './config/config.load.js'
 import { StartupError } from './config/startup.error.js'
@@ -22,6 +23,7 @@ import { SpoolReplayer } from './work/spool/spool.replayer.js'
 import { pollerFor, type TaskListPoller } from './work/task-list.poller.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
+import type { Tracing } from './adapters/ops/tracing.sdk.js'
 
 /**
  * The assembly of a gateway process: the one place that builds the database, the units of work
@@ -78,6 +80,8 @@ export interface StartOptions {
   command?: string
   /** Standard output is a terminal (readable log lines with `log.format: auto`). */
   tty?: boolean
+  /** With `tracing.enabled`: where spans go instead of OTLP (tests hand an in-memory exporter). */
+  spanExporter?: SpanExporter
 }
 
 /**
@@ -94,7 +98,14 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   let database: Database | undefined = options.database
   let server: FastifyInstance | undefined
   let parts: GatewayParts | undefined
+  let tracing: Tracing | undefined
   try {
+    // The SDK is loaded only when tracing is on: off, the code calls the API's helpers, which
+    // test one flag and run the work (work/tracing.spans.ts).
+    if (config.tracing.enabled) {
+      const { startTracing } = await import('./adapters/ops/tracing.sdk.js')
+      tracing = startTracing(config, options.spanExporter ? { exporter: options.spanExporter } : {})
+    }
     database ??= await openDatabase({
       url: config.database.url,
       dataDir: config.database.dataDir,
@@ -109,6 +120,10 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       ...(options.tty !== undefined ? { tty: options.tty } : {}),
     })
     for (const line of retiredSettingWarnings(config)) server.log.warn(line)
+    if (tracing) {
+      await tracing.instrument(server)
+      server.log.info({ endpoint: options.spanExporter ? 'in-process' : config.tracing.endpoint, serviceName: config.tracing.serviceName }, 'tracing: spans are exported over OTLP/HTTP')
+    }
     parts = await buildParts(config, database, server.log, options)
     await registerRoutes(server, {
       config,
@@ -125,7 +140,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     const address = server.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
-    const open = { server, database, parts }
+    const open = { server, database, parts, tracing }
     return {
       url: `http://${host}:${port}`,
       ...open,
@@ -134,6 +149,8 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
         await open.server.close()
         await stopParts(open.parts)
         if (ownsDatabase) await open.database.close()
+        // Last, so the spans of the stop itself are sent.
+        await open.tracing?.shutdown()
       },
     }
   } catch (error) {
@@ -141,6 +158,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     await server?.close().catch(() => {})
     if (parts) await stopParts(parts).catch(() => {})
     if (ownsDatabase) await database?.close().catch(() => {})
+    await tracing?.shutdown()
     throw error
   }
 }

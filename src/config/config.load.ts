@@ -19,7 +19,8 @@ export interface ConfigSources {
 
 /**
  * Reads, validates and resolves the configuration. Environment overrides win over the file:
- * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`, `LOG_FORMAT`.
+ * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`, `LOG_FORMAT`, and the
+ * standard `OTEL_*` variables of tracing (see {@link tracingFromEnv}).
  */
 export function loadConfig(sources: ConfigSources): Config {
   const { file, env } = sources
@@ -62,7 +63,36 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env
   if (env.LOG_LEVEL || env.LOG_FORMAT) {
     out.log = { ...(isObject(raw.log) ? raw.log : {}), ...(env.LOG_LEVEL ? { level: env.LOG_LEVEL } : {}), ...(env.LOG_FORMAT ? { format: env.LOG_FORMAT } : {}) }
   }
+  const tracing = tracingFromEnv(env)
+  if (tracing) out.tracing = { ...(isObject(raw.tracing) ? raw.tracing : {}), ...tracing }
   return out
+}
+
+/**
+ * The OpenTelemetry SDK's own variables, read as its SDKs read them, so a deployment that sets
+ * them for every service sets them for livegate too: a traces endpoint or `OTEL_TRACES_EXPORTER=otlp`
+ * turns tracing on, `OTEL_TRACES_EXPORTER=none` or `OTEL_SDK_DISABLED=true` off (whatever else
+ * says on), `OTEL_SERVICE_NAME` names the service. livegate sends OTLP over HTTP with JSON bodies.
+ */
+export function tracingFromEnv(env: ConfigSources['env']): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {}
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim()
+  // The signal's own URL is used as given; the base URL gets the signal's path, as the spec says.
+  if (traces) out.endpoint = traces
+  else if (base) out.endpoint = `${base.replace(/\/+$/, '')}/v1/traces`
+  if (out.endpoint !== undefined) out.enabled = true
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim()
+  if (protocol === 'grpc') throw new ConfigError(`environment ${env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'}: livegate exports spans over OTLP/HTTP only; use "http/json" or "http/protobuf" and the collector's HTTP port (4318)`)
+  const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean)
+  if (exporters && exporters.length > 0) {
+    const unknown = exporters.filter((name) => name !== 'otlp' && name !== 'none')
+    if (unknown.length > 0) throw new ConfigError(`environment OTEL_TRACES_EXPORTER: "${unknown.join(',')}" is not supported: livegate exports over OTLP only ("otlp", or "none" for no tracing)`)
+    out.enabled = exporters.includes('otlp')
+  }
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') out.enabled = false
+  if (env.OTEL_SERVICE_NAME?.trim()) out.serviceName = env.OTEL_SERVICE_NAME.trim()
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 function envInteger(name: string, value: string): number {
@@ -82,6 +112,14 @@ const ENV_KEYS: Readonly<Record<string, string>> = {
   'database.dataDir': 'LIVEGATE_DATA_DIR',
   'log.level': 'LOG_LEVEL',
   'log.format': 'LOG_FORMAT',
+  'tracing.endpoint': 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'tracing.serviceName': 'OTEL_SERVICE_NAME',
+}
+
+// The traces endpoint comes from one of two variables: the signal's own wins, as in tracingFromEnv.
+function envNameOf(key: string, env: ConfigSources['env']): string | undefined {
+  if (key === 'tracing.endpoint' && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  return ENV_KEYS[key]
 }
 
 /**
@@ -89,7 +127,7 @@ const ENV_KEYS: Readonly<Record<string, string>> = {
  * livegate.json: database.url`, or `the default of database.url`.
  */
 export function settingOrigin(key: string, sources: Pick<ConfigSources, 'file' | 'env' | 'value'>): string {
-  const name = ENV_KEYS[key]
+  const name = envNameOf(key, sources.env)
   if (name && sources.env[name]) return `environment ${name}`
   if (sources.file) return `config file ${sources.file}: ${key}`
   return sources.value ? `configuration: ${key}` : `the default of ${key}`
@@ -103,7 +141,7 @@ function describeIssue(file: string | undefined, env: ConfigSources['env'], issu
     '',
   )
   const unknown = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message
-  const name = ENV_KEYS[key]
+  const name = envNameOf(key, env)
   if (name && env[name]) return `environment ${name}: ${unknown}`
   return `${where}: ${key || '(top level)'}: ${unknown}`
 }

@@ -97,6 +97,15 @@ const retentionSchema = z.strictObject({
   batchSize: z.int().min(1).max(100_000).default(5000),
 })
 
+const tracingSchema = z.strictObject({
+  /** Export spans over OTLP/HTTP; also turned on by the standard `OTEL_*` variables (config.load.ts). */
+  enabled: z.boolean().default(false),
+  /** The OTLP/HTTP traces URL, `/v1/traces` included; the OTLP default when none is given. */
+  endpoint: z.url().default('http://localhost:4318/v1/traces'),
+  /** The `service.name` the spans are exported under. */
+  serviceName: z.string().min(1).default('livegate'),
+})
+
 const apiKeySchema = z
   .strictObject({
     name: z.string().min(1),
@@ -132,6 +141,7 @@ export const configFileSchema = z
     retention: retentionSchema.default(() => retentionSchema.parse({})),
     history: historySchema.default(() => historySchema.parse({})),
     reconcile: reconcileSchema.default(() => reconcileSchema.parse({})),
+    tracing: tracingSchema.default(() => tracingSchema.parse({})),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

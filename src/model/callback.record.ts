@@ -34,6 +34,11 @@ export interface CallbackRecord {
   signature: SignatureStatus
   /** The refusal code the signature would have had, when `verify` is `log` and it failed. */
   signatureError: string | null
+  /**
+   * The W3C `traceparent` of the span that committed it, when tracing is on: whoever delivers its
+   * events later links their span to it. Set by the route, not by the verdict.
+   */
+  traceparent?: string | null
 }
 
 /** A refused delivery as it is recorded for operators; the body is capped. */

@@ -37,6 +37,8 @@ export const callbacks = pgTable(
     remoteAddress: text('remote_address'),
     signature: text('signature').$type<SignatureStatus>().notNull(),
     signatureError: text('signature_error'),
+    /** The W3C traceparent of the span that committed it (tracing on), for links from its deliveries. */
+    traceparent: text('traceparent'),
   },
   (t) => [
     uniqueIndex('callbacks_dedupe_key_unique').on(t.dedupeKey),

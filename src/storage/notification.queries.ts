@@ -110,9 +110,10 @@ export async function notificationsAfter(db: Db, criteria: NotificationCriteria,
  * Every callback after a position, oldest first, up to the first that is not final yet: what
  * the event hub hands to live subscribers.
  */
-export async function logTail(db: Db, after: LogPosition, limit: number): Promise<LogRead<NotificationRow & { final: boolean }>> {
+export async function logTail(db: Db, after: LogPosition, limit: number): Promise<LogRead<NotificationRow & { final: boolean; traceparent: string | null }>> {
+  // traceparent: the hub's delivery span links to the span that committed each callback.
   const rows = await db
-    .select({ ...rowColumns, final: sql<boolean>`${FINAL}` })
+    .select({ ...rowColumns, final: sql<boolean>`${FINAL}`, traceparent: callbacks.traceparent })
     .from(callbacks)
     .where(afterPosition(after))
     .orderBy(...OLDEST_FIRST)

@@ -6,7 +6,7 @@ import { type Db, resultRows } from './database.client.js'
 import { afterPosition, FINAL, LOGGED_COLUMNS, OLDEST_FIRST } from './log.order.js'
 
 /** A logged callback as the projector reads it: what the fold needs, and where it is. */
-export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean }
+export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean; traceparent: string | null }
 
 /**
  * Takes the projector's lock if no other transaction holds it, until this one ends: at most one
@@ -57,6 +57,8 @@ export async function logAfter(tx: Db, position: LogPosition, limit: number): Pr
       ...LOGGED_COLUMNS,
       signedAt: callbacks.signedAt,
       dedupeKey: callbacks.dedupeKey,
+      // The projector's pass links to the spans that committed what it folds.
+      traceparent: callbacks.traceparent,
     })
     .from(callbacks)
     .where(afterPosition(position))

@@ -4,6 +4,7 @@ import { appendCallbacks, type CallbackWrite, landedByDedupeKey, ringDoorbell } 
 import type { Db } from '../storage/database.client.js'
 import { insertRefusal, pruneRefusals } from '../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
+import { inSpan, linksTo, tracingActive } from './tracing.spans.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
 export interface KeptCallback {
@@ -59,7 +60,7 @@ export class CallbackStore {
     this.doorbell = new Doorbell(() => ringDoorbell(this.db), options.onDoorbellError)
     this.batches = new GroupCommit({
       commit: async (items) => {
-        const kept = await keepBatch(this.db, items)
+        const kept = await (tracingActive() ? tracedBatch(this.db, items) : keepBatch(this.db, items))
         this.doorbell.ring()
         return kept
       },
@@ -96,6 +97,15 @@ export class CallbackStore {
   async ping(): Promise<void> {
     await this.db.execute(sql`select 1`)
   }
+}
+
+/**
+ * A batch is one statement for callbacks of many requests, so its span is a trace of its own,
+ * linked to each callback's commit span (whose trace is its request's).
+ */
+function tracedBatch(db: Db, items: Keeping[]): Promise<KeptCallback[]> {
+  const links = linksTo(items.map((item) => item.row.traceparent))
+  return inSpan('callbacks append', { root: true, links, attributes: { 'livegate.batch.size': items.length } }, () => keepBatch(db, items))
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Database, Db } from '../storage/database.client.js'
 import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../storage/projector.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from './metrics.registry.js'
+import { linksTo, recordSpan, tracingActive } from './tracing.spans.js'
 
 /** The projection's name in the checkpoint table. */
 export const GRAPH_PROJECTION = 'graph'
@@ -121,6 +122,28 @@ export class GraphProjector {
   }
 
   private async pass(): Promise<Pass> {
+    if (!tracingActive()) return this.fold()
+    const startTime = new Date()
+    let pass: Pass
+    try {
+      pass = await this.fold()
+    } catch (error) {
+      recordSpan('projector pass', { root: true, startTime }, error)
+      throw error
+    }
+    // A look that found nothing (the tick of an idle gateway) or stood by is not worth a span; a
+    // pass that folded links to the spans that committed what it folded.
+    if (pass.kind === 'done' && pass.folded > 0) {
+      const attributes = { 'livegate.projector.folded': pass.folded, 'livegate.projector.more': pass.more }
+      recordSpan('projector pass', { root: true, startTime, attributes, links: linksTo(this.lastFolded) })
+    }
+    return pass
+  }
+
+  // The traceparents of the callbacks the last fold folded, for the pass's span.
+  private lastFolded: Array<string | null> = []
+
+  private async fold(): Promise<Pass> {
     const { database } = this.options
     let lagged: LoggedCallback[] = []
     const pass = await database.db.transaction(async (raw) => {
@@ -143,6 +166,7 @@ export class GraphProjector {
       const at = Date.now()
       for (const row of lagged) lag.observe((at - row.receivedAt.getTime()) / 1000)
     }
+    this.lastFolded = tracingActive() ? lagged.map((row) => row.traceparent) : []
     return pass
   }
 }

@@ -13,6 +13,8 @@ import type { AnswerSampler } from './answer.sampler.js'
 import type { Metrics } from './metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
 import { UpstreamWatch } from './upstream.watch.js'
+import { SpanStatusCode } from '@opentelemetry/api'
+import { inSpan } from './tracing.spans.js'
 
 /** What {@link TaskListPoller} needs. */
 export interface PollerOptions {
@@ -233,11 +235,23 @@ export class TaskListPoller {
     state.timer.unref()
   }
 
-  /** One poll of one code, its outcome stored; resolves to the wait before the next. */
-  private async poll(serviceCode: string, state: CodeState): Promise<number> {
+  /** One poll of one code, its outcome stored, in a span (a trace) of its own; resolves to the wait before the next. */
+  private poll(serviceCode: string, state: CodeState): Promise<number> {
+    return inSpan('task_list poll', { root: true, attributes: { 'livegate.service_code': serviceCode } }, (span) =>
+      this.pollOnce(serviceCode, state, (outcome) => {
+        span?.setAttribute('livegate.poll.outcome', outcome)
+        if (outcome !== 'ok') span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome })
+      }),
+    )
+  }
+
+  private async pollOnce(serviceCode: string, state: CodeState, traced: (outcome: string) => void): Promise<number> {
     const { db, client, log, intervalMs, metrics } = this.options
     const started = performance.now()
-    const observe = (outcome: string) => metrics?.upstreamPollSeconds.observe({ service_code: serviceCode, outcome }, (performance.now() - started) / 1000)
+    const observe = (outcome: string) => {
+      traced(outcome)
+      metrics?.upstreamPollSeconds.observe({ service_code: serviceCode, outcome }, (performance.now() - started) / 1000)
+    }
     let kind: string
     let failure: UpstreamError
     try {

@@ -80,6 +80,13 @@ describe('the spool line', () => {
     )
   })
 
+  it('keeps the traceparent of a traced callback, and writes none for an untraced one', () => {
+    const traced = { ...rowFor(1), traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }
+    expect(decodeSpoolEntry(encodeSpoolEntry(traced))?.traceparent).toBe(traced.traceparent)
+    expect(encodeSpoolEntry(rowFor(2))).not.toContain('traceparent')
+    expect(decodeSpoolEntry(encodeSpoolEntry(rowFor(2)))).not.toHaveProperty('traceparent')
+  })
+
   it('never reads a torn line as an entry, and never throws on junk', () => {
     fc.assert(
       fc.property(spooledRow, fc.nat(), (row, cut) => {

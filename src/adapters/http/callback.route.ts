@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { CallbackStore } from '../../work/callback.store.js'
-import type { RefusalRecord } from '../../model/callback.record.js'
+import type { CallbackRecord, RefusalRecord } from '../../model/callback.record.js'
 import { codeForFrameworkError, errorAnswer, type LivegateError, livegateError } from '../../model/error.catalogue.js'
 import type { Histogram } from 'prom-client'
 import type { Metrics } from '../../work/metrics.registry.js'
@@ -8,6 +8,8 @@ import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import { intakeCallback, typeLabel } from '../../work/callback.intake.js'
 import { type InboundRequest, type IngestPolicy, judgeCallback, refusalRow } from '../../model/callback.verdict.js'
 import type { RefusalLimiter } from './refusal.limiter.js'
+import { currentTraceparent, inSpan, tracingActive } from '../../work/tracing.spans.js'
+import { inRequestContext, requestSpan } from '../ops/tracing.spans.js'
 
 /** What the callback route needs; the clock is injectable so tests can sign at fixed times. */
 export interface CallbackRouteOptions {
@@ -67,12 +69,32 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     return reply.code(answer.status).type('application/json').send(answer.body)
   }
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+  // Traced, the request's span is the route's; the verdict and the commit are its children, and
+  // the commit's span is kept with the row so that the events it produces link back to it.
+  const judge = (inbound: InboundRequest) =>
+    inSpan('callback verdict', {}, (span) => {
+      const verdict = judgeCallback(inbound, policy)
+      span?.setAttributes(verdict.ok ? { 'livegate.callback.verdict': 'accepted', 'livegate.callback.type': verdict.row.type, 'livegate.service_code': verdict.row.serviceCode } : { 'livegate.callback.verdict': verdict.error.code })
+      return verdict
+    })
+  const commit = (row: CallbackRecord) =>
+    inSpan('callback commit', {}, async (span) => {
+      if (span) row.traceparent = currentTraceparent()
+      const intake = await intakeCallback(row, store, spool)
+      span?.setAttributes({ 'livegate.callback.outcome': intake.verdict, ...(intake.verdict === 'kept' || intake.verdict === 'duplicate' ? { 'livegate.callback.id': intake.kept.id } : {}) })
+      return intake
+    })
+
+  // Untraced, the handler is what it was before tracing: one flag tested per request.
+  const handler = (request: FastifyRequest, reply: FastifyReply) => (tracingActive() ? inRequestContext(request, () => handle(request, reply, true)) : handle(request, reply, false))
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply, traced: boolean) => {
     const inbound = toInbound(request, now())
-    const verdict = judgeCallback(inbound, policy)
+    const verdict = traced ? judge(inbound) : judgeCallback(inbound, policy)
     if (!verdict.ok) return refuse(request, reply, verdict.error, verdict.refusal)
     const row = verdict.row
-    const intake = await intakeCallback(row, store, spool)
+    const intake = traced ? await commit(row) : await intakeCallback(row, store, spool)
+    if (traced) requestSpan(request)?.setAttribute('livegate.callback.outcome', intake.verdict)
     if (intake.verdict === 'unavailable') {
       request.log.error({ err: intake.storeError, spoolError: intake.spoolError }, 'could not keep a callback, nor spool it')
       const error = livegateError('STORAGE_UNAVAILABLE')

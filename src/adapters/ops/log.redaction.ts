@@ -5,6 +5,7 @@ import type { FastifyServerOptions } from 'fastify'
 import { type DestinationStream, type LoggerOptions, stdSerializers } from 'pino'
 import type { Config } from '../../config/config.schema.js'
 import { prettyDestination } from './log.pretty.js'
+import { activeTraceId } from '../../work/tracing.spans.js'
 
 /** What pino writes in place of a secret. */
 export const CENSOR = '[Redacted]'
@@ -130,7 +131,7 @@ export function configuredSecrets(config: Pick<Config, 'services' | 'database' |
  * errors made loggable, and every line scrubbed once more just before it is written, so a
  * secret that slipped into a message or an unexpected field still never reaches the output.
  */
-export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'>, stream?: DestinationStream, tty = false): FastifyServerOptions['logger'] {
+export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'> & Partial<Pick<Config, 'tracing'>>, stream?: DestinationStream, tty = false): FastifyServerOptions['logger'] {
   const secrets = configuredSecrets(config)
   // Readable lines on a terminal (or when asked), JSON lines for files and collectors.
   const pretty = config.log.format === 'pretty' || (config.log.format === 'auto' && tty)
@@ -143,6 +144,14 @@ export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'databas
     // Each line of a worker of `serve --workers N` names it (node:cluster's id; the primary is 0).
     ...(cluster.isWorker ? { base: { pid: process.pid, hostname: hostname(), worker: cluster.worker?.id } } : {}),
     ...(destination ? { stream: destination } : {}),
+    // Traced, each line written inside a span names its trace, so a trace finds its lines.
+    ...(config.tracing?.enabled ? { mixin: traceMixin } : {}),
   }
   return options as FastifyServerOptions['logger']
+}
+
+// A fresh object each time: pino merges the line's own fields into what the mixin returns.
+function traceMixin(): object {
+  const traceId = activeTraceId()
+  return traceId ? { traceId } : {}
 }

@@ -29,6 +29,8 @@ interface SpoolLine {
   remoteAddress: string | null
   signature: SignatureStatus
   signatureError: string | null
+  /** The W3C traceparent of the span that took the callback, when tracing was on (optional in v2). */
+  traceparent?: string
 }
 
 const SIGNATURES: ReadonlySet<string> = new Set<SignatureStatus>(['verified', 'failed', 'skipped'])
@@ -58,6 +60,7 @@ export function encodeSpoolEntry(row: CallbackRecord): string {
     signature: row.signature,
     signatureError: row.signatureError ?? null,
   }
+  if (row.traceparent) line.traceparent = row.traceparent
   return JSON.stringify(line)
 }
 
@@ -119,6 +122,7 @@ export function decodeSpoolEntry(text: string): CallbackRecord | undefined {
     remoteAddress: line.remoteAddress,
     signature: line.signature as SignatureStatus,
     signatureError: line.signatureError,
+    ...(isString(line.traceparent) ? { traceparent: line.traceparent } : {}),
   }
 }
 
