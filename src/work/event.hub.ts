@@ -8,6 +8,7 @@ import type { TaskNode } from '../fold/graph.model.js'
 import { deriveTask } from '../fold/task.derive.js'
 import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../model/event.codec.js'
 import { sendProbe } from '../storage/notify.statements.js'
+import { deliverySpan } from './tracing.spans.js'
 import { SubscriptionQueue } from './subscription.queue.js'
 
 /** What {@link EventHub} is built from. */
@@ -211,17 +212,22 @@ export class EventHub {
     await this.moveToEnd()
     for (;;) {
       const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
-      for (const row of read.rows) {
-        // The position moves past rows no filter matches too: one who joins later starts from here.
-        if (comparePositions(row, this.position) <= 0) continue
-        this.position = { xid: row.xid, id: row.id }
-        for (const group of this.notificationGroups.values()) {
-          if (!notificationMatches(group.filter, row)) continue
-          for (const queue of group.queues) queue.push(row)
-        }
-      }
+      // Handed out in a span linked to each callback's commit span (when tracing is on).
+      if (read.rows.length > 0) deliverySpan(read.rows.map((row) => row.traceparent), () => this.handOut(read.rows))
       if (read.pending) this.retryTail()
       if (read.rows.length < TAIL_PAGE) return
+    }
+  }
+
+  private handOut(rows: readonly NotificationRow[]): void {
+    for (const row of rows) {
+      // The position moves past rows no filter matches too: one who joins later starts from here.
+      if (comparePositions(row, this.position) <= 0) continue
+      this.position = { xid: row.xid, id: row.id }
+      for (const group of this.notificationGroups.values()) {
+        if (!notificationMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(row)
+      }
     }
   }
 

@@ -6,6 +6,7 @@ import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { send } from '../support/gateway.fixture.js'
 import { ROOT, type ServeProcess, startListeningProcess, startServeProcess } from '../support/livegate.process.js'
+import { subscribe } from '../support/subscription.client.js'
 
 // `livegate serve` as a real process, tracing turned on by the standard OTEL_* variables alone,
 // exporting to a real OTLP/HTTP receiver process (test/fixtures/otlp.receiver.mjs).
@@ -65,9 +66,13 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     receiver?.process.kill('SIGKILL')
   })
 
-  it('receives the callback\'s route and commit spans in one trace, and the request\'s log lines name it', async () => {
+  it('receives the callback\'s route and commit spans in one trace, its delivery to a subscriber linked to it, and the request\'s log lines name it', async () => {
     const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'
     const parentSpanId = '1122334455667788'
+    // A subscriber over graphql-ws, whose connection_init continues a trace of its own.
+    const subscriberTrace = '0f1e2d3c4b5a69788796a5b4c3d2e1f0'
+    const subscriber = subscribe(serve.url, 'subscription { notificationReceived(filter: { taskIds: ["otlp-task"] }) { id taskId } }', {}, { traceparent: `00-${subscriberTrace}-aabbccddeeff0011-01` })
+    await expect.poll(() => received().some((span) => span.traceId === subscriberTrace && span.name === 'subscription')).toBe(true)
     const signed = signCallback(sampleCallbacks('otlp-task').liveStart as Record<string, string>, { url: `${serve.url}/callbacks`, method: 'POST', secret: 'abc', headerPrefix: 'svc', nowMs: Date.now() })
     const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-${parentSpanId}-01` } })
     expect(answer.text).toBe('{"ret":0}')
@@ -82,6 +87,10 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     expect(trace.find((span) => span.name === 'callback verdict')?.parentSpanId).toBe(route.spanId)
     // The projector's pass, a trace of its own, links back to the commit.
     await expect.poll(() => received().some((span) => span.name === 'projector pass' && (span.links ?? []).some((link) => link.spanId === commit.spanId))).toBe(true)
+    // So does the hub's delivery to the subscriber, which got the callback.
+    await expect.poll(() => received().some((span) => span.name === 'events deliver' && (span.links ?? []).some((link) => link.spanId === commit.spanId))).toBe(true)
+    expect((await subscriber.waitFor(1))[0]).toMatchObject({ notificationReceived: { taskId: 'otlp-task' } })
+    await subscriber.dispose()
 
     const lines = serve
       .output()

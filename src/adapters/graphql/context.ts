@@ -35,6 +35,11 @@ export interface GraphqlContext {
 export interface SubscriptionSlot {
   document?: DocumentNode
   stream?: { source: AsyncIterator<unknown>; args: ExecutionArgs }
+  /** The `traceparent` (and `tracestate`) the socket's `connection_init` carried, which its operations continue. */
+  parent?: string | undefined
+  parentState?: string | undefined
+  /** The trace the operation ran in, for its errors' `extensions.traceId`. */
+  traceId?: string | undefined
 }
 
 /** What contexts are made from: the parts that live as long as the server. */

@@ -10,6 +10,7 @@ import { createSourceEventStream, type DocumentNode, type ExecutionArgs, type Ex
 import type { Config } from '../../config/config.schema.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { graphqlMetricsPlugin } from '../ops/graphql.metrics.js'
+import { traceExtensions, tracingActive, withOperationSpan } from '../ops/tracing.spans.js'
 import type { GraphqlContext } from './context.js'
 import { formatResultErrors, maskUnexpectedErrors } from './graphql.errors.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
@@ -103,6 +104,7 @@ export class RequestPipeline {
         queryLimitsPlugin<GraphqlContext>(config.graphql),
         trustedDocumentsPlugin<GraphqlContext>(trusted),
         documentPlugin(),
+        traceIdPlugin(),
       ],
     })
   }
@@ -147,19 +149,29 @@ function withSocketSubscriptions(gateway: ReturnType<typeof compiledExecution>, 
     async load(options) {
       const { executor } = await gateway.load(options)
       if (!executor) throw new Error('the compiled executor is missing')
-      const subscribing = async (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
+      const run = async (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
         const { document, operationName } = request
         const context = request.context as GraphqlContext
-        if (context.subscription && getOperationAST(document, operationName)?.operation === 'subscription') {
+        const slot = context.subscription
+        if (slot && getOperationAST(document, operationName)?.operation === 'subscription') {
           const args: ExecutionArgs = { schema, document, operationName: operationName ?? null, variableValues: request.request.variables ?? {}, contextValue: context }
           const source = await createSourceEventStream(args)
           if (!(Symbol.asyncIterator in source)) return source
-          context.subscription.stream = { source: source[Symbol.asyncIterator](), args }
+          slot.stream = { source: source[Symbol.asyncIterator](), args }
           return {}
         }
         return executor(request)
       }
-      return { executor: subscribing as typeof executor }
+      // Each operation in a span of its own, whichever transport brought it (tracing.spans.ts).
+      const traced = (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
+        const slot = (request.context as GraphqlContext).subscription
+        const operation = { operationType: request.operation.operation, operationName: request.operationName, document: request.source, transport: slot ? 'ws' : 'http', parent: slot?.parent, parentState: slot?.parentState } as const
+        return withOperationSpan(operation, (span) => {
+          if (span && slot) slot.traceId = span.spanContext().traceId
+          return run(request)
+        })
+      }
+      return { executor: traced as typeof executor }
     },
   }
 }
@@ -172,6 +184,23 @@ function documentPlugin(): ApolloServerPlugin<GraphqlContext> {
     },
   }
   return { requestDidStart: async ({ contextValue }) => (contextValue.subscription ? listener : undefined) }
+}
+
+/**
+ * Every error answered names the trace it happened in (`extensions.traceId`), when tracing is on:
+ * an operator handed an error finds its trace. Over HTTP that is the request's trace; over a
+ * socket, the operation's.
+ */
+function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
+  const listener: GraphQLRequestListener<GraphqlContext> = {
+    async willSendResponse({ response, contextValue }) {
+      if (response.body.kind !== 'single' || !response.body.singleResult.errors) return
+      const traceId = contextValue.subscription?.traceId ?? traceExtensions().traceId
+      if (!traceId) return
+      response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({ ...error, extensions: { ...error.extensions, traceId } }))
+    },
+  }
+  return { requestDidStart: async () => (tracingActive() ? listener : undefined) }
 }
 
 /** Refuses an operation over the configured depth, aliases or cost before it runs. */

@@ -3,7 +3,7 @@ import { type Context, context, type Span, SpanKind, trace } from '@opentelemetr
 import type { FastifyRequest } from 'fastify'
 import { activeTraceId, contextFromTraceparent, inSpan, tracingActive } from '../../work/tracing.spans.js'
 
-export { activeTraceId, contextFromTraceparent, currentTraceparent, deliverySpan } from '../../work/tracing.spans.js'
+export { activeTraceId, contextFromTraceparent, currentTraceparent, deliverySpan, tracingActive } from '../../work/tracing.spans.js'
 
 /**
  * The spans of the GraphQL pipeline and the request's trace for the adapters. The pipeline calls

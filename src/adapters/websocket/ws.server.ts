@@ -8,6 +8,7 @@ import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
 import type { GraphqlContext, SubscriptionSlot } from '../graphql/context.js'
+import { traceparentOfConnectionInit } from '../ops/tracing.spans.js'
 import type { PipelineOutcome, RequestPipeline } from '../graphql/request.pipeline.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
@@ -78,6 +79,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
     })
   })
   const authByConnection = new WeakMap<object, unknown>()
+  const tracesByConnection = new WeakMap<object, { parent?: string; parentState?: string }>()
   // graphql-ws hands `execute` and `subscribe` only the execution arguments: their context leads back here.
   const ran = new WeakMap<object, Ran>()
   const formattedRefusals = new WeakMap<readonly GraphQLError[], readonly GraphQLFormattedError[]>()
@@ -95,12 +97,14 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
           return false
         }
         authByConnection.set(ctx, auth)
+        tracesByConnection.set(ctx, traceparentOfConnectionInit(ctx.connectionParams))
         return true
       },
       onSubscribe: async (ctx, id, payload) => {
         const auth = authByConnection.get(ctx)
         const socket = ctx.extra.socket
-        const slot: SubscriptionSlot = {}
+        // The socket's operations continue the trace its connection_init named, if any.
+        const slot: SubscriptionSlot = { ...tracesByConnection.get(ctx) }
         const context = options.context(auth, (code, reason) => socket.close(code, reason), slot)
         const outcome = await pipeline.run(payload, context)
         if (outcome.kind === 'stream') {
