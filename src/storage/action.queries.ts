@@ -66,3 +66,12 @@ export function actionMatches(criteria: ActionCriteria, row: ActionRow): boolean
   if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode)) return false
   return true
 }
+
+/** The action an API key (`keyScope`: its name, '' for the local user) asked for under an idempotency key. */
+export async function actionByKey(db: Db, keyScope: string, idempotencyKey: string): Promise<ActionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(actions)
+    .where(and(eq(actions.keyScope, keyScope), eq(actions.idempotencyKey, idempotencyKey)))
+  return row
+}
