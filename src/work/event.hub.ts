@@ -7,6 +7,8 @@ import type { TaskNode } from '../fold/graph.model.js'
 import { deriveTask } from '../fold/task.derive.js'
 import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../model/event.codec.js'
 import { SubscriptionQueue } from './subscription.queue.js'
+import { type ActionCriteria, actionMatches, actionsByIds } from '../storage/action.queries.js'
+import type { ActionRow } from '../storage/action.table.js'
 
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
@@ -44,6 +46,8 @@ export class EventHub {
   private retry: NodeJS.Timeout | undefined
   private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
   private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
+  // Actions: each changed action read once per batch, matched once per distinct filter.
+  private readonly actionGroups = new Map<string, Group<ActionCriteria, ActionRow>>()
   private pending: RealtimeEvent[] = []
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
@@ -68,7 +72,7 @@ export class EventHub {
     await this.unlisten?.()
     this.unlisten = undefined
     await this.chain
-    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values()]) {
+    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values()]) {
       for (const queue of group.queues) queue.close()
     }
   }
@@ -101,6 +105,11 @@ export class EventHub {
     return this.join(this.taskGroups, filter, onOverflow)
   }
 
+  /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
+  subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
+    return this.join(this.actionGroups, criteria, onOverflow)
+  }
+
   private join<F, T>(groups: Map<string, Group<F, T>>, filter: F, onOverflow: () => void): SubscriptionQueue<T> {
     const key = JSON.stringify(filter, Object.keys(filter as object).sort())
     let group = groups.get(key)
@@ -131,12 +140,12 @@ export class EventHub {
     const batch = this.pending
     this.pending = []
     try {
-      await Promise.all([this.dispatchCallbacks(), this.dispatchTasks(batch)])
+      await Promise.all([this.dispatchCallbacks(), this.dispatchTasks(batch), this.dispatchActions(batch)])
     } catch (error) {
       // Subscribers would silently miss these events: end their subscriptions with an error,
       // so they resubscribe from their last cursor and replay what they missed.
       this.options.log.error({ err: error }, 'realtime events could not be read; ending subscriptions')
-      for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values()]) {
+      for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values()]) {
         for (const queue of group.queues) queue.fail(new Error('Events could not be delivered; subscribe again (with your last cursor).'))
       }
     }
@@ -193,6 +202,19 @@ export class EventHub {
       for (const group of this.taskGroups.values()) {
         if (!taskMatches(group.filter, row)) continue
         for (const queue of group.queues) queue.push(node)
+      }
+    }
+  }
+
+  private async dispatchActions(batch: RealtimeEvent[]): Promise<void> {
+    if (this.actionGroups.size === 0) return
+    const ids = [...new Set(batch.flatMap((event) => (event.kind === 'action' ? [event.id] : [])))]
+    if (ids.length === 0) return
+    const rows = (await actionsByIds(this.options.database.db, ids)).sort((a, b) => a.id - b.id)
+    for (const row of rows) {
+      for (const group of this.actionGroups.values()) {
+        if (!actionMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(row)
       }
     }
   }

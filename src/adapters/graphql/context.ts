@@ -1,5 +1,6 @@
 import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
+import type { ActionRunner } from '../../work/action.runner.js'
 import type { EventHub } from '../../work/event.hub.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
@@ -23,6 +24,8 @@ export interface GraphqlContext {
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
   scope: Scope
+  /** Acts on the cloud (`stopTask`, `sendMessage`); absent where nothing may act. */
+  actions: ActionRunner | undefined
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -33,6 +36,7 @@ export interface ContextDeps {
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
   history?: MetricsHistory | undefined
+  actions?: ActionRunner | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -46,5 +50,6 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     history: deps.history,
     closeSocket,
     scope,
+    actions: deps.actions,
   }
 }

@@ -16,6 +16,7 @@ import type { EventHub } from '../../work/event.hub.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import { attachWebsocket } from '../websocket/ws.server.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
+import type { ActionRunner } from '../../work/action.runner.js'
 import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
 import { graphqlErrorBody, maskUnexpectedErrors } from './graphql.errors.js'
@@ -33,6 +34,8 @@ export interface GraphqlPluginOptions {
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
   history?: MetricsHistory | undefined
+  /** Acts on the cloud for `stopTask` and `sendMessage`. */
+  actions?: ActionRunner | undefined
   /** Where operation latency is measured (`livegate_graphql_seconds`). */
   metrics?: Metrics | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
@@ -47,7 +50,7 @@ export const GRAPHQL_PATH = '/graphql'
  * server. Apollo is stopped when fastify closes.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, db, poller, hub, history } = options
+  const { config, db, poller, hub, history, actions } = options
   const built = options.schema ?? (await buildGraphqlSchema())
   // Loaded only when asked for: federation's libraries add a second or more to every start.
   const schema = config.graphql.federation ? (await import('./subgraph.schema.js')).buildSubgraph(built) : built
@@ -110,7 +113,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     context: async (request) => {
       const scope = authenticate(request.headers.authorization, config.apiKeys)
       if (!scope) throw unauthenticated()
-      return createContext({ db, config, poller, hub, history }, scope)
+      return createContext({ db, config, poller, hub, history, actions }, scope)
     },
   })
   // Subscriptions: graphql-ws on the same path.
@@ -123,7 +126,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope, closeSocket) => createContext({ db, config, poller, hub, history }, scope as Scope, closeSocket),
+    context: (scope, closeSocket) => createContext({ db, config, poller, hub, history, actions }, scope as Scope, closeSocket),
     documentFor: (scope, payload) => {
       const found = trustedDocumentFor(scope as Scope, payload, trusted)
       return found && 'document' in found ? found.document : found
