@@ -107,6 +107,8 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   let fault: TaskListFault = {}
   let requests = 0
   const received: ReceivedAction[] = []
+  // task_list requests answered by service code, shown beside the actions (how many polls a stop took).
+  const polls: Record<string, number> = {}
   const operations = new Map<string, SimulatedOperation>(
     (['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]),
   )
@@ -161,7 +163,7 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     const rawQuery = mark < 0 ? '' : target.slice(mark + 1)
     const operation = operations.get(path)
     if (operation) return act(request, response, operation, path, rawQuery)
-    if (path === `${prefix}/simulator/actions` && request.method === 'GET') return send(response, 200, { actions: received })
+    if (path === `${prefix}/simulator/actions` && request.method === 'GET') return send(response, 200, { actions: received, taskListAnswers: polls })
     if (path !== taskListPath) return send(response, 404, { message: 'not found' })
     if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
     requests++
@@ -174,6 +176,7 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
 
     const check = verified(request, path, rawQuery)
     if (!check.ok) return refuse(response, check.ret)
+    polls[check.serviceCode] = (polls[check.serviceCode] ?? 0) + 1
     return send(response, 200, { ret: 0, ...options.source(check.serviceCode) })
   }
 
