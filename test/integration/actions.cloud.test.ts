@@ -123,8 +123,8 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const changes = subscribe(gateway.url, `subscription($ids: [ID!]) { taskChanged(filter: { ids: $ids }) { id status endReason } }`, { ids: [task.id] }, bearer(KEYS.operator))
     const actions = subscribe(gateway.url, `subscription { actionChanged(filter: { kind: STOP_TASK }) { id state taskId } }`, {}, bearer(KEYS.operator))
     await new Promise((resolve) => setTimeout(resolve, 200))
-    const pollsBefore = (await simulated()).taskListAnswers.TESTING ?? 0
     const answer = await graphql(gateway, STOP, { id: task.id, reason: 'breaks the rules' }, { headers: bearer(KEYS.operator) })
+    const pollsBefore = (await simulated()).taskListAnswers.TESTING ?? 0
     expect(answer.errors).toBeUndefined()
     const { action } = answer.data.stopTask
     expect(action).toMatchObject({ kind: 'STOP_TASK', serviceCode: 'TESTING', taskId: task.taskId, requestedBy: 'operator', reason: 'breaks the rules', state: 'SUCCEEDED', ret: 0, refusal: null })
@@ -136,7 +136,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const [cancel] = (await received()).filter((entry) => entry.operation === 'cancel_task')
     expect(cancel).toMatchObject({ path: '/api/20140928/cancel_task', query: `service_code=TESTING&task_id=${task.taskId}`, params: { service_code: 'TESTING', task_id: task.taskId }, ret: 0 })
 
-    // Ended within two polls of TESTING's task_list after the stop was asked for (counted as the
+    // Ended within two polls of TESTING's task_list after the stop was answered (counted as the
     // simulator answered them), whatever the machine's speed.
     await expect.poll(async () => (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.reader) })).data?.task.endReason, { timeout: 30_000, interval: 50 }).toBe('STOPPED')
     expect(((await simulated()).taskListAnswers.TESTING ?? 0) - pollsBefore).toBeLessThanOrEqual(2)
