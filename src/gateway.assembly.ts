@@ -180,6 +180,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.poller?.start()
   await parts.projector.start()
   await parts.hub.start()
+  await parts.actions.start()
   parts.retention.start()
   if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
 }

@@ -65,6 +65,23 @@ export async function finishAction(db: Db, id: number, outcome: ActionOutcome, a
   })
 }
 
+/**
+ * Ends the actions still PENDING that were asked for before `before`: their process stopped
+ * before it could record the cloud's answer. Resolves to how many.
+ */
+export async function abandonPending(db: Db, before: Date, finishedAt: Date): Promise<number> {
+  return db.transaction(async (raw) => {
+    const tx = raw as unknown as Db
+    const rows = await tx
+      .update(actions)
+      .set({ state: 'FAILED', finishedAt, message: 'livegate stopped before the cloud\'s answer was recorded; the cloud may have acted.' })
+      .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
+      .returning({ id: actions.id })
+    for (const row of rows) await announce(tx, row.id)
+    return rows.length
+  })
+}
+
 /** Deletes up to `limit` actions asked for before `cutoff`; resolves to how many went. */
 export async function pruneActions(db: Db, cutoff: Date, limit: number): Promise<number> {
   const statement = sql`delete from actions where id in (

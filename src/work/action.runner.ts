@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
 import { type ActionArgs, argsFingerprint } from '../model/action.model.js'
 import { actionByKey } from '../storage/action.queries.js'
-import { finishAction, recordAction } from '../storage/action.statements.js'
+import { abandonPending, finishAction, recordAction } from '../storage/action.statements.js'
 import type { ActionRow } from '../storage/action.table.js'
 import type { Db } from '../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
@@ -90,6 +90,16 @@ export class ActionRunner {
     const recorded = await recordAction(this.options.db, { ...rowOf(actor, args, request, argsHash), state: 'PENDING', requestedAt: now }, reuseAfter)
     if (!recorded.fresh) return recorded.row.argsHash === argsHash ? { kind: 'action', row: recorded.row } : { kind: 'key-reused', row: recorded.row }
     return { kind: 'action', row: await this.send(recorded.row, args) }
+  }
+
+  /**
+   * Ends the actions a stopped process left PENDING. Another instance's calls end within
+   * `upstream.actionTimeoutMs`, so only older ones (by a minute more) are taken for abandoned.
+   */
+  async start(): Promise<void> {
+    const now = this.now()
+    const abandoned = await abandonPending(this.options.db, new Date(now.getTime() - this.options.config.upstream.actionTimeoutMs - 60_000), now)
+    if (abandoned > 0) this.options.log.warn({ abandoned }, `actions: ${abandoned} left PENDING by a stopped process marked FAILED`)
   }
 
   /** Ends every cloud call under way (the gateway stops). */

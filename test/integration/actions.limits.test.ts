@@ -7,6 +7,7 @@ import { emptyTaskState } from '../../src/fold/task.fold.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
+import { recordAction } from '../../src/storage/action.statements.js'
 import { writeChanges } from '../../src/storage/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { graphql } from '../support/graphql.client.js'
@@ -79,6 +80,19 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
     expect(refused).toEqual([{ requestedBy: 'operator', state: 'FAILED', refusal: 'RATE_LIMITED', message: 'RATE_LIMITED: More than 2 actions a minute.' }])
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
     expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="REFUSED"\} 2/)
+  })
+
+  it('an action a stopped process left PENDING is FAILED at the next start; any action is a node', async () => {
+    const { row } = await recordAction(
+      gateway.database.db,
+      { kind: 'STOP_TASK', serviceCode: 'TESTING', taskId: 't-9', argsHash: 'x', keyScope: 'operator', requestedBy: 'operator', state: 'PENDING', requestedAt: new Date(Date.now() - 3_600_000) },
+      new Date(),
+    )
+    await gateway.parts.actions.start()
+    const id = Buffer.from(`Action:${JSON.stringify([String(row.id)])}`).toString('base64url')
+    const node = await graphql(gateway, 'query N($id: ID!) { node(id: $id) { id ... on Action { state taskId message finishedAt } } }', { id }, { headers: bearer(KEYS.operator) })
+    expect(node.data.node).toMatchObject({ id, state: 'FAILED', taskId: 't-9' })
+    expect(node.data.node.message).toMatch(/stopped before the cloud's answer was recorded/)
   })
 
   it('a trusted-only key acts only through documents of its manifest', async () => {
