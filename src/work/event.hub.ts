@@ -78,9 +78,9 @@ export class EventHub {
   }
 
   /** How many subscriptions are open, of each kind. */
-  get subscriptions(): { notifications: number; tasks: number } {
+  get subscriptions(): { notifications: number; tasks: number; actions: number } {
     const count = (groups: Iterable<{ queues: { size: number } }>) => [...groups].reduce((n, group) => n + group.queues.size, 0)
-    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()) }
+    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()), actions: count(this.actionGroups.values()) }
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
