@@ -2,7 +2,7 @@
 
 /** Each interface and union of the schema, and the object types that can stand for it. */
 export const possibleTypes: Record<string, string[]> = {
-  Node: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "Output", "Task", "ThumbnailNotification", "UnknownNotification", "User"],
+  Node: ["Action", "ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "Output", "Task", "ThumbnailNotification", "UnknownNotification", "User"],
   Notification: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "ThumbnailNotification", "UnknownNotification"],
 }
 
@@ -11,6 +11,9 @@ export const possibleTypes: Record<string, string[]> = {
  * identity of its own, and is kept inside the object that holds it.
  */
 export const keyFields: Record<string, string[] | null> = {
+  Action: ["id"],
+  ActionConnection: null,
+  ActionEdge: null,
   ArchivedNotification: ["id"],
   CallbackReconciliation: null,
   ClientDisconnectNotification: ["id"],
@@ -27,7 +30,9 @@ export const keyFields: Record<string, string[] | null> = {
   PageInfo: null,
   Recording: null,
   Resume: null,
+  SendMessagePayload: null,
   ServiceMetricPoint: null,
+  StopTaskPayload: null,
   Stream: null,
   Task: ["id"],
   TaskConnection: null,
@@ -43,4 +48,5 @@ export const keyFields: Record<string, string[] | null> = {
   User: ["id"],
   UserConnection: null,
   UserEdge: null,
+  Viewer: null,
 }

@@ -11,6 +11,7 @@ import { retiredSettingWarnings } from './config/retired.settings.js'
 import { ingestPolicy } from './model/callback.verdict.js'
 import { type Database, openDatabase } from './storage/database.client.js'
 import { backfillLegacyValues } from './storage/legacy.backfill.js'
+import { ActionRunner } from './work/action.runner.js'
 import { CallbackStore } from './work/callback.store.js'
 import { EventHub } from './work/event.hub.js'
 import { GraphProjector } from './work/graph.projector.js'
@@ -49,6 +50,8 @@ export interface GatewayParts {
   /** Audience and health over time: the poller samples each answer into it. */
   history: MetricsHistory
   retention: RetentionJob
+  /** Acts on the cloud (stopTask, sendMessage), audited. */
+  actions: ActionRunner
 }
 
 /** A running gateway: its address, its parts, and how to stop it. */
@@ -184,7 +187,8 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     projector: new GraphProjector({ database, log, metrics }),
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
-    retention: new RetentionJob({ db: database.db, retention: config.retention, log, ...(options.now ? { now: options.now } : {}) }),
+    retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
+    actions: new ActionRunner({ db: database.db, config, log, metrics }),
   }
 }
 
@@ -194,12 +198,14 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.poller?.start()
   await parts.projector.start()
   await parts.hub.start()
+  await parts.actions.start()
   parts.retention.start()
   if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
 }
 
 /** Stops the parts in the reverse order of their start; the spool is closed last. */
 async function stopParts(parts: GatewayParts): Promise<void> {
+  parts.actions.close()
   await parts.retention.stop()
   await parts.hub.stop()
   await parts.projector.stop()

@@ -24,6 +24,8 @@ export type DisconnectReason =
 export type EndReason =
   /** The live end (type 1) said reach_end=0: the server stopped it abnormally. */
   | 'ABNORMAL'
+  /** Stopped through livegate (`stopTask`, accepted by the cloud), whatever the live end notification said; see `Task.stopRequest`. */
+  | 'STOPPED'
   /** The live end (type 1) said reach_end=1: the user stopped. */
   | 'USER_STOPPED'
   /** It left the task list without a live end notification. */
@@ -297,6 +299,7 @@ export type UserPageQueryVariables = Exact<{
 
 
 export type UserPageQuery = { node:
+    | { __typename: 'Action', id: string }
     | { __typename: 'ArchivedNotification', id: string }
     | { __typename: 'ClientDisconnectNotification', id: string }
     | { __typename: 'LiveEndNotification', id: string }
@@ -336,6 +339,7 @@ export type RefetchQueryVariables = Exact<{
 
 
 export type RefetchQuery = { nodes: Array<
+    | { __typename: 'Action', id: string }
     | { __typename: 'ArchivedNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'ClientDisconnectNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'LiveEndNotification', kind: NotificationKind, receivedAt: string, id: string }
@@ -354,6 +358,7 @@ export type OutputDetailQueryVariables = Exact<{
 
 
 export type OutputDetailQuery = { node:
+    | { id: string }
     | { id: string }
     | { id: string }
     | { id: string }

@@ -57,6 +57,18 @@ const upstreamSchema = z.strictObject({
   pollIntervalMs: z.int().min(0).max(86_400_000).default(5000),
   /** The longest wait between two polls of a failing task_list (the back-off's cap). */
   maxBackoffMs: z.int().min(100).max(86_400_000).default(60_000),
+  /** An action (cancel_task, send_txt_msg) is FAILED when the cloud has not answered within this; the mutation answers by then. */
+  actionTimeoutMs: z.int().min(100).max(120_000).default(10_000),
+})
+
+const limitsSchema = z.strictObject({
+  /** Actions (mutations to the cloud) one API key may ask for per minute; more are refused with RATE_LIMITED. */
+  actionsPerMinute: z.int().min(1).max(100_000).default(30),
+})
+
+const actionsSchema = z.strictObject({
+  /** Days the audit of actions (and refused attempts) is kept; 0 keeps it forever. */
+  retention: z.int().min(0).max(36_500).default(400),
 })
 
 const graphqlSchema = z.strictObject({
@@ -139,6 +151,8 @@ export const configFileSchema = z
     realtime: realtimeSchema.default(() => realtimeSchema.parse({})),
     ops: opsSchema.default(() => opsSchema.parse({})),
     retention: retentionSchema.default(() => retentionSchema.parse({})),
+    limits: limitsSchema.default(() => limitsSchema.parse({})),
+    actions: actionsSchema.default(() => actionsSchema.parse({})),
     history: historySchema.default(() => historySchema.parse({})),
     reconcile: reconcileSchema.default(() => reconcileSchema.parse({})),
     tracing: tracingSchema.default(() => tracingSchema.parse({})),

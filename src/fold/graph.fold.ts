@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { CallbackEvent } from './fold.event.js'
-import { applyTaskCallback, applyTaskSighting, emptyTaskState, type TaskState } from './task.fold.js'
+import { applyTaskCallback, applyTaskSighting, applyTaskStop, emptyTaskState, type TaskState } from './task.fold.js'
 import { applyUserCallback, applyUserSighting, emptyUserState, type UserState } from './user.fold.js'
 
 /** The tasks and users a fold changed, as their new states. */
@@ -61,6 +61,12 @@ export function foldSightings(serviceCode: string, states: GraphStates, scope: G
     applyUserSighting(states.users.get(userName) ?? emptyUserState(serviceCode, userName), { source: 'sighting', serviceCode, userName, takenAt, user: listedUsers.get(userName) ?? null }),
   )
   return changedOnly(states, nextTasks, nextUsers)
+}
+
+/** Folds a stop the cloud accepted into its task's state (a task not known yet is made known). */
+export function foldStop(serviceCode: string, states: GraphStates, taskId: string, requestedAt: number): GraphChanges {
+  const next = applyTaskStop(states.tasks.get(taskId) ?? emptyTaskState(serviceCode, taskId), requestedAt)
+  return changedOnly(states, [next], [])
 }
 
 function changedOnly(states: GraphStates, nextTasks: TaskState[], nextUsers: UserState[]): GraphChanges {

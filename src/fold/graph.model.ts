@@ -7,7 +7,7 @@
 export type TaskStatus = 'LIVE' | 'WAITING_RECONNECT' | 'ENDED'
 
 /** Why a task ended. */
-export type EndReason = 'USER_STOPPED' | 'ABNORMAL' | 'VANISHED'
+export type EndReason = 'USER_STOPPED' | 'ABNORMAL' | 'VANISHED' | 'STOPPED'
 
 /** `codec_type` of a stream. */
 export type StreamKind = 'VIDEO' | 'AUDIO'

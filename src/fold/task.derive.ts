@@ -11,6 +11,7 @@ import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskSt
  * | --- | --- | --- |
  * | ENDED | USER_STOPPED / ABNORMAL | the latest type 1 is not older than the latest type 0; its `reach_end` (1 / 0) says why |
  * | ENDED | VANISHED | no such type 1, and the latest successful task_list answer no longer lists a task it listed before |
+ * | ENDED | STOPPED | either of the two above, after a stop asked through livegate that the cloud accepted (whatever the type 1 said) |
  * | WAITING_RECONNECT | null | the latest type 15 says status 0 and is newer than the latest type 0 |
  * | ENDED | null | never started nor listed, but an archived file (type 2) exists |
  * | LIVE | null | otherwise |
@@ -18,6 +19,14 @@ import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskSt
  * "Latest" is by the service's signed timestamp, so arrival order never matters.
  */
 export function deriveStatus(state: TaskState): { status: TaskStatus; endReason: EndReason | null; endedAt: number | null } {
+  const ended = deriveStatusFromCloud(state)
+  // A stop the cloud accepted explains the end the callback or the list then reports; until one
+  // of them does, the task runs (an action is confirmed by what the cloud says, never assumed).
+  if (ended.status === 'ENDED' && ended.endReason !== null && state.stoppedAt != null) return { ...ended, endReason: 'STOPPED' }
+  return ended
+}
+
+function deriveStatusFromCloud(state: TaskState): { status: TaskStatus; endReason: EndReason | null; endedAt: number | null } {
   const { start, end, resume, sighting } = state
   if (end && (!start || compareStamps(end.stamp, start.stamp) >= 0)) {
     return { status: 'ENDED', endReason: end.value.reachEnd ? 'USER_STOPPED' : 'ABNORMAL', endedAt: end.stamp.at }

@@ -53,6 +53,11 @@ export interface TaskState {
   thumbnails: Register<ThumbnailFacts>[]
   resumes: Register<number>[]
   sighting: TaskSighting
+  /**
+   * When the earliest stop livegate asked for and the cloud accepted was asked for (Unix ms);
+   * absent in states written before actions existed. Evidence of the audit, not of the log.
+   */
+  stoppedAt?: number | null
 }
 
 /** How many of a task's latest thumbnails, resumes and recordings its state keeps. */
@@ -162,6 +167,12 @@ export function applyTaskSighting(state: TaskState, event: TaskSightingEvent): T
       task: later(s.task, { stamp, value: event.task }),
     },
   }
+}
+
+/** Folds a stop the cloud accepted (`cancel_task` answered ret 0), asked for at `requestedAt`. */
+export function applyTaskStop(state: TaskState, requestedAt: number): TaskState {
+  const stoppedAt = minOf(state.stoppedAt ?? null, requestedAt)
+  return stoppedAt === state.stoppedAt ? state : { ...state, stoppedAt }
 }
 
 /** Whether the latest successful task_list answer about the task listed it. */

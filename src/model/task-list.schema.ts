@@ -1,7 +1,9 @@
 import { z } from 'zod'
 
+/** The version segment every operation of the service's API sits under. */
+export const API_VERSION_PATH = '/api/20140928'
 /** The task list operation's path below a service's `baseUrl`. */
-export const TASK_LIST_PATH = '/api/20140928/task_list'
+export const TASK_LIST_PATH = `${API_VERSION_PATH}/task_list`
 
 // The service documents integers; a numeric string is taken too, since both appear in the wild.
 const integer = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/).transform(Number)])

@@ -1,4 +1,5 @@
 import { CallbackSender, type DeliveryFailure } from './callback.sender.js'
+import { CloudActions } from './cloud.actions.js'
 import type { Scenario } from './scenario.model.js'
 import { roundSeed } from './seeded.random.js'
 import { generateScenario } from './session.scenario.js'
@@ -77,18 +78,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   // Generating once checks the options before anything listens; playback generates it again at its start.
   let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>() }
 
-  const server = await startTaskListServer({
-    services: options.services,
-    source: (serviceCode) => {
-      const { scenario, startedAtMs, shown } = current
-      const answer = Date.now() < startedAtMs ? EMPTY_TASK_LIST : taskListAt(scenario, serviceCode, Date.now() - startedAtMs, (taskId) => !shown.has(taskId))
-      for (const task of answer.task_list) shown.add(task.id)
-      options.onTaskList?.(serviceCode, answer)
-      return answer
-    },
-    ...(options.port !== undefined ? { port: options.port } : {}),
-    ...(options.host !== undefined ? { host: options.host } : {}),
-  })
   const sender = options.gatewayUrl
     ? new CallbackSender({
         gatewayUrl: options.gatewayUrl,
@@ -97,6 +86,22 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         ...(options.headerPrefix !== undefined ? { headerPrefix: options.headerPrefix } : {}),
       })
     : undefined
+  const cloud = new CloudActions(sender ? (callback) => sender.deliver(callback) : undefined)
+
+  const server = await startTaskListServer({
+    services: options.services,
+    source: (serviceCode) => {
+      const { scenario, startedAtMs, shown } = current
+      const answer = Date.now() < startedAtMs ? EMPTY_TASK_LIST : taskListAt(scenario, serviceCode, Date.now() - startedAtMs, (taskId) => !shown.has(taskId))
+      for (const task of answer.task_list) shown.add(task.id)
+      const live = answer.task_list.some((task) => cloud.isStopped(task.id)) ? { ...answer, task_list: answer.task_list.filter((task) => !cloud.isStopped(task.id)) } : answer
+      options.onTaskList?.(serviceCode, live)
+      return live
+    },
+    onAction: (operation, params) => cloud.handle(operation, params),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.host !== undefined ? { host: options.host } : {}),
+  })
   const pacer = new Pacer()
   let rounds = 0
   let callbacksDue = 0
@@ -106,10 +111,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     for (let round = 0; round === 0 || options.loop; round++) {
       const startedAtMs = Date.now()
       current = { scenario: scenarioAt(round, startedAtMs), startedAtMs, shown: new Set<string>() }
+      cloud.playing(current)
       rounds++
       for (const callback of current.scenario.callbacks) {
         if (!(await pacer.until(startedAtMs + callback.atMs))) return
         callbacksDue++
+        // A stopped task sent its ends when it stopped, and sends nothing more.
+        if (callback.taskId && cloud.isStopped(callback.taskId)) continue
         if (sender) await sender.deliver(callback)
       }
       const lasts = options.loop ? Math.max(current.scenario.durationMs, MIN_LOOP_ROUND_MS) : current.scenario.durationMs

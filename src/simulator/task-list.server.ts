@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifySignature } from '../model/signature.verify.js'
-import { TASK_LIST_PATH } from '../model/task-list.schema.js'
+import { API_VERSION_PATH, TASK_LIST_PATH } from '../model/task-list.schema.js'
 import type { SimulatedTaskList } from './task-list.snapshot.js'
 
 /**
@@ -17,7 +17,32 @@ export const SIMULATOR_RETS = {
   STALE_TIMESTAMP: 40102,
   /** The service code is not one the simulator plays. */
   UNKNOWN_SERVICE: 40301,
+  /** cancel_task: no such task is running (never was, or ended). */
+  UNKNOWN_TASK: 40401,
+  /** send_txt_msg: no such user in the service code. */
+  UNKNOWN_USER: 40402,
+  /** An action without a parameter it needs. */
+  MISSING_PARAMETER: 40002,
 } as const
+
+/** The actions the simulated cloud serves beside task_list (operations.md). */
+export type SimulatedOperation = 'cancel_task' | 'send_txt_msg'
+
+/** An action request that arrived correctly signed, as kept for tests and the demo. */
+export interface ReceivedAction {
+  operation: SimulatedOperation
+  /** The path as requested. */
+  path: string
+  /** The query as received (percent-encoded), and its parameters decoded. */
+  query: string
+  params: Record<string, string>
+  /** The `ret` answered. */
+  ret: number
+  at: string
+}
+
+/** What the simulated cloud does with a signed action: its answer's `ret` and `msg`. */
+export type ActionHandler = (operation: SimulatedOperation, params: Record<string, string>) => { ret: number; msg?: string }
 
 /** A service code the simulator plays, with the secret it shares with the gateway. */
 export interface SimulatedService {
@@ -41,6 +66,8 @@ export interface TaskListServerOptions {
   /** The signature header spellings accepted, tried in order. */
   headerPrefixes?: readonly string[]
   now?: () => number
+  /** Plays `cancel_task` and `send_txt_msg`; without it every signed action answers ret 0. */
+  onAction?: ActionHandler
 }
 
 /** A test hook: how the next answers misbehave. */
@@ -59,6 +86,8 @@ export interface TaskListServer {
   url: string
   /** How many task_list requests arrived, whatever their answer. */
   readonly requests: number
+  /** The signed actions received (`cancel_task`, `send_txt_msg`), oldest first; also at `GET {url}/simulator/actions`. */
+  readonly actions: readonly ReceivedAction[]
   /** Sets how every following request misbehaves; `behave({})` restores normal answers. */
   behave(fault: TaskListFault): void
   close(): Promise<void>
@@ -77,6 +106,43 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   const waits = new Set<() => void>()
   let fault: TaskListFault = {}
   let requests = 0
+  const received: ReceivedAction[] = []
+  // task_list requests answered by service code, shown beside the actions (how many polls a stop took).
+  const polls: Record<string, number> = {}
+  const operations = new Map<string, SimulatedOperation>(
+    (['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]),
+  )
+
+  const verified = (request: IncomingMessage, path: string, rawQuery: string): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
+    const serviceCode = new URLSearchParams(rawQuery).get('service_code')
+    if (!serviceCode) return { ok: false, ret: SIMULATOR_RETS.MISSING_SERVICE_CODE }
+    const service = services.get(serviceCode)
+    if (!service) return { ok: false, ret: SIMULATOR_RETS.UNKNOWN_SERVICE }
+    const spelling = headerPrefixes.find((name) => request.headers[`${name}-signature`] !== undefined) ?? headerPrefixes[0] ?? 'svc'
+    const verdict = verifySignature({
+      path,
+      rawQuery,
+      body: EMPTY_BODY,
+      signatureHeader: header(request, `${spelling}-signature`),
+      timestampHeader: header(request, `${spelling}-timestamp`),
+      secrets: [service.secret],
+      nowMs: now(),
+      toleranceMs,
+    })
+    if (!verdict.ok) return { ok: false, ret: verdict.error.code === 'TIMESTAMP_STALE' ? SIMULATOR_RETS.STALE_TIMESTAMP : SIMULATOR_RETS.BAD_SIGNATURE }
+    return { ok: true, serviceCode }
+  }
+
+  // A signed cancel_task or send_txt_msg: played by onAction, and kept.
+  const act = (request: IncomingMessage, response: ServerResponse, operation: SimulatedOperation, path: string, rawQuery: string) => {
+    if (request.method !== 'GET') return send(response, 405, { message: `${operation} is a GET` })
+    const check = verified(request, path, rawQuery)
+    if (!check.ok) return refuse(response, check.ret)
+    const params = Object.fromEntries(new URLSearchParams(rawQuery))
+    const answer = options.onAction ? options.onAction(operation, params) : { ret: 0 }
+    received.push({ operation, path, query: rawQuery, params, ret: answer.ret, at: new Date(now()).toISOString() })
+    return send(response, 200, answer.ret === 0 ? { ret: 0 } : { ret: answer.ret, msg: answer.msg ?? 'failed' })
+  }
   let closed = false
 
   const pause = (ms: number) =>
@@ -95,6 +161,9 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     const mark = target.indexOf('?')
     const path = mark < 0 ? target : target.slice(0, mark)
     const rawQuery = mark < 0 ? '' : target.slice(mark + 1)
+    const operation = operations.get(path)
+    if (operation) return act(request, response, operation, path, rawQuery)
+    if (path === `${prefix}/simulator/actions` && request.method === 'GET') return send(response, 200, { actions: received, taskListAnswers: polls })
     if (path !== taskListPath) return send(response, 404, { message: 'not found' })
     if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
     requests++
@@ -105,25 +174,10 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     if (misbehave.status !== undefined) return send(response, misbehave.status, { message: 'simulated failure' })
     if (misbehave.ret !== undefined) return refuse(response, misbehave.ret)
 
-    const serviceCode = new URLSearchParams(rawQuery).get('service_code')
-    if (!serviceCode) return refuse(response, SIMULATOR_RETS.MISSING_SERVICE_CODE)
-    const service = services.get(serviceCode)
-    if (!service) return refuse(response, SIMULATOR_RETS.UNKNOWN_SERVICE)
-    const spelling = headerPrefixes.find((name) => request.headers[`${name}-signature`] !== undefined) ?? headerPrefixes[0] ?? 'svc'
-    const verdict = verifySignature({
-      path,
-      rawQuery,
-      body: EMPTY_BODY,
-      signatureHeader: header(request, `${spelling}-signature`),
-      timestampHeader: header(request, `${spelling}-timestamp`),
-      secrets: [service.secret],
-      nowMs: now(),
-      toleranceMs,
-    })
-    if (!verdict.ok) {
-      return refuse(response, verdict.error.code === 'TIMESTAMP_STALE' ? SIMULATOR_RETS.STALE_TIMESTAMP : SIMULATOR_RETS.BAD_SIGNATURE)
-    }
-    return send(response, 200, { ret: 0, ...options.source(serviceCode) })
+    const check = verified(request, path, rawQuery)
+    if (!check.ok) return refuse(response, check.ret)
+    polls[check.serviceCode] = (polls[check.serviceCode] ?? 0) + 1
+    return send(response, 200, { ret: 0, ...options.source(check.serviceCode) })
   }
 
   const server = createServer((request, response) => {
@@ -148,6 +202,9 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     url: `http://${host}:${address.port}${prefix}`,
     get requests() {
       return requests
+    },
+    get actions() {
+      return received
     },
     behave(next) {
       fault = { ...next }

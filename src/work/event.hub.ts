@@ -10,6 +10,8 @@ import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../mod
 import { sendProbe } from '../storage/notify.statements.js'
 import { deliverySpan } from './tracing.spans.js'
 import { SubscriptionQueue } from './subscription.queue.js'
+import { type ActionCriteria, actionMatches, actionsByIds } from '../storage/action.queries.js'
+import type { ActionRow } from '../storage/action.table.js'
 
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
@@ -53,6 +55,8 @@ export class EventHub {
   private retry: NodeJS.Timeout | undefined
   private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
   private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
+  // Actions: each changed action read once per batch, matched once per distinct filter.
+  private readonly actionGroups = new Map<string, Group<ActionCriteria, ActionRow>>()
   private pending: RealtimeEvent[] = []
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
@@ -106,7 +110,7 @@ export class EventHub {
 
   private tick(): void {
     this.heartbeat.beat()
-    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0
+    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0
     if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
 
@@ -123,15 +127,15 @@ export class EventHub {
     await this.unlisten?.()
     this.unlisten = undefined
     await this.chain
-    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values()]) {
+    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values()]) {
       for (const queue of group.queues) queue.close()
     }
   }
 
   /** How many subscriptions are open, of each kind. */
-  get subscriptions(): { notifications: number; tasks: number } {
+  get subscriptions(): { notifications: number; tasks: number; actions: number } {
     const count = (groups: Iterable<{ queues: { size: number } }>) => [...groups].reduce((n, group) => n + group.queues.size, 0)
-    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()) }
+    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()), actions: count(this.actionGroups.values()) }
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
@@ -154,6 +158,11 @@ export class EventHub {
   /** A queue of the tasks, re-folded, that change from now on and match `filter` after the change. */
   subscribeTasks(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskNode> {
     return this.join(this.taskGroups, filter, onOverflow)
+  }
+
+  /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
+  subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
+    return this.join(this.actionGroups, criteria, onOverflow)
   }
 
   private join<F, T>(groups: Map<string, Group<F, T>>, filter: F, onOverflow: () => void): SubscriptionQueue<T> {
@@ -188,7 +197,7 @@ export class EventHub {
     const batch = this.unreadTasks.length > 0 ? [...this.unreadTasks, ...this.pending] : this.pending
     this.pending = []
     this.unreadTasks = []
-    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), this.dispatchTasks(batch)])
+    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), Promise.all([this.dispatchTasks(batch), this.dispatchActions(batch)])])
     // The database is away (a restart, a failover): the position has not moved past what was not
     // handed out, so the next look (a doorbell, the tick, the listening connection's return)
     // reads on from it. Subscribers wait; none is ended, none misses a callback.
@@ -197,8 +206,8 @@ export class EventHub {
       this.options.log.warn({ err: callbacks.reason }, 'realtime: the log could not be read; reading on from the same position at the next look')
     }
     if (tasks.status === 'rejected') {
-      this.unreadTasks = batch.filter((event) => event.kind === 'task')
-      this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks could not be read; reading them again at the next look')
+      this.unreadTasks = batch.filter((event) => event.kind === 'task' || event.kind === 'action')
+      this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks or actions could not be read; reading them again at the next look')
     }
   }
 
@@ -258,6 +267,19 @@ export class EventHub {
       for (const group of this.taskGroups.values()) {
         if (!taskMatches(group.filter, row)) continue
         for (const queue of group.queues) queue.push(node)
+      }
+    }
+  }
+
+  private async dispatchActions(batch: RealtimeEvent[]): Promise<void> {
+    if (this.actionGroups.size === 0) return
+    const ids = [...new Set(batch.flatMap((event) => (event.kind === 'action' ? [event.id] : [])))]
+    if (ids.length === 0) return
+    const rows = (await actionsByIds(this.options.database.db, ids)).sort((a, b) => a.id - b.id)
+    for (const row of rows) {
+      for (const group of this.actionGroups.values()) {
+        if (!actionMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(row)
       }
     }
   }

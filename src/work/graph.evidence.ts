@@ -1,5 +1,5 @@
 import { type CallbackEvent } from '../fold/fold.event.js'
-import { callbackScope, foldCallbacks, foldSightings, type GraphChanges, type GraphScope, type GraphStates, sightingScope } from '../fold/graph.fold.js'
+import { callbackScope, foldCallbacks, foldSightings, foldStop, type GraphChanges, type GraphScope, type GraphStates, sightingScope } from '../fold/graph.fold.js'
 import { taskEvents } from '../model/event.codec.js'
 import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
@@ -28,6 +28,15 @@ export function taskListEvidence(serviceCode: string, answer: TaskListAnswer, ta
     serviceCode,
     scope: async (tx) => sightingScope(answer, await listedNow(tx, serviceCode)),
     fold: (states, scope) => foldSightings(serviceCode, states, scope, answer, takenAt.getTime()),
+  }
+}
+
+/** A stop the cloud accepted, as evidence about its task. */
+export function stopEvidence(serviceCode: string, taskId: string, requestedAt: Date): GraphEvidence {
+  return {
+    serviceCode,
+    scope: async () => ({ taskIds: [taskId], userNames: [] }),
+    fold: (states) => foldStop(serviceCode, states, taskId, requestedAt.getTime()),
   }
 }
 

@@ -29,6 +29,7 @@ export interface Metrics {
   projectionLagSeconds: Histogram
   /** The projector's passes, by outcome: `folded`, `empty`, or `standby` (another instance held the lock). */
   projectorPasses: Counter<'outcome'>
+  actions: Counter<'kind' | 'state'>
 }
 
 /** A fresh set of metrics on a registry of its own. */
@@ -77,6 +78,7 @@ export function createMetrics(): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
+    actions: new Counter({ name: 'livegate_actions_total', help: 'Actions asked for through livegate, by kind and how they ended (SUCCEEDED, FAILED, REFUSED).', labelNames: ['kind', 'state'], registers }),
     projectorPasses: new Counter({
       name: 'livegate_projector_passes_total',
       help: 'Projector passes, by outcome: folded, empty, or standby (another instance folds).',

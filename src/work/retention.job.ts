@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../storage/database.client.js'
+import { pruneActions } from '../storage/action.statements.js'
 import { pruneBatch } from '../storage/retention.statements.js'
 
 const DAY_MS = 86_400_000
@@ -10,7 +11,7 @@ const FIRST_RUN_DELAY_MS = 10_000
 
 /** What one prune removed from one table. */
 export interface PruneResult {
-  table: 'callbacks' | 'refusals'
+  table: 'callbacks' | 'refusals' | 'actions'
   cutoff: Date
   deleted: number
   /** Statements it took; every one deletes at most `batchSize` rows. */
@@ -21,6 +22,8 @@ export interface PruneResult {
 export interface RetentionOptions {
   db: Db
   retention: Config['retention']
+  /** `actions.retention`: days the audit of actions is kept; 0 (or absent) keeps it forever. */
+  actionsRetentionDays?: number
   log: Pick<FastifyBaseLogger, 'info' | 'debug' | 'warn'>
   now?: () => Date
 }
@@ -44,7 +47,7 @@ export class RetentionJob {
   /** Whether anything is to be pruned on a schedule at all. */
   get enabled(): boolean {
     const { intervalMs, callbacksDays, refusalsDays } = this.options.retention
-    return intervalMs > 0 && (callbacksDays > 0 || refusalsDays > 0)
+    return intervalMs > 0 && (callbacksDays > 0 || refusalsDays > 0 || (this.options.actionsRetentionDays ?? 0) > 0)
   }
 
   /** Schedules the prunes: the first shortly after start, then every `intervalMs`. */
@@ -86,6 +89,8 @@ export class RetentionJob {
     const results: PruneResult[] = []
     if (callbacksDays > 0) results.push(await this.pruneTable('callbacks', new Date(now - callbacksDays * DAY_MS)))
     if (refusalsDays > 0) results.push(await this.pruneTable('refusals', new Date(now - refusalsDays * DAY_MS)))
+    const actionsDays = this.options.actionsRetentionDays ?? 0
+    if (actionsDays > 0) results.push(await this.pruneTable('actions', new Date(now - actionsDays * DAY_MS)))
     return results
   }
 
@@ -94,7 +99,7 @@ export class RetentionJob {
     let deleted = 0
     let statements = 0
     for (;;) {
-      const count = await pruneBatch(db, table, cutoff, retention.batchSize)
+      const count = table === 'actions' ? await pruneActions(db, cutoff, retention.batchSize) : await pruneBatch(db, table, cutoff, retention.batchSize)
       statements += 1
       deleted += count
       if (count < retention.batchSize || this.stopped) break

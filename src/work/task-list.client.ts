@@ -9,7 +9,7 @@ const MAX_BACKOFF_MS = 30_000
 /** What {@link TaskListClient} is built from. */
 export interface TaskListClientOptions {
   services: readonly ServiceConfig[]
-  options: Config['upstream']
+  options: Omit<Config['upstream'], 'actionTimeoutMs'>
   fetch?: typeof fetch
   /** The clock for signed timestamps and health; Unix milliseconds. */
   now?: () => number
@@ -59,7 +59,7 @@ interface Target {
  */
 export class TaskListClient {
   private readonly services: Map<string, ServiceConfig>
-  private readonly options: Config['upstream']
+  private readonly options: Omit<Config['upstream'], 'actionTimeoutMs'>
   private readonly fetch: typeof fetch
   private readonly now: () => number
   private readonly sleep: (ms: number) => Promise<void>

@@ -107,7 +107,7 @@ describe(`the dashboard over HTTP (${driverName})`, () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/)
     expect(html).not.toMatch(/\sstyle=/)
     const assets = [...html.matchAll(/(?:src|href)="(dashboard\/[^"]+)"/g)].map((match) => match[1] as string)
-    expect(assets.sort()).toEqual(['dashboard/dashboard.css', 'dashboard/dashboard.js', 'dashboard/graphql-ws.js', 'dashboard/uplot.css', 'dashboard/uplot.js'])
+    expect(assets.sort()).toEqual(['dashboard/dashboard.actions.js', 'dashboard/dashboard.css', 'dashboard/dashboard.js', 'dashboard/graphql-ws.js', 'dashboard/uplot.css', 'dashboard/uplot.js'])
     for (const asset of assets) {
       const file = await fetch(`${gateway.url}/${asset}`)
       expect(file.status, asset).toBe(200)

@@ -30,6 +30,7 @@ beforeEach(() => server.behave({}))
 
 const upstream = (overrides: Partial<Config['upstream']> = {}): Config['upstream'] => ({
   timeoutMs: 10_000,
+  actionTimeoutMs: 10_000,
   retries: 2,
   retryBaseMs: 5,
   pollIntervalMs: 0,

@@ -61,7 +61,8 @@ export const demoCommand: Command = async (args, config, io, context) => {
   }
   io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
   io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${rate} callbacks/s, looping`)
-  io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live)`)
+  io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live; press Stop on a live task to stop it through the simulated cloud)`)
+  io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
   io.out('livegate demo: Ctrl-C stops it; nothing is kept')

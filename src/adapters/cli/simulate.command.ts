@@ -54,6 +54,7 @@ export const simulateCommand: Command = async (args, config, io) => {
   const codes = services.map((service) => service.serviceCode).join(', ')
   io.out(`livegate simulate: task_list at ${simulator.url}/api/20140928/task_list for ${codes}`)
   io.out(`livegate simulate: give the gateway "baseUrl": "${simulator.url}" for these service codes`)
+  io.out(`livegate simulate: cancel_task and send_txt_msg served beside it; what arrived at ${simulator.url}/simulator/actions`)
   io.out(
     values.gateway
       ? `livegate simulate: ${sessions} sessions (seed ${seed}) at ${rate} callbacks/s to ${values.gateway.replace(/\/+$/, '')}/callbacks${values.loop ? ', looping' : ''}`

@@ -1,6 +1,7 @@
 import type { DocumentNode, ExecutionArgs } from 'graphql'
 import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
+import type { ActionRunner } from '../../work/action.runner.js'
 import type { EventHub } from '../../work/event.hub.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
@@ -24,6 +25,8 @@ export interface GraphqlContext {
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
   scope: Scope
+  /** Acts on the cloud (`stopTask`, `sendMessage`); absent where nothing may act. */
+  actions: ActionRunner | undefined
   /**
    * Present on a request that came over a socket, where a subscription may run: the request
    * pipeline leaves there the document it resolved and a subscription's source of events.
@@ -50,6 +53,7 @@ export interface ContextDeps {
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
   history?: MetricsHistory | undefined
+  actions?: ActionRunner | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -64,5 +68,6 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     closeSocket,
     scope,
     subscription,
+    actions: deps.actions,
   }
 }

@@ -7,12 +7,12 @@ import { badUserInput } from './graphql.errors.js'
  */
 
 /** The node types and the number of parts of their keys. */
-const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1 } as const
+const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1, Action: 1 } as const
 
 /** A type that implements `Node`. */
 export type NodeTypeName = keyof typeof KEY_PARTS
 
-/** A decoded global id: its type and the parts of its key (text; a notification's is its row id). */
+/** A decoded global id: its type and the parts of its key (text; a notification's and an action's is its row id). */
 export interface GlobalId {
   type: NodeTypeName
   key: string[]
@@ -57,7 +57,7 @@ export function parseGlobalId(id: string): GlobalId | undefined {
   }
   const parts = KEY_PARTS[type as NodeTypeName]
   if (!Array.isArray(key) || key.length !== parts || !key.every((part) => typeof part === 'string' && !part.includes('\u0000'))) return undefined
-  if (type === 'Notification' && !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))) return undefined
+  if ((type === 'Notification' || type === 'Action') && !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))) return undefined
   return { type: type as NodeTypeName, key: key as string[] }
 }
 

@@ -1,6 +1,9 @@
 import type { OutputNode, TaskNode, UserNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
 import { deriveUser } from '../../fold/user.fold.js'
+import { actionsByIds } from '../../storage/action.queries.js'
+import type { ActionRow } from '../../storage/action.table.js'
+import { inScope } from './auth.scope.js'
 import type { GraphqlContext } from './context.js'
 import { type GlobalId, toGlobalId } from './global.id.js'
 import { type NotificationNode, notificationNode } from './notification.view.js'
@@ -9,7 +12,7 @@ import { notificationTypeName } from './types/notification.type.js'
 import type { OutputView } from './types/output.type.js'
 
 /** What a `Node` resolves from. */
-export type NodeValue = TaskNode | UserNode | (OutputNode & OutputView) | NotificationNode
+export type NodeValue = TaskNode | UserNode | (OutputNode & OutputView) | NotificationNode | ActionRow
 
 /** A task's global id: of its service code and `hashed_id`. */
 export function taskGlobalId(task: Pick<TaskNode, 'serviceCode' | 'id'>): string {
@@ -59,6 +62,10 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
       if (!row) return null
       const node = notificationNode(row)
       return tagNode(node, notificationTypeName(node))
+    }
+    case 'Action': {
+      const [row] = await actionsByIds(context.db, [Number(first)])
+      return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Action') : null
     }
   }
 }

@@ -18,6 +18,7 @@ const ASSETS: ReadonlyMap<string, PageAsset> = new Map([
   ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
   ['dashboard.js', { file: join(PAGE_DIR, 'dashboard.client.js'), type: JS }],
   ['dashboard.css', { file: join(PAGE_DIR, 'dashboard.css'), type: CSS }],
+  ['dashboard.actions.js', { file: join(PAGE_DIR, 'dashboard.actions.js'), type: JS }],
 ])
 
 // Relative addresses throughout, so the page works below a reverse proxy's path prefix: its
@@ -73,6 +74,7 @@ const PAGE = `<!doctype html>
 <script src="dashboard/uplot.js"></script>
 <script src="dashboard/graphql-ws.js"></script>
 <script src="dashboard/dashboard.js"></script>
+<script src="dashboard/dashboard.actions.js"></script>
 </body>
 </html>
 `

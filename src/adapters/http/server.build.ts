@@ -18,6 +18,7 @@ import type { EventHub } from '../../work/event.hub.js'
 import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
+import type { ActionRunner } from '../../work/action.runner.js'
 import { playgroundPlugin } from './playground.plugin.js'
 import { dashboardPlugin } from './dashboard.plugin.js'
 import type { IngestPolicy } from '../../model/callback.verdict.js'
@@ -42,6 +43,8 @@ export interface ServerParts {
   hub: EventHub
   history: MetricsHistory
   metrics: Metrics
+  /** Acts on the cloud (`stopTask`, `sendMessage`). */
+  actions?: ActionRunner | undefined
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
 }
@@ -118,7 +121,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   // One GraphQL pipeline, two transports that only translate: HTTP and graphql-ws on one path.
   const pipeline = await RequestPipeline.start({ config, log: app.log, metrics })
   app.addHook('onClose', () => pipeline.stop())
-  const deps = { db: database.db, config, poller, hub, history }
+  const deps = { db: database.db, config, poller, hub, history, actions: parts.actions }
   await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })
   attachWebsocket(app, {
     pipeline,

@@ -9,7 +9,7 @@ import { joinCluster } from './cluster.link.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */
 export interface SubscriptionCounts {
-  readonly subscriptions: { notifications: number; tasks: number }
+  readonly subscriptions: { notifications: number; tasks: number; actions?: number }
   /** Whether the hub hears the event channel. */
   readonly listening: boolean
 }
@@ -28,7 +28,7 @@ export interface OpsPluginOptions {
 }
 
 // The GraphQL field each of the hub's counts belongs to: the `field` label's values.
-const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged' } as const
+const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged', actions: 'actionChanged' } as const
 
 /**
  * Operations: `/healthz` (the process answers), `/readyz` (the database answers, with the spool
@@ -57,7 +57,7 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
     if (hub) {
       const counts = hub.subscriptions
       for (const [kind, field] of Object.entries(SUBSCRIPTION_FIELDS)) {
-        metrics.subscriptions.set({ field }, counts[kind as keyof typeof SUBSCRIPTION_FIELDS])
+        metrics.subscriptions.set({ field }, counts[kind as keyof typeof SUBSCRIPTION_FIELDS] ?? 0)
       }
     }
     if (spool) metrics.spoolDepth.set(spool.depth())

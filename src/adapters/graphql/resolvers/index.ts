@@ -1,4 +1,5 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
+import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
 import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
@@ -26,4 +27,6 @@ export const resolvers: NonEmptyArray<Function> = [
   ServiceMetricsResolver,
   UpstreamCallbacksResolver,
   MetricsSubscription,
+  ActionResolver,
+  TaskStopRequestResolver,
 ]

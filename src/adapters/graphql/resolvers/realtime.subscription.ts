@@ -159,11 +159,11 @@ function liveNode(row: NotificationRow): NotificationNode {
   return node
 }
 
-function requireHub(hub: EventHub | undefined): EventHub {
+export function requireHub(hub: EventHub | undefined): EventHub {
   if (!hub) throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at /graphql.')
   return hub
 }
 
-function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
+export function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
   return () => closeSocket?.(SLOW_CONSUMER.code, SLOW_CONSUMER.reason)
 }

@@ -17,7 +17,7 @@ registerEnumType(TaskStatus, {
 })
 
 /** Why a task ended. */
-export const EndReason = { USER_STOPPED: 'USER_STOPPED', ABNORMAL: 'ABNORMAL', VANISHED: 'VANISHED' } as const
+export const EndReason = { USER_STOPPED: 'USER_STOPPED', ABNORMAL: 'ABNORMAL', VANISHED: 'VANISHED', STOPPED: 'STOPPED' } as const
 registerEnumType(EndReason, {
   name: 'EndReason',
   description: 'Why a task ended.',
@@ -25,6 +25,7 @@ registerEnumType(EndReason, {
     USER_STOPPED: { description: 'The live end (type 1) said reach_end=1: the user stopped.' },
     ABNORMAL: { description: 'The live end (type 1) said reach_end=0: the server stopped it abnormally.' },
     VANISHED: { description: 'It left the task list without a live end notification.' },
+    STOPPED: { description: 'Stopped through livegate (`stopTask`, accepted by the cloud), whatever the live end notification said; see `Task.stopRequest`.' },
   },
 })
 
