@@ -82,6 +82,7 @@ const CASES: Array<{ name: string; key: keyof typeof KEYS; sent: Sent; code?: st
   { name: 'too costly', key: 'all', sent: { query: '{ tasks(first: 400) { edges { node { id taskId status userName } } } }' }, code: 'QUERY_TOO_COSTLY' },
   { name: 'a task of its own tenant', key: 'tenant', sent: { query: '{ tasks(first: 5) { edges { node { taskId serviceCode } } } }' }, data: { tasks: { edges: [{ node: { taskId: 'mine', serviceCode: 'TESTING' } }] } } },
   { name: 'another tenant\'s task, as one unknown', key: 'tenant', sent: { query: 'query($id: ID!) { node(id: $id) { id } }', variables: { id: Buffer.from('Task:["OPEN","theirs"]').toString('base64url') } }, data: { node: null } },
+  { name: 'a read-only key acting', key: 'tenant', sent: { query: 'mutation($id: ID!) { stopTask(id: $id, reason: "test") { action { id state } } }', variables: { id: Buffer.from('Task:["TESTING","mine"]').toString('base64url') } }, code: 'FORBIDDEN' },
   { name: 'a trusted-only key sending text', key: 'trusted', sent: { query: '{ taskCounts { live } }' }, code: 'PERSISTED_QUERY_ID_REQUIRED' },
   { name: 'a trusted-only key naming an unknown hash', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }, code: 'PERSISTED_QUERY_NOT_IN_LIST' },
   { name: 'a trusted-only key naming a trusted document', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: freshnessHash } } }, data: expect.anything() },

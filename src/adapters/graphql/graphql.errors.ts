@@ -42,7 +42,11 @@ export function graphqlErrorBody(code: GraphqlErrorCode, message: string): { err
 export function maskUnexpectedErrors(log: (error: unknown) => void) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     if (formatted.extensions?.code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR) return formatted
-    const original = unwrapResolverError(error)
+    // A fault thrown outside a resolver (the executor, a plugin) reaches here wrapped in a
+    // GraphQLError by Apollo: its cause decides, not the wrapper.
+    const unwrapped = unwrapResolverError(error)
+    const cause = (unwrapped as { originalError?: unknown } | null)?.originalError
+    const original = isGraphqlError(unwrapped) && cause instanceof Error && !isGraphqlError(cause) ? cause : unwrapped
     if (isGraphqlError(original)) return formatted
     log(original)
     return {

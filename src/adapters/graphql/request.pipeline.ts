@@ -165,7 +165,7 @@ function withSocketSubscriptions(gateway: ReturnType<typeof compiledExecution>, 
       // Each operation in a span of its own, whichever transport brought it (tracing.spans.ts).
       const traced = (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
         const slot = (request.context as GraphqlContext).subscription
-        const operation = { operationType: request.operation.operation, operationName: request.operationName, document: request.source, transport: slot ? 'ws' : 'http', parent: slot?.parent, parentState: slot?.parentState } as const
+        const operation = { operationType: request.operation?.operation, operationName: request.operationName, document: request.source, transport: slot ? 'ws' : 'http', parent: slot?.parent, parentState: slot?.parentState } as const
         return withOperationSpan(operation, (span) => {
           if (span && slot) slot.traceId = span.spanContext().traceId
           return run(request)
