@@ -9,10 +9,11 @@ const FORGETS_START = 4
  * Gives each session an audience that rises and falls (every fourth in the thousands) and the
  * cloud's mishaps, chosen by place so a scenario of five sessions or more shows each: a stalled
  * input (the input delivers nothing for the middle of its life), a counter reset (half way), and
- * a session whose type 0 callbacks the cloud never sends. Draws nothing from the seed's random
+ * a session whose type 0 callbacks the cloud never sends; with `swayPeriodMs` (the demo's day),
+ * inputs whose bitrate sways. Draws nothing from the seed's random
  * stream, so task ids and every other event stay what the seed alone gives.
  */
-export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCallback[]): { sessions: ScenarioSession[]; callbacks: ScenarioCallback[] } {
+export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCallback[], swayPeriodMs?: number): { sessions: ScenarioSession[]; callbacks: ScenarioCallback[] } {
   const forgotten = new Set<string>()
   const planned = sessions.map((session, index): ScenarioSession => {
     const life = session.listedUntilMs - session.liveFromMs
@@ -23,6 +24,8 @@ export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCa
       stall: index % 8 === STALLS ? { fromMs: at(0.25), untilMs: at(0.65) } : null,
       resetAtMs: index % 8 === RESETS ? at(0.5) : null,
       forgetsStart: index % 8 === FORGETS_START,
+      // Each input a little off the others' beat, so the sparklines do not move in step.
+      ...(swayPeriodMs ? { swayPeriodMs: Math.round(swayPeriodMs * (0.7 + (hash(session.taskId) % 60) / 100)) } : {}),
     }
     if (audience.forgetsStart) forgotten.add(session.taskId)
     return { ...session, audience }

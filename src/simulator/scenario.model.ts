@@ -19,7 +19,26 @@ export interface ScenarioOptions {
    * input, a counter reset, a task whose start callbacks the cloud "forgets" (see audience.plan.ts).
    */
   audience?: boolean
+  /**
+   * Paced like a day of a service rather than packed to `rate`: see {@link DayProfile}. Without
+   * it (the tests' scenarios) the whole timeline is spread to `rate` and tasks live seconds.
+   */
+  day?: DayProfile
 }
+
+/**
+ * The demo's pacing: each step of a session's life lasts `unitMs` (tasks live minutes), the first
+ * `marathons` sessions start at once and stay live for the whole scenario, and each input's
+ * bitrate sways over `swayPeriodMs` so its sparkline has a shape. `rate` is then unused.
+ */
+export interface DayProfile {
+  unitMs: number
+  marathons: number
+  swayPeriodMs: number
+}
+
+/** `livegate demo`'s day: steps of 18 s (tasks of 1 to 3 minutes, rounds of 9 to 13), three tasks live throughout. */
+export const DEMO_DAY: DayProfile = { unitMs: 18_000, marathons: 3, swayPeriodMs: 150_000 }
 
 /** How a session's audience and counters go over its life, with its mishaps; times from the scenario's start. */
 export interface SessionAudience {
@@ -31,6 +50,8 @@ export interface SessionAudience {
   resetAtMs: number | null
   /** The cloud never sends this session's type 0 callbacks. */
   forgetsStart: boolean
+  /** The input's bitrate sways ±25% over this period (the demo's day); steady when absent. */
+  swayPeriodMs?: number
 }
 
 /** How a session ends: the user stops (`reach_end=1`), the server stops (`0`), or no end callback. */
@@ -142,13 +163,26 @@ function arc(session: ScenarioSession, atMs: number): number {
   return Math.sin(Math.PI * Math.min(1, (atMs - session.liveFromMs) / span))
 }
 
+// How far an input's bitrate sways either side of its steady rate, with `swayPeriodMs`.
+const SWAY = 0.25
+
 // The counters with an audience: input bytes grow except while stalled, output bytes follow the
 // audience (its integral), and both start again from 0 at a reset.
 function audienceCounters(session: ScenarioSession, audience: SessionAudience, output: ScenarioOutput | undefined, atMs: number, seconds: number) {
   const from = audience.resetAtMs !== null && atMs >= audience.resetAtMs ? audience.resetAtMs : session.liveFromMs
   const to = Math.max(from, atMs)
-  const stalled = audience.stall ? Math.max(0, Math.min(to, audience.stall.untilMs) - Math.max(from, audience.stall.fromMs)) : 0
-  const inputBytes = Math.floor((session.inputBytesPerSecond * (to - from - stalled)) / 1000)
+  // Input milliseconds at the steady rate up to t: t itself, or its integral under a sway.
+  const period = audience.swayPeriodMs
+  const inputMs = period
+    ? (t: number) => {
+        const x = Math.max(0, t - session.liveFromMs)
+        return x + ((SWAY * period) / (2 * Math.PI)) * (1 - Math.cos((2 * Math.PI * x) / period))
+      }
+    : (t: number) => t
+  const stallFrom = audience.stall ? Math.max(from, audience.stall.fromMs) : 0
+  const stallTo = audience.stall ? Math.min(to, audience.stall.untilMs) : 0
+  const stalled = stallTo > stallFrom ? inputMs(stallTo) - inputMs(stallFrom) : 0
+  const inputBytes = Math.floor((session.inputBytesPerSecond * (inputMs(to) - inputMs(from) - stalled)) / 1000)
   if (output?.container !== 'flv') return { seconds, inputBytes, httpOutputBytes: 0 }
   const span = session.listedUntilMs - session.liveFromMs
   // The integral of peak × sin(π t / span) over [from, to], in viewer-seconds.

@@ -51,13 +51,17 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   const sequences = new Map<string, number>()
   const plans: Plan[] = []
   let startU = 0
+  const marathons = Math.min(options.day?.marathons ?? 0, options.sessions)
   for (let i = 0; i < options.sessions; i++) {
     startU += i === 0 ? 0 : random.int(0, 3)
-    plans.push(planSession(random, { serviceCode: options.serviceCodes[i % options.serviceCodes.length] as string, ending: endings[i] as SessionEnding, startU, taken, sequences }))
+    // A day's marathons go live within the first seconds, a moment apart.
+    const from = i < marathons ? i * 0.2 : startU
+    plans.push(planSession(random, { serviceCode: options.serviceCodes[i % options.serviceCodes.length] as string, ending: endings[i] as SessionEnding, startU: from, taken, sequences }))
   }
+  if (marathons > 0) stretchToTheEnd(plans.slice(0, marathons), spanOf(plans.slice(marathons)))
   const count = plans.reduce((sum, plan) => sum + plan.steps.length, 0)
-  const spanU = Math.max(0, ...plans.flatMap((plan) => [plan.at.listedUntil, plan.at.userUntil, ...plan.steps.map((step) => step.u)]))
-  const msPerUnit = count > 0 && spanU > 0 ? (count / options.rate) * 1000 / spanU : 0
+  const spanU = spanOf(plans)
+  const msPerUnit = options.day ? options.day.unitMs : count > 0 && spanU > 0 ? (count / options.rate) * 1000 / spanU : 0
   const toMs = (u: number) => Math.round(u * msPerUnit)
   const sessions: ScenarioSession[] = []
   const callbacks: ScenarioCallback[] = []
@@ -73,8 +77,32 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   }
   // Stable: equal times keep their generation order, so a task's own callbacks never swap.
   callbacks.sort((a, b) => a.atMs - b.atMs)
-  const played = options.audience ? withAudiences(sessions, callbacks) : { sessions, callbacks }
+  const played = options.audience ? withAudiences(sessions, callbacks, options.day?.swayPeriodMs) : { sessions, callbacks }
   return { seed: options.seed, epochMs, ...played, durationMs: toMs(spanU) }
+}
+
+/** The last moment anything of these sessions happens, in units. */
+function spanOf(plans: Plan[]): number {
+  return Math.max(0, ...plans.flatMap((plan) => [plan.at.listedUntil, plan.at.userUntil, ...plan.steps.map((step) => step.u)]))
+}
+
+/**
+ * Stretches each plan's live beats so it ends when the others have all ended: its thumbnails and
+ * reconnects spread over the whole scenario, and what follows its end (the end callbacks, the
+ * archive, a disconnect) keeps its own spacing.
+ */
+function stretchToTheEnd(plans: Plan[], spanU: number): void {
+  for (const plan of plans) {
+    const beatsEnd = plan.at.end - 1
+    const shift = spanU - plan.at.end
+    if (shift <= 0) continue
+    const k = (beatsEnd + shift - plan.at.liveFrom) / (beatsEnd - plan.at.liveFrom)
+    const moved = (u: number) => (u <= plan.at.liveFrom ? u : u <= beatsEnd ? plan.at.liveFrom + (u - plan.at.liveFrom) * k : u + shift)
+    for (const step of plan.steps) step.u = moved(step.u)
+    plan.at.end += shift
+    plan.at.listedUntil = moved(plan.at.listedUntil)
+    plan.at.userUntil = moved(plan.at.userUntil)
+  }
 }
 
 function chooseEndings(random: SeededRandom, sessions: number): SessionEnding[] {

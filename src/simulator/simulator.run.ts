@@ -1,6 +1,6 @@
 import { CallbackSender, type DeliveryFailure } from './callback.sender.js'
 import { CloudActions } from './cloud.actions.js'
-import type { Scenario } from './scenario.model.js'
+import type { DayProfile, Scenario } from './scenario.model.js'
 import { roundSeed } from './seeded.random.js'
 import { generateScenario } from './session.scenario.js'
 import { type SimulatedService, startTaskListServer, type TaskListServer } from './task-list.server.js'
@@ -27,6 +27,8 @@ export interface SimulatorOptions {
   loop?: boolean
   /** Audiences that rise and fall, a stalled input, a counter reset, a forgotten start (see audience.plan.ts); on unless `false`. */
   audience?: boolean
+  /** Paced like a day (tasks that live minutes, some throughout) instead of packed to `rate`: the demo's. */
+  day?: DayProfile
   /** Told of every task_list answer the simulator makes, as it makes it (tests compare it with the samples). */
   onTaskList?: (serviceCode: string, answer: SimulatedTaskList) => void
 }
@@ -74,7 +76,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   if (options.services.length === 0) throw new RangeError('the simulator needs at least one service code with a secret')
   const serviceCodes = options.services.map((service) => service.serviceCode)
   const scenarioAt = (round: number, epochMs: number) =>
-    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs, audience: options.audience ?? true })
+    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs, audience: options.audience ?? true, ...(options.day ? { day: options.day } : {}) })
   // Generating once checks the options before anything listens; playback generates it again at its start.
   let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>() }
 

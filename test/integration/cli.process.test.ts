@@ -118,6 +118,12 @@ describe('the livegate command, as a real process on the embedded database', () 
     }
   }, 300_000)
 
+  it('`livegate demo` refuses a profile it does not have, naming the two it has', async () => {
+    const result = await runLivegate(['demo', '--profile', 'week', '--port', '0'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('[--profile day|burst]')
+  })
+
   it('prints its usage for an unknown command', async () => {
     const result = await runLivegate(['launch'])
     expect(result.code).toBe(2)

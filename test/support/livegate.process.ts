@@ -24,11 +24,11 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
 }
 
 /**
- * Starts a Node process (`node ...args`, from the repository root) and resolves once its output
- * matches `listening`, whose first group is the URL it serves.
+ * Starts a Node process (`node ...args`, from the repository root unless `cwd` says where) and
+ * resolves once its output matches `listening`, whose first group is the URL it serves.
  */
-export async function startListeningProcess(args: string[], env: NodeJS.ProcessEnv, listening: RegExp): Promise<ServeProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env })
+export async function startListeningProcess(args: string[], env: NodeJS.ProcessEnv, listening: RegExp, cwd = ROOT): Promise<ServeProcess> {
+  const child = spawn(process.execPath, args, { cwd, env })
   let printed = ''
   child.stdout?.on('data', (chunk: Buffer) => {
     printed += chunk

@@ -27,8 +27,8 @@ const COMMANDS: Record<string, CommandEntry> = {
   demo: {
     load: async () => (await import('./demo.command.js')).demoCommand,
     summary: 'the gateway on an in-memory database, fed by the simulator: a first look',
-    synopsis: '[--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]',
-    options: { port: text, 'simulator-port': text, rate: text, sessions: text },
+    synopsis: '[--port 4000] [--simulator-port 4100] [--profile day|burst] [--sessions 24] [--rate 4]',
+    options: { port: text, 'simulator-port': text, rate: text, sessions: text, profile: text },
   },
   schema: {
     load: async () => (await import('./schema.command.js')).schemaCommand,

@@ -1,28 +1,36 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
+import { DEMO_DAY } from '../../simulator/scenario.model.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
 const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
 
+const USAGE = 'usage: livegate demo [--port 4000] [--simulator-port 4100] [--profile day|burst] [--sessions 24] [--rate 4]'
+
 /**
- * `livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]`: the gateway on
- * an in-memory database, fed by the simulator playing the cloud for one service code with a
- * throwaway secret, looping until stopped. For a first look; nothing is kept.
+ * `livegate demo`: the gateway on an in-memory database, fed by the simulator playing the cloud
+ * for one service code with a throwaway secret, looping until stopped. For a first look; nothing
+ * is kept. The `day` profile (the default) paces it like a service's day: tasks that live minutes,
+ * three of them for the whole round (9 to 13 minutes), audiences that ramp and fall, now and
+ * then a stall, a reconnect, a forgotten callback. `burst` is the tests' pace: `--sessions`
+ * tasks of a few seconds each, `--rate` callbacks a second.
  */
 export const demoCommand: Command = async (args, config, io, context) => {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, 'simulator-port': { type: 'string' }, rate: { type: 'string' }, sessions: { type: 'string' } },
+    options: { port: { type: 'string' }, 'simulator-port': { type: 'string' }, rate: { type: 'string' }, sessions: { type: 'string' }, profile: { type: 'string' } },
   })
+  const profile = values.profile ?? 'day'
+  const day = profile === 'day'
   const port = Number(values.port ?? config.port)
   const simulatorPort = Number(values['simulator-port'] ?? 4100)
   const rate = Number(values.rate ?? 4)
-  const sessions = Number(values.sessions ?? 8)
-  if (![port, simulatorPort, rate, sessions].every((n) => Number.isFinite(n) && n >= 0)) {
-    io.err('usage: livegate demo [--port 4000] [--simulator-port 4100] [--rate 4] [--sessions 8]')
+  const sessions = Number(values.sessions ?? (day ? 24 : 8))
+  if (![port, simulatorPort, rate, sessions].every((n) => Number.isFinite(n) && n >= 0) || !(day || profile === 'burst')) {
+    io.err(USAGE)
     return 2
   }
   const secret = randomBytes(16).toString('hex')
@@ -47,6 +55,7 @@ export const demoCommand: Command = async (args, config, io, context) => {
       seed: 1,
       sessions,
       rate,
+      ...(day ? { day: DEMO_DAY } : {}),
       loop: true,
       headerPrefix: demoConfig.ingest.signatureHeaderPrefixes[0] ?? 'svc',
     })
@@ -60,7 +69,8 @@ export const demoCommand: Command = async (args, config, io, context) => {
     )
   }
   io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
-  io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${rate} callbacks/s, looping`)
+  const pace = day ? `a day's pace (tasks live minutes; ${sessions} per round of about ${Math.round(simulator.scenario().durationMs / 60_000)} min)` : `${rate} callbacks/s`
+  io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${pace}, looping`)
   io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live; press Stop on a live task to stop it through the simulated cloud)`)
   io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
