@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
-import type { Logger } from 'drizzle-orm'
+import { type Logger, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
@@ -192,4 +192,9 @@ export function resultRows<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[]
   const rows = (result as { rows?: unknown }).rows
   return Array.isArray(rows) ? (rows as T[]) : []
+}
+
+/** Whether the database answers at all: `select 1`, for readiness and for waiting out an outage. */
+export async function ping(db: Db): Promise<void> {
+  await db.execute(sql`select 1`)
 }

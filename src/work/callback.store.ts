@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import { appendCallbacks, type CallbackWrite, landedByDedupeKey, ringDoorbell } from '../storage/callback.statements.js'
-import type { Db } from '../storage/database.client.js'
+import { type Db, ping } from '../storage/database.client.js'
 import { insertRefusal, pruneRefusals } from '../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
 import { inSpan, linksTo, tracingActive } from './tracing.spans.js'
@@ -95,7 +94,7 @@ export class CallbackStore {
 
   /** Resolves when the database answers a statement; the replayer's test of "is it back". */
   async ping(): Promise<void> {
-    await this.db.execute(sql`select 1`)
+    await ping(this.db)
   }
 }
 

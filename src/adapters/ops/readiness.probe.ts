@@ -1,5 +1,4 @@
-import { sql } from 'drizzle-orm'
-import type { Db } from '../../storage/database.client.js'
+import { type Db, ping } from '../../storage/database.client.js'
 import { judgeUpstream, readUpstreamStatus } from '../../storage/upstream-status.statements.js'
 
 /** The spool as readiness sees it: how many callbacks wait in it for the database. */
@@ -61,7 +60,7 @@ export async function probeReadiness(sources: ReadinessSources): Promise<Readine
   const startedAt = performance.now()
   let failure: unknown
   try {
-    await withTimeout(db.execute(sql`select 1`), timeoutMs)
+    await withTimeout(ping(db), timeoutMs)
   } catch (error) {
     failure = error
   }
