@@ -2,7 +2,7 @@ import type { ParsedCallback } from '../model/callback.parse.js'
 import { type FoldFacts, type FoldSource, KINDS, type KnownKind } from '../model/callback.kinds.js'
 import { type CallbackRecord, storedCallback } from '../model/callback.record.js'
 import type { UpstreamTask, UpstreamUser } from '../model/task-list.schema.js'
-import type { Stamp } from './lattice.js'
+import type { Stamp } from './lattice.rules.js'
 
 /** A stored callback as the fold sees it. */
 export interface CallbackEvent {

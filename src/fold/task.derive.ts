@@ -1,7 +1,7 @@
 import { type MediaFormat, readOpaque } from '../model/callback.fields.js'
 import type { UpstreamOutput, UpstreamStream } from '../model/task-list.schema.js'
 import { type EndReason, type MediaFormatNode, type OutputNode, RESUME_STATUS_BY_CODE, type RecordingNode, type StreamNode, type TaskNode, type TaskStatus } from './graph.model.js'
-import { compareStamps, maxOf, minOf, type Register } from './lattice.js'
+import { compareStamps, maxOf, minOf, type Register } from './lattice.rules.js'
 import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskState } from './task.fold.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { FoldFacts } from '../model/callback.kinds.js'
 import type { UpstreamTask } from '../model/task-list.schema.js'
 import { type CallbackEvent, factsOf, type TaskSightingEvent } from './fold.event.js'
-import { addLatest, later, maxOf, minOf, type Register, type Stamp } from './lattice.js'
+import { addLatest, later, maxOf, minOf, type Register, type Stamp } from './lattice.rules.js'
 
 // What a task's state keeps of each kind: the values its entry in model/callback.kinds.ts folds,
 // beside when it arrived.

@@ -1,7 +1,7 @@
 import type { UpstreamUser } from '../model/task-list.schema.js'
 import type { CallbackEvent, UserSightingEvent } from './fold.event.js'
 import { DISCONNECT_REASON_BY_CODE, RESUME_STATUS_BY_CODE, type UserNode } from './graph.model.js'
-import { addLatest, compareStamps, later, maxOf, minOf, type Register } from './lattice.js'
+import { addLatest, compareStamps, later, maxOf, minOf, type Register } from './lattice.rules.js'
 
 /** A type 8 notification, as kept in a user's state. */
 export interface DisconnectFacts {
