@@ -14,8 +14,7 @@ export type Recorded = { fresh: true; row: ActionRow } | { fresh: false; row: Ac
  * Two requests racing with one key meet at the unique index: one inserts, the other reads it.
  */
 export async function recordAction(db: Db, row: NewActionRow, reuseAfter: Date): Promise<Recorded> {
-  return db.transaction(async (raw) => {
-    const tx = raw as unknown as Db
+  return db.transaction(async (tx) => {
     if (row.idempotencyKey) {
       const sameKey = and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey))
       const [earlier] = await tx.select().from(actions).where(sameKey)
@@ -51,8 +50,7 @@ export interface ActionOutcome {
  * never disagree about a stop.
  */
 export async function finishAction(db: Db, id: number, outcome: ActionOutcome, alsoInTransaction?: (tx: Db) => Promise<unknown>): Promise<ActionRow | undefined> {
-  return db.transaction(async (raw) => {
-    const tx = raw as unknown as Db
+  return db.transaction(async (tx) => {
     const [row] = await tx
       .update(actions)
       .set(outcome)
@@ -70,8 +68,7 @@ export async function finishAction(db: Db, id: number, outcome: ActionOutcome, a
  * before it could record the cloud's answer. Resolves to how many.
  */
 export async function abandonPending(db: Db, before: Date, finishedAt: Date): Promise<number> {
-  return db.transaction(async (raw) => {
-    const tx = raw as unknown as Db
+  return db.transaction(async (tx) => {
     const rows = await tx
       .update(actions)
       .set({ state: 'FAILED', finishedAt, message: 'livegate stopped before the cloud\'s answer was recorded; the cloud may have acted.' })

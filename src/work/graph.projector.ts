@@ -146,8 +146,7 @@ export class GraphProjector {
   private async fold(): Promise<Pass> {
     const { database } = this.options
     let lagged: LoggedCallback[] = []
-    const pass = await database.db.transaction(async (raw) => {
-      const tx = raw as unknown as Db
+    const pass = await database.db.transaction(async (tx) => {
       this.leading = await tryProjectorLock(tx)
       if (!this.leading) return { kind: 'busy' } as const
       const from = await readCheckpoint(tx, GRAPH_PROJECTION)

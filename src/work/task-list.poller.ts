@@ -78,11 +78,11 @@ export function pollerFor(
  * transaction (with its samples, when a sampler is given). The one way an answer enters the graph.
  */
 export async function foldTaskListAnswer(db: Db, serviceCode: string, answer: TaskListAnswer, takenAt: Date, sampler?: AnswerSampler): Promise<GraphChanges> {
-  if (!sampler) return db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
+  if (!sampler) return db.transaction((tx) => applyToGraph(tx, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
   await sampler.prepare(db, takenAt)
   const [changes, samples] = await db.transaction(async (tx) => {
-    const changed = await applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, answer, takenAt)], takenAt)
-    return [changed, await sampler.sample(tx as unknown as Db, serviceCode, answer, takenAt)] as const
+    const changed = await applyToGraph(tx, [taskListEvidence(serviceCode, answer, takenAt)], takenAt)
+    return [changed, await sampler.sample(tx, serviceCode, answer, takenAt)] as const
   })
   sampler.committed(samples)
   return changes
