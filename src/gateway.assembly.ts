@@ -16,12 +16,14 @@ import { GraphProjector } from './work/graph.projector.js'
 import { MetricsHistory } from './work/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob } from './work/retention.job.js'
+import { WebhookService } from './work/webhook.service.js'
 import { CallbackSpool } from './work/spool/callback.spool.js'
 import { spoolLocation } from './work/spool/spool.owner.js'
 import { SpoolReplayer } from './work/spool/spool.replayer.js'
 import { pollerFor, type TaskListPoller } from './work/task-list.poller.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
+import { webhookShapes } from './adapters/graphql/webhook.shapes.js'
 
 /**
  * The assembly of a gateway process: the one place that builds the database, the units of work
@@ -29,7 +31,7 @@ import { createHttpServer, registerRoutes } from './adapters/http/server.build.j
  * parts they serve and only register routes; nothing reaches a part back through a lookup.
  *
  * Start: port check, database (migrated), HTTP server and its logger, then the parts (spool and
- * replayer, store, poller, projector, event hub, retention), the routes, and, once every part has
+ * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
  * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
  * requests under way answered), then the parts in the reverse order of their start, then the
  * database the gateway opened.
@@ -47,6 +49,8 @@ export interface GatewayParts {
   /** Audience and health over time: the poller samples each answer into it. */
   history: MetricsHistory
   retention: RetentionJob
+  /** Signed webhooks of the log and of what is derived: the outbox's enqueuer and delivery workers. */
+  webhooks: WebhookService
 }
 
 /** A running gateway: its address, its parts, and how to stop it. */
@@ -167,6 +171,8 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     projector: new GraphProjector({ database, log, metrics }),
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({ db: database.db, retention: config.retention, log, ...(options.now ? { now: options.now } : {}) }),
+    // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
+    webhooks: new WebhookService({ config, database, log, registry: metrics.registry, shapes: webhookShapes }),
   }
 }
 
@@ -176,6 +182,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.poller?.start()
   await parts.projector.start()
   await parts.hub.start()
+  await parts.webhooks.start()
   parts.retention.start()
   if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
 }
@@ -183,6 +190,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
 /** Stops the parts in the reverse order of their start; the spool is closed last. */
 async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.retention.stop()
+  await parts.webhooks.stop()
   await parts.hub.stop()
   await parts.projector.stop()
   await parts.poller?.stop()

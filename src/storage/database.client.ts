@@ -14,8 +14,9 @@ import { lockDataDir } from './data-dir.lock.js'
 import * as callbackTables from './callback.table.js'
 import * as graphTables from './graph.table.js'
 import * as refusalTables from './refusal.table.js'
+import * as webhookTables from './webhook.table.js'
 
-const tables = { ...callbackTables, ...refusalTables, ...graphTables }
+const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...webhookTables }
 
 /** The Drizzle database, the same type on PGlite and on postgres.js. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof tables>

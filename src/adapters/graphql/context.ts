@@ -3,6 +3,7 @@ import type { Db } from '../../storage/database.client.js'
 import type { EventHub } from '../../work/event.hub.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
+import type { WebhookService } from '../../work/webhook.service.js'
 import { allowedCodes, type Scope } from './auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
@@ -19,6 +20,8 @@ export interface GraphqlContext {
   hub: EventHub | undefined
   /** The audience and health history (its samples' hub, the reconciliation's grace). */
   history: MetricsHistory | undefined
+  /** Webhook endpoints and their deliveries; absent in a server built without them. */
+  webhooks: WebhookService | undefined
   /** Ends this operation's websocket (subscriptions only). */
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
@@ -33,6 +36,7 @@ export interface ContextDeps {
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
   history?: MetricsHistory | undefined
+  webhooks?: WebhookService | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -44,6 +48,7 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     upstream: new UpstreamAccess(deps.poller, scope),
     hub: deps.hub,
     history: deps.history,
+    webhooks: deps.webhooks,
     closeSocket,
     scope,
   }

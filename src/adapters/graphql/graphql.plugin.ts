@@ -18,6 +18,7 @@ import { attachWebsocket } from '../websocket/ws.server.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import { authenticate, type Scope, unauthenticated } from './auth.scope.js'
 import { type GraphqlContext, createContext } from './context.js'
+import type { WebhookService } from '../../work/webhook.service.js'
 import { graphqlErrorBody, maskUnexpectedErrors } from './graphql.errors.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { loadTrustedDocuments, trustedDocumentFor, trustedDocumentsPlugin } from './trusted.documents.js'
@@ -35,6 +36,8 @@ export interface GraphqlPluginOptions {
   history?: MetricsHistory | undefined
   /** Where operation latency is measured (`livegate_graphql_seconds`). */
   metrics?: Metrics | undefined
+  /** Webhook endpoints and their deliveries. */
+  webhooks?: WebhookService | undefined
   /** A schema already built (tests, or a server built twice); built from every resolver otherwise. */
   schema?: GraphQLSchema
 }
@@ -47,7 +50,7 @@ export const GRAPHQL_PATH = '/graphql'
  * server. Apollo is stopped when fastify closes.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, db, poller, hub, history } = options
+  const { config, db, poller, hub, history, webhooks } = options
   const built = options.schema ?? (await buildGraphqlSchema())
   // Loaded only when asked for: federation's libraries add a second or more to every start.
   const schema = config.graphql.federation ? (await import('./subgraph.schema.js')).buildSubgraph(built) : built
@@ -110,7 +113,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     context: async (request) => {
       const scope = authenticate(request.headers.authorization, config.apiKeys)
       if (!scope) throw unauthenticated()
-      return createContext({ db, config, poller, hub, history }, scope)
+      return createContext({ db, config, poller, hub, history, webhooks }, scope)
     },
   })
   // Subscriptions: graphql-ws on the same path.
@@ -123,7 +126,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope, closeSocket) => createContext({ db, config, poller, hub, history }, scope as Scope, closeSocket),
+    context: (scope, closeSocket) => createContext({ db, config, poller, hub, history, webhooks }, scope as Scope, closeSocket),
     documentFor: (scope, payload) => {
       const found = trustedDocumentFor(scope as Scope, payload, trusted)
       return found && 'document' in found ? found.document : found

@@ -14,6 +14,7 @@ import type { EventHub } from '../../work/event.hub.js'
 import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
+import type { WebhookService } from '../../work/webhook.service.js'
 import { playgroundPlugin } from './playground.plugin.js'
 import { dashboardPlugin } from './dashboard.plugin.js'
 import type { IngestPolicy } from '../../model/callback.verdict.js'
@@ -38,6 +39,8 @@ export interface ServerParts {
   hub: EventHub
   history: MetricsHistory
   metrics: Metrics
+  /** Webhook endpoints and their deliveries, for GraphQL. */
+  webhooks?: WebhookService | undefined
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
 }
@@ -111,6 +114,6 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   })
   await app.register(playgroundPlugin)
   await app.register(dashboardPlugin)
-  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, history, metrics })
+  await app.register(graphqlPlugin, { config, db: database.db, poller, hub, history, metrics, webhooks: parts.webhooks })
   await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
 }
