@@ -43,4 +43,8 @@ export const keyFields: Record<string, string[] | null> = {
   User: ["id"],
   UserConnection: null,
   UserEdge: null,
+  WebhookDelivery: null,
+  WebhookDeliveryConnection: null,
+  WebhookDeliveryEdge: null,
+  WebhookEndpoint: null,
 }

@@ -51,3 +51,11 @@ export async function nextDueInMs(db: Db, endpoint: string): Promise<number | un
   )
   return row?.wait === null || row?.wait === undefined ? undefined : Number(row.wait)
 }
+
+/** How many deliveries an endpoint has, of one status or all. */
+export async function countDeliveries(db: Db, endpoint: string, status?: DeliveryStatus): Promise<number> {
+  const conditions = [eq(webhookDeliveries.endpoint, endpoint)]
+  if (status) conditions.push(eq(webhookDeliveries.status, status))
+  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(webhookDeliveries).where(and(...conditions))
+  return Number(row?.count ?? 0)
+}

@@ -4,7 +4,7 @@ import type { Config } from '../config/config.schema.js'
 import type { WebhookEndpointConfig } from '../config/webhook.schema.js'
 import { endpointVisible } from '../model/webhook.event.js'
 import type { Database } from '../storage/database.client.js'
-import { deliveryPage, type EndpointStateRow, endpointStates } from '../storage/webhook.queries.js'
+import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../storage/webhook.queries.js'
 import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, redeliver, WEBHOOK_CHANNEL } from '../storage/webhook.statements.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../storage/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
@@ -130,6 +130,11 @@ export class WebhookService {
   /** A page of an endpoint's deliveries, newest first. */
   deliveries(name: string, page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number }): Promise<WebhookDeliveryRow[]> {
     return deliveryPage(this.options.database.db, name, page)
+  }
+
+  /** How many deliveries an endpoint has, of one status or all. */
+  countDeliveries(name: string, status?: DeliveryStatus): Promise<number> {
+    return countDeliveries(this.options.database.db, name, status)
   }
 
   /** Puts dead letters or delivered events back in line; answers how many. */

@@ -52,6 +52,8 @@ function resolveEventsAsTheyAre(schema: GraphQLSchema): void {
 function describeRoot(schema: GraphQLSchema): void {
   const query = schema.getQueryType()
   if (query) query.description = 'What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list\'s health.'
+  const mutation = schema.getMutationType()
+  if (mutation) mutation.description = 'What can be changed: each needs an API key with `"can": ["operate"]` (or, with no keys configured, the local user).'
   const subscription = schema.getSubscriptionType()
   if (subscription) subscription.description = 'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, and tasks as they change.'
 }

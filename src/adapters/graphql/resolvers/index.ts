@@ -7,6 +7,7 @@ import { TaskResolver } from './task.resolver.js'
 import { UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
+import { WebhookResolver } from './webhook.resolver.js'
 
 /**
  * Every resolver class of the schema. A new resolver is added here, and only here; the server,
@@ -26,4 +27,5 @@ export const resolvers: NonEmptyArray<Function> = [
   ServiceMetricsResolver,
   UpstreamCallbacksResolver,
   MetricsSubscription,
+  WebhookResolver,
 ]
