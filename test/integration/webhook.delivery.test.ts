@@ -1,9 +1,11 @@
+import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { scrapeMetrics } from '../support/metrics.scrape.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
 
 // Signed webhooks end to end: a real gateway, a receiver in its own process that verifies every
@@ -28,11 +30,12 @@ interface EndpointSpec {
   events?: string[]
 }
 
-async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver): Promise<Gateway> {
+async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver, logLines?: string[]): Promise<Gateway> {
   const config = loadConfig({
     env: {},
     value: {
       ...TEST_CONFIG,
+      ...(logLines ? { log: { level: 'info', format: 'json' } } : {}),
       webhooks: {
         retrySchedule: ['200ms', '300ms', '400ms'],
         timeoutMs: 1000,
@@ -47,7 +50,15 @@ async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, u
       },
     },
   })
-  return startGateway(config, { database: db.database })
+  const logStream = logLines
+    ? new Writable({
+        write(chunk, _encoding, done) {
+          logLines.push(String(chunk))
+          done()
+        },
+      })
+    : undefined
+  return startGateway(config, { database: db.database, ...(logStream ? { logStream } : {}) })
 }
 
 let taskCounter = 0
@@ -198,6 +209,57 @@ describe('webhook delivery', () => {
     } finally {
       await second?.close()
       await up?.stop()
+    }
+  })
+
+  it('logs one line per failed attempt, never the secret or the body; counts attempts; prunes finished deliveries in bulk', async () => {
+    const lines: string[] = []
+    const gateway = await gatewayWith([{ name: 'counted', events: ['callback.live_start'] }], { retrySchedule: ['100ms'] }, receiver, lines)
+    try {
+      await receiver.plan('/hooks/counted', [{ status: 500 }, { status: 502 }])
+      const dead = nextTask()
+      const delivered = nextTask()
+      await deliverTo(gateway, sampleCallbacks(dead).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DEAD')
+      await deliverTo(gateway, sampleCallbacks(delivered).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      const failed = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => String(entry.msg).startsWith('webhooks: attempt'))
+      expect(failed.map((entry) => [entry.endpoint, entry.attempt, entry.statusCode])).toEqual([
+        ['counted', 1, 500],
+        ['counted', 2, 502],
+      ])
+      const log = lines.join('')
+      expect(log).not.toContain(WEBHOOK_SECRET.slice(6))
+      expect(log).not.toContain(dead)
+      const samples = await scrapeMetrics(gateway.url)
+      const attempts = (outcome: string) => samples.find((sample) => sample.name === 'livegate_webhook_attempts_total' && sample.labels.endpoint === 'counted' && sample.labels.outcome === outcome)?.value
+      expect([attempts('retry'), attempts('dead'), attempts('delivered')]).toEqual([1, 1, 1])
+      expect(samples.some((sample) => sample.name === 'livegate_webhook_delivery_seconds_count' && sample.labels.endpoint === 'counted' && sample.value === 1)).toBe(true)
+      // Delivered records go after deliveredRetention (7 days), dead letters after 30.
+      const { webhooks } = gateway.parts
+      await webhooks.pruneOnce(new Date(Date.now() + 8 * 86_400_000))
+      expect((await deliveriesOf(gateway, 'counted')).map((delivery) => delivery.status)).toEqual(['DEAD'])
+      await webhooks.pruneOnce(new Date(Date.now() + 31 * 86_400_000))
+      expect(await deliveriesOf(gateway, 'counted')).toEqual([])
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('switches off an endpoint that has failed every attempt for disableAfter, and says so', async () => {
+    const gateway = await gatewayWith([{ name: 'failing', events: ['callback.live_start'] }], { retrySchedule: Array(50).fill('200ms'), disableAfter: '1s' })
+    try {
+      await receiver.plan('/hooks/failing', Array(50).fill({ status: 500 }))
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('failing', undefined))?.state?.enabled, { timeout: 20_000 }).toBe(false)
+      const endpoint = await gateway.parts.webhooks.visibleEndpoint('failing', undefined)
+      expect(endpoint?.state?.disabledReason).toMatch(/every attempt failed/)
+      expect((await deliveriesOf(gateway, 'failing')).map((delivery) => delivery.status)).toEqual(['DEAD'])
+      await expect
+        .poll(async () => (await scrapeMetrics(gateway.url)).find((sample) => sample.name === 'livegate_webhook_endpoint_disabled' && sample.labels.endpoint === 'failing')?.value, { timeout: 20_000 })
+        .toBe(1)
+    } finally {
+      await gateway.close()
     }
   })
 })
