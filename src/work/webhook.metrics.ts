@@ -35,9 +35,10 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
         buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.5, 1, 2.5, 10, 60, 600, 3600],
         registers,
       }),
-      pending: new Gauge({ name: 'livegate_webhook_pending', help: 'Webhook deliveries in line (pending or retrying), per endpoint.', labelNames: ['endpoint'], registers }),
-      deadLetters: new Gauge({ name: 'livegate_webhook_dead_letters', help: 'Webhook dead letters kept, per endpoint.', labelNames: ['endpoint'], registers }),
-      disabled: new Gauge({ name: 'livegate_webhook_endpoint_disabled', help: '1 while a webhook endpoint is switched off (410, disableAfter, or an operator).', labelNames: ['endpoint'], registers }),
+      // As stored, so every worker reports the same value: the largest, not the sum, across workers.
+      pending: new Gauge({ name: 'livegate_webhook_pending', help: 'Webhook deliveries in line (pending or retrying), per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
+      deadLetters: new Gauge({ name: 'livegate_webhook_dead_letters', help: 'Webhook dead letters kept, per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
+      disabled: new Gauge({ name: 'livegate_webhook_endpoint_disabled', help: '1 while a webhook endpoint is switched off (410, disableAfter, or an operator).', labelNames: ['endpoint'], aggregator: 'max', registers }),
     }
     byRegistry.set(registry, metrics)
   }

@@ -81,6 +81,12 @@ export class WebhookService {
   }
 
   async start(): Promise<void> {
+    // Derived events are written whether or not an endpoint wants them: they age out either way.
+    const every = this.options.config.retention.intervalMs
+    if (every > 0) {
+      this.prune = setInterval(() => void this.pruneOnce().catch((error: unknown) => this.options.log.warn({ err: error }, 'webhooks: prune failed; trying again at the next interval')), every)
+      this.prune.unref()
+    }
     if (!this.active) {
       await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
       return
@@ -92,11 +98,6 @@ export class WebhookService {
     for (const worker of this.workers.values()) worker.start()
     this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
     this.gauges.unref()
-    const every = this.options.config.retention.intervalMs
-    if (every > 0) {
-      this.prune = setInterval(() => void this.pruneOnce().catch((error: unknown) => this.options.log.warn({ err: error }, 'webhooks: prune failed; trying again at the next interval')), every)
-      this.prune.unref()
-    }
   }
 
   async stop(): Promise<void> {
