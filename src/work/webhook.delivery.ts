@@ -33,6 +33,19 @@ function networkError(error: unknown, timeoutMs: number): string {
   return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
 }
 
+/**
+ * A URL's user and password as Basic authorization: fetch refuses a URL that holds credentials,
+ * and a receiver behind Basic authentication is configured with them in its URL.
+ */
+function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
+  const parsed = new URL(url)
+  if (!parsed.username && !parsed.password) return { url, authorization: {} }
+  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')
+  parsed.username = ''
+  parsed.password = ''
+  return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
+}
+
 /** A unique owner name for this process's claims. */
 export function deliveryOwner(): string {
   return `${process.pid}:${randomUUID()}`
@@ -56,9 +69,12 @@ export class EndpointDelivery {
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
 
+  private readonly target: { url: string; authorization: Record<string, string> }
+
   constructor(private readonly options: DeliveryOptions) {
     this.signer = new Webhook(options.endpoint.secret)
     this.leaseMs = options.timeoutMs * 2 + 5000
+    this.target = splitCredentials(options.endpoint.url)
   }
 
   start(): void {
@@ -132,9 +148,10 @@ export class EndpointDelivery {
     let outcome: AttemptOutcome
     let gone = false
     try {
-      const response = await fetch(endpoint.url, {
+      const response = await fetch(this.target.url, {
         method: 'POST',
         headers: {
+          ...this.target.authorization,
           'content-type': 'application/json',
           'user-agent': 'livegate-webhooks',
           'webhook-id': delivery.eventId,

@@ -28,6 +28,8 @@ interface EndpointSpec {
   name: string
   serviceCodes?: string[] | '*'
   events?: string[]
+  /** `user:password` to put in the URL. */
+  credentials?: string
 }
 
 async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver, logLines?: string[]): Promise<Gateway> {
@@ -42,7 +44,7 @@ async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, u
         ...webhooks,
         endpoints: endpoints.map((endpoint) => ({
           name: endpoint.name,
-          url: `${at.url}/hooks/${endpoint.name}`,
+          url: endpoint.credentials ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}` : `${at.url}/hooks/${endpoint.name}`,
           secret: WEBHOOK_SECRET,
           serviceCodes: endpoint.serviceCodes ?? ['TESTING'],
           ...(endpoint.events ? { events: endpoint.events } : {}),
@@ -170,7 +172,7 @@ describe('webhook delivery', () => {
 
   it('sends an endpoint only its service codes\' events', async () => {
     const gateway = await gatewayWith([
-      { name: 'tenantA', serviceCodes: ['TESTING'], events: ['callback.*'] },
+      { name: 'tenantA', serviceCodes: ['TESTING'], events: ['callback.*'], credentials: 'hooks:p%40ss' },
       { name: 'tenantB', serviceCodes: ['ROTATING'], events: ['callback.*'] },
     ])
     try {
@@ -181,6 +183,9 @@ describe('webhook delivery', () => {
       await expect.poll(async () => (await receiver.received('/hooks/tenantA')).length, { timeout: 20_000 }).toBe(1)
       await expect.poll(async () => (await receiver.received('/hooks/tenantB')).length, { timeout: 20_000 }).toBe(1)
       expect((await receiver.received('/hooks/tenantA'))[0]?.body.data).toMatchObject({ taskId: a, serviceCode: 'TESTING' })
+      // A URL's user and password go as Basic authorization.
+      expect((await receiver.received('/hooks/tenantA'))[0]?.authorization).toBe(`Basic ${Buffer.from('hooks:p@ss').toString('base64')}`)
+      expect((await receiver.received('/hooks/tenantB'))[0]?.authorization).toBeNull()
       expect((await receiver.received('/hooks/tenantB'))[0]?.body.data).toMatchObject({ taskId: b, serviceCode: 'ROTATING' })
     } finally {
       await gateway.close()

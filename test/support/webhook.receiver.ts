@@ -8,6 +8,8 @@ export const WEBHOOK_SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
 /** A delivery as the receiver recorded it. */
 export interface Receipt {
   path: string
+  /** The Authorization header, if one was sent (Basic, from a URL with credentials). */
+  authorization: string | null
   id: string
   timestamp: string
   verified: boolean
