@@ -227,3 +227,8 @@ export async function pruneWebhooks(db: Db, deliveredCutoff: Date, deadCutoff: D
 export async function forgetWebhookCheckpoints(db: Db, names: readonly string[]): Promise<void> {
   await db.delete(projections).where(inArray(projections.name, [...names]))
 }
+
+/** Sets a checkpoint where none is yet (a first start); one already there is left alone. */
+export async function initWebhookCheckpoint(db: Db, name: string, position: LogPosition, now: Date): Promise<void> {
+  await db.insert(projections).values({ name, xid: position.xid, id: position.id, updatedAt: now }).onConflictDoNothing()
+}

@@ -1,13 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../config/webhook.schema.js'
 import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
-import { LOG_START, type LogPosition } from '../model/log.position.js'
 import { callbackEventType, endpointWants } from '../model/webhook.event.js'
 import type { Database, Db } from '../storage/database.client.js'
 import { logEnd, logTail, type NotificationRow } from '../storage/notification.queries.js'
 import { readCheckpoint, saveCheckpoint } from '../storage/projector.statements.js'
 import { endpointStates } from '../storage/webhook.queries.js'
-import { insertDeliveries, type NewDelivery, tryEnqueueLock, WEBHOOK_CHANNEL, webhookEventsAfter, webhookEventsEnd } from '../storage/webhook.statements.js'
+import { initWebhookCheckpoint, insertDeliveries, type NewDelivery, tryEnqueueLock, WEBHOOK_CHANNEL, webhookEventsAfter, webhookEventsEnd } from '../storage/webhook.statements.js'
 import type { WebhookEventRow } from '../storage/webhook.table.js'
 import { notifyOnChannel } from '../storage/notify.statements.js'
 
@@ -62,7 +61,15 @@ export class WebhookEnqueuer {
     this.batchSize = options.batchSize ?? 500
   }
 
+  /**
+   * Sets the checkpoints at the logs' ends on a first start (what was logged before webhooks
+   * were configured is not sent), before the gateway takes any callback, then starts listening.
+   */
   async start(): Promise<void> {
+    const { db } = this.options.database
+    const now = new Date()
+    await initWebhookCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
+    await initWebhookCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
     this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
       if (payload === LOG_GREW) this.wake()
     })
@@ -128,8 +135,8 @@ export class WebhookEnqueuer {
       const tx = raw as unknown as Db
       if (!(await tryEnqueueLock(tx))) return { kind: 'busy' }
       const now = new Date()
-      const fromCallbacks = await startingPoint(tx, WEBHOOK_CALLBACKS_CHECKPOINT, () => logEnd(tx), now)
-      const fromEvents = await startingPoint(tx, WEBHOOK_EVENTS_CHECKPOINT, () => webhookEventsEnd(tx), now)
+      const fromCallbacks = await readCheckpoint(tx, WEBHOOK_CALLBACKS_CHECKPOINT)
+      const fromEvents = await readCheckpoint(tx, WEBHOOK_EVENTS_CHECKPOINT)
       const callbacks = await logTail(tx, fromCallbacks, this.batchSize)
       const events = await webhookEventsAfter(tx, fromEvents, this.batchSize)
       const states = await endpointStates(tx, endpoints.map((endpoint) => endpoint.name))
@@ -170,17 +177,4 @@ export class WebhookEnqueuer {
     if (enqueued > 0) this.options.onEnqueued()
     return pass
   }
-}
-
-/**
- * Where the enqueuer reads a log from: its checkpoint, or, the first time, the log's end (what
- * was logged before webhooks were configured is not sent), saved at once.
- */
-async function startingPoint(tx: Db, name: string, end: () => Promise<LogPosition>, now: Date): Promise<LogPosition> {
-  const position = await readCheckpoint(tx, name)
-  // readCheckpoint answers LOG_START itself only when there is no checkpoint yet.
-  if (position !== LOG_START) return position
-  const at = await end()
-  await saveCheckpoint(tx, name, at, now)
-  return at
 }
