@@ -8,6 +8,8 @@ import { nextDueInMs } from '../storage/webhook.queries.js'
 import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded, recordAttempt } from '../storage/webhook.statements.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 
+const SUCCESS_NOTE_MS = 1000
+
 /** What an {@link EndpointDelivery} is built from. */
 export interface DeliveryOptions {
   db: Db
@@ -68,6 +70,9 @@ export class EndpointDelivery {
   private timer: NodeJS.Timeout | undefined
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
+  /** When this process last stored a success on the endpoint's row, and whether it saw a failure since. */
+  private successNotedAt = 0
+  private failedSinceNoted = true
 
   private readonly target: { url: string; authorization: Record<string, string> }
 
@@ -180,9 +185,16 @@ export class EndpointDelivery {
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
     if (outcome.kind === 'delivered') {
       if (recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
-      await endpointSucceeded(db, endpoint.name)
+      // The endpoint's row is one for every delivery to it: a success is stored at once after a
+      // failure, else at most once a second, so a busy endpoint's deliveries do not queue on it.
+      if (this.failedSinceNoted || Date.now() - this.successNotedAt >= SUCCESS_NOTE_MS) {
+        this.failedSinceNoted = false
+        this.successNotedAt = Date.now()
+        await endpointSucceeded(db, endpoint.name)
+      }
       return
     }
+    this.failedSinceNoted = true
     const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
     log.warn({ endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error }, `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`)
     if (gone) {
