@@ -95,6 +95,8 @@ export interface ClaimedDelivery {
   /** This attempt's number, 1 for the first. */
   attempts: number
   createdAt: Date
+  /** When this process claimed it (its own clock), to know how long its lease lasts. */
+  claimedAt: number
 }
 
 /**
@@ -118,7 +120,8 @@ export async function claimDeliveries(db: Db, endpoint: string, owner: string, l
       where d.id = due.id
       returning d.id, d.event_id, d.body, d.attempts, d.created_at`),
   )
-  return rows.map((row) => ({ id: Number(row.id), eventId: row.event_id, body: row.body, attempts: row.attempts, createdAt: new Date(row.created_at) }))
+  const claimedAt = Date.now()
+  return rows.map((row) => ({ id: Number(row.id), eventId: row.event_id, body: row.body, attempts: row.attempts, createdAt: new Date(row.created_at), claimedAt }))
 }
 
 /** How one attempt ended, as stored. */

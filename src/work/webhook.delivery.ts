@@ -181,10 +181,20 @@ export class EndpointDelivery {
     } catch (error) {
       outcome = this.failed(delivery, null, networkError(error, timeoutMs))
     }
-    const recorded = await recordAttempt(db, delivery.id, this.options.owner, outcome)
+    const recorded = await this.untilStored(() => recordAttempt(db, delivery.id, this.options.owner, outcome), delivery)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
+    if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
+    if (outcome.kind !== 'delivered') {
+      const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
+      log.warn({ endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error }, `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`)
+    }
+    // The endpoint's state is a summary: one that cannot be stored now is stored by a later attempt.
+    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: the endpoint\'s state could not be stored'))
+  }
+
+  private async noteOnEndpoint(outcome: AttemptOutcome, gone: boolean): Promise<void> {
+    const { endpoint, log, db } = this.options
     if (outcome.kind === 'delivered') {
-      if (recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
       // The endpoint's row is one for every delivery to it: a success is stored at once after a
       // failure, else at most once a second, so a busy endpoint's deliveries do not queue on it.
       if (this.failedSinceNoted || Date.now() - this.successNotedAt >= SUCCESS_NOTE_MS) {
@@ -195,14 +205,29 @@ export class EndpointDelivery {
       return
     }
     this.failedSinceNoted = true
-    const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
-    log.warn({ endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error }, `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`)
     if (gone) {
       if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone')) log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
       log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
+    }
+  }
+
+  /**
+   * Stores an outcome, trying again while the database is away for as long as the claim's lease
+   * lasts: an answer that is stored is never asked for again, and only one whose outcome could
+   * not be stored within the lease is attempted again (by whoever takes the lease over).
+   */
+  private async untilStored<T>(store: () => Promise<T>, delivery: ClaimedDelivery): Promise<T> {
+    const giveUpAt = delivery.claimedAt + this.leaseMs - 1000
+    for (;;) {
+      try {
+        return await store()
+      } catch (error) {
+        if (this.stopped || Date.now() >= giveUpAt) throw error
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
     }
   }
 
