@@ -30,6 +30,13 @@ export async function endpointStates(db: Db, names: readonly string[]): Promise<
   return states
 }
 
+/** Whether each of these endpoints is switched on, by name (one without a row yet is on). */
+export async function endpointsEnabled(db: Db, names: readonly string[]): Promise<Map<string, boolean>> {
+  if (names.length === 0) return new Map()
+  const rows = await db.select({ name: webhookEndpoints.name, enabled: webhookEndpoints.enabled }).from(webhookEndpoints).where(inArray(webhookEndpoints.name, [...names]))
+  return new Map(rows.map((row) => [row.name, row.enabled]))
+}
+
 /** One page of an endpoint's deliveries, newest first, before a row id. */
 export async function deliveryPage(db: Db, endpoint: string, page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number }): Promise<WebhookDeliveryRow[]> {
   const conditions = [eq(webhookDeliveries.endpoint, endpoint)]
@@ -41,15 +48,6 @@ export async function deliveryPage(db: Db, endpoint: string, page: { status?: De
     .where(and(...conditions))
     .orderBy(desc(webhookDeliveries.id))
     .limit(page.limit)
-}
-
-/** Milliseconds until an endpoint's next due delivery (0 if one is due now), or undefined when none waits. */
-export async function nextDueInMs(db: Db, endpoint: string): Promise<number | undefined> {
-  const [row] = resultRows<{ wait: number | string | null }>(
-    await db.execute(sql`select greatest(0, extract(epoch from (min(greatest(next_attempt_at, coalesce(locked_until, next_attempt_at))) - now())) * 1000) as wait
-      from webhook_deliveries where endpoint = ${endpoint} and status in ('PENDING', 'RETRYING')`),
-  )
-  return row?.wait === null || row?.wait === undefined ? undefined : Number(row.wait)
 }
 
 /** How many deliveries an endpoint has, of one status or all. */

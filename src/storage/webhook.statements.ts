@@ -131,20 +131,29 @@ export type AttemptOutcome =
   | { kind: 'dead'; statusCode: number | null; error: string }
 
 /**
- * Records an attempt's outcome, if `owner` still holds the delivery (a process that outlived its
- * lease does not overwrite the one that took it over). Resolves to whether it did.
+ * Records attempts' outcomes in one statement, for those `owner` still holds (a process that
+ * outlived its lease does not overwrite the one that took it over). Resolves to the ids recorded.
  */
-export async function recordAttempt(db: Db, id: number, owner: string, outcome: AttemptOutcome): Promise<boolean> {
-  const held = and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.owner, owner))
-  const released = { lockedUntil: null, owner: null }
-  const set =
-    outcome.kind === 'delivered'
-      ? { ...released, status: 'DELIVERED' as const, lastStatusCode: outcome.statusCode, lastError: null, deliveredAt: sql`now()`, finishedAt: sql`now()` }
-      : outcome.kind === 'retry'
-        ? { ...released, status: 'RETRYING' as const, lastStatusCode: outcome.statusCode, lastError: outcome.error, nextAttemptAt: sql`now() + make_interval(secs => ${outcome.delayMs / 1000})` }
-        : { ...released, status: 'DEAD' as const, lastStatusCode: outcome.statusCode, lastError: outcome.error, finishedAt: sql`now()` }
-  const rows = await db.update(webhookDeliveries).set(set).where(held).returning({ id: webhookDeliveries.id })
-  return rows.length === 1
+export async function recordAttempts(db: Db, owner: string, outcomes: ReadonlyArray<{ id: number; outcome: AttemptOutcome }>): Promise<Set<number>> {
+  if (outcomes.length === 0) return new Set()
+  const rows = outcomes.map(({ id, outcome }) => ({
+    id,
+    status: outcome.kind === 'delivered' ? 'DELIVERED' : outcome.kind === 'retry' ? 'RETRYING' : 'DEAD',
+    code: outcome.statusCode,
+    error: outcome.kind === 'delivered' ? null : outcome.error,
+    delay_ms: outcome.kind === 'retry' ? outcome.delayMs : 0,
+  }))
+  const recorded = resultRows<{ id: string }>(
+    await db.execute(sql`update webhook_deliveries d
+      set status = r.status, last_status_code = r.code, last_error = r.error, locked_until = null, owner = null,
+        next_attempt_at = case when r.status = 'RETRYING' then now() + r.delay_ms * interval '1 millisecond' else d.next_attempt_at end,
+        delivered_at = case when r.status = 'DELIVERED' then now() else d.delivered_at end,
+        finished_at = case when r.status in ('DELIVERED', 'DEAD') then now() else d.finished_at end
+      from jsonb_to_recordset(${jsonLiteral(rows)}) as r(id bigint, status text, code int, error text, delay_ms double precision)
+      where d.id = r.id and d.owner = ${owner}
+      returning d.id`),
+  )
+  return new Set(recorded.map((row) => Number(row.id)))
 }
 
 /** Notes a delivered attempt on the endpoint: it is no longer failing. */

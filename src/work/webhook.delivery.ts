@@ -4,8 +4,8 @@ import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpointConfig } from '../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../model/webhook.event.js'
 import type { Db } from '../storage/database.client.js'
-import { nextDueInMs } from '../storage/webhook.queries.js'
-import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded, recordAttempt } from '../storage/webhook.statements.js'
+import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded } from '../storage/webhook.statements.js'
+import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 
 const SUCCESS_NOTE_MS = 1000
@@ -16,6 +16,8 @@ export interface DeliveryOptions {
   endpoint: WebhookEndpointConfig
   /** Who holds a claimed delivery: unique per process and start. */
   owner: string
+  /** Stores outcomes for every endpoint of the process, in batches (its owner is `owner`). */
+  recorder: OutcomeRecorder
   timeoutMs: number
   retrySchedule: readonly number[]
   disableAfterMs: number
@@ -75,6 +77,8 @@ export class EndpointDelivery {
   private failedSinceNoted = true
 
   private readonly target: { url: string; authorization: Record<string, string> }
+  /** When the timer will wake the worker (this process's clock). */
+  private timerAt = Infinity
 
   constructor(private readonly options: DeliveryOptions) {
     this.signer = new Webhook(options.endpoint.secret)
@@ -108,10 +112,14 @@ export class EndpointDelivery {
     })
   }
 
+  /**
+   * Claims due deliveries while there is room. Then it waits for a wake (a delivery put in line,
+   * a replay, an attempt ending with room for a batch), for a retry this process scheduled, or at
+   * most `idleMs`: what another process scheduled, or a lease that ran out, is found then.
+   */
   private async look(): Promise<void> {
     const { db, endpoint, owner, concurrency } = this.options
     const idleMs = this.options.idleMs ?? 1000
-    let waitMs = idleMs
     try {
       do {
         this.again = false
@@ -121,17 +129,26 @@ export class EndpointDelivery {
         for (const delivery of claimed) this.launch(delivery)
         if (claimed.length === room) this.again = true
       } while (this.again && !this.stopped)
-      const due = await nextDueInMs(db, endpoint.name)
-      if (due !== undefined) waitMs = Math.min(idleMs, Math.max(10, Math.ceil(due)))
       this.failingLogged = false
     } catch (error) {
       if (!this.failingLogged) this.options.log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: cannot read the deliveries; looking again')
       this.failingLogged = true
-      waitMs = idleMs
     }
+    this.wakeIn(idleMs)
+  }
+
+  /** Makes sure the worker looks again within `ms`. */
+  private wakeIn(ms: number): void {
     if (this.stopped) return
+    const at = Date.now() + Math.max(10, ms)
+    if (this.timer && this.timerAt <= at) return
     if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.wake(), waitMs)
+    this.timerAt = at
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.timerAt = Infinity
+      this.wake()
+    }, at - Date.now())
     this.timer.unref()
   }
 
@@ -142,13 +159,14 @@ export class EndpointDelivery {
       .finally(() => {
         this.inFlight -= 1
         this.attempts.delete(attempt)
-        this.wake()
+        // Claimed in batches: once half the room is free (or none is in flight), not per attempt.
+        if (this.inFlight <= this.options.concurrency / 2) this.wake()
       })
     this.attempts.add(attempt)
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const { endpoint, timeoutMs, metrics, log, db } = this.options
+    const { endpoint, timeoutMs, metrics, log } = this.options
     const sentAt = new Date()
     let outcome: AttemptOutcome
     let gone = false
@@ -181,7 +199,8 @@ export class EndpointDelivery {
     } catch (error) {
       outcome = this.failed(delivery, null, networkError(error, timeoutMs))
     }
-    const recorded = await this.untilStored(() => recordAttempt(db, delivery.id, this.options.owner, outcome), delivery)
+    const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
+    if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
     if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
     if (outcome.kind !== 'delivered') {
@@ -211,23 +230,6 @@ export class EndpointDelivery {
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
       log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
-    }
-  }
-
-  /**
-   * Stores an outcome, trying again while the database is away for as long as the claim's lease
-   * lasts: an answer that is stored is never asked for again, and only one whose outcome could
-   * not be stored within the lease is attempted again (by whoever takes the lease over).
-   */
-  private async untilStored<T>(store: () => Promise<T>, delivery: ClaimedDelivery): Promise<T> {
-    const giveUpAt = delivery.claimedAt + this.leaseMs - 1000
-    for (;;) {
-      try {
-        return await store()
-      } catch (error) {
-        if (this.stopped || Date.now() >= giveUpAt) throw error
-        await new Promise((resolve) => setTimeout(resolve, 250))
-      }
     }
   }
 

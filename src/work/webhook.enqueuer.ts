@@ -5,7 +5,7 @@ import { callbackEventType, endpointWants } from '../model/webhook.event.js'
 import type { Database, Db } from '../storage/database.client.js'
 import { logEnd, logTail, type NotificationRow } from '../storage/notification.queries.js'
 import { readCheckpoint, saveCheckpoint } from '../storage/projector.statements.js'
-import { endpointStates } from '../storage/webhook.queries.js'
+import { endpointsEnabled } from '../storage/webhook.queries.js'
 import { initWebhookCheckpoint, insertDeliveries, type NewDelivery, tryEnqueueLock, WEBHOOK_CHANNEL, webhookEventsAfter, webhookEventsEnd } from '../storage/webhook.statements.js'
 import type { WebhookEventRow } from '../storage/webhook.table.js'
 import { notifyOnChannel } from '../storage/notify.statements.js'
@@ -139,14 +139,14 @@ export class WebhookEnqueuer {
       const fromEvents = await readCheckpoint(tx, WEBHOOK_EVENTS_CHECKPOINT)
       const callbacks = await logTail(tx, fromCallbacks, this.batchSize)
       const events = await webhookEventsAfter(tx, fromEvents, this.batchSize)
-      const states = await endpointStates(tx, endpoints.map((endpoint) => endpoint.name))
+      const enabledByName = await endpointsEnabled(tx, endpoints.map((endpoint) => endpoint.name))
       const deliveries: NewDelivery[] = []
       const put = (eventId: string, type: string, serviceCode: string, body: () => string) => {
         let text: string | undefined
         for (const endpoint of endpoints) {
           if (!endpointWants(endpoint, type, serviceCode)) continue
           text ??= body()
-          const enabled = states.get(endpoint.name)?.enabled ?? true
+          const enabled = enabledByName.get(endpoint.name) ?? true
           deliveries.push({ endpoint: endpoint.name, eventId, eventType: type, serviceCode, body: text, status: enabled ? 'PENDING' : 'DEAD' })
         }
       }

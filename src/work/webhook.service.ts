@@ -8,6 +8,7 @@ import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } 
 import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, redeliver, WEBHOOK_CHANNEL } from '../storage/webhook.statements.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../storage/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
+import { OutcomeRecorder } from './webhook.outcomes.js'
 import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT, WebhookEnqueuer, type WebhookShapes } from './webhook.enqueuer.js'
 import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
 
@@ -41,6 +42,7 @@ export class WebhookService {
   private readonly enqueuer: WebhookEnqueuer
   private readonly workers = new Map<string, EndpointDelivery>()
   private readonly metrics: WebhookMetrics
+  private readonly recorder: OutcomeRecorder
   private unlisten: (() => Promise<void>) | undefined
   private gauges: NodeJS.Timeout | undefined
   private prune: NodeJS.Timeout | undefined
@@ -50,6 +52,7 @@ export class WebhookService {
     this.endpoints = webhooks.endpoints
     this.metrics = webhookMetrics(options.registry)
     const owner = deliveryOwner()
+    this.recorder = new OutcomeRecorder(options.database.db, owner)
     for (const endpoint of this.endpoints) {
       this.workers.set(
         endpoint.name,
@@ -57,6 +60,7 @@ export class WebhookService {
           db: options.database.db,
           endpoint,
           owner,
+          recorder: this.recorder,
           timeoutMs: webhooks.timeoutMs,
           retrySchedule: webhooks.retrySchedule,
           disableAfterMs: webhooks.disableAfter,
@@ -106,6 +110,7 @@ export class WebhookService {
     await this.unlisten?.()
     await this.enqueuer.stop()
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
+    await this.recorder.stop()
   }
 
   /** Puts in line every event final so far (tests wait on it). */
