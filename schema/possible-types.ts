@@ -49,4 +49,8 @@ export const keyFields: Record<string, string[] | null> = {
   UserConnection: null,
   UserEdge: null,
   Viewer: null,
+  WebhookDelivery: null,
+  WebhookDeliveryConnection: null,
+  WebhookDeliveryEdge: null,
+  WebhookEndpoint: null,
 }

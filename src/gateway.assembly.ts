@@ -18,6 +18,7 @@ import { GraphProjector } from './work/graph.projector.js'
 import { MetricsHistory } from './work/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob } from './work/retention.job.js'
+import { WebhookService } from './work/webhook.service.js'
 import { CallbackSpool } from './work/spool/callback.spool.js'
 import { spoolLocation } from './work/spool/spool.owner.js'
 import { SpoolReplayer } from './work/spool/spool.replayer.js'
@@ -25,6 +26,7 @@ import { pollerFor, type TaskListPoller } from './work/task-list.poller.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
 import type { Tracing } from './adapters/ops/tracing.sdk.js'
+import { webhookShapes } from './adapters/graphql/webhook.shapes.js'
 
 /**
  * The assembly of a gateway process: the one place that builds the database, the units of work
@@ -32,7 +34,7 @@ import type { Tracing } from './adapters/ops/tracing.sdk.js'
  * parts they serve and only register routes; nothing reaches a part back through a lookup.
  *
  * Start: port check, database (migrated), HTTP server and its logger, then the parts (spool and
- * replayer, store, poller, projector, event hub, retention), the routes, and, once every part has
+ * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
  * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
  * requests under way answered), then the parts in the reverse order of their start, then the
  * database the gateway opened.
@@ -52,6 +54,8 @@ export interface GatewayParts {
   retention: RetentionJob
   /** Acts on the cloud (stopTask, sendMessage), audited. */
   actions: ActionRunner
+  /** Signed webhooks of the log and of what is derived: the outbox's enqueuer and delivery workers. */
+  webhooks: WebhookService
 }
 
 /** A running gateway: its address, its parts, and how to stop it. */
@@ -189,6 +193,8 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
     actions: new ActionRunner({ db: database.db, config, log, metrics }),
+    // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
+    webhooks: new WebhookService({ config, database, log, registry: metrics.registry, shapes: webhookShapes }),
   }
 }
 
@@ -199,6 +205,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.projector.start()
   await parts.hub.start()
   await parts.actions.start()
+  await parts.webhooks.start()
   parts.retention.start()
   if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
 }
@@ -207,6 +214,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
 async function stopParts(parts: GatewayParts): Promise<void> {
   parts.actions.close()
   await parts.retention.stop()
+  await parts.webhooks.stop()
   await parts.hub.stop()
   await parts.projector.stop()
   await parts.poller?.stop()

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { z } from 'zod'
 import { type Config, type ConfigFile, configFileSchema } from './config.schema.js'
+import { isWebhookSecret, WEBHOOK_SECRET_MESSAGE } from './webhook.schema.js'
 
 /** A configuration that cannot be used; its message names the file and the key. */
 export class ConfigError extends Error {
@@ -166,5 +167,11 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
     operations: apiKey.operations,
     canOperate: apiKey.can.includes('operate'),
   }))
-  return { ...file, services, apiKeys }
+  const endpoints = file.webhooks.endpoints.map((endpoint, index) => {
+    const secret = resolve(endpoint.secret, `webhooks.endpoints[${index}].secret`)
+    // A secret from the environment is checked once it is read; one in the file, by the schema.
+    if (!isWebhookSecret(secret)) throw new ConfigError(`${where}: webhooks.endpoints[${index}].secret: ${WEBHOOK_SECRET_MESSAGE}`)
+    return { ...endpoint, secret }
+  })
+  return { ...file, services, apiKeys, webhooks: { ...file.webhooks, endpoints } }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { historySchema, reconcileSchema } from './history.schema.js'
+import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 
 /** The in-memory PGlite database: nothing is kept when the process ends. */
 export const MEMORY_DATA_DIR = 'memory://'
@@ -156,6 +157,7 @@ export const configFileSchema = z
     history: historySchema.default(() => historySchema.parse({})),
     reconcile: reconcileSchema.default(() => reconcileSchema.parse({})),
     tracing: tracingSchema.default(() => tracingSchema.parse({})),
+    webhooks: webhooksSchema.default(() => webhooksSchema.parse({})),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -207,7 +209,8 @@ export interface ApiKeyConfig {
 }
 
 /** The resolved configuration every part of livegate is given. */
-export interface Config extends Omit<ConfigFile, 'services' | 'apiKeys'> {
+export interface Config extends Omit<ConfigFile, 'services' | 'apiKeys' | 'webhooks'> {
   services: ServiceConfig[]
   apiKeys: ApiKeyConfig[]
+  webhooks: Omit<ConfigFile['webhooks'], 'endpoints'> & { endpoints: WebhookEndpointConfig[] }
 }

@@ -5,8 +5,8 @@ const DAY = 24 * HOUR
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: HOUR, d: DAY } as const
 
-// A duration: milliseconds, or a number with a unit ("48h", "30d", "90m").
-const duration = (min: number, max: number, fallback: number) =>
+/** A duration setting: milliseconds, or a number with a unit ("48h", "30d", "90m", "5s", "250ms"). */
+export const duration = (min: number, max: number, fallback: number) =>
   z
     .union([
       z.int(),

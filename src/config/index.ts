@@ -1,3 +1,4 @@
 export { ConfigError, type ConfigSources, loadConfig, settingOrigin } from './config.load.js'
 export { type ApiKeyConfig, type Config, type ConfigFile, configFileSchema, MEMORY_DATA_DIR, type ServiceConfig } from './config.schema.js'
 export { StartupError } from './startup.error.js'
+export { WEBHOOK_EVENT_TYPES, type WebhookEndpointConfig, type WebhookEventType } from './webhook.schema.js'

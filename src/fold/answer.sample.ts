@@ -1,6 +1,6 @@
 import type { TaskListAnswer, UpstreamTask } from '../model/task-list.schema.js'
 import { type CallbackFacts, type CounterStep, counterStep, reconcile, type ReconcileTrack } from './sample.rules.js'
-import { type HealthTrack, nextHealth } from './task.health.js'
+import { type HealthTrack, nextHealth, type SampledHealth } from './task.health.js'
 import { outputKey } from './task.fold.js'
 
 /** What is kept of a task between two answers (a `task_live` row). */
@@ -48,6 +48,8 @@ export interface AnswerSamples {
   live: LiveTask[]
   /** Tasks whose sampled health changed (told to `taskChanged` subscribers). */
   healthChanged: string[]
+  /** The same changes, with the health before and after (told to webhooks). */
+  healthChanges: Array<{ taskId: string; from: SampledHealth; to: SampledHealth }>
   /** Callbacks found missing by this answer, each once. */
   missing: Array<{ taskId: string; kind: 'LIVE_START' | 'LIVE_END' }>
 }
@@ -77,6 +79,7 @@ export function sampleAnswer(
   const tasks: TaskSample[] = []
   const live: LiveTask[] = []
   const healthChanged: string[] = []
+  const healthChanges: AnswerSamples['healthChanges'] = []
   const missing: AnswerSamples['missing'] = []
   const listed = new Set<string>()
   let previousAt = 0
@@ -104,7 +107,10 @@ export function sampleAnswer(
     const output = counterStep(last && { bytes: last.outputBytes, at: last.at }, { bytes: now.outputBytes, at })
     tasks.push({ taskId: task.id, at, ...now, input, output })
     const health = nextHealth(last, now.inputBytes, at)
-    if (last && health.health !== last.health) healthChanged.push(task.id)
+    if (last && health.health !== last.health) {
+      healthChanged.push(task.id)
+      healthChanges.push({ taskId: task.id, from: last.health, to: health.health })
+    }
     live.push(
       settle({
         taskId: task.id,
@@ -136,5 +142,5 @@ export function sampleAnswer(
     inputBytes: sum(tasks.map((t) => t.input?.bytes)),
     seconds: previousAt > 0 ? (at - previousAt) / 1000 : 0,
   }
-  return { serviceCode, tasks, service, live, healthChanged, missing }
+  return { serviceCode, tasks, service, live, healthChanged, healthChanges, missing }
 }

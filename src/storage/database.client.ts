@@ -15,8 +15,9 @@ import * as callbackTables from './callback.table.js'
 import * as graphTables from './graph.table.js'
 import * as refusalTables from './refusal.table.js'
 import * as actionTables from './action.table.js'
+import * as webhookTables from './webhook.table.js'
 
-const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables }
+const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables, ...webhookTables }
 
 /** The Drizzle database, the same type on PGlite and on postgres.js. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof tables>

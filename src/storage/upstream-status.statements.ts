@@ -1,7 +1,8 @@
-import { inArray, sql } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from './database.client.js'
 import { type UpstreamStatusRow, upstreamStatus } from './graph.table.js'
+import { appendWebhookEvents } from './webhook.statements.js'
 
 /**
  * How old the last successful poll may be before a service code's stored state counts as stale:
@@ -60,8 +61,24 @@ export interface PollFailure {
   nextPollAt: Date
 }
 
-/** Records a successful poll; the last error is kept (it says what went wrong last time). */
-export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollSuccess): Promise<void> {
+/**
+ * Records a successful poll; the last error is kept (it says what went wrong last time). With
+ * `staleMs`, a code that was stale until this poll is told as `upstream.recovered`, in the same
+ * transaction.
+ */
+export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollSuccess, staleMs = 0): Promise<void> {
+  if (staleMs > 0) {
+    await db.transaction(async (raw) => {
+      const tx = raw as unknown as Db
+      const before = await lockedStatus(tx, serviceCode)
+      await recordPollSuccess(tx, serviceCode, poll)
+      if (before?.lastSuccessAt && judgeUpstream(before, poll.at, staleMs).stale) {
+        const facts = { stale: false, lastSuccessAt: poll.at, staleSince: new Date(before.lastSuccessAt.getTime() + staleMs), consecutiveFailures: before.consecutiveFailures }
+        await appendWebhookEvents(tx, [{ type: 'upstream.recovered', serviceCode, taskId: null, occurredAt: poll.at, facts }])
+      }
+    })
+    return
+  }
   await upsert(db, serviceCode, {
     lastPollAt: poll.at,
     lastSuccessAt: poll.at,
@@ -73,8 +90,27 @@ export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollS
   })
 }
 
-/** Records a failed poll; the last success is kept. */
-export async function recordPollFailure(db: Db, serviceCode: string, poll: PollFailure): Promise<void> {
+/**
+ * Records a failed poll; the last success is kept. With `staleMs`, the failed poll after which
+ * the code is stale (it was not at the poll before) is told as `upstream.stale`, in the same
+ * transaction: the moment it went stale lies between two polls, so exactly one poll tells it.
+ */
+export async function recordPollFailure(db: Db, serviceCode: string, poll: PollFailure, staleMs = 0): Promise<void> {
+  if (staleMs > 0) {
+    await db.transaction(async (raw) => {
+      const tx = raw as unknown as Db
+      const before = await lockedStatus(tx, serviceCode)
+      await recordPollFailure(tx, serviceCode, poll)
+      const lastSuccessAt = before?.lastSuccessAt ?? null
+      if (!lastSuccessAt) return
+      const was = judgeUpstream(before, before?.lastPollAt ?? poll.at, staleMs).stale
+      const is = judgeUpstream({ lastSuccessAt, lastErrorAt: poll.at }, poll.at, staleMs).stale
+      if (was || !is) return
+      const facts = { stale: true, lastSuccessAt, consecutiveFailures: poll.consecutiveFailures, lastError: { kind: poll.kind, message: poll.message, ret: poll.ret } }
+      await appendWebhookEvents(tx, [{ type: 'upstream.stale', serviceCode, taskId: null, occurredAt: poll.at, facts }])
+    })
+    return
+  }
   await upsert(db, serviceCode, {
     lastPollAt: poll.at,
     lastErrorAt: poll.at,
@@ -85,6 +121,11 @@ export async function recordPollFailure(db: Db, serviceCode: string, poll: PollF
     consecutiveFailures: poll.consecutiveFailures,
     nextPollAt: poll.nextPollAt,
   })
+}
+
+async function lockedStatus(tx: Db, serviceCode: string): Promise<UpstreamStatusRow | undefined> {
+  const [row] = await tx.select().from(upstreamStatus).where(eq(upstreamStatus.serviceCode, serviceCode)).for('update')
+  return row
 }
 
 async function upsert(db: Db, serviceCode: string, values: Partial<typeof upstreamStatus.$inferInsert>): Promise<void> {

@@ -4,6 +4,8 @@ import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
 import { notifyOnChannel, notifyStatement } from '../storage/notify.statements.js'
 import { createSamplePartitions } from '../storage/sample.partitions.js'
+import { appendWebhookEvents } from '../storage/webhook.statements.js'
+import { sampledTransitions } from '../fold/task.transitions.js'
 import { readLiveTasks, writeSamples } from '../storage/sample.statements.js'
 import type { HistoryMetrics } from './metrics.registry.js'
 import { encodeSampleEvent, SAMPLE_CHANNEL } from './sample.hub.js'
@@ -34,7 +36,8 @@ export class AnswerSampler {
   /**
    * Samples one answer in the caller's transaction, under the code's graph lock: reads what the
    * previous answers left, folds, writes it all in one statement, and announces the samples and
-   * the tasks whose health changed (delivered only if the transaction commits).
+   * the tasks whose health changed (delivered only if the transaction commits), with the health
+   * changes and missing callbacks as webhook events.
    */
   async sample(tx: Db, serviceCode: string, answer: TaskListAnswer, at: Date): Promise<AnswerSamples> {
     const before = await readLiveTasks(tx, serviceCode)
@@ -42,6 +45,7 @@ export class AnswerSampler {
     const health = notifyStatement(taskEvents(samples.healthChanged.map((taskId) => ({ serviceCode, taskId }))))
     await Promise.all([
       writeSamples(tx, samples),
+      appendWebhookEvents(tx, sampledTransitions(serviceCode, samples, at, this.options.graceMs)),
       health ? tx.execute(health) : undefined,
       samples.tasks.length > 0 ? tx.execute(notifyOnChannel(SAMPLE_CHANNEL, encodeSampleEvent({ serviceCode, at: at.getTime() }))) : undefined,
     ])

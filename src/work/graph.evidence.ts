@@ -5,6 +5,8 @@ import type { TaskListAnswer } from '../model/task-list.schema.js'
 import type { Db } from '../storage/database.client.js'
 import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../storage/graph.statements.js'
 import { notifyStatement } from '../storage/notify.statements.js'
+import { appendWebhookEvents } from '../storage/webhook.statements.js'
+import { type DerivedEvent, taskTransitions } from '../fold/task.transitions.js'
 
 /** Evidence about one service code's graph: which entities it is about, and how it folds into them. */
 export interface GraphEvidence {
@@ -43,7 +45,8 @@ export function stopEvidence(serviceCode: string, taskId: string, requestedAt: D
 /**
  * The one way task and user states change, in the caller's transaction: lock the service codes'
  * graphs, read the states the evidence is about, fold, write what changed, and announce the
- * changed tasks (delivered to `taskChanged` subscribers only if the transaction commits). The
+ * changed tasks (delivered to `taskChanged` subscribers only if the transaction commits), and
+ * the starts and ends it made (webhook events, committed with the fold or not at all). The
  * fold is a join-semilattice, so evidence folded twice or out of order changes nothing more.
  */
 export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], now: Date): Promise<GraphChanges> {
@@ -53,14 +56,17 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     tx,
     evidence.map((e) => e.serviceCode),
   )
+  const derived: DerivedEvent[] = []
   for (const part of evidence) {
     const scope = await part.scope(tx)
     if (scope.taskIds.length === 0 && scope.userNames.length === 0) continue
-    const folded = part.fold(await readGraphStates(tx, part.serviceCode, scope), scope)
+    const states = await readGraphStates(tx, part.serviceCode, scope)
+    const folded = part.fold(states, scope)
     changes.tasks.push(...folded.tasks)
     changes.users.push(...folded.users)
+    for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
   }
   const notify = notifyStatement(taskEvents(changes.tasks))
-  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined])
+  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined, appendWebhookEvents(tx, derived)])
   return changes
 }

@@ -125,16 +125,19 @@ export class TaskListPoller {
   private leaseTimer: NodeJS.Timeout | undefined
   private leaseRound: Promise<void> = Promise.resolve()
   private stopped = false
+  /** After how long without a success a code is stale (what `upstream.stale` tells). */
+  private readonly staleMs: number
 
   constructor(private readonly options: PollerOptions) {
     this.now = options.now ?? (() => new Date())
+    this.staleMs = options.staleMs ?? 3 * options.intervalMs
     this.random = options.random ?? Math.random
     this.leaseMs = options.leaseMs ?? Math.max(options.intervalMs, 1000)
     for (const code of options.serviceCodes) this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
     this.watch = new UpstreamWatch({
       db: options.db,
       serviceCodes: options.serviceCodes,
-      staleMs: options.staleMs ?? 3 * options.intervalMs,
+      staleMs: this.staleMs,
       refreshMs: Math.min(Math.max(options.intervalMs, 250), 5000),
       log: options.log,
       metrics: options.metrics,
@@ -263,7 +266,7 @@ export class TaskListPoller {
         const changes = await foldTaskListAnswer(db, serviceCode, answer, at, this.options.sampler)
         state.failures = 0
         const success = { at, latencyMs: performance.now() - started, taskCount: answer.task_list.length, userCount: answer.user_list.length, nextPollAt: new Date(at.getTime() + intervalMs) }
-        await recordPollSuccess(db, serviceCode, success)
+        await recordPollSuccess(db, serviceCode, success, this.staleMs)
         this.watch.note(serviceCode, { lastSuccessAt: at, lastErrorAt: null, consecutiveFailures: 0 })
         observe('ok')
         if (changes.tasks.length > 0 || changes.users.length > 0) this.options.onChanges?.(changes)
@@ -286,7 +289,7 @@ export class TaskListPoller {
     const delay = pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, this.random)
     const at = this.now()
     const polled = { at, latencyMs: performance.now() - started, kind, message: failure.message, ret: failure.ret ?? null, consecutiveFailures: state.failures, nextPollAt: new Date(at.getTime() + delay) }
-    await recordPollFailure(db, serviceCode, polled).catch((error: unknown) => log.error({ err: error, serviceCode }, 'upstream status could not be stored'))
+    await recordPollFailure(db, serviceCode, polled, this.staleMs).catch((error: unknown) => log.error({ err: error, serviceCode }, 'upstream status could not be stored'))
     this.watch.note(serviceCode, { lastErrorAt: at, consecutiveFailures: state.failures })
     return delay
   }

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
 import { DEMO_DAY } from '../../simulator/scenario.model.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
+import { startDemoReceiver } from '../../simulator/webhook.receiver.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
@@ -34,6 +35,9 @@ export const demoCommand: Command = async (args, config, io, context) => {
     return 2
   }
   const secret = randomBytes(16).toString('hex')
+  // Every event goes to a small receiver of the demo's own, which verifies each signature.
+  const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
+  const receiver = await startDemoReceiver(webhookSecret)
   const demoConfig: Config = {
     ...config,
     port,
@@ -44,8 +48,12 @@ export const demoCommand: Command = async (args, config, io, context) => {
     // Every callback the simulator sends would log a line: the demo's own lines would scroll away.
     // Warnings and errors still show; LOG_LEVEL asks for more.
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
+    webhooks: { ...config.webhooks, endpoints: [{ name: 'demo', url: receiver.hookUrl, secret: webhookSecret, serviceCodes: '*', events: ['*'] }] },
   }
-  const gateway = await io.startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+  const gateway = await io.startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) }).catch(async (error: unknown) => {
+    await receiver.close()
+    throw error
+  })
   let simulator: Awaited<ReturnType<typeof startSimulator>>
   try {
     simulator = await startSimulator({
@@ -61,6 +69,7 @@ export const demoCommand: Command = async (args, config, io, context) => {
     })
   } catch (error) {
     await gateway.close()
+    await receiver.close()
     const busy = (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
     throw new StartupError(
       busy
@@ -75,10 +84,12 @@ export const demoCommand: Command = async (args, config, io, context) => {
   io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
+  io.out(`livegate demo: every callback and derived event goes as a signed webhook to a receiver that verifies it; see what it got at ${receiver.reportUrl}`)
   io.out('livegate demo: Ctrl-C stops it; nothing is kept')
   const signal = await io.stopSignal
   io.out(`livegate demo: stopping (${signal})`)
   await simulator.stop()
   await gateway.close()
+  await receiver.close()
   return 0
 }

@@ -5,6 +5,7 @@ import type { ActionRunner } from '../../work/action.runner.js'
 import type { EventHub } from '../../work/event.hub.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
+import type { WebhookService } from '../../work/webhook.service.js'
 import { allowedCodes, type Scope } from './auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
@@ -21,6 +22,8 @@ export interface GraphqlContext {
   hub: EventHub | undefined
   /** The audience and health history (its samples' hub, the reconciliation's grace). */
   history: MetricsHistory | undefined
+  /** Webhook endpoints and their deliveries; absent in a server built without them. */
+  webhooks: WebhookService | undefined
   /** Ends this operation's websocket (subscriptions only). */
   closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
@@ -54,6 +57,7 @@ export interface ContextDeps {
   hub?: EventHub | undefined
   history?: MetricsHistory | undefined
   actions?: ActionRunner | undefined
+  webhooks?: WebhookService | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -65,6 +69,7 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     upstream: new UpstreamAccess(deps.poller, scope),
     hub: deps.hub,
     history: deps.history,
+    webhooks: deps.webhooks,
     closeSocket,
     scope,
     subscription,

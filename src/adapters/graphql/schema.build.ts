@@ -53,7 +53,7 @@ function describeRoot(schema: GraphQLSchema): void {
   const query = schema.getQueryType()
   if (query) query.description = 'What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list\'s health.'
   const mutation = schema.getMutationType()
-  if (mutation) mutation.description = 'What can be done: actions on the cloud (stop a task, message a broadcaster), for API keys with `"can": ["operate"]`, each recorded in `actions`.'
+  if (mutation) mutation.description = 'What can be done: actions on the cloud (stop a task, message a broadcaster) and webhook steering (replay, switch an endpoint on or off), each for API keys with `"can": ["operate"]` (or, with no keys configured, the local user); actions are recorded in `actions`.'
   const subscription = schema.getSubscriptionType()
   if (subscription) subscription.description = 'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, tasks as they change, and actions.'
 }

@@ -47,6 +47,13 @@ const PAGE = `<!doctype html>
 </header>
 <p id="notice" class="notice" role="status">Loading…</p>
 <main id="services"></main>
+<section id="webhooks" class="webhooks" hidden>
+  <h2>Webhook deliveries</h2>
+  <table class="tasks">
+    <thead><tr><th>Endpoint</th><th>State</th><th class="num">Pending</th><th class="num">Dead letters</th><th>Last success</th><th>Last error</th><th></th></tr></thead>
+    <tbody></tbody>
+  </table>
+</section>
 <template id="service-template">
 <section class="service">
   <header class="service-head">

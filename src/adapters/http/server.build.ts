@@ -19,6 +19,7 @@ import type { CallbackSpool } from '../../work/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/task-list.poller.js'
 import type { MetricsHistory } from '../../work/metrics.history.js'
 import type { ActionRunner } from '../../work/action.runner.js'
+import type { WebhookService } from '../../work/webhook.service.js'
 import { playgroundPlugin } from './playground.plugin.js'
 import { dashboardPlugin } from './dashboard.plugin.js'
 import type { IngestPolicy } from '../../model/callback.verdict.js'
@@ -45,6 +46,8 @@ export interface ServerParts {
   metrics: Metrics
   /** Acts on the cloud (`stopTask`, `sendMessage`). */
   actions?: ActionRunner | undefined
+  /** Webhook endpoints and their deliveries, for GraphQL. */
+  webhooks?: WebhookService | undefined
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
 }
@@ -121,7 +124,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   // One GraphQL pipeline, two transports that only translate: HTTP and graphql-ws on one path.
   const pipeline = await RequestPipeline.start({ config, log: app.log, metrics })
   app.addHook('onClose', () => pipeline.stop())
-  const deps = { db: database.db, config, poller, hub, history, actions: parts.actions }
+  const deps = { db: database.db, config, poller, hub, history, actions: parts.actions, webhooks: parts.webhooks }
   await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })
   attachWebsocket(app, {
     pipeline,

@@ -8,6 +8,7 @@ import { TaskResolver } from './task.resolver.js'
 import { UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
+import { WebhookResolver } from './webhook.resolver.js'
 
 /**
  * Every resolver class of the schema. A new resolver is added here, and only here; the server,
@@ -29,4 +30,5 @@ export const resolvers: NonEmptyArray<Function> = [
   MetricsSubscription,
   ActionResolver,
   TaskStopRequestResolver,
+  WebhookResolver,
 ]

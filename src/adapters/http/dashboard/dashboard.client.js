@@ -42,6 +42,9 @@ query DashboardTask($id: ID!) {
 }
 `
 
+  const WEBHOOKS = 'query DashboardWebhooks { webhookEndpoints { name state pending deadLetters lastSuccessAt lastError } }'
+  const REPLAY = 'mutation DashboardReplay($endpoint: String!) { redeliverWebhooks(endpoint: $endpoint) }'
+
   const $ = (id) => document.getElementById(id)
   const servicesEl = $('services')
   const noticeEl = $('notice')
@@ -465,6 +468,65 @@ query DashboardTask($id: ID!) {
     })
   }
 
+  // One row per endpoint the key may see; the panel stays hidden when there is none.
+  const webhooksEl = $('webhooks')
+  const webhookRows = new Map()
+  async function webhooks(run) {
+    let endpoints
+    try {
+      endpoints = (await request(WEBHOOKS)).webhookEndpoints
+    } catch {
+      return // the summary says what is wrong with the gateway or the key
+    }
+    if (run !== generation) return
+    webhooksEl.hidden = endpoints.length === 0
+    const body = webhooksEl.querySelector('tbody')
+    for (const endpoint of endpoints) {
+      let row = webhookRows.get(endpoint.name)
+      if (!row) {
+        row = document.createElement('tr')
+        row.dataset.endpoint = endpoint.name
+        for (const name of ['name', 'state', 'pending num', 'dead num', 'success', 'error', 'act']) {
+          const cell = document.createElement('td')
+          cell.className = name
+          row.append(cell)
+        }
+        const button = document.createElement('button')
+        button.type = 'button'
+        button.textContent = 'Replay dead letters'
+        const said = document.createElement('span')
+        said.className = 'replayed'
+        button.addEventListener('click', () => void replay(endpoint.name, button, said))
+        row.querySelector('.act').append(button, said)
+        webhookRows.set(endpoint.name, row)
+        body.append(row)
+      }
+      row.querySelector('.name').textContent = endpoint.name
+      const badge = document.createElement('span')
+      badge.className = 'badge'
+      badge.dataset.value = endpoint.state
+      badge.textContent = endpoint.state
+      row.querySelector('.state').replaceChildren(badge)
+      row.querySelector('.pending').textContent = count(endpoint.pending)
+      row.querySelector('.dead').textContent = count(endpoint.deadLetters)
+      row.querySelector('.success').textContent = endpoint.lastSuccessAt ? ago(endpoint.lastSuccessAt) : '–'
+      row.querySelector('.error').textContent = endpoint.lastError || ''
+      row.querySelector('.act button').disabled = endpoint.deadLetters === 0
+    }
+  }
+
+  // A key that may only read is told so by the gateway (FORBIDDEN); its message is shown in the row.
+  async function replay(name, button, said) {
+    button.disabled = true
+    try {
+      const data = await request(REPLAY, { endpoint: name })
+      said.textContent = `${count(data.redeliverWebhooks)} put back in line`
+    } catch (error) {
+      said.textContent = error.message
+    }
+    void webhooks(generation)
+  }
+
   /** Everything read afresh: on opening the page and after a new key. */
   function start() {
     generation += 1
@@ -497,6 +559,9 @@ query DashboardTask($id: ID!) {
       if (service.loaded) service.upsert(task)
     }, run)
     void summary(run)
+    webhookRows.clear()
+    webhooksEl.querySelector('tbody').replaceChildren()
+    void webhooks(run)
   }
 
   // Never submitted: the policy allows no form action, and a GET would put the key in the address.
@@ -520,6 +585,7 @@ query DashboardTask($id: ID!) {
       for (const row of service.rows.values()) row.dirty = true
     }
     redraw()
+    void webhooks(generation)
   }, 5000)
 
   start()

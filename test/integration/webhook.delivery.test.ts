@@ -1,0 +1,270 @@
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/index.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { scrapeMetrics } from '../support/metrics.scrape.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+
+// Signed webhooks end to end: a real gateway, a receiver in its own process that verifies every
+// signature with the standardwebhooks package, answers steered per endpoint path.
+
+let db: TestDatabase
+let receiver: Receiver
+
+beforeAll(async () => {
+  db = await openTestDatabase()
+  receiver = await startReceiver()
+})
+
+afterAll(async () => {
+  await receiver.stop()
+  await db.drop()
+})
+
+interface EndpointSpec {
+  name: string
+  serviceCodes?: string[] | '*'
+  events?: string[]
+  /** `user:password` to put in the URL. */
+  credentials?: string
+}
+
+async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver, logLines?: string[]): Promise<Gateway> {
+  const config = loadConfig({
+    env: {},
+    value: {
+      ...TEST_CONFIG,
+      ...(logLines ? { log: { level: 'info', format: 'json' } } : {}),
+      webhooks: {
+        retrySchedule: ['200ms', '300ms', '400ms'],
+        timeoutMs: 1000,
+        ...webhooks,
+        endpoints: endpoints.map((endpoint) => ({
+          name: endpoint.name,
+          url: endpoint.credentials ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}` : `${at.url}/hooks/${endpoint.name}`,
+          secret: WEBHOOK_SECRET,
+          serviceCodes: endpoint.serviceCodes ?? ['TESTING'],
+          ...(endpoint.events ? { events: endpoint.events } : {}),
+        })),
+      },
+    },
+  })
+  const logStream = logLines
+    ? new Writable({
+        write(chunk, _encoding, done) {
+          logLines.push(String(chunk))
+          done()
+        },
+      })
+    : undefined
+  return startGateway(config, { database: db.database, ...(logStream ? { logStream } : {}) })
+}
+
+let taskCounter = 0
+function nextTask(): string {
+  taskCounter += 1
+  return `wh-task-${taskCounter}-${Date.now()}`
+}
+
+async function deliveriesOf(gateway: Gateway, endpoint: string) {
+  return gateway.parts.webhooks.deliveries(endpoint, { limit: 100 })
+}
+
+describe('webhook delivery', () => {
+  it('retries a 500 until a 2xx: one event, four attempts, the same webhook-id, every one signed', async () => {
+    const gateway = await gatewayWith([{ name: 'retry500', events: ['callback.live_start'] }])
+    try {
+      await receiver.plan('/hooks/retry500', [{ status: 500 }, { status: 500 }, { status: 500 }])
+      const taskId = nextTask()
+      const answer = await deliverTo(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>)
+      expect(answer.status).toBe(200)
+      await expect.poll(async () => (await receiver.received('/hooks/retry500')).map((receipt) => receipt.answered), { timeout: 20_000 }).toEqual([500, 500, 500, 200])
+      const receipts = await receiver.received('/hooks/retry500')
+      expect(new Set(receipts.map((receipt) => receipt.id)).size).toBe(1)
+      expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+      const body = receipts[0]?.body
+      expect(body?.type).toBe('callback.live_start')
+      expect(body?.data).toMatchObject({ kind: 'LIVE_START', taskId, serviceCode: 'TESTING', userName: 'alice', playUrl: expect.stringContaining(taskId) })
+      expect(typeof body?.data.id).toBe('string')
+      expect(body?.position.log).toBe('callbacks')
+      const [delivery] = await deliveriesOf(gateway, 'retry500')
+      expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 4, lastStatusCode: 200, eventType: 'callback.live_start' })
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('keeps a failing delivery as a dead letter after the schedule, and replays it by id and by since', async () => {
+    const gateway = await gatewayWith([{ name: 'dead', events: ['callback.live_end'] }], { retrySchedule: ['100ms'] })
+    try {
+      await receiver.plan('/hooks/dead', [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }])
+      const before = new Date(Date.now() - 1000)
+      const first = nextTask()
+      const second = nextTask()
+      await deliverTo(gateway, sampleCallbacks(first).liveEnd as Record<string, string>)
+      await deliverTo(gateway, sampleCallbacks(second).liveEnd as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DEAD', 'DEAD'])
+      const dead = await deliveriesOf(gateway, 'dead')
+      expect(dead.every((delivery) => delivery.attempts === 2 && delivery.lastStatusCode === 500)).toBe(true)
+      const firstId = dead.find((delivery) => JSON.parse(delivery.body).data.taskId === first)?.eventId as string
+      expect(await gateway.parts.webhooks.redeliver('dead', { eventIds: [firstId] })).toBe(1)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).find((delivery) => delivery.eventId === firstId)?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      // `since` puts back dead letters and delivered events alike.
+      expect(await gateway.parts.webhooks.redeliver('dead', { since: before })).toBe(2)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DELIVERED', 'DELIVERED'])
+      const receipts = await receiver.received('/hooks/dead')
+      expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+      expect(receipts.filter((receipt) => receipt.id === firstId && receipt.answered === 200)).toHaveLength(2)
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('switches an endpoint off on 410 and keeps what follows as dead letters, with no attempt', async () => {
+    const gateway = await gatewayWith([{ name: 'gone', events: ['callback.live_start'] }])
+    try {
+      await receiver.plan('/hooks/gone', [{ status: 410 }])
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('gone', undefined))?.state?.enabled, { timeout: 20_000 }).toBe(false)
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await gateway.parts.webhooks.settle()
+      expect((await deliveriesOf(gateway, 'gone')).map((delivery) => delivery.status)).toEqual(['DEAD', 'DEAD'])
+      expect(await receiver.received('/hooks/gone')).toHaveLength(1)
+      const endpoint = await gateway.parts.webhooks.visibleEndpoint('gone', undefined)
+      expect(endpoint?.state).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone', deadLetters: 2, pending: 0 })
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('waits as long as a 429 Retry-After asks, not the schedule\'s step', async () => {
+    const gateway = await gatewayWith([{ name: 'limited', events: ['callback.live_start'] }])
+    try {
+      await receiver.plan('/hooks/limited', [{ status: 429, retryAfter: 3600 }])
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'limited'))[0]?.status, { timeout: 20_000 }).toBe('RETRYING')
+      const [delivery] = await deliveriesOf(gateway, 'limited')
+      expect(delivery?.lastStatusCode).toBe(429)
+      // The schedule's first step is 200 ms; the answer asked for an hour.
+      expect((delivery?.nextAttemptAt.getTime() ?? 0) - Date.now()).toBeGreaterThan(50 * 60_000)
+      expect(await receiver.received('/hooks/limited')).toHaveLength(1)
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('counts an answer that does not come within timeoutMs as failed, and tries again', async () => {
+    const gateway = await gatewayWith([{ name: 'slow', events: ['callback.live_start'] }], { timeoutMs: 300 })
+    try {
+      await receiver.plan('/hooks/slow', [{ hang: true }])
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'slow'))[0]?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      const [delivery] = await deliveriesOf(gateway, 'slow')
+      expect(delivery?.attempts).toBe(2)
+      expect((await receiver.received('/hooks/slow')).map((receipt) => receipt.answered)).toEqual(['hang', 200])
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('sends an endpoint only its service codes\' events', async () => {
+    const gateway = await gatewayWith([
+      { name: 'tenantA', serviceCodes: ['TESTING'], events: ['callback.*'], credentials: 'hooks:p%40ss' },
+      { name: 'tenantB', serviceCodes: ['ROTATING'], events: ['callback.*'] },
+    ])
+    try {
+      const a = nextTask()
+      const b = nextTask()
+      await deliverTo(gateway, sampleCallbacks(a, 'TESTING').liveStart as Record<string, string>)
+      await deliverTo(gateway, sampleCallbacks(b, 'ROTATING').liveStart as Record<string, string>)
+      await expect.poll(async () => (await receiver.received('/hooks/tenantA')).length, { timeout: 20_000 }).toBe(1)
+      await expect.poll(async () => (await receiver.received('/hooks/tenantB')).length, { timeout: 20_000 }).toBe(1)
+      expect((await receiver.received('/hooks/tenantA'))[0]?.body.data).toMatchObject({ taskId: a, serviceCode: 'TESTING' })
+      // A URL's user and password go as Basic authorization.
+      expect((await receiver.received('/hooks/tenantA'))[0]?.authorization).toBe(`Basic ${Buffer.from('hooks:p@ss').toString('base64')}`)
+      expect((await receiver.received('/hooks/tenantB'))[0]?.authorization).toBeNull()
+      expect((await receiver.received('/hooks/tenantB'))[0]?.body.data).toMatchObject({ taskId: b, serviceCode: 'ROTATING' })
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('delivers to a receiver that was down once it is up again, and after a gateway restart loses nothing', async () => {
+    const down = await startReceiver()
+    const port = down.port
+    await down.stop()
+    const first = await gatewayWith([{ name: 'outage', events: ['callback.live_start'] }], { retrySchedule: Array(20).fill('200ms') }, down)
+    const tasks = [nextTask(), nextTask(), nextTask()]
+    let second: Gateway | undefined
+    let up: Receiver | undefined
+    try {
+      for (const task of tasks) await deliverTo(first, sampleCallbacks(task).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(first, 'outage')).filter((delivery) => delivery.status === 'RETRYING').length, { timeout: 20_000 }).toBe(3)
+      expect((await deliveriesOf(first, 'outage'))[0]?.lastError).toMatch(/connection failed/)
+      await first.close()
+      up = await startReceiver(port)
+      second = await gatewayWith([{ name: 'outage', events: ['callback.live_start'] }], { retrySchedule: Array(20).fill('200ms') }, up)
+      await expect.poll(async () => (await deliveriesOf(second as Gateway, 'outage')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED'])
+      const receipts = await up.received('/hooks/outage')
+      expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+      expect(new Set(receipts.map((receipt) => receipt.body.data.taskId))).toEqual(new Set(tasks))
+    } finally {
+      await second?.close()
+      await up?.stop()
+    }
+  })
+
+  it('logs one line per failed attempt, never the secret or the body; counts attempts; prunes finished deliveries in bulk', async () => {
+    const lines: string[] = []
+    const gateway = await gatewayWith([{ name: 'counted', events: ['callback.live_start'] }], { retrySchedule: ['100ms'] }, receiver, lines)
+    try {
+      await receiver.plan('/hooks/counted', [{ status: 500 }, { status: 502 }])
+      const dead = nextTask()
+      const delivered = nextTask()
+      await deliverTo(gateway, sampleCallbacks(dead).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DEAD')
+      await deliverTo(gateway, sampleCallbacks(delivered).liveStart as Record<string, string>)
+      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      const failed = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => String(entry.msg).startsWith('webhooks: attempt'))
+      expect(failed.map((entry) => [entry.endpoint, entry.attempt, entry.statusCode])).toEqual([
+        ['counted', 1, 500],
+        ['counted', 2, 502],
+      ])
+      const log = lines.join('')
+      expect(log).not.toContain(WEBHOOK_SECRET.slice(6))
+      expect(log).not.toContain(dead)
+      const samples = await scrapeMetrics(gateway.url)
+      const attempts = (outcome: string) => samples.find((sample) => sample.name === 'livegate_webhook_attempts_total' && sample.labels.endpoint === 'counted' && sample.labels.outcome === outcome)?.value
+      expect([attempts('retry'), attempts('dead'), attempts('delivered')]).toEqual([1, 1, 1])
+      expect(samples.some((sample) => sample.name === 'livegate_webhook_delivery_seconds_count' && sample.labels.endpoint === 'counted' && sample.value === 1)).toBe(true)
+      // Delivered records go after deliveredRetention (7 days), dead letters after 30.
+      const { webhooks } = gateway.parts
+      await webhooks.pruneOnce(new Date(Date.now() + 8 * 86_400_000))
+      expect((await deliveriesOf(gateway, 'counted')).map((delivery) => delivery.status)).toEqual(['DEAD'])
+      await webhooks.pruneOnce(new Date(Date.now() + 31 * 86_400_000))
+      expect(await deliveriesOf(gateway, 'counted')).toEqual([])
+    } finally {
+      await gateway.close()
+    }
+  })
+
+  it('switches off an endpoint that has failed every attempt for disableAfter, and says so', async () => {
+    const gateway = await gatewayWith([{ name: 'failing', events: ['callback.live_start'] }], { retrySchedule: Array(50).fill('200ms'), disableAfter: '1s' })
+    try {
+      await receiver.plan('/hooks/failing', Array(50).fill({ status: 500 }))
+      await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('failing', undefined))?.state?.enabled, { timeout: 20_000 }).toBe(false)
+      const endpoint = await gateway.parts.webhooks.visibleEndpoint('failing', undefined)
+      expect(endpoint?.state?.disabledReason).toMatch(/every attempt failed/)
+      expect((await deliveriesOf(gateway, 'failing')).map((delivery) => delivery.status)).toEqual(['DEAD'])
+      await expect
+        .poll(async () => (await scrapeMetrics(gateway.url)).find((sample) => sample.name === 'livegate_webhook_endpoint_disabled' && sample.labels.endpoint === 'failing')?.value, { timeout: 20_000 })
+        .toBe(1)
+    } finally {
+      await gateway.close()
+    }
+  })
+})
