@@ -1,9 +1,9 @@
 import { inArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
-import { callbacks } from './callback.table.js'
+import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
-import { upsertJson } from './json.rows.js'
+import { upsertJson } from './tables/json.rows.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
 export interface KeptRow {

@@ -11,11 +11,11 @@ import { MEMORY_DATA_DIR } from '../config/config.schema.js'
 import { StartupError } from '../config/startup.error.js'
 import { describeConnectionError } from './database.errors.js'
 import { lockDataDir } from './data-dir.lock.js'
-import * as callbackTables from './callback.table.js'
-import * as graphTables from './graph.table.js'
-import * as refusalTables from './refusal.table.js'
-import * as actionTables from './action.table.js'
-import * as webhookTables from './webhook.table.js'
+import * as callbackTables from './tables/callback.table.js'
+import * as graphTables from './tables/graph.table.js'
+import * as refusalTables from './tables/refusal.table.js'
+import * as actionTables from './tables/action.table.js'
+import * as webhookTables from './tables/webhook.table.js'
 
 const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables, ...webhookTables }
 

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from './database.client.js'
-import { leases } from './lease.table.js'
+import { leases } from './tables/lease.table.js'
 
 /**
  * Takes a lease, or keeps it, for `ttlMs` from now by the database's clock: it succeeds when the

@@ -2,9 +2,9 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm'
 import { parseCallback } from '../model/callback.parse.js'
 import { sentFields } from '../model/callback.record.js'
 import { parseTimestamp } from '../model/signature.verify.js'
-import { callbacks, projections } from './callback.table.js'
+import { callbacks, projections } from './tables/callback.table.js'
 import type { Db } from './database.client.js'
-import { jsonLiteral } from './json.rows.js'
+import { jsonLiteral } from './tables/json.rows.js'
 
 const MARKER = 'legacy-values'
 const BATCH = 1000

@@ -1,6 +1,6 @@
 import { asc, desc, type SQL, sql } from 'drizzle-orm'
 import type { LogPosition } from '../model/log.position.js'
-import { callbacks } from './callback.table.js'
+import { callbacks } from './tables/callback.table.js'
 
 /**
  * Callbacks whose writing transaction, and every transaction older than it, has ended: nothing

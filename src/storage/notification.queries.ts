@@ -1,7 +1,7 @@
 import { type SQL, and, count, eq, gte, inArray, lt, notInArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
-import { callbacks } from './callback.table.js'
+import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
 import { afterPosition, beforePosition, FINAL, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
 import { finalPrefix, type LogRead } from './projector.statements.js'

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { EVENT_CHANNEL, encodeEvent, type RealtimeEvent } from '../model/event.codec.js'
 import type { Db } from './database.client.js'
-import { jsonLiteral } from './json.rows.js'
+import { jsonLiteral } from './tables/json.rows.js'
 
 /**
  * One statement that NOTIFYs every event, to run inside the transaction that made them: the

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { FoldableRecord } from '../fold/fold.event.js'
 import { LOG_START, type LogPosition } from '../model/log.position.js'
-import { callbacks, projections } from './callback.table.js'
+import { callbacks, projections } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
 import { afterPosition, FINAL, LOGGED_COLUMNS, OLDEST_FIRST } from './log.order.js'
 

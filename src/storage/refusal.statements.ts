@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { RefusalRecord } from '../model/callback.record.js'
 import type { Db } from './database.client.js'
-import { refusals } from './refusal.table.js'
+import { refusals } from './tables/refusal.table.js'
 
 /** Records a refused delivery. */
 export async function insertRefusal(db: Db, record: RefusalRecord): Promise<void> {

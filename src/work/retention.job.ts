@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/config.schema.js'
 import type { Db } from '../storage/database.client.js'
-import { pruneActions } from '../storage/action.statements.js'
+import { pruneActions } from '../storage/outbound/action.statements.js'
 import { pruneBatch } from '../storage/retention.statements.js'
 
 const DAY_MS = 86_400_000

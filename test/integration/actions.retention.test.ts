@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
-import { recordAction } from '../../src/storage/action.statements.js'
-import { actions } from '../../src/storage/action.table.js'
+import { recordAction } from '../../src/storage/outbound/action.statements.js'
+import { actions } from '../../src/storage/tables/action.table.js'
 import { RetentionJob } from '../../src/work/retention.job.js'
 import { driverName } from '../support/database.fixture.js'
 import { test } from '../support/gateway.fixture.js'

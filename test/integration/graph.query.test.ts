@@ -1,7 +1,7 @@
 import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { tasks } from '../../src/storage/graph.table.js'
+import { tasks } from '../../src/storage/tables/graph.table.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import type { Scenario } from '../../src/simulator/scenario.model.js'
 import { type Simulator, startSimulator } from '../../src/simulator/simulator.run.js'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { execute, parse } from 'graphql'
 import { describe, expect, it } from 'vitest'
-import { buildGraphqlSchema } from '../../src/adapters/graphql/schema.build.js'
+import { buildGraphqlSchema } from '../../src/adapters/graphql/pipeline/schema.build.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName } from '../support/database.fixture.js'
 import { type GatewayFixtures, test } from '../support/gateway.fixture.js'

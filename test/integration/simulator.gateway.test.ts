@@ -1,10 +1,10 @@
 import { gt, max } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { sentFields } from '../../src/model/callback.record.js'
-import { callbacks } from '../../src/storage/callback.table.js'
+import { callbacks } from '../../src/storage/tables/callback.table.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { startSimulator } from '../../src/simulator/simulator.run.js'
-import { TaskListClient } from '../../src/work/task-list.client.js'
+import { TaskListClient } from '../../src/work/graph/task-list.client.js'
 import { driverName } from '../support/database.fixture.js'
 import { ROTATED_SECRET, SECRET, test } from '../support/gateway.fixture.js'
 

@@ -5,7 +5,7 @@ import type { Config, ServiceConfig } from '../../src/config/index.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { SIMULATOR_RETS, startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
-import { type TaskListClientOptions, TaskListClient } from '../../src/work/task-list.client.js'
+import { type TaskListClientOptions, TaskListClient } from '../../src/work/graph/task-list.client.js'
 import { UpstreamError } from '../../src/model/upstream.error.js'
 
 const SECRET = 'sekrit-3f9a-task-list'

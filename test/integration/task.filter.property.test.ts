@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TaskState } from '../../src/fold/task.fold.js'
-import { tasks } from '../../src/storage/graph.table.js'
-import { listTasks, type TaskQuery, taskMatches } from '../../src/storage/task.queries.js'
+import { tasks } from '../../src/storage/tables/graph.table.js'
+import { listTasks, type TaskQuery, taskMatches } from '../../src/storage/graph/task.queries.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 
 // A task filter is written twice: as SQL for the lists (task.queries.ts taskConditions) and as a

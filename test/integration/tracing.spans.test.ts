@@ -4,7 +4,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
-import { callbacks } from '../../src/storage/callback.table.js'
+import { callbacks } from '../../src/storage/tables/callback.table.js'
 import { deliverySpan, traceExtensions, traceparentOfConnectionInit, withOperationSpan } from '../../src/adapters/ops/tracing.spans.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'

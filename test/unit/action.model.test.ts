@@ -4,7 +4,7 @@ import { applyTaskCallback, applyTaskSighting, applyTaskStop, emptyTaskState, ty
 import { argsFingerprint, cloudCallOf, textProblem } from '../../src/model/action.model.js'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { sign, verifySignature } from '../../src/model/signature.verify.js'
-import { RateLimiter } from '../../src/work/action.limiter.js'
+import { RateLimiter } from '../../src/work/outbound/action.limiter.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
 describe('an action\'s cloud call', () => {

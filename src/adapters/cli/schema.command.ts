@@ -1,5 +1,5 @@
 import type { GraphQLSchema } from 'graphql'
-import { buildGraphqlSchema, printGraphqlSchema } from '../graphql/schema.build.js'
+import { buildGraphqlSchema, printGraphqlSchema } from '../graphql/pipeline/schema.build.js'
 import type { Command } from './command.model.js'
 import { printPossibleTypes } from './possible-types.print.js'
 
@@ -7,7 +7,7 @@ const PRINTS: Record<string, (schema: GraphQLSchema) => string | Promise<string>
   sdl: printGraphqlSchema,
   'possible-types': printPossibleTypes,
   // Loaded only for this print: federation's libraries are heavy for every other command.
-  subgraph: async (schema) => (await import('../graphql/subgraph.schema.js')).printSubgraphSdl(schema),
+  subgraph: async (schema) => (await import('../graphql/pipeline/subgraph.schema.js')).printSubgraphSdl(schema),
 }
 
 /**

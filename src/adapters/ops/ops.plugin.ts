@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.schema.js'
 import type { Db } from '../../storage/database.client.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
-import { staleAfterMs } from '../../storage/upstream-status.statements.js'
+import { staleAfterMs } from '../../storage/history/upstream-status.statements.js'
 import { joinCluster } from './cluster.link.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */

@@ -1,5 +1,5 @@
 import { type Db, ping } from '../../storage/database.client.js'
-import { judgeUpstream, readUpstreamStatus } from '../../storage/upstream-status.statements.js'
+import { judgeUpstream, readUpstreamStatus } from '../../storage/history/upstream-status.statements.js'
 
 /** The spool as readiness sees it: how many callbacks wait in it for the database. */
 export interface SpoolDepth {

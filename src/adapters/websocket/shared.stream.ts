@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream'
 import type WebSocket from 'ws'
 import { nextWriter } from './next.writer.js'
 import { PendingPayload, type SharedPayload } from './shared.results.js'
-import type { DirectSource } from '../../work/subscription.queue.js'
+import type { DirectSource } from '../../work/realtime/subscription.queue.js'
 
 /** What one subscription's stream writes with. */
 export interface StreamTarget {

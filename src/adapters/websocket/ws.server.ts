@@ -7,9 +7,9 @@ import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
-import type { GraphqlContext, SubscriptionSlot } from '../graphql/context.js'
+import type { GraphqlContext, SubscriptionSlot } from '../graphql/reads/request.context.js'
 import { traceparentOfConnectionInit } from '../ops/tracing.spans.js'
-import type { PipelineOutcome, RequestPipeline } from '../graphql/request.pipeline.js'
+import type { PipelineOutcome, RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
 export const SLOW_CONSUMER_CLOSE = closeFor('SUBSCRIBER_TOO_SLOW')

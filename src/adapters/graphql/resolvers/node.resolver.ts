@@ -1,7 +1,7 @@
-import type { GraphqlContext } from '../context.js'
+import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
-import { loadNode, type NodeValue } from '../node.view.js'
+import { loadNode, type NodeValue } from '../reads/node.view.js'
 import { Arg, Ctx, ID, Query, Resolver } from '../type-graphql.shim.js'
 import { Node } from '../types/node.type.js'
 

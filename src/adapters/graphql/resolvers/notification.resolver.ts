@@ -1,9 +1,9 @@
 import { type NotificationCriteria, countNotifications, notificationPage } from '../../../storage/notification.queries.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
-import type { GraphqlContext } from '../context.js'
+import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
-import { type NotificationNode, notificationCursor, notificationNode } from '../notification.view.js'
-import { type ConnectionData, pageWindow, toConnection } from '../pagination.js'
+import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
+import { type ConnectionData, pageWindow, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 // The kinds are reached only through the Notification interface; importing them registers them.
 import '../types/notification-kinds.type.js'

@@ -1,9 +1,9 @@
-import type { WebhookDeliveryRow } from '../../../storage/webhook.table.js'
-import type { EndpointView } from '../../../work/webhook.service.js'
+import type { WebhookDeliveryRow } from '../../../storage/tables/webhook.table.js'
+import type { EndpointView } from '../../../work/outbound/webhook.service.js'
 import { allowedCodes, requireOperate } from '../auth.scope.js'
-import type { GraphqlContext } from '../context.js'
+import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
-import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../pagination.js'
+import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { WebhookDelivery, WebhookDeliveryConnection, WebhookDeliveryStatus, WebhookEndpoint, WebhookEndpointState } from '../types/webhook.type.js'
 

@@ -1,4 +1,4 @@
-import type { ConnectionData } from '../pagination.js'
+import type { ConnectionData } from '../connection.pagination.js'
 import { type ClassType, Field, Int, ObjectType } from '../type-graphql.shim.js'
 import { PageInfo } from './page-info.type.js'
 

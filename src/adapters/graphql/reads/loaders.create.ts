@@ -1,0 +1,120 @@
+import DataLoader from 'dataloader'
+import type { Db } from '../../../storage/database.client.js'
+import type { TaskRow, UserRow } from '../../../storage/tables/graph.table.js'
+import { countNotificationsForTasks, latestNotificationsForTasks, type NotificationRow, notificationsByIds } from '../../../storage/notification.queries.js'
+import { countTasksOfUsers, type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/task.queries.js'
+import { usersByKeys } from '../../../storage/graph/user.queries.js'
+
+/**
+ * The DataLoaders of one GraphQL request. They batch the lookups of one request into one
+ * statement and cache them for that request only, so no answer outlives the request it served.
+ * Every one reads within the caller's scope: a key for one service code finds nothing of another.
+ */
+export interface Loaders {
+  /**
+   * The newest `perTask` notifications of a task, newest first: `notificationsOfTask(5).load(taskId)`.
+   * Every task asked for with the same `perTask` in one tick is read in one statement.
+   */
+  notificationsOfTask(perTask: number): DataLoader<string, NotificationRow[]>
+  /** How many notifications a task has. */
+  notificationCountOfTask: DataLoader<string, number>
+  /** A task row by its (service code, `hashed_id`); a page of tasks primes it. */
+  task: DataLoader<TaskKeyPair, TaskRow | null, string>
+  /** A user row by its (service code, user name); a page of users primes it. */
+  user: DataLoader<UserKeyPair, UserRow | null, string>
+  /** A stored notification by its row id. */
+  notification: DataLoader<number, NotificationRow | null>
+  /**
+   * A page of each user's tasks: `tasksOfUser(page).load(user)`. Users asked for with the same
+   * page (filter, cursor and size) in one tick are read in one statement.
+   */
+  tasksOfUser(page: UserTasksPage): DataLoader<UserKeyPair, TaskRow[], string>
+  /** How many of each user's tasks match a filter. */
+  taskCountOfUser(filter: TaskQuery): DataLoader<UserKeyPair, number, string>
+}
+
+/** What `User.tasks` asks of each user: the same for every user of a page. */
+export interface UserTasksPage {
+  filter: TaskQuery
+  after: TaskKey | undefined
+  fetch: number
+}
+
+// Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
+const MAX_BATCH = 1000
+
+const taskCacheKey = (key: TaskKeyPair) => `${key.serviceCode}\u0000${key.taskId}`
+
+/** Builds a fresh set of loaders, reading only what the caller's scope allows; call once per request. */
+export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | undefined): Loaders {
+  const byPerTask = new Map<string, DataLoader<string, NotificationRow[]>>()
+  const byUserPage = new Map<string, DataLoader<UserKeyPair, TaskRow[], string>>()
+  const byUserFilter = new Map<string, DataLoader<UserKeyPair, number, string>>()
+  const scoped = (filter: TaskQuery): TaskQuery => ({ ...filter, allowedServiceCodes })
+  return {
+    notificationCountOfTask: new DataLoader<string, number>(
+      async (taskIds) => {
+        const counts = await countNotificationsForTasks(db, taskIds, allowedServiceCodes)
+        return taskIds.map((id) => counts.get(id) ?? 0)
+      },
+      { maxBatchSize: MAX_BATCH },
+    ),
+    task: new DataLoader<TaskKeyPair, TaskRow | null, string>(
+      async (keys) => {
+        const byKey = new Map((await tasksByKeys(db, keys, allowedServiceCodes)).map((row) => [taskCacheKey(row), row]))
+        return keys.map((key) => byKey.get(taskCacheKey(key)) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
+    ),
+    user: new DataLoader<UserKeyPair, UserRow | null, string>(
+      async (keys) => {
+        const byKey = new Map((await usersByKeys(db, keys, allowedServiceCodes)).map((row) => [userKey(row), row]))
+        return keys.map((key) => byKey.get(userKey(key)) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+    ),
+    notification: new DataLoader<number, NotificationRow | null>(
+      async (ids) => {
+        const byId = new Map((await notificationsByIds(db, ids, allowedServiceCodes)).map((row) => [row.id, row]))
+        return ids.map((id) => byId.get(id) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH },
+    ),
+    notificationsOfTask(perTask) {
+      return memo(byPerTask, String(perTask), () => new DataLoader<string, NotificationRow[]>(
+        async (taskIds) => {
+          const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes)
+          return taskIds.map((id) => found.get(id) ?? [])
+        },
+        { maxBatchSize: MAX_BATCH },
+      ))
+    },
+    tasksOfUser(page) {
+      return memo(byUserPage, JSON.stringify([page.filter, page.after, page.fetch]), () => new DataLoader<UserKeyPair, TaskRow[], string>(
+        async (owners) => {
+          const found = await tasksOfUsers(db, owners, scoped(page.filter), page.after, page.fetch)
+          return owners.map((owner) => found.get(userKey(owner)) ?? [])
+        },
+        { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+      ))
+    },
+    taskCountOfUser(filter) {
+      return memo(byUserFilter, JSON.stringify(filter), () => new DataLoader<UserKeyPair, number, string>(
+        async (owners) => {
+          const counts = await countTasksOfUsers(db, owners, scoped(filter))
+          return owners.map((owner) => counts.get(userKey(owner)) ?? 0)
+        },
+        { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+      ))
+    },
+  }
+}
+
+function memo<V>(cache: Map<string, V>, key: string, make: () => V): V {
+  let value = cache.get(key)
+  if (value === undefined) {
+    value = make()
+    cache.set(key, value)
+  }
+  return value
+}

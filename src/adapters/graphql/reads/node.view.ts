@@ -1,0 +1,71 @@
+import type { OutputNode, TaskNode, UserNode } from '../../../fold/graph.model.js'
+import { deriveTask } from '../../../fold/task.derive.js'
+import { deriveUser } from '../../../fold/user.fold.js'
+import { actionsByIds } from '../../../storage/outbound/action.queries.js'
+import type { ActionRow } from '../../../storage/tables/action.table.js'
+import { inScope } from '../auth.scope.js'
+import type { GraphqlContext } from './request.context.js'
+import { type GlobalId, toGlobalId } from '../global.id.js'
+import { type NotificationNode, notificationNode } from './notification.view.js'
+import { tagNode } from '../types/node.type.js'
+import { notificationTypeName } from '../types/notification.type.js'
+import type { OutputView } from '../types/output.type.js'
+
+/** What a `Node` resolves from. */
+export type NodeValue = TaskNode | UserNode | (OutputNode & OutputView) | NotificationNode | ActionRow
+
+/** A task's global id: of its service code and `hashed_id`. */
+export function taskGlobalId(task: Pick<TaskNode, 'serviceCode' | 'id'>): string {
+  return toGlobalId('Task', task.serviceCode, task.id)
+}
+
+/** A user's global id: of its service code and name. */
+export function userGlobalId(user: Pick<UserNode, 'serviceCode' | 'userName'>): string {
+  return toGlobalId('User', user.serviceCode, user.userName)
+}
+
+// An output is the fold's join of its tag and container (outputKey in src/fold/task.fold.ts);
+// its index can change as notifications arrive, so it is no part of the id.
+function outputKeyOf(output: OutputNode): string {
+  return `${output.tag ?? ''}|${output.format?.container ?? ''}`
+}
+
+/** A task's outputs as `Output` values: each with its global id and its task. */
+export function outputViews(task: TaskNode): Array<OutputNode & OutputView> {
+  return task.outputs.map((output) => ({ ...output, id: toGlobalId('Output', task.serviceCode, task.id, outputKeyOf(output)), task }))
+}
+
+/**
+ * The node a parsed global id names, tagged with its object type for `Node.resolveType`; null
+ * when there is none the caller may see. Every kind is read through the request's loaders, so
+ * `nodes` with many ids costs one statement per kind.
+ */
+export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<NodeValue | null> {
+  const { loaders } = context
+  const [first = '', second = '', third = ''] = id.key
+  switch (id.type) {
+    case 'Task': {
+      const row = await loaders.task.load({ serviceCode: first, taskId: second })
+      return row ? tagNode(deriveTask(row.state), 'Task') : null
+    }
+    case 'User': {
+      const row = await loaders.user.load({ serviceCode: first, userName: second })
+      return row ? tagNode(deriveUser(row.state), 'User') : null
+    }
+    case 'Output': {
+      const row = await loaders.task.load({ serviceCode: first, taskId: second })
+      const output = row ? outputViews(deriveTask(row.state)).find((view) => outputKeyOf(view) === third) : undefined
+      return output ? tagNode(output, 'Output') : null
+    }
+    case 'Notification': {
+      const row = await loaders.notification.load(Number(first))
+      if (!row) return null
+      const node = notificationNode(row)
+      return tagNode(node, notificationTypeName(node))
+    }
+    case 'Action': {
+      const [row] = await actionsByIds(context.db, [Number(first)])
+      return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Action') : null
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import type { WebhookShapes } from '../../../work/outbound/webhook.enqueuer.js'
+import { toGlobalId } from '../global.id.js'
+import { notificationNode } from './notification.view.js'
+
+/**
+ * A webhook body's `data` in the schema's own names: a callback as the `Notification` GraphQL
+ * shapes it (its global `id`, `kind`, the cloud's `taskId`, the kind's typed fields and `fields`
+ * as sent), a derived event as its facts with the task's global `id` beside the cloud's `taskId`.
+ */
+export const webhookShapes: WebhookShapes = {
+  notification(row) {
+    // The getter of `fields` is enumerable, so JSON.stringify reads it: the body has every field as sent.
+    return notificationNode(row)
+  },
+  event(row) {
+    const task = row.taskId === null ? {} : { id: toGlobalId('Task', row.serviceCode, row.taskId), taskId: row.taskId }
+    return { ...task, serviceCode: row.serviceCode, ...row.facts }
+  },
+}

@@ -1,0 +1,93 @@
+import { and, eq, lt, sql } from 'drizzle-orm'
+import type { Db } from '../database.client.js'
+import { resultRows } from '../database.client.js'
+import { type ActionRow, actions, type NewActionRow } from '../tables/action.table.js'
+import { notifyStatement } from '../notify.statements.js'
+
+/** What {@link recordAction} found: a new row, or the row an earlier request with the same idempotency key made. */
+export type Recorded = { fresh: true; row: ActionRow } | { fresh: false; row: ActionRow }
+
+/**
+ * Records an action (or a refused attempt) and announces it (`actionChanged`), in one
+ * transaction. With an idempotency key, an earlier row of the same key younger than `reuseAfter`
+ * is answered instead of a new one; an older one gives the key up (its row stays, without it).
+ * Two requests racing with one key meet at the unique index: one inserts, the other reads it.
+ */
+export async function recordAction(db: Db, row: NewActionRow, reuseAfter: Date): Promise<Recorded> {
+  return db.transaction(async (tx) => {
+    if (row.idempotencyKey) {
+      const sameKey = and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey))
+      const [earlier] = await tx.select().from(actions).where(sameKey)
+      if (earlier && earlier.requestedAt >= reuseAfter) return { fresh: false, row: earlier }
+      if (earlier) await tx.update(actions).set({ idempotencyKey: null }).where(and(sameKey, lt(actions.requestedAt, reuseAfter)))
+    }
+    const [inserted] = await tx.insert(actions).values(row).onConflictDoNothing().returning()
+    if (!inserted) {
+      const [earlier] = await tx
+        .select()
+        .from(actions)
+        .where(and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey ?? '')))
+      if (!earlier) throw new Error('an action with this idempotency key vanished while it was recorded')
+      return { fresh: false, row: earlier }
+    }
+    await announce(tx, inserted.id)
+    return { fresh: true, row: inserted }
+  })
+}
+
+/** What an action's end writes. */
+export interface ActionOutcome {
+  state: 'SUCCEEDED' | 'FAILED'
+  ret: number | null
+  message: string | null
+  attempts: number
+  finishedAt: Date
+}
+
+/**
+ * Writes how an action ended, once: a row already ended is left as it is. `alsoInTransaction`
+ * runs in the same transaction (the stop's evidence for the graph), so the audit and the graph
+ * never disagree about a stop.
+ */
+export async function finishAction(db: Db, id: number, outcome: ActionOutcome, alsoInTransaction?: (tx: Db) => Promise<unknown>): Promise<ActionRow | undefined> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(actions)
+      .set(outcome)
+      .where(and(eq(actions.id, id), eq(actions.state, 'PENDING')))
+      .returning()
+    if (!row) return undefined
+    if (alsoInTransaction) await alsoInTransaction(tx)
+    await announce(tx, id)
+    return row
+  })
+}
+
+/**
+ * Ends the actions still PENDING that were asked for before `before`: their process stopped
+ * before it could record the cloud's answer. Resolves to how many.
+ */
+export async function abandonPending(db: Db, before: Date, finishedAt: Date): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .update(actions)
+      .set({ state: 'FAILED', finishedAt, message: 'livegate stopped before the cloud\'s answer was recorded; the cloud may have acted.' })
+      .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
+      .returning({ id: actions.id })
+    for (const row of rows) await announce(tx, row.id)
+    return rows.length
+  })
+}
+
+/** Deletes up to `limit` actions asked for before `cutoff`; resolves to how many went. */
+export async function pruneActions(db: Db, cutoff: Date, limit: number): Promise<number> {
+  const statement = sql`delete from actions where id in (
+    select id from actions where requested_at < ${cutoff.toISOString()}::timestamptz limit ${limit} for update skip locked
+  ) returning id`
+  return resultRows(await db.execute(statement)).length
+}
+
+async function announce(tx: Db, id: number): Promise<void> {
+  const notify = notifyStatement([{ kind: 'action', id }])
+  if (notify) await tx.execute(notify)
+}

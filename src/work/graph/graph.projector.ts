@@ -1,0 +1,182 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
+import { EVENT_CHANNEL, LOG_GREW } from '../../model/event.codec.js'
+import type { Database, Db } from '../../storage/database.client.js'
+import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../../storage/projector.statements.js'
+import { applyToGraph, callbackEvidence } from './graph.evidence.js'
+import type { Metrics } from '../metrics.registry.js'
+import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
+
+/** The projection's name in the checkpoint table. */
+export const GRAPH_PROJECTION = 'graph'
+
+/** What {@link GraphProjector} is built from. */
+export interface ProjectorOptions {
+  database: Database
+  log: Pick<FastifyBaseLogger, 'error' | 'warn'>
+  /** The most callbacks one transaction folds. */
+  batchSize?: number
+  /** Between two looks at the log when nothing rang (a safety net: a doorbell may be missed). */
+  tickMs?: number
+  metrics?: Pick<Metrics, 'projectionLagSeconds' | 'projectorPasses'> | undefined
+  now?: () => Date
+}
+
+/** What one pass did. */
+type Pass = { kind: 'busy' } | { kind: 'done'; folded: number; more: boolean; pending: boolean }
+
+/**
+ * Folds the committed log into task and user states, after the callbacks were acknowledged: in
+ * log order, in large batches, one transaction each, the checkpoint moved in the same
+ * transaction (a batch folded again changes nothing anyway). It runs when the log's doorbell
+ * rings, and every `tickMs`. On several instances, whichever takes the projector lock folds; the
+ * others pass, and then stand by: they stop answering the doorbell and only look at each tick, so
+ * one instance keeps folding in large batches instead of every instance waking on every commit
+ * and the fold alternating between them in small ones (each try costs a transaction). A stand-by
+ * that takes the lock at its tick (the folder stopped, or paused between passes) answers the
+ * doorbell again; whichever then meets the lock held stands by. Whoever holds the lock when
+ * another meets it leads after, so at least one instance answers the doorbell.
+ */
+export class GraphProjector {
+  private readonly batchSize: number
+  private readonly now: () => Date
+  private running: Promise<void> | undefined
+  private again = false
+  private stopped = false
+  /** Whether this instance's last pass took the lock: only then does it answer the doorbell. */
+  private leading = true
+  private timer: NodeJS.Timeout | undefined
+  private unlisten: (() => Promise<void>) | undefined
+
+  constructor(private readonly options: ProjectorOptions) {
+    this.batchSize = options.batchSize ?? 5000
+    this.now = options.now ?? (() => new Date())
+  }
+
+  /** Listens for the doorbell and folds what the log already holds. */
+  async start(): Promise<void> {
+    // Only the log's doorbell: the channel also carries every folded task's event, and a fold
+    // waking every projector again would be a pass per fold per instance for nothing. Callbacks
+    // that commit behind an older transaction are looked for again soon by the pass that met them.
+    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
+      if (payload === LOG_GREW && this.leading) this.wake()
+    })
+    this.schedule(0)
+  }
+
+  /** Stops listening and waits for a pass under way. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await this.unlisten?.()
+    await this.running
+  }
+
+  /** Folds until the log holds nothing final that is not folded: what tests and the bench wait on. */
+  async catchUp(): Promise<void> {
+    for (;;) {
+      await this.running
+      const pass = await this.pass()
+      if (pass.kind === 'done' && !pass.more && !pass.pending) return
+      await new Promise((resolve) => setTimeout(resolve, pass.kind === 'busy' || pass.pending ? 20 : 0))
+    }
+  }
+
+  /** Asks for a pass: now if none runs, else once the running one ends. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined
+    })
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => this.wake(), delayMs)
+    this.timer.unref()
+  }
+
+  private async loop(): Promise<void> {
+    let retryMs = this.options.tickMs ?? 1000
+    try {
+      for (;;) {
+        this.again = false
+        const pass = await this.pass()
+        if (pass.kind === 'done' && pass.more) continue
+        // Committed callbacks wait behind an older transaction: look again soon, not at the tick.
+        if (pass.kind === 'done' && pass.pending) retryMs = 25
+        // Another instance folds: it answers the doorbell, this one looks at the tick.
+        if (pass.kind === 'busy') break
+        if (!this.again) break
+      }
+    } catch (error) {
+      this.options.log.error({ err: error }, 'projector: a batch could not be folded; retrying')
+      retryMs = 1000
+    }
+    this.schedule(retryMs)
+  }
+
+  private async pass(): Promise<Pass> {
+    if (!tracingActive()) return this.fold()
+    const startTime = new Date()
+    let pass: Pass
+    try {
+      pass = await this.fold()
+    } catch (error) {
+      recordSpan('projector pass', { root: true, startTime }, error)
+      throw error
+    }
+    // A look that found nothing (the tick of an idle gateway) or stood by is not worth a span; a
+    // pass that folded links to the spans that committed what it folded.
+    if (pass.kind === 'done' && pass.folded > 0) {
+      const attributes = { 'livegate.projector.folded': pass.folded, 'livegate.projector.more': pass.more }
+      recordSpan('projector pass', { root: true, startTime, attributes, links: linksTo(this.lastFolded) })
+    }
+    return pass
+  }
+
+  // The traceparents of the callbacks the last fold folded, for the pass's span.
+  private lastFolded: Array<string | null> = []
+
+  private async fold(): Promise<Pass> {
+    const { database } = this.options
+    let lagged: LoggedCallback[] = []
+    const pass = await database.db.transaction(async (tx) => {
+      this.leading = await tryProjectorLock(tx)
+      if (!this.leading) return { kind: 'busy' } as const
+      const from = await readCheckpoint(tx, GRAPH_PROJECTION)
+      const read = await logAfter(tx, from, this.batchSize)
+      const last = read.rows.at(-1)
+      if (!last) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
+      const now = this.now()
+      await applyToGraph(tx, evidenceOf(read.rows), now)
+      await saveCheckpoint(tx, GRAPH_PROJECTION, last, now)
+      lagged = read.rows
+      return { kind: 'done', folded: read.rows.length, more: read.rows.length === this.batchSize, pending: read.pending } as const
+    })
+    this.options.metrics?.projectorPasses.inc({ outcome: pass.kind === 'busy' ? 'standby' : pass.folded > 0 ? 'folded' : 'empty' })
+    const lag = this.options.metrics?.projectionLagSeconds
+    if (lag && lagged.length > 0) {
+      const at = Date.now()
+      for (const row of lagged) lag.observe((at - row.receivedAt.getTime()) / 1000)
+    }
+    this.lastFolded = tracingActive() ? lagged.map((row) => row.traceparent) : []
+    return pass
+  }
+}
+
+function evidenceOf(rows: readonly LoggedCallback[]) {
+  const byService = new Map<string, CallbackEvent[]>()
+  for (const row of rows) {
+    const event = callbackEvent(row)
+    const list = byService.get(row.serviceCode)
+    if (list) list.push(event)
+    else byService.set(row.serviceCode, [event])
+  }
+  return [...byService].sort(([a], [b]) => (a < b ? -1 : 1)).map(([serviceCode, events]) => callbackEvidence(serviceCode, events))
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import { Webhook } from 'standardwebhooks'
+import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
+import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
+import type { Db } from '../../storage/database.client.js'
+import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
+import type { OutcomeRecorder } from './webhook.outcomes.js'
+import type { WebhookMetrics } from './webhook.metrics.js'
+
+const SUCCESS_NOTE_MS = 1000
+
+/** What an {@link EndpointDelivery} is built from. */
+export interface DeliveryOptions {
+  db: Db
+  endpoint: WebhookEndpointConfig
+  /** Who holds a claimed delivery: unique per process and start. */
+  owner: string
+  /** Stores outcomes for every endpoint of the process, in batches (its owner is `owner`). */
+  recorder: OutcomeRecorder
+  timeoutMs: number
+  retrySchedule: readonly number[]
+  disableAfterMs: number
+  concurrency: number
+  log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error'>
+  metrics: WebhookMetrics
+  /** The longest wait between two looks for due deliveries when nothing woke the worker. */
+  idleMs?: number
+}
+
+// Refused connections, resets and name failures: what an attempt's error says, never the body.
+function networkError(error: unknown, timeoutMs: number): string {
+  const name = (error as { name?: string }).name
+  if (name === 'TimeoutError' || name === 'AbortError') return `timed out after ${timeoutMs} ms`
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  if (cause?.code) return `connection failed (${cause.code})`
+  return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
+}
+
+/**
+ * A URL's user and password as Basic authorization: fetch refuses a URL that holds credentials,
+ * and a receiver behind Basic authentication is configured with them in its URL.
+ */
+function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
+  const parsed = new URL(url)
+  if (!parsed.username && !parsed.password) return { url, authorization: {} }
+  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')
+  parsed.username = ''
+  parsed.password = ''
+  return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
+}
+
+/** A unique owner name for this process's claims. */
+export function deliveryOwner(): string {
+  return `${process.pid}:${randomUUID()}`
+}
+
+/**
+ * Delivers one endpoint's deliveries: claims those due (at most `concurrency` in flight), signs
+ * each per Standard Webhooks with the event's id as `webhook-id`, POSTs it over keep-alive, and
+ * stores the outcome. Each endpoint has its own worker and its own in-flight budget, so a slow
+ * one never holds up another. The lease on a claim outlasts the attempt's timeout, so only a
+ * killed process's claim is ever taken over.
+ */
+export class EndpointDelivery {
+  private readonly signer: Webhook
+  private readonly leaseMs: number
+  private inFlight = 0
+  private looking: Promise<void> | undefined
+  private again = false
+  private stopped = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly attempts = new Set<Promise<void>>()
+  private failingLogged = false
+  /** When this process last stored a success on the endpoint's row, and whether it saw a failure since. */
+  private successNotedAt = 0
+  private failedSinceNoted = true
+
+  private readonly target: { url: string; authorization: Record<string, string> }
+  /** When the timer will wake the worker (this process's clock). */
+  private timerAt = Infinity
+
+  constructor(private readonly options: DeliveryOptions) {
+    this.signer = new Webhook(options.endpoint.secret)
+    this.leaseMs = options.timeoutMs * 2 + 5000
+    this.target = splitCredentials(options.endpoint.url)
+  }
+
+  start(): void {
+    this.stopped = false
+    this.wake()
+  }
+
+  /** Stops claiming and waits for the attempts under way. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await this.looking
+    await Promise.allSettled([...this.attempts])
+  }
+
+  /** Looks for due deliveries now (a new one was put in line, or replayed). */
+  wake(): void {
+    if (this.stopped) return
+    if (this.looking) {
+      this.again = true
+      return
+    }
+    this.looking = this.look().finally(() => {
+      this.looking = undefined
+      if (this.again) this.wake()
+    })
+  }
+
+  /**
+   * Claims due deliveries while there is room. Then it waits for a wake (a delivery put in line,
+   * a replay, an attempt ending with room for a batch), for a retry this process scheduled, or at
+   * most `idleMs`: what another process scheduled, or a lease that ran out, is found then.
+   */
+  private async look(): Promise<void> {
+    const { db, endpoint, owner, concurrency } = this.options
+    const idleMs = this.options.idleMs ?? 1000
+    try {
+      do {
+        this.again = false
+        const room = concurrency - this.inFlight
+        if (room <= 0) return
+        const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
+        for (const delivery of claimed) this.launch(delivery)
+        if (claimed.length === room) this.again = true
+      } while (this.again && !this.stopped)
+      this.failingLogged = false
+    } catch (error) {
+      if (!this.failingLogged) this.options.log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: cannot read the deliveries; looking again')
+      this.failingLogged = true
+    }
+    this.wakeIn(idleMs)
+  }
+
+  /** Makes sure the worker looks again within `ms`. */
+  private wakeIn(ms: number): void {
+    if (this.stopped) return
+    const at = Date.now() + Math.max(10, ms)
+    if (this.timer && this.timerAt <= at) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timerAt = at
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.timerAt = Infinity
+      this.wake()
+    }, at - Date.now())
+    this.timer.unref()
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    this.inFlight += 1
+    const attempt = this.attempt(delivery)
+      .catch((error: unknown) => this.options.log.error({ err: error, endpoint: this.options.endpoint.name, eventId: delivery.eventId }, 'webhooks: an attempt could not be recorded; its lease will run out and it will be tried again'))
+      .finally(() => {
+        this.inFlight -= 1
+        this.attempts.delete(attempt)
+        // Claimed in batches: once half the room is free (or none is in flight), not per attempt.
+        if (this.inFlight <= this.options.concurrency / 2) this.wake()
+      })
+    this.attempts.add(attempt)
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const { endpoint, timeoutMs, metrics, log } = this.options
+    const sentAt = new Date()
+    let outcome: AttemptOutcome
+    let gone = false
+    try {
+      const response = await fetch(this.target.url, {
+        method: 'POST',
+        headers: {
+          ...this.target.authorization,
+          'content-type': 'application/json',
+          'user-agent': 'livegate-webhooks',
+          'webhook-id': delivery.eventId,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': this.signer.sign(delivery.eventId, sentAt, delivery.body),
+        },
+        body: delivery.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+      // The answer's body is not read; cancelling it frees the keep-alive connection.
+      await response.body?.cancel().catch(() => {})
+      const status = response.status
+      if (status >= 200 && status < 300) outcome = { kind: 'delivered', statusCode: status }
+      else if (status === 410) {
+        gone = true
+        outcome = { kind: 'dead', statusCode: status, error: 'HTTP 410 Gone: the endpoint asked to be switched off' }
+      } else {
+        const asked = status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after'), Date.now()) : undefined
+        outcome = this.failed(delivery, status, `HTTP ${status}`, asked)
+      }
+    } catch (error) {
+      outcome = this.failed(delivery, null, networkError(error, timeoutMs))
+    }
+    const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
+    if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
+    metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
+    if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
+    if (outcome.kind !== 'delivered') {
+      const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
+      log.warn({ endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error }, `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`)
+    }
+    // The endpoint's state is a summary: one that cannot be stored now is stored by a later attempt.
+    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: the endpoint\'s state could not be stored'))
+  }
+
+  private async noteOnEndpoint(outcome: AttemptOutcome, gone: boolean): Promise<void> {
+    const { endpoint, log, db } = this.options
+    if (outcome.kind === 'delivered') {
+      // The endpoint's row is one for every delivery to it: a success is stored at once after a
+      // failure, else at most once a second, so a busy endpoint's deliveries do not queue on it.
+      if (this.failedSinceNoted || Date.now() - this.successNotedAt >= SUCCESS_NOTE_MS) {
+        this.failedSinceNoted = false
+        this.successNotedAt = Date.now()
+        await endpointSucceeded(db, endpoint.name)
+      }
+      return
+    }
+    this.failedSinceNoted = true
+    if (gone) {
+      if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone')) log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
+      return
+    }
+    if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
+      log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
+    }
+  }
+
+  private failed(delivery: ClaimedDelivery, statusCode: number | null, error: string, askedMs?: number): AttemptOutcome {
+    const scheduled = retryDelayMs(this.options.retrySchedule, delivery.attempts, Math.random())
+    if (scheduled === undefined) return { kind: 'dead', statusCode, error }
+    return { kind: 'retry', statusCode, error, delayMs: askedMs ?? scheduled }
+  }
+}

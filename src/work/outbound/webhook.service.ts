@@ -1,0 +1,192 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Registry } from 'prom-client'
+import type { Config } from '../../config/config.schema.js'
+import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
+import { endpointVisible } from '../../model/webhook.event.js'
+import type { Database } from '../../storage/database.client.js'
+import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, redeliver, WEBHOOK_CHANNEL } from '../../storage/outbound/webhook.statements.js'
+import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
+import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
+import { OutcomeRecorder } from './webhook.outcomes.js'
+import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT, WebhookEnqueuer, type WebhookShapes } from './webhook.enqueuer.js'
+import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
+
+const DAY_MS = 86_400_000
+/** Dead letters are kept this long. */
+export const DEAD_LETTER_RETENTION_MS = 30 * DAY_MS
+const GAUGE_REFRESH_MS = 5000
+
+/** What {@link WebhookService} is built from. */
+export interface WebhookServiceOptions {
+  config: Pick<Config, 'webhooks' | 'retention'>
+  database: Database
+  log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error' | 'debug'>
+  registry: Registry
+  shapes: WebhookShapes
+}
+
+/** A configured endpoint with its stored state. */
+export interface EndpointView extends WebhookEndpointConfig {
+  state: EndpointStateRow | undefined
+}
+
+/**
+ * Webhooks in one process: the enqueuer (log to outbox), one delivery worker per endpoint, the
+ * retention of delivered records and dead letters, and what GraphQL reads and steers. With no
+ * endpoint configured nothing runs, and the enqueuer's checkpoints are forgotten, so endpoints
+ * configured later receive events from then on rather than the whole log.
+ */
+export class WebhookService {
+  private readonly endpoints: readonly WebhookEndpointConfig[]
+  private readonly enqueuer: WebhookEnqueuer
+  private readonly workers = new Map<string, EndpointDelivery>()
+  private readonly metrics: WebhookMetrics
+  private readonly recorder: OutcomeRecorder
+  private unlisten: (() => Promise<void>) | undefined
+  private gauges: NodeJS.Timeout | undefined
+  private prune: NodeJS.Timeout | undefined
+
+  constructor(private readonly options: WebhookServiceOptions) {
+    const { webhooks } = options.config
+    this.endpoints = webhooks.endpoints
+    this.metrics = webhookMetrics(options.registry)
+    const owner = deliveryOwner()
+    this.recorder = new OutcomeRecorder(options.database.db, owner)
+    for (const endpoint of this.endpoints) {
+      this.workers.set(
+        endpoint.name,
+        new EndpointDelivery({
+          db: options.database.db,
+          endpoint,
+          owner,
+          recorder: this.recorder,
+          timeoutMs: webhooks.timeoutMs,
+          retrySchedule: webhooks.retrySchedule,
+          disableAfterMs: webhooks.disableAfter,
+          concurrency: webhooks.concurrency,
+          log: options.log,
+          metrics: this.metrics,
+        }),
+      )
+    }
+    this.enqueuer = new WebhookEnqueuer({
+      database: options.database,
+      endpoints: this.endpoints,
+      shapes: options.shapes,
+      log: options.log,
+      onEnqueued: () => this.wakeAll(),
+    })
+  }
+
+  /** Whether any endpoint is configured. */
+  get active(): boolean {
+    return this.endpoints.length > 0
+  }
+
+  async start(): Promise<void> {
+    // Derived events are written whether or not an endpoint wants them: they age out either way.
+    const every = this.options.config.retention.intervalMs
+    if (every > 0) {
+      this.prune = setInterval(() => void this.pruneOnce().catch((error: unknown) => this.options.log.warn({ err: error }, 'webhooks: prune failed; trying again at the next interval')), every)
+      this.prune.unref()
+    }
+    if (!this.active) {
+      await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
+      return
+    }
+    await ensureEndpoints(this.options.database.db, this.endpoints.map((endpoint) => endpoint.name))
+    // Another instance's enqueuer may put deliveries in line: its NOTIFY wakes this one's workers.
+    this.unlisten = await this.options.database.listen(WEBHOOK_CHANNEL, () => this.wakeAll())
+    await this.enqueuer.start()
+    for (const worker of this.workers.values()) worker.start()
+    this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
+    this.gauges.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.gauges)
+    clearInterval(this.prune)
+    await this.unlisten?.()
+    await this.enqueuer.stop()
+    await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
+    await this.recorder.stop()
+  }
+
+  /** Puts in line every event final so far (tests wait on it). */
+  async settle(): Promise<void> {
+    if (this.active) await this.enqueuer.catchUp()
+  }
+
+  /** The configured endpoints a caller reading these codes (undefined: all) may see, with their state. */
+  async visibleEndpoints(allowed: readonly string[] | undefined): Promise<EndpointView[]> {
+    const visible = this.endpoints.filter((endpoint) => endpointVisible(endpoint, allowed))
+    const states = await endpointStates(this.options.database.db, visible.map((endpoint) => endpoint.name))
+    return visible.map((endpoint) => ({ ...endpoint, state: states.get(endpoint.name) }))
+  }
+
+  /** One visible endpoint by name, or undefined (unknown, or out of the caller's scope). */
+  async visibleEndpoint(name: string, allowed: readonly string[] | undefined): Promise<EndpointView | undefined> {
+    const endpoint = this.endpoints.find((candidate) => candidate.name === name)
+    if (!endpoint || !endpointVisible(endpoint, allowed)) return undefined
+    const states = await endpointStates(this.options.database.db, [name])
+    return { ...endpoint, state: states.get(name) }
+  }
+
+  /** A page of an endpoint's deliveries, newest first. */
+  deliveries(name: string, page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number }): Promise<WebhookDeliveryRow[]> {
+    return deliveryPage(this.options.database.db, name, page)
+  }
+
+  /** How many deliveries an endpoint has, of one status or all. */
+  countDeliveries(name: string, status?: DeliveryStatus): Promise<number> {
+    return countDeliveries(this.options.database.db, name, status)
+  }
+
+  /** Puts dead letters or delivered events back in line; answers how many. */
+  async redeliver(name: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }): Promise<number> {
+    const count = await redeliver(this.options.database.db, name, which)
+    if (count > 0) this.workers.get(name)?.wake()
+    return count
+  }
+
+  /** Switches an endpoint on or off, as an operator asked. */
+  async setEnabled(name: string, enabled: boolean, by: string): Promise<void> {
+    const { db } = this.options.database
+    if (enabled) {
+      await enableEndpoint(db, name)
+      this.workers.get(name)?.wake()
+    } else await disableEndpoint(db, name, `switched off by ${by}`)
+    this.options.log.info({ endpoint: name, enabled, by }, `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`)
+  }
+
+  /** Drops delivered records and dead letters past their retention, in batches. */
+  async pruneOnce(now = new Date()): Promise<number> {
+    const { webhooks, retention } = this.options.config
+    let deleted = 0
+    for (;;) {
+      const count = await pruneWebhooks(this.options.database.db, new Date(now.getTime() - webhooks.deliveredRetention), new Date(now.getTime() - DEAD_LETTER_RETENTION_MS), retention.batchSize)
+      deleted += count
+      if (count < retention.batchSize) break
+    }
+    if (deleted > 0) this.options.log.info({ deleted }, `webhooks: pruned ${deleted} finished deliveries`)
+    return deleted
+  }
+
+  private wakeAll(): void {
+    for (const worker of this.workers.values()) worker.wake()
+  }
+
+  private async refreshGauges(): Promise<void> {
+    try {
+      const states = await endpointStates(this.options.database.db, this.endpoints.map((endpoint) => endpoint.name))
+      for (const [name, state] of states) {
+        this.metrics.pending.set({ endpoint: name }, state.pending)
+        this.metrics.deadLetters.set({ endpoint: name }, state.deadLetters)
+        this.metrics.disabled.set({ endpoint: name }, state.enabled ? 0 : 1)
+      }
+    } catch {
+      // The database is away: the gauges keep their last values until it answers again.
+    }
+  }
+}

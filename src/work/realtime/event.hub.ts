@@ -1,0 +1,285 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Database } from '../../storage/database.client.js'
+import { comparePositions, type LogPosition } from '../../model/log.position.js'
+import { logEnd, logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import { type TaskQuery, taskMatches, tasksByKeys } from '../../storage/graph/task.queries.js'
+import type { TaskNode } from '../../fold/graph.model.js'
+import { deriveTask } from '../../fold/task.derive.js'
+import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../../model/event.codec.js'
+import { ChannelHeartbeat } from './channel.heartbeat.js'
+import { deliverySpan } from '../tracing.spans.js'
+import { SubscriptionQueue } from './subscription.queue.js'
+import { type ActionCriteria, actionMatches, actionsByIds } from '../../storage/outbound/action.queries.js'
+import type { ActionRow } from '../../storage/tables/action.table.js'
+
+/** What {@link EventHub} is built from. */
+export interface HubOptions {
+  database: Database
+  log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>
+  /** How many undelivered events one subscriber may have before it is cut off. */
+  subscriberBuffer: number
+  /**
+   * How often the hub looks for itself: at the log's end while subscriptions are open and no
+   * doorbell came (a missed doorbell costs at most this), and whether it still hears the channel.
+   */
+  tickMs?: number
+}
+
+interface Group<F, T> {
+  filter: F
+  queues: Set<SubscriptionQueue<T>>
+}
+
+// Callbacks read per statement when the log is tailed.
+const TAIL_PAGE = 1000
+// How soon to look again when committed callbacks wait behind an older running transaction.
+const PENDING_RETRY_MS = 10
+const TICK_MS = 1000
+
+/**
+ * The one reader of the log in this process, and the one listener on the event channel. The
+ * doorbell says the log grew; the hub then reads it from its own position, in log order, only as
+ * far as it is final, so every subscriber sees every callback once and in the one order a
+ * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
+ * then handed to every subscriber with that filter: the cost of an event grows with the number
+ * of distinct filters, not of subscribers. While no notification subscription is open the log is
+ * not read at all (every instance would read every callback for nobody): the hub only notes that
+ * its position is behind, and moves it to the log's end before it hands anything out again.
+ */
+export class EventHub {
+  private position: LogPosition = { xid: '0', id: 0 }
+  private tailAgain = false
+  /** Whether `position` is where live delivery stands: false once the log grew while nobody listened. */
+  private current = true
+  private retry: NodeJS.Timeout | undefined
+  private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
+  private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
+  // Actions: each changed action read once per batch, matched once per distinct filter.
+  private readonly actionGroups = new Map<string, Group<ActionCriteria, ActionRow>>()
+  private pending: RealtimeEvent[] = []
+  // Batches are handled one after another, so subscribers see events in commit order.
+  private chain: Promise<void> = Promise.resolve()
+  private unlisten: (() => Promise<void>) | undefined
+  private ticker: NodeJS.Timeout | undefined
+  private lastDoorbellAt = 0
+  // Task changes whose reading failed: read again at the next dispatch rather than lost.
+  private unreadTasks: RealtimeEvent[] = []
+  private readonly tickMs: number
+  private readonly heartbeat: ChannelHeartbeat
+
+  constructor(private readonly options: HubOptions) {
+    this.tickMs = options.tickMs ?? TICK_MS
+    this.heartbeat = new ChannelHeartbeat(options.database, this.tickMs, () => this.listen(), options.log)
+  }
+
+  /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
+  async start(): Promise<void> {
+    await this.listen()
+    this.position = await logEnd(this.options.database.db)
+    this.ticker = setInterval(() => this.tick(), this.tickMs)
+    this.ticker.unref()
+  }
+
+  /** Whether the hub hears the event channel (`/readyz`): false while its listening connection is lost. */
+  get listening(): boolean {
+    return this.heartbeat.listening
+  }
+
+  /**
+   * (Re)listens on the channel. Each time the listening connection is (re)established, the hub
+   * reads on from its own position before it waits for the next doorbell: doorbells rung while it
+   * was away are lost, the log is not.
+   */
+  private async listen(): Promise<void> {
+    const again = this.unlisten !== undefined
+    await this.unlisten?.().catch(() => {})
+    this.unlisten = await this.options.database.listen(
+      EVENT_CHANNEL,
+      (payload) => this.receive(payload),
+      () => {
+        this.heartbeat.heard()
+        this.receive(LOG_GREW)
+      },
+    )
+    if (again) {
+      this.heartbeat.heard()
+      this.receive(LOG_GREW)
+    }
+  }
+
+  private tick(): void {
+    this.heartbeat.beat()
+    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0
+    if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
+  }
+
+  /** Where live delivery stands: every callback up to here has been handed out. */
+  get livePosition(): LogPosition {
+    return this.position
+  }
+
+  /** Stops listening and ends every subscription. */
+  async stop(): Promise<void> {
+    if (this.retry) clearTimeout(this.retry)
+    if (this.ticker) clearInterval(this.ticker)
+    this.heartbeat.stop()
+    await this.unlisten?.()
+    this.unlisten = undefined
+    await this.chain
+    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values()]) {
+      for (const queue of group.queues) queue.close()
+    }
+  }
+
+  /** How many subscriptions are open, of each kind. */
+  get subscriptions(): { notifications: number; tasks: number; actions: number } {
+    const count = (groups: Iterable<{ queues: { size: number } }>) => [...groups].reduce((n, group) => n + group.queues.size, 0)
+    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()), actions: count(this.actionGroups.values()) }
+  }
+
+  /** A queue of the callbacks committed from now on that match `criteria`. */
+  subscribeNotifications(criteria: NotificationCriteria, onOverflow: () => void): SubscriptionQueue<NotificationRow> {
+    return this.join(this.notificationGroups, criteria, onOverflow)
+  }
+
+  /**
+   * Resolves once live delivery to the subscriptions open now goes on from the log's end: at once
+   * while the hub reads the log, else after one look at where the log ends. A subscription
+   * replays from its cursor only after this, so nothing falls between its replay and its live rows.
+   */
+  whenLive(): Promise<void> {
+    if (this.current) return Promise.resolve()
+    const moved = this.chain.then(() => this.moveToEnd())
+    this.chain = moved.catch(() => {})
+    return moved
+  }
+
+  /** A queue of the tasks, re-folded, that change from now on and match `filter` after the change. */
+  subscribeTasks(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskNode> {
+    return this.join(this.taskGroups, filter, onOverflow)
+  }
+
+  /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
+  subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
+    return this.join(this.actionGroups, criteria, onOverflow)
+  }
+
+  private join<F, T>(groups: Map<string, Group<F, T>>, filter: F, onOverflow: () => void): SubscriptionQueue<T> {
+    const key = JSON.stringify(filter, Object.keys(filter as object).sort())
+    let group = groups.get(key)
+    if (!group) {
+      group = { filter, queues: new Set() }
+      groups.set(key, group)
+    }
+    const joined = group
+    const queue: SubscriptionQueue<T> = new SubscriptionQueue<T>(this.options.subscriberBuffer, onOverflow, () => {
+      joined.queues.delete(queue)
+      if (joined.queues.size === 0) groups.delete(key)
+    })
+    joined.queues.add(queue)
+    return queue
+  }
+
+  private receive(payload: string): void {
+    if (this.heartbeat.isProbe(payload)) return
+    const event = decodeEvent(payload)
+    if (!event) return
+    this.lastDoorbellAt = Date.now()
+    // Any event means a transaction ended, which may have made callbacks final.
+    this.tailAgain = true
+    this.pending.push(event)
+    // Events of one burst are read together: one statement per batch, not per event.
+    if (this.pending.length === 1) this.chain = this.chain.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.dispatch())
+  }
+
+  private async dispatch(): Promise<void> {
+    const batch = this.unreadTasks.length > 0 ? [...this.unreadTasks, ...this.pending] : this.pending
+    this.pending = []
+    this.unreadTasks = []
+    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), Promise.all([this.dispatchTasks(batch), this.dispatchActions(batch)])])
+    // The database is away (a restart, a failover): the position has not moved past what was not
+    // handed out, so the next look (a doorbell, the tick, the listening connection's return)
+    // reads on from it. Subscribers wait; none is ended, none misses a callback.
+    if (callbacks.status === 'rejected') {
+      this.tailAgain = true
+      this.options.log.warn({ err: callbacks.reason }, 'realtime: the log could not be read; reading on from the same position at the next look')
+    }
+    if (tasks.status === 'rejected') {
+      this.unreadTasks = batch.filter((event) => event.kind === 'task' || event.kind === 'action')
+      this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks or actions could not be read; reading them again at the next look')
+    }
+  }
+
+  private async dispatchCallbacks(): Promise<void> {
+    if (!this.tailAgain) return
+    this.tailAgain = false
+    if (this.notificationGroups.size === 0) {
+      this.current = false
+      return
+    }
+    await this.moveToEnd()
+    for (;;) {
+      const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
+      // Handed out in a span linked to each callback's commit span (when tracing is on).
+      if (read.rows.length > 0) deliverySpan(read.rows.map((row) => row.traceparent), () => this.handOut(read.rows))
+      if (read.pending) this.retryTail()
+      if (read.rows.length < TAIL_PAGE) return
+    }
+  }
+
+  private handOut(rows: readonly NotificationRow[]): void {
+    for (const row of rows) {
+      // The position moves past rows no filter matches too: one who joins later starts from here.
+      if (comparePositions(row, this.position) <= 0) continue
+      this.position = { xid: row.xid, id: row.id }
+      for (const group of this.notificationGroups.values()) {
+        if (!notificationMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(row)
+      }
+    }
+  }
+
+  /** After the log grew with nobody listening, live delivery starts again from its end. */
+  private async moveToEnd(): Promise<void> {
+    if (this.current) return
+    const end = await logEnd(this.options.database.db)
+    if (comparePositions(end, this.position) > 0) this.position = end
+    this.current = true
+  }
+
+  private retryTail(): void {
+    if (this.retry) return
+    this.retry = setTimeout(() => {
+      this.retry = undefined
+      this.receive(LOG_GREW)
+    }, PENDING_RETRY_MS)
+    this.retry.unref()
+  }
+
+  private async dispatchTasks(batch: RealtimeEvent[]): Promise<void> {
+    if (this.taskGroups.size === 0) return
+    const keys = new Map<string, { serviceCode: string; taskId: string }>()
+    for (const event of batch) if (event.kind === 'task') keys.set(JSON.stringify([event.serviceCode, event.taskId]), event)
+    if (keys.size === 0) return
+    for (const row of await tasksByKeys(this.options.database.db, [...keys.values()])) {
+      const node = deriveTask(row.state)
+      for (const group of this.taskGroups.values()) {
+        if (!taskMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(node)
+      }
+    }
+  }
+
+  private async dispatchActions(batch: RealtimeEvent[]): Promise<void> {
+    if (this.actionGroups.size === 0) return
+    const ids = [...new Set(batch.flatMap((event) => (event.kind === 'action' ? [event.id] : [])))]
+    if (ids.length === 0) return
+    const rows = (await actionsByIds(this.options.database.db, ids)).sort((a, b) => a.id - b.id)
+    for (const row of rows) {
+      for (const group of this.actionGroups.values()) {
+        if (!actionMatches(group.filter, row)) continue
+        for (const queue of group.queues) queue.push(row)
+      }
+    }
+  }
+}
