@@ -267,4 +267,23 @@ describe('webhook delivery', () => {
       await gateway.close()
     }
   })
+
+  it('cuts an attempt under way when the gateway stops, and the next gateway sends it again with the same id', async () => {
+    const first = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
+    let second: Gateway | undefined
+    try {
+      await receiver.plan('/hooks/cut', [{ hang: true }])
+      await deliverTo(first, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+      await expect.poll(async () => (await receiver.received('/hooks/cut')).length, { timeout: 20_000 }).toBe(1)
+      await first.close()
+      const [waiting] = await deliveriesOf(first, 'cut')
+      expect(waiting).toMatchObject({ status: 'RETRYING', attempts: 1, lastError: 'cut short: the gateway was stopping', owner: null })
+      second = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
+      await expect.poll(async () => (await receiver.received('/hooks/cut')).map((receipt) => receipt.answered), { timeout: 20_000 }).toEqual(['hang', 200])
+      const receipts = await receiver.received('/hooks/cut')
+      expect(receipts[0]?.id).toBe(receipts[1]?.id)
+    } finally {
+      await second?.close()
+    }
+  })
 })

@@ -72,6 +72,7 @@ export class EndpointDelivery {
   private timer: NodeJS.Timeout | undefined
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
+  private readonly stopping = new AbortController()
   /** When this process last stored a success on the endpoint's row, and whether it saw a failure since. */
   private successNotedAt = 0
   private failedSinceNoted = true
@@ -94,6 +95,8 @@ export class EndpointDelivery {
   /** Stops claiming and waits for the attempts under way. */
   async stop(): Promise<void> {
     this.stopped = true
+    // Attempts under way are cut, not waited for: a hanging endpoint must not hold up a shutdown.
+    this.stopping.abort()
     if (this.timer) clearTimeout(this.timer)
     await this.looking
     await Promise.allSettled([...this.attempts])
@@ -170,6 +173,7 @@ export class EndpointDelivery {
     const sentAt = new Date()
     let outcome: AttemptOutcome
     let gone = false
+    let cut = false
     try {
       const response = await fetch(this.target.url, {
         method: 'POST',
@@ -183,7 +187,7 @@ export class EndpointDelivery {
         },
         body: delivery.body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal]),
       })
       // The answer's body is not read; cancelling it frees the keep-alive connection.
       await response.body?.cancel().catch(() => {})
@@ -197,11 +201,14 @@ export class EndpointDelivery {
         outcome = this.failed(delivery, status, `HTTP ${status}`, asked)
       }
     } catch (error) {
-      outcome = this.failed(delivery, null, networkError(error, timeoutMs))
+      // Cut by a shutdown: in line again at once, for whichever process is running.
+      cut = this.stopping.signal.aborted
+      outcome = cut ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 } : this.failed(delivery, null, networkError(error, timeoutMs))
     }
     const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
+    if (cut) return // no fault of the endpoint's: nothing to log or note on it
     if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
     if (outcome.kind !== 'delivered') {
       const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
