@@ -84,8 +84,13 @@ export function tracingFromEnv(env: ConfigSources['env']): Record<string, unknow
   else if (base) out.endpoint = `${base.replace(/\/+$/, '')}/v1/traces`
   if (out.endpoint !== undefined) out.enabled = true
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim()
-  if (protocol === 'grpc') throw new ConfigError(`environment ${env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'}: livegate exports spans over OTLP/HTTP only; use "http/json" or "http/protobuf" and the collector's HTTP port (4318)`)
-  const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean)
+  if (protocol === 'grpc')
+    throw new ConfigError(
+      `environment ${env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'}: livegate exports spans over OTLP/HTTP only; use "http/json" or "http/protobuf" and the collector's HTTP port (4318)`,
+    )
+  const exporters = env.OTEL_TRACES_EXPORTER?.split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean)
   if (exporters && exporters.length > 0) {
     const unknown = exporters.filter((name) => name !== 'otlp' && name !== 'none')
     if (unknown.length > 0) throw new ConfigError(`environment OTEL_TRACES_EXPORTER: "${unknown.join(',')}" is not supported: livegate exports over OTLP only ("otlp", or "none" for no tracing)`)
@@ -137,10 +142,7 @@ export function settingOrigin(key: string, sources: Pick<ConfigSources, 'file' |
 function describeIssue(file: string | undefined, env: ConfigSources['env'], issue: z.core.$ZodIssue | undefined): string {
   const where = file ? `config file ${file}` : 'configuration'
   if (!issue) return `${where}: invalid`
-  const key = issue.path.reduce<string>(
-    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)),
-    '',
-  )
+  const key = issue.path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '')
   const unknown = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message
   const name = envNameOf(key, env)
   if (name && env[name]) return `environment ${name}: ${unknown}`
@@ -162,7 +164,12 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
   // Keys are kept only as SHA-256 digests: a presented key is hashed and compared in constant time.
   const apiKeys = file.apiKeys.map((apiKey, index) => ({
     name: apiKey.name,
-    sha256: apiKey.key !== undefined ? createHash('sha256').update(resolve(apiKey.key, `apiKeys[${index}].key`)).digest() : Buffer.from(apiKey.sha256 as string, 'hex'),
+    sha256:
+      apiKey.key !== undefined
+        ? createHash('sha256')
+            .update(resolve(apiKey.key, `apiKeys[${index}].key`))
+            .digest()
+        : Buffer.from(apiKey.sha256 as string, 'hex'),
     serviceCodes: apiKey.serviceCodes.includes('*') ? ('*' as const) : apiKey.serviceCodes,
     operations: apiKey.operations,
     canOperate: apiKey.can.includes('operate'),

@@ -6,10 +6,7 @@ import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 export const MEMORY_DATA_DIR = 'memory://'
 
 // A secret may be written in the file, or named as an environment variable so the file holds none.
-const secretSchema = z.union([
-  z.string().min(1, 'a secret may not be empty'),
-  z.strictObject({ env: z.string().min(1) }),
-])
+const secretSchema = z.union([z.string().min(1, 'a secret may not be empty'), z.strictObject({ env: z.string().min(1) })])
 
 const serviceSchema = z.strictObject({
   serviceCode: z.string().min(1),
@@ -27,10 +24,21 @@ const databaseSchema = z.strictObject({
 })
 
 const ingestSchema = z.strictObject({
-  bodyLimit: z.int().min(1024).max(16 * 1024 * 1024).default(64 * 1024),
+  bodyLimit: z
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(64 * 1024),
   timestampToleranceSeconds: z.int().min(1).max(86_400).default(300),
-  signatureHeaderPrefixes: z.array(z.string().regex(/^[a-z0-9-]+$/i)).min(1).default(['svc', 'xvs']),
-  refusedBodyLimit: z.int().min(0).max(1024 * 1024).default(8 * 1024),
+  signatureHeaderPrefixes: z
+    .array(z.string().regex(/^[a-z0-9-]+$/i))
+    .min(1)
+    .default(['svc', 'xvs']),
+  refusedBodyLimit: z
+    .int()
+    .min(0)
+    .max(1024 * 1024)
+    .default(8 * 1024),
   /** Refusals recorded per source address and minute (a token bucket); more are answered but not recorded. 0 records none. */
   refusedPerMinute: z.int().min(0).max(1_000_000).default(60),
   /** Source addresses whose buckets are remembered; the least recently seen is forgotten beyond it. */
@@ -43,7 +51,11 @@ const spoolSchema = z.strictObject({
   /** Where callbacks wait while the database is down; by default `<database.dataDir>/spool`. */
   dir: z.string().min(1).optional(),
   /** Bytes the spool may hold; beyond it a callback the database cannot take is answered 503. 0 turns the spool off. */
-  maxBytes: z.int().min(0).max(2 ** 50).default(256 * 1024 * 1024),
+  maxBytes: z
+    .int()
+    .min(0)
+    .max(2 ** 50)
+    .default(256 * 1024 * 1024),
 })
 
 const upstreamSchema = z.strictObject({
@@ -84,7 +96,10 @@ const graphqlSchema = z.strictObject({
   /** Serve `/graphql` as an Apollo Federation 2 subgraph too (`_service`, `_entities`); see subgraph.schema.ts. */
   federation: z.boolean().default(false),
   /** The manifests (JSON, hash → document) that keys with `operations: "trusted"` may run. */
-  trustedDocuments: z.union([z.string().min(1), z.array(z.string().min(1))]).transform((paths) => (typeof paths === 'string' ? [paths] : paths)).default([]),
+  trustedDocuments: z
+    .union([z.string().min(1), z.array(z.string().min(1))])
+    .transform((paths) => (typeof paths === 'string' ? [paths] : paths))
+    .default([]),
 })
 
 const realtimeSchema = z.strictObject({
@@ -105,7 +120,11 @@ const retentionSchema = z.strictObject({
   /** Refused deliveries recorded longer ago than this are pruned; 0 keeps them forever. */
   refusalsDays: z.int().min(0).max(36_500).default(7),
   /** Between two prunes; 0 turns the scheduled prune off. */
-  intervalMs: z.int().min(0).max(7 * 86_400_000).default(3_600_000),
+  intervalMs: z
+    .int()
+    .min(0)
+    .max(7 * 86_400_000)
+    .default(3_600_000),
   /** Rows deleted per statement, so a prune never holds long locks or one huge transaction. */
   batchSize: z.int().min(1).max(100_000).default(5000),
 })
@@ -125,7 +144,10 @@ const apiKeySchema = z
     /** The key itself (or from an environment variable). */
     key: secretSchema.optional(),
     /** Or only its SHA-256, in hex, so the file holds no secret. */
-    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters').optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hexadecimal characters')
+      .optional(),
     /** The service codes whose data the key may read; `["*"]` for all. */
     serviceCodes: z.array(z.string().min(1)).min(1),
     /** `trusted`: the key runs only documents of `graphql.trustedDocuments`, named by their hash. */

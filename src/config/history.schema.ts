@@ -30,7 +30,11 @@ export const historySchema = z.strictObject({
   /** Hour rollups older than this are pruned. */
   hourRetention: duration(DAY, 3650 * DAY, 400 * DAY),
   /** Between two prunes of the history; 0 turns the scheduled prune off. */
-  pruneIntervalMs: z.int().min(0).max(DAY).default(10 * 60_000),
+  pruneIntervalMs: z
+    .int()
+    .min(0)
+    .max(DAY)
+    .default(10 * 60_000),
 })
 
 /** `reconcile`: push (callbacks) against poll (the task list). */

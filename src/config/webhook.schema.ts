@@ -58,7 +58,10 @@ export const webhooksSchema = z
     /** One attempt may take this long before it counts as failed. */
     timeoutMs: z.int().min(100).max(300_000).default(10_000),
     /** The waits before each retry; after the last the delivery is a dead letter. About a day in all by default. */
-    retrySchedule: z.array(duration(0, 7 * DAY, 5 * SECOND)).max(50).default([5 * SECOND, 5 * 60_000, 30 * 60_000, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]),
+    retrySchedule: z
+      .array(duration(0, 7 * DAY, 5 * SECOND))
+      .max(50)
+      .default([5 * SECOND, 5 * 60_000, 30 * 60_000, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]),
     /** An endpoint that has failed every attempt for this long is switched off. */
     disableAfter: duration(SECOND, 365 * DAY, 5 * DAY),
     /** Delivered records are kept this long; dead letters 30 days. */

@@ -94,7 +94,7 @@ export function outputKey(tag: string | null | undefined, container: string | nu
 
 /** Folds one stored callback into a task's state; callbacks without `hashed_id` leave it as is. */
 export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskState {
-  const { callback, stamp, receivedAt } = event
+  const { callback, stamp } = event
   if (callback.taskId !== state.taskId) return state
   const v = callback.values
   const next: TaskState = {
@@ -141,12 +141,7 @@ export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskS
   }
 }
 
-function withOutput<K extends keyof OutputState>(
-  outputs: Record<string, OutputState>,
-  key: string,
-  part: K,
-  register: NonNullable<OutputState[K]>,
-): Record<string, OutputState> {
+function withOutput<K extends keyof OutputState>(outputs: Record<string, OutputState>, key: string, part: K, register: NonNullable<OutputState[K]>): Record<string, OutputState> {
   const current = Object.hasOwn(outputs, key) ? (outputs[key] as OutputState) : { start: null, end: null }
   const merged = later(current[part] as Register<unknown> | null, register as Register<unknown>)
   if (merged === current[part]) return outputs

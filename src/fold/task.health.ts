@@ -53,7 +53,7 @@ export function taskHealth(facts: HealthFacts): TaskHealthView {
   if (facts.status === 'ENDED') return { state: 'ENDED', since: facts.endedAt, reason: 'The task ended.' }
   if (facts.status === 'WAITING_RECONNECT') return { state: 'RECONNECTING', since: facts.waitingSince, reason: 'Waiting for the client to reconnect (type 15 status 0).' }
   if (!facts.sampled) return { state: 'UNKNOWN', since: null, reason: 'No task list answer has sampled it yet.' }
-  if (facts.stale) return { state: 'UNKNOWN', since: null, reason: 'Its service code\'s task list is stale.' }
+  if (facts.stale) return { state: 'UNKNOWN', since: null, reason: "Its service code's task list is stale." }
   if (!facts.listed) return { state: 'UNKNOWN', since: null, reason: 'The latest task list answer does not list it.' }
   if (facts.sampled.health === 'STARVING') return { state: 'STARVING', since: facts.sampled.since, reason: 'Its input bytes did not grow between the latest samples.' }
   return { state: 'HEALTHY', since: facts.sampled.since, reason: null }

@@ -1,15 +1,4 @@
-import {
-  type MediaFormat,
-  type PictureSize,
-  readDecimal,
-  readFlag,
-  readFormat,
-  readInteger,
-  readOpaque,
-  readSize,
-  readText,
-  readUnixSeconds,
-} from './callback.fields.js'
+import { type MediaFormat, type PictureSize, readDecimal, readFlag, readFormat, readInteger, readOpaque, readSize, readText, readUnixSeconds } from './callback.fields.js'
 
 /**
  * The one table of notification kinds. Each published type is one entry: its number, its name,
@@ -147,7 +136,9 @@ const SIZE_VIEW = {
 /** The published notification kinds, by name. */
 export const KINDS = {
   LIVE_START: {
-    type: 0, graphqlType: 'LiveStartNotification', required: ['hashed_id'],
+    type: 0,
+    graphqlType: 'LiveStartNotification',
+    required: ['hashed_id'],
     description: 'Type 0: an output format of a live became playable; one per output format.',
     summary: 'Type 0: an output format of a live became playable.',
     folds: ['tag', 'url', 'svodUrl', 'size', 'format', 'isResume', 'liveOnly', 'opaque', 'createdAt'],
@@ -161,7 +152,9 @@ export const KINDS = {
     },
   },
   LIVE_END: {
-    type: 1, graphqlType: 'LiveEndNotification', required: ['hashed_id', 'reach_end'],
+    type: 1,
+    graphqlType: 'LiveEndNotification',
+    required: ['hashed_id', 'reach_end'],
     description: 'Type 1: a live ended.',
     summary: 'Type 1: a live ended.',
     folds: ['tag', 'format', 'outputIdx', 'reachEnd', 'httpOutputBytes', 'inputBytes', 'duration', 'liveOnly'],
@@ -174,7 +167,9 @@ export const KINDS = {
     },
   },
   ARCHIVED: {
-    type: 2, graphqlType: 'ArchivedNotification', required: ['hashed_id'],
+    type: 2,
+    graphqlType: 'ArchivedNotification',
+    required: ['hashed_id'],
     description: 'Type 2: an archived (on-demand) file is ready.',
     summary: 'Type 2: an archived (on-demand) file is ready.',
     folds: ['outputIdx', 'tag', 'url', 'path', 'fileName', 'format', 'size', 'duration', 'inputBytes', 'httpOutputBytes', 'createdAt'],
@@ -191,7 +186,9 @@ export const KINDS = {
     },
   },
   CLIENT_DISCONNECT: {
-    type: 8, graphqlType: 'ClientDisconnectNotification', required: ['username'],
+    type: 8,
+    graphqlType: 'ClientDisconnectNotification',
+    required: ['username'],
     description: 'Type 8: a mobile client disconnected (mobile SDK only).',
     summary: 'Type 8: a mobile client disconnected.',
     folds: [],
@@ -202,12 +199,14 @@ export const KINDS = {
     },
   },
   THUMBNAIL: {
-    type: 9, graphqlType: 'ThumbnailNotification', required: ['hashed_id'],
+    type: 9,
+    graphqlType: 'ThumbnailNotification',
+    required: ['hashed_id'],
     description: 'Type 9: a thumbnail picture was taken.',
     summary: 'Type 9: a thumbnail was taken.',
     folds: ['url', 'path', 'fileName', 'width', 'height'],
     view: {
-      imageUrl: { from: 'url', as: 'String', description: 'The picture\'s download address (`url`).' },
+      imageUrl: { from: 'url', as: 'String', description: "The picture's download address (`url`)." },
       width: { from: 'width', as: 'Int', description: 'Picture width in pixels (`width`).' },
       height: { from: 'height', as: 'Int', description: 'Picture height in pixels (`height`).' },
       fileName: { from: 'fileName', as: 'String', description: 'The thumbnail file name (`file_name`).' },
@@ -217,7 +216,9 @@ export const KINDS = {
     },
   },
   LIVE_RESUME: {
-    type: 15, graphqlType: 'LiveResumeNotification', required: ['hashed_id', 'status'],
+    type: 15,
+    graphqlType: 'LiveResumeNotification',
+    required: ['hashed_id', 'status'],
     description: 'Type 15: a live is waiting for its client to reconnect, or has resumed.',
     summary: 'Type 15: a live waits for its client to reconnect, or resumed.',
     folds: ['status'],

@@ -51,9 +51,7 @@ export function ingestPolicy(config: Config): IngestPolicy {
 }
 
 /** The verdict: a row to keep, or a refusal to answer and record. */
-export type IngestVerdict =
-  | { ok: true; row: CallbackRecord; callback: ParsedCallback; fields: FormFields }
-  | { ok: false; error: LivegateError; refusal: RefusalRecord }
+export type IngestVerdict = { ok: true; row: CallbackRecord; callback: ParsedCallback; fields: FormFields } | { ok: false; error: LivegateError; refusal: RefusalRecord }
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded'
 // Request headers worth keeping beside a callback: who sent it and through what.
@@ -151,11 +149,7 @@ export function dedupeKey(fields: FormFields, timestampHeader: string | undefine
   return createHash('sha256').update(canonical).digest('hex')
 }
 
-function headerValue(
-  headers: InboundRequest['headers'],
-  prefixes: readonly string[],
-  suffix: 'signature' | 'timestamp',
-): string | undefined {
+function headerValue(headers: InboundRequest['headers'], prefixes: readonly string[], suffix: 'signature' | 'timestamp'): string | undefined {
   for (const prefix of prefixes) {
     const value = headers[`${prefix}-${suffix}`]
     if (value !== undefined) return Array.isArray(value) ? value[0] : value

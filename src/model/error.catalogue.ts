@@ -28,13 +28,18 @@ export const errorCatalogue = {
   STORAGE_UNAVAILABLE: { on: 'http', status: 503, ret: 50301, message: 'The database cannot take the notification now; retry.' },
 
   // `/graphql`: `errors[].extensions.code`; `status` is the HTTP status when the error decides it.
-  BAD_REQUEST: { on: 'graphql', status: 400, message: 'A request /graphql does not serve: a possible CSRF (a form or text/plain POST, a GET without a GraphQL accept or preflight header), a subscription over HTTP, an unreadable body, or another method (405).' },
+  BAD_REQUEST: {
+    on: 'graphql',
+    status: 400,
+    message:
+      'A request /graphql does not serve: a possible CSRF (a form or text/plain POST, a GET without a GraphQL accept or preflight header), a subscription over HTTP, an unreadable body, or another method (405).',
+  },
   UNAUTHENTICATED: { on: 'graphql', status: 401, message: 'No valid API key (`Authorization: Bearer <key>`).' },
   BAD_USER_INPUT: { on: 'graphql', status: 400, message: 'An argument or variable livegate cannot use: a bad `first`, `after`, id or filter.' },
   GRAPHQL_PARSE_FAILED: { on: 'graphql', status: 400, message: 'The document does not parse.' },
   GRAPHQL_VALIDATION_FAILED: { on: 'graphql', status: 400, message: 'The document does not validate against the schema.' },
   OPERATION_RESOLUTION_FAILURE: { on: 'graphql', status: 400, message: 'The operation to run cannot be told (a missing or unknown `operationName`).' },
-  PERSISTED_QUERY_NOT_FOUND: { on: 'graphql', status: 200, message: 'An automatic persisted query\'s hash that is not (or no longer) known: send the query with it.' },
+  PERSISTED_QUERY_NOT_FOUND: { on: 'graphql', status: 200, message: "An automatic persisted query's hash that is not (or no longer) known: send the query with it." },
   QUERY_TOO_DEEP: { on: 'graphql', status: 400, message: 'The operation is deeper than `graphql.maxDepth`.' },
   TOO_MANY_ALIASES: { on: 'graphql', status: 400, message: 'The operation uses more aliases than `graphql.maxAliases`.' },
   QUERY_TOO_COSTLY: { on: 'graphql', status: 400, message: 'The operation may cost more than `graphql.maxCost`.' },
@@ -51,10 +56,7 @@ export const errorCatalogue = {
 } as const satisfies Record<string, CatalogueEntry>
 
 /** One code of the catalogue. */
-export type CatalogueEntry =
-  | { on: 'http'; status: number; ret: number; message: string }
-  | { on: 'graphql'; status: number; message: string }
-  | { on: 'websocket'; close: number; message: string }
+export type CatalogueEntry = { on: 'http'; status: number; ret: number; message: string } | { on: 'graphql'; status: number; message: string } | { on: 'websocket'; close: number; message: string }
 
 /** Every code of the catalogue. */
 export type CatalogueCode = keyof typeof errorCatalogue

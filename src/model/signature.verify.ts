@@ -19,12 +19,7 @@ export function sign(parts: SignedParts, secret: string): string {
 }
 
 function digest(parts: SignedParts, secret: string): Buffer {
-  return createHmac('sha256', secret)
-    .update(parts.path)
-    .update(parts.query)
-    .update(parts.body)
-    .update(parts.timestamp)
-    .digest()
+  return createHmac('sha256', secret).update(parts.path).update(parts.query).update(parts.body).update(parts.timestamp).digest()
 }
 
 /** What a timestamp header says, or why it says nothing usable. */

@@ -6,7 +6,13 @@ export const API_VERSION_PATH = '/api/20140928'
 export const TASK_LIST_PATH = `${API_VERSION_PATH}/task_list`
 
 // The service documents integers; a numeric string is taken too, since both appear in the wild.
-const integer = z.union([z.number().int(), z.string().regex(/^-?\d{1,15}$/).transform(Number)])
+const integer = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^-?\d{1,15}$/)
+    .transform(Number),
+])
 const text = z.union([z.string(), z.number().transform(String)])
 
 const streamSchema = z.looseObject({

@@ -1,21 +1,15 @@
-import {
-  countersAt,
-  DEFAULT_EPOCH_MS,
-  datePath,
-  type Scenario,
-  type ScenarioCallback,
-  type ScenarioOptions,
-  type ScenarioOutput,
-  type ScenarioSession,
-  type SessionEnding,
-} from './scenario.model.js'
+import { countersAt, DEFAULT_EPOCH_MS, datePath, type Scenario, type ScenarioCallback, type ScenarioOptions, type ScenarioOutput, type ScenarioSession, type SessionEnding } from './scenario.model.js'
 import { withAudiences } from './audience.plan.js'
 import { type SeededRandom, seededRandom } from './seeded.random.js'
 
 export type { Scenario, ScenarioCallback, ScenarioOptions, ScenarioOutput, ScenarioSession, SessionEnding } from './scenario.model.js'
 
 const AUTHORS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const
-const SIZES = [[480, 800], [720, 1280], [368, 640]] as const
+const SIZES = [
+  [480, 800],
+  [720, 1280],
+  [368, 640],
+] as const
 const VIDEO_BIT_RATES = [600_000, 800_000, 1_200_000] as const
 const CONTAINERS = ['flv', 'rtmp', 'm3u8'] as const
 
@@ -61,7 +55,7 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   if (marathons > 0) stretchToTheEnd(plans.slice(0, marathons), spanOf(plans.slice(marathons)))
   const count = plans.reduce((sum, plan) => sum + plan.steps.length, 0)
   const spanU = spanOf(plans)
-  const msPerUnit = options.day ? options.day.unitMs : count > 0 && spanU > 0 ? (count / options.rate) * 1000 / spanU : 0
+  const msPerUnit = options.day ? options.day.unitMs : count > 0 && spanU > 0 ? ((count / options.rate) * 1000) / spanU : 0
   const toMs = (u: number) => Math.round(u * msPerUnit)
   const sessions: ScenarioSession[] = []
   const callbacks: ScenarioCallback[] = []
@@ -228,8 +222,7 @@ function materialize(plan: Plan, epochMs: number, toMs: (u: number) => number): 
       height: size[1],
       fileName: container === 'rtmp' ? taskId : `${taskId}.${container}`,
       relativeDir: `${session.serviceCode}/${day}/${container}/`,
-      liveUrl:
-        container === 'flv' ? `${session.httpLiveUrl}${taskId}.flv` : container === 'rtmp' ? `rtmp://${host}/live/${taskId}` : `http://${host}:80/hls/${taskId}/index.m3u8`,
+      liveUrl: container === 'flv' ? `${session.httpLiveUrl}${taskId}.flv` : container === 'rtmp' ? `rtmp://${host}/live/${taskId}` : `http://${host}:80/hls/${taskId}/index.m3u8`,
       svodUrl: container === 'flv' ? `http://${host}/${session.serviceCode}/${day}/flv/${taskId}.flv?live=1` : null,
       audioBitRate: 64_000,
     }
@@ -264,17 +257,41 @@ function callbackFields(session: ScenarioSession, plan: Plan, step: Step, atMs: 
   switch (step.kind) {
     case 'start':
       return {
-        ...base(0), author: session.author, url: output?.liveUrl ?? '', ...(output?.svodUrl ? { svod_url: output.svodUrl } : {}),
-        size, created_at: String(session.createdAt), duration: '0.00', format: output?.format ?? '', path: output?.relativeDir ?? '',
-        ...client, is_resume: '0', tag: output?.tag ?? '', ...live, private_flag: '0', ...common,
+        ...base(0),
+        author: session.author,
+        url: output?.liveUrl ?? '',
+        ...(output?.svodUrl ? { svod_url: output.svodUrl } : {}),
+        size,
+        created_at: String(session.createdAt),
+        duration: '0.00',
+        format: output?.format ?? '',
+        path: output?.relativeDir ?? '',
+        ...client,
+        is_resume: '0',
+        tag: output?.tag ?? '',
+        ...live,
+        private_flag: '0',
+        ...common,
       }
     case 'end':
       return { ...base(1), ...ended, reach_end: step.reachEnd ? '1' : '0', tag: output?.tag ?? '', format: output?.format ?? '', output_idx: String(step.output), ...live, ...common }
     case 'archive': {
       const dir = `${session.serviceCode}/${datePath(session.createdAt)}/mp4/`
       return {
-        ...base(2), author: session.author, size, ...ended, format: 'mp4/libx264/aac', path: dir, file_name: `${session.taskId}.mp4`, ...client,
-        tag: output?.tag ?? '', output_idx: '0', ...live, url: `http://vod.example/${dir}${session.taskId}.mp4`, private_flag: '0', ...common,
+        ...base(2),
+        author: session.author,
+        size,
+        ...ended,
+        format: 'mp4/libx264/aac',
+        path: dir,
+        file_name: `${session.taskId}.mp4`,
+        ...client,
+        tag: output?.tag ?? '',
+        output_idx: '0',
+        ...live,
+        url: `http://vod.example/${dir}${session.taskId}.mp4`,
+        private_flag: '0',
+        ...common,
       }
     }
     case 'thumbnail': {
@@ -288,9 +305,11 @@ function callbackFields(session: ScenarioSession, plan: Plan, step: Step, atMs: 
       return { type: '15', username: session.author, service_code: session.serviceCode, hashed_id: session.taskId, status: step.kind === 'waiting' ? '0' : '1' }
     case 'disconnect':
       return {
-        type: '8', username: session.author, session_duration: String(Math.round((atMs - session.userOnlineFromMs) / 1000)),
-        disconnect_reason: String(step.reason), ...common,
+        type: '8',
+        username: session.author,
+        session_duration: String(Math.round((atMs - session.userOnlineFromMs) / 1000)),
+        disconnect_reason: String(step.reason),
+        ...common,
       }
   }
 }
-

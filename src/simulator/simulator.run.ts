@@ -76,7 +76,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   if (options.services.length === 0) throw new RangeError('the simulator needs at least one service code with a secret')
   const serviceCodes = options.services.map((service) => service.serviceCode)
   const scenarioAt = (round: number, epochMs: number) =>
-    generateScenario({ seed: roundSeed(options.seed, round), sessions: options.sessions, serviceCodes, rate: options.rate, epochMs, audience: options.audience ?? true, ...(options.day ? { day: options.day } : {}) })
+    generateScenario({
+      seed: roundSeed(options.seed, round),
+      sessions: options.sessions,
+      serviceCodes,
+      rate: options.rate,
+      epochMs,
+      audience: options.audience ?? true,
+      ...(options.day ? { day: options.day } : {}),
+    })
   // Generating once checks the options before anything listens; playback generates it again at its start.
   let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>() }
 

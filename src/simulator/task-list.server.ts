@@ -109,9 +109,7 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   const received: ReceivedAction[] = []
   // task_list requests answered by service code, shown beside the actions (how many polls a stop took).
   const polls: Record<string, number> = {}
-  const operations = new Map<string, SimulatedOperation>(
-    (['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]),
-  )
+  const operations = new Map<string, SimulatedOperation>((['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]))
 
   const verified = (request: IncomingMessage, path: string, rawQuery: string): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
     const serviceCode = new URLSearchParams(rawQuery).get('service_code')

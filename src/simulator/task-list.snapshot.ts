@@ -77,9 +77,7 @@ export const EMPTY_TASK_LIST: SimulatedTaskList = Object.freeze({ task_list: [],
  */
 export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: number, unseen?: (taskId: string) => boolean): SimulatedTaskList {
   const mine = scenario.sessions.filter((session) => session.serviceCode === serviceCode)
-  const task_list = mine
-    .filter((session) => session.listedFromMs <= elapsedMs && elapsedMs < session.listedUntilMs)
-    .map((session) => taskOf(session, elapsedMs))
+  const task_list = mine.filter((session) => session.listedFromMs <= elapsedMs && elapsedMs < session.listedUntilMs).map((session) => taskOf(session, elapsedMs))
   // A real task is listed for minutes, far longer than any poll interval; a scenario played fast
   // lists one for a fraction of a second, which a poller on a busy machine can miss entirely. A
   // task that vanishes (no end callback: only the list tells) is therefore listed once more, as it

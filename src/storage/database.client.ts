@@ -107,11 +107,7 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const logger = options.logger ?? false
   // Loaded only here: a gateway on a PostgreSQL server never loads the embedded database.
-  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('drizzle-orm/pglite'),
-    import('drizzle-orm/pglite/migrator'),
-  ])
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')])
   const memory = options.dataDir === MEMORY_DATA_DIR
   const lock = memory ? undefined : lockDataDir(options.dataDir, options.command ?? 'livegate')
   let client: InstanceType<typeof PGlite>

@@ -123,7 +123,12 @@ export async function logTail(db: Db, after: LogPosition, limit: number): Promis
 
 /** The position of the newest final callback: where a reader that starts now starts. */
 export async function logEnd(db: Db): Promise<LogPosition> {
-  const [row] = await db.select({ xid: callbacks.xid, id: callbacks.id }).from(callbacks).where(FINAL).orderBy(...NEWEST_FIRST).limit(1)
+  const [row] = await db
+    .select({ xid: callbacks.xid, id: callbacks.id })
+    .from(callbacks)
+    .where(FINAL)
+    .orderBy(...NEWEST_FIRST)
+    .limit(1)
   return row ?? { xid: '0', id: 0 }
 }
 
@@ -167,15 +172,13 @@ export async function countNotifications(db: Db, criteria: NotificationCriteria)
  * at `perTask`, so the cost is the rows returned, however many a task has stored. Tasks with no
  * callbacks map to an empty list; each list is newest first.
  */
-export async function latestNotificationsForTasks(
-  db: Db,
-  taskIds: readonly string[],
-  perTask: number,
-  allowedServiceCodes?: readonly string[],
-): Promise<Map<string, NotificationRow[]>> {
+export async function latestNotificationsForTasks(db: Db, taskIds: readonly string[], perTask: number, allowedServiceCodes?: readonly string[]): Promise<Map<string, NotificationRow[]>> {
   const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
   if (taskIds.length === 0 || perTask <= 0) return byTask
-  const wanted = sql`unnest(array[${sql.join([...new Set(taskIds)].map((id) => sql`${id}`), sql`, `)}]::text[]) as wanted(task_id)`
+  const wanted = sql`unnest(array[${sql.join(
+    [...new Set(taskIds)].map((id) => sql`${id}`),
+    sql`, `,
+  )}]::text[]) as wanted(task_id)`
   const scope = allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``
   // A page of tasks reads 5 rows of each of 50: Drizzle's row mapping (per column, per row) cost
   // more than the rest of their way from row to answer, so the rows are read as the driver gives

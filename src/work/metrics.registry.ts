@@ -78,7 +78,12 @@ export function createMetrics(): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
-    actions: new Counter({ name: 'livegate_actions_total', help: 'Actions asked for through livegate, by kind and how they ended (SUCCEEDED, FAILED, REFUSED).', labelNames: ['kind', 'state'], registers }),
+    actions: new Counter({
+      name: 'livegate_actions_total',
+      help: 'Actions asked for through livegate, by kind and how they ended (SUCCEEDED, FAILED, REFUSED).',
+      labelNames: ['kind', 'state'],
+      registers,
+    }),
     projectorPasses: new Counter({
       name: 'livegate_projector_passes_total',
       help: 'Projector passes, by outcome: folded, empty, or standby (another instance folds).',
@@ -114,7 +119,7 @@ export function historyMetrics(registry: Registry): HistoryMetrics {
       }),
       callbackDelay: new Histogram({
         name: 'livegate_callback_delay_seconds',
-        help: 'Seconds from a callback\'s signed timestamp (the service\'s clock) to its arrival.',
+        help: "Seconds from a callback's signed timestamp (the service's clock) to its arrival.",
         labelNames: ['service_code'],
         buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
         registers,

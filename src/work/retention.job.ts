@@ -110,4 +110,3 @@ export class RetentionJob {
     return outcome
   }
 }
-

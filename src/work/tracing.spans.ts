@@ -1,16 +1,4 @@
-import {
-  type Attributes,
-  type Context,
-  context,
-  type Link,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Tracer,
-} from '@opentelemetry/api'
+import { type Attributes, type Context, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 
 /**
  * Spans of the units of work, through the OpenTelemetry API only. The SDK (exporter, context

@@ -15,8 +15,7 @@ export interface BaselineServer {
 const BATCH_MS = 2
 const BATCH_ROWS = 500
 
-const CREATE_TABLE =
-  'create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not null, body bytea not null, received_at timestamptz not null)'
+const CREATE_TABLE = 'create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not null, body bytea not null, received_at timestamptz not null)'
 
 interface Row {
   dedupe_key: string
@@ -102,14 +101,17 @@ async function serve(store: Store, inFlightLimit: number): Promise<BaselineServe
     const taken = batch
     batch = []
     inFlight++
-    store.insert(taken.map((p) => p.row)).then(
-      () => taken.forEach((p) => p.done(true)),
-      () => taken.forEach((p) => p.done(false)),
-    ).finally(() => {
-      inFlight--
-      // What gathered while this batch was written goes next, at once.
-      if (batch.length > 0) flush()
-    })
+    store
+      .insert(taken.map((p) => p.row))
+      .then(
+        () => taken.forEach((p) => p.done(true)),
+        () => taken.forEach((p) => p.done(false)),
+      )
+      .finally(() => {
+        inFlight--
+        // What gathered while this batch was written goes next, at once.
+        if (batch.length > 0) flush()
+      })
   }
 
   const server: Server = createServer((req, res) => {

@@ -53,7 +53,10 @@ function context(serverUrl: string): BenchContext {
 }
 
 async function main() {
-  const only = (process.env.BENCH_ONLY ?? '').split(',').map((name) => name.trim()).filter(Boolean)
+  const only = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
   const unknown = only.filter((name) => !PARTS[name])
   if (unknown.length > 0) throw new Error(`BENCH_ONLY names no part: ${unknown.join(', ')} (parts: ${Object.keys(PARTS).join(', ')})`)
   const chosen = only.length > 0 ? only : Object.keys(PARTS)
@@ -89,11 +92,7 @@ async function main() {
 
   const seconds = Math.round((Date.now() - started) / 1000)
   const targets = sections.flatMap((section) => section.targets)
-  const summary = [
-    '| target | wanted | measured | met |',
-    '| --- | --- | --- | --- |',
-    ...targets.map((t) => `| ${t.name} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`),
-  ].join('\n')
+  const summary = ['| target | wanted | measured | met |', '| --- | --- | --- | --- |', ...targets.map((t) => `| ${t.name} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`)].join('\n')
   const report = [
     '# Benchmark results',
     '',

@@ -102,19 +102,28 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
   const server = served ? undefined : startChild('./fanout.server.ts', named('server'))
   const serverCpu = async (): Promise<Cpu> => (served ? { user: treeCpuMs(served.pid), system: 0 } : await (server as BenchChild).ask<Cpu>('cpu'))
   const serverRss = async () =>
-    served ? treePids(served.pid).map((pid) => residentSet(pid)).reduce((sum, one) => ({ peak: sum.peak + one.peak, current: sum.current + one.current }), { peak: 0, current: 0 }) : await (server as BenchChild).ask<{ peak: number; current: number }>('rss')
+    served
+      ? treePids(served.pid)
+          .map((pid) => residentSet(pid))
+          .reduce((sum, one) => ({ peak: sum.peak + one.peak, current: sum.current + one.current }), { peak: 0, current: 0 })
+      : await (server as BenchChild).ask<{ peak: number; current: number }>('rss')
   const clients: BenchChild[] = []
   const events = Math.round(SECONDS * RATE)
   try {
     const { url } = served ?? (await (server as BenchChild).ask<{ url: string }>('start', { mode: spec.mode, databaseUrl }))
     const failures = { count: 0 }
-    const publish: Publish = spec.mode !== 'baseline' ? livegatePublisher(url, failures) : (k) => {
-      const sentAt = now()
-      void server?.ask('publish', k)
-      return sentAt
-    }
+    const publish: Publish =
+      spec.mode !== 'baseline'
+        ? livegatePublisher(url, failures)
+        : (k) => {
+            const sentAt = now()
+            void server?.ask('publish', k)
+            return sentAt
+          }
     for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? named('client') : []))
-    await Promise.all(clients.map((client, i) => client.ask('open', { url, sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT), operations: operations(spec.distinct), events } satisfies ClientPlan)))
+    await Promise.all(
+      clients.map((client, i) => client.ask('open', { url, sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT), operations: operations(spec.distinct), events } satisfies ClientPlan)),
+    )
 
     // Warm-up: probes until every socket has one, which proves every subscription is in place.
     let probes = 0
@@ -160,7 +169,9 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       errors: status.errors,
       publishFailures: failures.count,
     }
-    ctx.log(`fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message (${(100 * systemShare).toFixed(0)}% system)`)
+    ctx.log(
+      `fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message (${(100 * systemShare).toFixed(0)}% system)`,
+    )
     return figure
   } finally {
     await Promise.all(clients.map((client) => client.stop()))
@@ -173,7 +184,10 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0)
 
 function row(figure: Figure, base: Figure | undefined): string[] {
   const pct = ((100 * figure.delivered) / figure.expected).toFixed(2)
-  const closes = Object.entries(figure.closes).map(([code, n]) => `${n}×${code}`).join(' ') || '0'
+  const closes =
+    Object.entries(figure.closes)
+      .map(([code, n]) => `${n}×${code}`)
+      .join(' ') || '0'
   return [
     figure.name,
     String(figure.subscribers),
@@ -261,13 +275,14 @@ function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string 
       `at ${largest.cpuUsPerMessage.toFixed(1)} µs each (the bare broadcast: ${base.cpuUsPerMessage.toFixed(1)} µs) it is busy ${(100 * busy(largest)).toFixed(0)}% of one core ` +
       `(the bare broadcast ${(100 * busy(base)).toFixed(0)}%), on a machine whose two cores also run the ${Math.ceil(largest.subscribers / PER_CLIENT)} client processes and PostgreSQL. ` +
       'Each event costs one database read, one execution and one serialization per distinct operation. Per subscriber, livegate writes the frame header, its prefix and the shared bytes in one `writev`, ' +
-      'as `ws` does for the bare broadcast. A CPU profile of the server over the measured events (node --cpu-prof) puts about 70% of its time in that system call, which costs it about what it costs the bare broadcast per message; the difference is livegate\'s own hand-off (the hub\'s loop over subscribers, each stream\'s write, the shared-result lookup: about 12%), garbage collection (3%) and Node\'s stream bookkeeping.',
+      "as `ws` does for the bare broadcast. A CPU profile of the server over the measured events (node --cpu-prof) puts about 70% of its time in that system call, which costs it about what it costs the bare broadcast per message; the difference is livegate's own hand-off (the hub's loop over subscribers, each stream's write, the shared-result lookup: about 12%), garbage collection (3%) and Node's stream bookkeeping.",
   ]
   if (largest.subscribers >= 10_000 && largest.p99Ms <= 250 && busy(largest) > 0.5) {
     lines.push(
       '',
       `p99 at ${largest.subscribers} is met in this run with little room: the process is that busy, so a neighbour on the shared cores or a collection pause moves p99 by tens of milliseconds ` +
-        'from run to run, to either side of 250 ms. For headroom, run fewer subscribers per process: ' + SCALE_OUT,
+        'from run to run, to either side of 250 ms. For headroom, run fewer subscribers per process: ' +
+        SCALE_OUT,
     )
   }
   if (largest.subscribers >= 10_000 && largest.p99Ms > 250) {
@@ -275,7 +290,8 @@ function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string 
       '',
       `Why p99 at ${largest.subscribers} misses 250 ms here: the last socket of an event is written about subscribers × µs/message after the first (${ms((largest.subscribers * largest.cpuUsPerMessage) / 1000)} ms of CPU), ` +
         'and with the process that busy on shared cores, a neighbour or a collection pause pushes a burst into the next event. This target sits at the edge of what one process on this machine does, ' +
-        'and other runs of the same code meet it. What would meet it with room: fewer subscribers per process, each at or under the 5000-subscriber figure above: ' + SCALE_OUT,
+        'and other runs of the same code meet it. What would meet it with room: fewer subscribers per process, each at or under the 5000-subscriber figure above: ' +
+        SCALE_OUT,
     )
   }
   return lines.join('\n')

@@ -1,4 +1,5 @@
-import WebSocket, { WebSocketServer } from 'ws'
+import type WebSocket from 'ws'
+import { WebSocketServer } from 'ws'
 import { startBenchGateway } from './bench.gateway.js'
 import { FANOUT_SERVICE, taskIdOf } from './fanout.client.js'
 import { isBenchChild, residentSet, serveCommands } from './fanout.process.js'
@@ -49,7 +50,15 @@ async function startBaseline(): Promise<{ url: string; publish: (k: number) => v
     publish(k: number) {
       id++
       // The shape and size of livegate's answer to the bench's operation.
-      const node = { __typename: 'LiveResumeNotification', id: String(id), type: 15, taskId: taskIdOf(k), serviceCode: 'TESTING', receivedAt: new Date().toISOString(), cursor: Buffer.from(`n1:${id}`).toString('base64url') }
+      const node = {
+        __typename: 'LiveResumeNotification',
+        id: String(id),
+        type: 15,
+        taskId: taskIdOf(k),
+        serviceCode: 'TESTING',
+        receivedAt: new Date().toISOString(),
+        cursor: Buffer.from(`n1:${id}`).toString('base64url'),
+      }
       const frame = Buffer.from(JSON.stringify({ id: '1', type: 'next', payload: { data: { notificationReceived: node } } }))
       for (const socket of subscribed) socket.send(frame)
     },

@@ -117,7 +117,9 @@ async function measure(ctx: BenchContext, targets: Target[]): Promise<Figure[]> 
         lags[i] = sofar ? combineLag([sofar, lag]) : lag
       }
     }
-    ctx.log(`ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')} req/s`)
+    ctx.log(
+      `ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')} req/s`,
+    )
   }
   const figures: Figure[] = []
   for (const [i, target] of targets.entries()) {
@@ -139,7 +141,15 @@ async function measure(ctx: BenchContext, targets: Target[]): Promise<Figure[]> 
       exhausted: own.some((r) => r.exhausted),
       rows: await settledCount(target.countRows, okTotal),
       ...(lag
-        ? { lag: { p50Ms: lagQuantileMs(lag, 0.5), p99Ms: lagQuantileMs(lag, 0.99), withinTarget: lagShareWithin(lag, LAG_TARGET_SECONDS), folded: lag.count, catchUpMs: (catchUpMs[i] as number) / ROUNDS } }
+        ? {
+            lag: {
+              p50Ms: lagQuantileMs(lag, 0.5),
+              p99Ms: lagQuantileMs(lag, 0.99),
+              withinTarget: lagShareWithin(lag, LAG_TARGET_SECONDS),
+              folded: lag.count,
+              catchUpMs: (catchUpMs[i] as number) / ROUNDS,
+            },
+          }
         : {}),
     })
   }
@@ -207,11 +217,25 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
     description:
       `Signed form callbacks of every type, each distinct, ${CONNECTIONS} keep-alive connections from a load generator in a process of its own. ` +
       `${ROUNDS} interleaved rounds: in each, every server gets ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured; req/s and latencies pool the measured windows. ` +
-      'Each livegate figure is judged against the baseline above it on the same database kind: node:http doing the same group-commit inserts with none of livegate\'s code (postgres.js on the server; PGlite in memory, one batch at a time, as PGlite takes one statement at a time). ' +
+      "Each livegate figure is judged against the baseline above it on the same database kind: node:http doing the same group-commit inserts with none of livegate's code (postgres.js on the server; PGlite in memory, one batch at a time, as PGlite takes one statement at a time). " +
       'livegate logs at its default level (info) into a sink. "server CPU µs/req" is the CPU time of the servers\' thread per answer (PGlite runs in it); "PostgreSQL CPU µs/req" is the server\'s, all its processes, per answer. ' +
       '"lag" is the projection lag, read from the gateway\'s own livegate_projection_lag_seconds histogram (every folded callback, arrival to the commit of its fold: an upper bound of acknowledgement to visible task state), the quantiles interpolated inside its buckets; after each window the bench waits until the projection has folded every accepted callback ("catch-up", per window) before the next server runs. ' +
       '"2xx / rows" checks that no acknowledged callback was lost: rows must be at least the 2xx count, warm-ups included.',
-    columns: ['figure', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs baseline', 'p99 vs baseline', 'server CPU µs/req', 'PostgreSQL CPU µs/req', 'lag p50 ms', 'lag p99 ms', 'catch-up ms', '2xx / rows', 'non-2xx / errors'],
+    columns: [
+      'figure',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'ratio vs baseline',
+      'p99 vs baseline',
+      'server CPU µs/req',
+      'PostgreSQL CPU µs/req',
+      'lag p50 ms',
+      'lag p99 ms',
+      'catch-up ms',
+      '2xx / rows',
+      'non-2xx / errors',
+    ],
     rows: figures.map((f, i) => row(f, targets[i]?.baseline === undefined ? undefined : figures[targets[i]?.baseline as number])),
     targets: [
       { name: 'ingest on PostgreSQL vs group-commit baseline', target: '≥ 0.80×', measured: ratio(server.rps, base.rps), met: server.rps >= 0.8 * base.rps },
@@ -255,7 +279,14 @@ const HALF_RATE_MS = Number(process.env.BENCH_HALF_RATE_MS ?? 5000)
 async function lagAtRate(ctx: BenchContext, target: Target, rate: number): Promise<HalfRate> {
   const before = await scrapeLag(target.url)
   const rowsBefore = await target.countRows()
-  const result = await runLoad({ url: target.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: HALF_RATE_MS, pool: signPool(target.url, Math.ceil((rate * (HALF_RATE_MS + WARMUP_MS)) / 1000) + 100, 'half'), ratePerSecond: rate })
+  const result = await runLoad({
+    url: target.url,
+    connections: CONNECTIONS,
+    warmupMs: WARMUP_MS,
+    durationMs: HALF_RATE_MS,
+    pool: signPool(target.url, Math.ceil((rate * (HALF_RATE_MS + WARMUP_MS)) / 1000) + 100, 'half'),
+    ratePerSecond: rate,
+  })
   const catchUpMs = await settleByMetrics([target.url])
   const lag = lagBetween(before, await scrapeLag(target.url))
   const rows = (await settledCount(target.countRows, rowsBefore + result.okTotal)) - rowsBefore
@@ -286,7 +317,7 @@ function ingestNotes(base: Figure, server: Figure, pgliteBase: Figure, pglite: F
     `Where the time goes. On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput follows the CPU each callback costs in all of them: ` +
       `the baseline spends ${base.cpuUsPerRequest.toFixed(0)} µs in Node and ${base.postgresCpuUsPerRequest.toFixed(0)} µs in PostgreSQL per callback, livegate ${server.cpuUsPerRequest.toFixed(0)} µs and ${server.postgresCpuUsPerRequest.toFixed(0)} µs: ` +
       `${(total(server) / total(base)).toFixed(1)}× the work, against ${(base.rps / server.rps).toFixed(1)}× the time. ` +
-      'livegate\'s Node share is what the baseline does not do: the verdict (HMAC signature, timestamp window, typed parse), the route, one log line per kept callback; its PostgreSQL share includes the projector\'s fold, which the baseline does not have, counted in the same window.',
+      "livegate's Node share is what the baseline does not do: the verdict (HMAC signature, timestamp window, typed parse), the route, one log line per kept callback; its PostgreSQL share includes the projector's fold, which the baseline does not have, counted in the same window.",
     '',
     'What the acknowledgement waits for now (issue 13): one autocommitted statement per group-commit batch, the upsert of the callbacks with their log position and the doorbell (pg_notify) together, no lock, no fold. ' +
       `The graph is folded afterwards by the projector in large batches: at this load its lag was p50 ${ms(lag.p50Ms)} ms and p99 ${ms(lag.p99Ms)} ms on PostgreSQL over ${lag.folded} folded callbacks (${(100 * lag.withinTarget).toFixed(2)}% within 100 ms), and it caught up ${ms(lag.catchUpMs)} ms after a window ended on average; ` +

@@ -87,7 +87,21 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
       `\`node --import tsx src/main.ts serve --workers 1\` started twice, and \`serve --workers ${CORES}\` (one worker per core) once, on one fresh database (logging at info into /dev/null), beside the bare group-commit server of the ingest section above (in the bench process, its own table in the same database), all taking the same load in the same turns. ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
       `${CONNECTIONS} keep-alive connections from two load-generator processes of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds every livegate process's CPU (every thread, workers included; the baseline: its thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no callbacks). ` +
       '"catch-up" is how long after a window the projection took to fold everything acknowledged (waited for before the next window). "lock waits" counts samples of pg_stat_activity (every 50 ms during the windows) in which a backend of the database waited on a heavyweight lock other than a table\'s extension lock.',
-    columns: ['setup', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs one process', 'livegate CPU µs/req', 'PostgreSQL CPU µs/req', 'cores busy', 'lag p50 ms', 'lag p99 ms', 'catch-up ms', 'lock waits / samples', 'non-2xx'],
+    columns: [
+      'setup',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'ratio vs one process',
+      'livegate CPU µs/req',
+      'PostgreSQL CPU µs/req',
+      'cores busy',
+      'lag p50 ms',
+      'lag p99 ms',
+      'catch-up ms',
+      'lock waits / samples',
+      'non-2xx',
+    ],
     rows: figures.map((f) => [
       `${f.name}${f.exhausted ? ' (pool ran dry: lower bound)' : ''}`,
       f.rps.toFixed(0),
@@ -106,7 +120,12 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
     targets: [
       { name: 'two serve processes: samples with a lock wait', target: '0', measured: `${two.waits.lockWaitSamples} of ${two.waits.samples}`, met: two.waits.lockWaitSamples === 0 },
       { name: 'two serve processes vs one, same load (no collapse)', target: '≥ 0.80×', measured: ratio(two.rps, one.rps), met: two.rps >= 0.8 * one.rps },
-      { name: `ingest, serve with ${CORES} workers, vs the bare group-commit server (same load, same turns)`, target: '≥ 0.80×', measured: ratio(workers.rps, bare.rps), met: workers.rps >= 0.8 * bare.rps },
+      {
+        name: `ingest, serve with ${CORES} workers, vs the bare group-commit server (same load, same turns)`,
+        target: '≥ 0.80×',
+        measured: ratio(workers.rps, bare.rps),
+        met: workers.rps >= 0.8 * bare.rps,
+      },
       { name: 'acknowledged callbacks lost', target: '0', measured: `${lost} (${okTotal} 2xx, ${rows} rows; baseline ${bare.okTotal} 2xx, ${baselineRows} rows)`, met: lost === 0 },
     ],
     notes: [
@@ -136,9 +155,7 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       const before = { livegate: cpu(), pg: postgresCpuMs(port), self: selfAndEndedChildrenCpuMs() }
       const sampler = sampleWaits(databaseUrl)
       const startedAt = performance.now()
-      const results = await Promise.all(
-        setup.urls.map((url, k) => runLoad({ url, connections: CONNECTIONS / 2, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool: pools[k] ?? [] })),
-      )
+      const results = await Promise.all(setup.urls.map((url, k) => runLoad({ url, connections: CONNECTIONS / 2, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool: pools[k] ?? [] })))
       // Wall time as the CPU was counted: the load workers' start-up is in it as well as the windows.
       total.wallMs += performance.now() - startedAt
       addSamples(total.waits, await sampler.stop())
@@ -202,7 +219,10 @@ function notifyLockNote(...waits: WaitSamples[]): string {
   for (const w of waits) for (const [key, n] of Object.entries(w.ungrantedOn)) on[key] = (on[key] ?? 0) + n
   const seen = Object.entries(on).sort(([, a], [, b]) => b - a)
   const events = waits.flatMap((w) => Object.entries(w.byEvent)).filter(([key]) => key.startsWith('Lock:'))
-  const named = events.length === 0 ? '' : `Backends seen waiting on a heavyweight lock, by wait event (summed over samples, both setups): ${events.map(([key, n]) => `${key} ${n}`).join(', ')}; \`Lock:extend\` is a table's extension lock, PostgreSQL's own when two backends add pages to one table, and not counted as a lock wait above. `
+  const named =
+    events.length === 0
+      ? ''
+      : `Backends seen waiting on a heavyweight lock, by wait event (summed over samples, both setups): ${events.map(([key, n]) => `${key} ${n}`).join(', ')}; \`Lock:extend\` is a table's extension lock, PostgreSQL's own when two backends add pages to one table, and not counted as a lock wait above. `
   if (seen.length === 0) return `${named}No lock request was seen waiting in the pg_locks samples.`
   const notify = seen.filter(([key]) => key.startsWith('object pg_database 0 ')).reduce((n, [, count]) => n + count, 0)
   return (

@@ -46,7 +46,10 @@ export function sampleWaits(databaseUrl: string): { stop(): Promise<WaitSamples>
         const key = row.type ? `${row.type}:${row.event}` : 'CPU'
         seen.byEvent[key] = (seen.byEvent[key] ?? 0) + row.n
       }
-      seen.maxUngranted = Math.max(seen.maxUngranted, ungranted.reduce((n, row) => n + row.n, 0))
+      seen.maxUngranted = Math.max(
+        seen.maxUngranted,
+        ungranted.reduce((n, row) => n + row.n, 0),
+      )
       for (const row of ungranted) seen.ungrantedOn[row.on] = (seen.ungrantedOn[row.on] ?? 0) + row.n
       await new Promise((resolve) => setTimeout(resolve, EVERY_MS))
     }

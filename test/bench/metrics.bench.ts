@@ -30,7 +30,11 @@ function answerAt(round: number) {
   })
 }
 
-const median = (values: number[]) => quantile([...values].sort((a, b) => a - b), 0.5)
+const median = (values: number[]) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  )
 
 /** A 1,000-task answer folded with its samples against the same answer folded without. */
 export async function samplingOverhead(url: string) {
@@ -53,7 +57,9 @@ export async function samplingOverhead(url: string) {
     }
   }
   const [size] = resultRows<{ bytes: string; rows: string }>(
-    await database.db.execute(sql`select (select sum(pg_total_relation_size(i.inhrelid)) from pg_inherits i where i.inhparent = 'task_samples'::regclass) as bytes, (select count(*) from task_samples) as rows`),
+    await database.db.execute(
+      sql`select (select sum(pg_total_relation_size(i.inhrelid)) from pg_inherits i where i.inhparent = 'task_samples'::regclass) as bytes, (select count(*) from task_samples) as rows`,
+    ),
   )
   await database.close()
   return { plain: median(plain), sampled: median(sampled), rawBytesPerSample: Number(size?.bytes) / Number(size?.rows) }
@@ -72,8 +78,10 @@ async function seedRollups(client: postgres.Sql, fromDay: number, toDay: number,
   await client.unsafe('analyze task_metrics_minute; analyze task_metrics_hour; analyze service_metrics_hour')
 }
 
-const TASK_QUERY = 'query TaskMinutes($id: ID!, $from: DateTime, $to: DateTime) { task(id: $id) { metrics(step: MINUTE, from: $from, to: $to) { at samples viewers viewersMax inputBitrate outputBitrate } } }'
-const SERVICE_QUERY = 'query ServiceHours($from: DateTime, $to: DateTime) { serviceMetrics(serviceCode: "BENCH", step: HOUR, from: $from, to: $to) { at samples liveTasks viewers viewersMax inputBitrate } }'
+const TASK_QUERY =
+  'query TaskMinutes($id: ID!, $from: DateTime, $to: DateTime) { task(id: $id) { metrics(step: MINUTE, from: $from, to: $to) { at samples viewers viewersMax inputBitrate outputBitrate } } }'
+const SERVICE_QUERY =
+  'query ServiceHours($from: DateTime, $to: DateTime) { serviceMetrics(serviceCode: "BENCH", step: HOUR, from: $from, to: $to) { at samples liveTasks viewers viewersMax inputBitrate } }'
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /**
@@ -92,7 +100,13 @@ async function startRollupCeiling(url: string) {
           ? await client`select json_build_object('data', json_build_object('task', json_build_object('metrics', coalesce(json_agg(json_build_object('at', to_char(at at time zone 'UTC', ${ISO}), 'samples', samples,
               'viewers', round(viewers_sum::numeric / samples), 'viewersMax', viewers_max, 'inputBitrate', case when input_seconds > 0 then input_bytes * 8 / input_seconds end,
               'outputBitrate', case when output_seconds > 0 then output_bytes * 8 / output_seconds end) order by at), '[]'))))::text as body
-            from task_metrics_minute where service_code = 'BENCH' and task_id = ${JSON.parse(Buffer.from(variables.id as string, 'base64url').toString().slice(5))[1]}
+            from task_metrics_minute where service_code = 'BENCH' and task_id = ${
+              JSON.parse(
+                Buffer.from(variables.id as string, 'base64url')
+                  .toString()
+                  .slice(5),
+              )[1]
+            }
               and at >= ${variables.from}::timestamptz and at < ${variables.to}::timestamptz`
           : await client`select json_build_object('data', json_build_object('serviceMetrics', coalesce(json_agg(json_build_object('at', to_char(at at time zone 'UTC', ${ISO}), 'samples', samples,
               'liveTasks', round(live_tasks_sum::numeric / samples), 'viewers', round(viewers_sum::numeric / samples), 'viewersMax', viewers_max,
@@ -145,7 +159,10 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
         select 'BENCH', 'bench-' || t, jsonb_build_object('v', 1, 'serviceCode', 'BENCH', 'taskId', 'bench-' || t, 'firstCreatedAt', null, 'firstEventAt', null, 'author', null, 'vsId', null, 'start', null, 'end', null, 'resume', null,
           'outputs', '{}'::jsonb, 'recordings', '[]'::jsonb, 'thumbnails', '[]'::jsonb, 'resumes', '[]'::jsonb, 'sighting', jsonb_build_object('firstSeenAt', ${now - DAY}, 'lastSeenAt', ${now}, 'lastAbsentAt', null, 'task', null)),
           'LIVE', true, now(), now() from generate_series(0, ${TASKS - 1}) t`)
-      for (const [label, from, to, minuteTasks] of [['1 day stored', 0, 1, TASKS], ['30 days stored', 1, 30, Math.ceil(TASKS / 10)]] as const) {
+      for (const [label, from, to, minuteTasks] of [
+        ['1 day stored', 0, 1, TASKS],
+        ['30 days stored', 1, 30, Math.ceil(TASKS / 10)],
+      ] as const) {
         await seedRollups(client, from, to, now, minuteTasks)
         const taskL = await perSecond(bench.gateway.url, 'TaskMinutes', TASK_QUERY, taskVars)
         const taskC = await perSecond(ceiling.url, 'TaskMinutes', TASK_QUERY, taskVars)
@@ -157,7 +174,9 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
         rows.push([`serviceMetrics(HOUR) over 30 days, ${label}`, serviceL.toFixed(0), serviceC.toFixed(0), ratio(serviceL, serviceC)])
         ctx.log(`metrics: ${label}: task ${taskL.toFixed(0)}/${taskC.toFixed(0)} req/s, service ${serviceL.toFixed(0)}/${serviceC.toFixed(0)} req/s`)
       }
-      const [size] = await client<{ minute: string; minutes: string; hour: string; hours: string }[]>`select pg_total_relation_size('task_metrics_minute') as minute, (select count(*) from task_metrics_minute) as minutes,
+      const [size] = await client<
+        { minute: string; minutes: string; hour: string; hours: string }[]
+      >`select pg_total_relation_size('task_metrics_minute') as minute, (select count(*) from task_metrics_minute) as minutes,
         pg_total_relation_size('task_metrics_hour') as hour, (select count(*) from task_metrics_hour) as hours`
       bytes = { minuteRow: Number(size?.minute) / Number(size?.minutes), hourRow: Number(size?.hour) / Number(size?.hours) }
     } finally {
@@ -171,7 +190,12 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
   // A task-day: a raw sample every 5 s (the default poll interval), 1,440 minute rows, 24 hour rows.
   const taskDay = overhead.rawBytesPerSample * (DAY / 5000) + bytes.minuteRow * 1440 + bytes.hourRow * 24
   rows.unshift([`fold of a ${TASKS}-task answer: sampled / not (median ms)`, ms(overhead.sampled), ms(overhead.plain), ratio(overhead.sampled, overhead.plain)])
-  const worst = (name: string) => Math.min(...Object.entries(reads).filter(([key]) => key.startsWith(name)).map(([, r]) => r.livegate / r.ceiling))
+  const worst = (name: string) =>
+    Math.min(
+      ...Object.entries(reads)
+        .filter(([key]) => key.startsWith(name))
+        .map(([, r]) => r.livegate / r.ceiling),
+    )
   // Flat: livegate keeps its pace to the ceiling (the same statement's cost on the same tables)
   // as the stored history grows thirty-fold; a 30-day window also returns more points then.
   const pace = (key: string) => (reads[key]?.livegate ?? 0) / (reads[key]?.ceiling ?? 1)
@@ -190,7 +214,12 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
       { name: 'sampling a 1,000-task answer vs folding it without', target: '≤ 1.20×', measured: ratio(overhead.sampled, overhead.plain), met: overhead.sampled / overhead.plain <= 1.2 },
       { name: 'Task.metrics(MINUTE) 24 h vs bare SQL server', target: '≥ 0.50×', measured: `${worst('task').toFixed(3)}×`, met: worst('task') >= 0.5 },
       { name: 'serviceMetrics(HOUR) 30 days vs bare SQL server', target: '≥ 0.50×', measured: `${worst('service').toFixed(3)}×`, met: worst('service') >= 0.5 },
-      { name: 'series reads vs ceiling, 30 days stored against 1 day (flat)', target: '≥ 0.80×', measured: `${Math.min(flat('task'), flat('service')).toFixed(3)}×`, met: Math.min(flat('task'), flat('service')) >= 0.8 },
+      {
+        name: 'series reads vs ceiling, 30 days stored against 1 day (flat)',
+        target: '≥ 0.80×',
+        measured: `${Math.min(flat('task'), flat('service')).toFixed(3)}×`,
+        met: Math.min(flat('task'), flat('service')) >= 0.8,
+      },
     ],
     data: { overhead, reads, bytes, taskDay },
   }

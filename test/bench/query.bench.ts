@@ -118,7 +118,16 @@ function firstDifference(ours: unknown, theirs: unknown, path = ''): string {
 }
 
 function row({ name, result, nodeCpuMs, postgresCpuMs }: WorkFigure, ceiling: WorkFigure): string[] {
-  return [name, result.rps.toFixed(0), ms(result.p50Ms), ms(result.p99Ms), ratio(result.rps, ceiling.result.rps), nodeCpuMs.toFixed(2), postgresCpuMs.toFixed(2), `${result.failedTotal} / ${result.errorsTotal}`]
+  return [
+    name,
+    result.rps.toFixed(0),
+    ms(result.p50Ms),
+    ms(result.p99Ms),
+    ratio(result.rps, ceiling.result.rps),
+    nodeCpuMs.toFixed(2),
+    postgresCpuMs.toFixed(2),
+    `${result.failedTotal} / ${result.errorsTotal}`,
+  ]
 }
 
 interface Served {
@@ -219,7 +228,10 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       // while it has not answered, livegate says so in `extensions`.
       for (const url of upstream.urls) await checkSameAnswers(url, small.gateway.url, pagePool, 'livegate without an upstream', (json) => json.data)
       for (const request of [pagePool[1], smallPool[0]] as LoadRequest[]) {
-        for (const [server, url] of [[small, smallUrl], [big, largeDb.url]] as const) {
+        for (const [server, url] of [
+          [small, smallUrl],
+          [big, largeDb.url],
+        ] as const) {
           const { statements } = await server.recorder.record(() => post(server.gateway.url, request))
           explained.push(await explainStatements(url, statements))
         }
@@ -248,7 +260,8 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       )
       polls = upstream.polls.map((count, i) => count - (pollsBefore[i] ?? 0))
       upstreamTargets = upstream.targets(figures[2] as WorkFigure, figures)
-      for (const figure of figures) ctx.log(`query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`)
+      for (const figure of figures)
+        ctx.log(`query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`)
       ctx.log(`query: task_list requests while measuring: ${polls.join(' and ')}`)
     } finally {
       await ceiling.close()
@@ -280,7 +293,9 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][], upstr
   const smallPlans = costTable(explained[2] ?? [], explained[3] ?? [], ...sizes).replace('statement of one task page', 'statement of the small query')
   const rowOf = (figure: WorkFigure) => row(figure, figure.name.startsWith('small') ? smallCeiling : ceiling)
   const shapeOf = (shape: DataShape | undefined, bytes: number | undefined) =>
-    shape ? `${shape.tasks} tasks, ${shape.callbacks} callbacks, ${shape.recordingsPerTask.toFixed(2)} recordings and ${shape.thumbnailsPerTask.toFixed(2)} thumbnails per task, ${((bytes ?? 0) / 1024).toFixed(0)} KB per task page` : '—'
+    shape
+      ? `${shape.tasks} tasks, ${shape.callbacks} callbacks, ${shape.recordingsPerTask.toFixed(2)} recordings and ${shape.thumbnailsPerTask.toFixed(2)} thumbnails per task, ${((bytes ?? 0) / 1024).toFixed(0)} KB per task page`
+      : '—'
   return {
     title: 'Query',
     description:
@@ -340,7 +355,7 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][], upstr
     notes: [
       'On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput follows the CPU a request costs in all of ' +
         'them: the ceiling spends most of its little CPU in PostgreSQL building JSON, livegate most of its in its one Node thread. ' +
-        'livegate reads only what an operation selects: a task\'s derived node is stored beside its state (`tasks.node`, written with the state), and ' +
+        "livegate reads only what an operation selects: a task's derived node is stored beside its state (`tasks.node`, written with the state), and " +
         'a selection of scalar columns reads those columns alone; Apollo writes answers without indentation.',
       '',
       `The simulated task_lists had ${upstream.polls.join(' and ')} requests while the figures were measured (answering after 200 ms, never answering).`,

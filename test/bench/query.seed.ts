@@ -76,7 +76,18 @@ function callbacksOf(k: number): Array<Record<string, string>> {
         input_bytes: String(1_000_000 + k),
         url: `http://vod.example/${id}_${output.tag}.mp4`,
       })
-      list.push({ ...common, type: '1', created_at: createdAt, reach_end: String(k % 2), tag: output.tag, format: `${output.container}/libx264/aac`, output_idx: String(index), duration: '61.50', http_output_bytes: String(5_000_000 + k), input_bytes: String(9_000_000 + k) })
+      list.push({
+        ...common,
+        type: '1',
+        created_at: createdAt,
+        reach_end: String(k % 2),
+        tag: output.tag,
+        format: `${output.container}/libx264/aac`,
+        output_idx: String(index),
+        duration: '61.50',
+        http_output_bytes: String(5_000_000 + k),
+        input_bytes: String(9_000_000 + k),
+      })
     }
   }
   if (k % 5 === 0) list.push({ service_code: SEED_SERVICE_CODE, vs_id: common.vs_id, type: '8', username: author, session_duration: String(k), disconnect_reason: String(k % 3) })

@@ -15,7 +15,6 @@ export interface ServeProcess {
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
-
 /**
  * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own
  * (one service, loopback, a spool folder of its own, and `settings` beside them) with `workers` processes behind its port,
@@ -37,10 +36,14 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
       ...settings,
     }),
   )
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', MAIN, 'serve', '--config', configFile, '--workers', String(workers)], {
-    env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', MAIN, 'serve', '--config', configFile, '--workers', String(workers)],
+    {
+      env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  )
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-4000)

@@ -10,7 +10,7 @@ import { treePids } from './process.cpu.js'
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3)
 // Long enough for start-up garbage to be collected and timers to settle into their idle rhythm.
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 4000)
-const MiB = 2 ** 20
+const _MiB = 2 ** 20
 
 // The bare ceiling: Node itself, listening on a socket and answering.
 const BARE_SERVER = `require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port) })`
@@ -152,7 +152,12 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
     if (process.env.BENCH_FRESH_CLONE !== '0') {
       const fresh = await freshClone(scratch)
       ctx.log(`startup: fresh clone npm ci ${(fresh.installMs / 1000).toFixed(0)} s`)
-      figures.push({ name: `npm start on a fresh clone, after npm ci (${(fresh.installMs / 1000).toFixed(0)} s, building once)`, runs: [fresh.first], readyMs: fresh.first.readyMs, idleRssMiB: fresh.first.idleRssMiB })
+      figures.push({
+        name: `npm start on a fresh clone, after npm ci (${(fresh.installMs / 1000).toFixed(0)} s, building once)`,
+        runs: [fresh.first],
+        readyMs: fresh.first.readyMs,
+        idleRssMiB: fresh.first.idleRssMiB,
+      })
       figures.push({ name: 'npm start on that clone, second start', runs: [fresh.second], readyMs: fresh.second.readyMs, idleRssMiB: fresh.second.idleRssMiB })
     }
     ctx.log(`startup: ${figures.map((f) => `${f.name.split(',')[0]} ${f.readyMs.toFixed(0)} ms ${f.idleRssMiB.toFixed(0)} MiB`).join('; ')}`)

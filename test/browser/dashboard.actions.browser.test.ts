@@ -77,7 +77,10 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard's actions in Chromium 
       const { page } = operator
       pages.push(page)
       await page.locator('body[data-can-operate="true"]').waitFor({ timeout: 60_000 })
-      const liveRow = page.locator('section.service[data-service-code="DEMO"] table.tasks tbody tr:not(.ended)').filter({ has: page.locator('button.stop') }).first()
+      const liveRow = page
+        .locator('section.service[data-service-code="DEMO"] table.tasks tbody tr:not(.ended)')
+        .filter({ has: page.locator('button.stop') })
+        .first()
       await liveRow.waitFor({ timeout: 120_000 })
       const taskId = (await liveRow.getAttribute('data-task-id')) as string
       const row = page.locator(`tr[data-task-id="${taskId}"]`)
@@ -101,7 +104,11 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard's actions in Chromium 
       expect(operator.problems).toEqual([])
       expect(reader.problems).toEqual([])
     } finally {
-      for (const page of pages) await page.context().close().catch(() => undefined)
+      for (const page of pages)
+        await page
+          .context()
+          .close()
+          .catch(() => undefined)
       await simulator?.stop()
       await gateway?.close()
     }

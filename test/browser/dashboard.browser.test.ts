@@ -126,7 +126,7 @@ describe(`the dashboard over HTTP (${driverName})`, () => {
 })
 
 describe.skipIf(SKIP_REASON !== undefined)(`the dashboard in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`, () => {
-  browserTest('against `livegate demo`: tasks, the chart\'s points, and a new sample arriving without a reload', { timeout: 420_000 }, async ({ browser }) => {
+  browserTest("against `livegate demo`: tasks, the chart's points, and a new sample arriving without a reload", { timeout: 420_000 }, async ({ browser }) => {
     const demo = await startDemo()
     const watched = await watchedPage(browser)
     const { page } = watched
@@ -150,7 +150,11 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard in Chromium (${driverN
       expect(await page.evaluate('window.loadedOnce')).toBe(true)
       expect(watched.navigations).toHaveLength(1)
       // The live tasks' input-bitrate sparklines fill from the samples.
-      await expect.poll(async () => Math.max(0, ...(await demoSection.locator('table.tasks tbody tr:not(.ended) .spark').evaluateAll((els) => els.map((el) => Number(el.getAttribute('data-points')))))), { timeout: 180_000 }).toBeGreaterThan(1)
+      await expect
+        .poll(async () => Math.max(0, ...(await demoSection.locator('table.tasks tbody tr:not(.ended) .spark').evaluateAll((els) => els.map((el) => Number(el.getAttribute('data-points')))))), {
+          timeout: 180_000,
+        })
+        .toBeGreaterThan(1)
       await expect.poll(() => demoSection.locator('[data-stat="viewers"]').innerText()).toMatch(/^[\d,]+$/)
 
       mkdirSync(ARTIFACTS, { recursive: true })
@@ -167,7 +171,10 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard in Chromium (${driverN
       await playground.locator('.graphiql-tab-active').filter({ hasText: 'DashboardTask' }).waitFor({ timeout: 60_000 })
       await playground.locator('.graphiql-query-editor').filter({ hasText: 'query DashboardTask' }).waitFor()
       await playground.locator('.graphiql-execute-button').click()
-      await playground.locator('.result-window').filter({ hasText: /"(data|errors)"/ }).waitFor({ timeout: 60_000 })
+      await playground
+        .locator('.result-window')
+        .filter({ hasText: /"(data|errors)"/ })
+        .waitFor({ timeout: 60_000 })
       const result = await playground.locator('.result-window').innerText()
       expect(result).not.toMatch(/"errors"/)
       expect(result).toContain(taskId ?? '-')
@@ -183,7 +190,7 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard in Chromium (${driverN
     }
   })
 
-  browserTest('behind an API key: typed in, kept in sessionStorage, never in an address; only the key\'s service codes', { timeout: 420_000 }, async ({ browser, db }) => {
+  browserTest("behind an API key: typed in, kept in sessionStorage, never in an address; only the key's service codes", { timeout: 420_000 }, async ({ browser, db }) => {
     const simulatorPort = await freePort()
     const secret = 'keyed-demo-secret'
     const config = loadConfig({

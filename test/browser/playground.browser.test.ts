@@ -16,8 +16,7 @@ const SCREENSHOT = '/tmp/playground.png'
 const OPERATIONS_FILE = new URL('../../schema/operations.graphql', import.meta.url)
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
-const operationNames = (document: DocumentNode) =>
-  document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : []))
+const operationNames = (document: DocumentNode) => document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : []))
 
 // The playground adds a subscription tab of its own when the sample file has none.
 const BUILT_IN_SUBSCRIPTION = 'LiveNotifications'
@@ -172,7 +171,9 @@ async function runInNewTab(page: Page, name: string, operation: string): Promise
 
 /** Waits for the result pane to show an answer, and reads it. */
 async function answerShown(page: Page, timeout = 20_000): Promise<string> {
-  await resultPane(page).filter({ hasText: /"(data|errors)"/ }).waitFor({ timeout })
+  await resultPane(page)
+    .filter({ hasText: /"(data|errors)"/ })
+    .waitFor({ timeout })
   return resultPane(page).innerText()
 }
 
@@ -213,7 +214,10 @@ describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driver
       await tabs.nth(index).locator('.graphiql-tab-button').click()
       await page.locator('.graphiql-tab-active').filter({ hasText: name }).waitFor()
       // GraphiQL reads the tab's document (and its operation name) a moment after the switch.
-      await page.locator('.graphiql-query-editor').filter({ hasText: new RegExp(`(query|subscription) ${name}\\b`) }).waitFor()
+      await page
+        .locator('.graphiql-query-editor')
+        .filter({ hasText: new RegExp(`(query|subscription) ${name}\\b`) })
+        .waitFor()
       await page.locator('.graphiql-execute-button').click()
       if (!subscriptions.has(name)) {
         const result = await answerShown(page, 30_000)
@@ -261,7 +265,10 @@ describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driver
     }
     expect(result, `${sent.length} callbacks sent`).toContain('"notificationReceived"')
     expect(result).not.toMatch(/"errors"/)
-    expect(sent.some((id) => result.includes(`"taskId": "${id}"`)), result).toBe(true)
+    expect(
+      sent.some((id) => result.includes(`"taskId": "${id}"`)),
+      result,
+    ).toBe(true)
     expect(result).toMatch(/"__typename":\s*"LiveStartNotification"/)
     expect(result).toMatch(/"type":\s*0/)
     expect(sockets).toEqual([`${gateway.url.replace(/^http/, 'ws')}/graphql`])

@@ -35,7 +35,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(`the dashboard's webhook deliver
     await db?.drop()
   })
 
-  test('shows a failing endpoint\'s dead letters, and replays them with the button', { timeout: 180_000 }, async ({ browser }) => {
+  test("shows a failing endpoint's dead letters, and replays them with the button", { timeout: 180_000 }, async ({ browser }) => {
     await receiver.plan('/hooks/ops', [{ status: 500 }, { status: 500 }])
     await deliverTo(gateway, sampleCallbacks(`panel-${Date.now()}`).liveStart as Record<string, string>)
     await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('ops', undefined))?.state?.deadLetters, { timeout: 30_000 }).toBe(1)

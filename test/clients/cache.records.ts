@@ -12,7 +12,11 @@ export function recordingUpdates(fields: Record<string, string[]>): { updates: U
     if (value === null || typeof value !== 'object') return
     const record = value as Record<string, unknown>
     const key = typeof record.__typename === 'string' ? cache.keyOfEntity(record as { __typename: string }) : null
-    if (key) entities.set(key, cache.inspectFields(key).map((field) => field.fieldName))
+    if (key)
+      entities.set(
+        key,
+        cache.inspectFields(key).map((field) => field.fieldName),
+      )
     for (const child of Object.values(record)) walk(child, cache)
   }
   const updates: UpdatesConfig = Object.fromEntries(

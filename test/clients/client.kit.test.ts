@@ -29,7 +29,13 @@ describe('the client kit committed under schema/', () => {
     const roots = new Set(['Query', 'Mutation', 'Subscription'])
     for (const type of Object.values(schema.getTypeMap())) {
       if (type.name.startsWith('__')) continue
-      if (isAbstractType(type)) expect(possibleTypes[type.name], type.name).toEqual(schema.getPossibleTypes(type).map((member) => member.name).sort())
+      if (isAbstractType(type))
+        expect(possibleTypes[type.name], type.name).toEqual(
+          schema
+            .getPossibleTypes(type)
+            .map((member) => member.name)
+            .sort(),
+        )
       if (isObjectType(type) && !roots.has(type.name)) expect(keyFields[type.name], type.name).toEqual('id' in type.getFields() ? ['id'] : null)
     }
     expect(possibleTypes.Notification?.length).toBeGreaterThan(5)

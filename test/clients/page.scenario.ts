@@ -48,10 +48,15 @@ export interface Watching {
  * task's changes came, the last ENDED, and that the page showed ENDED without asking again.
  */
 export async function endWatchedTask(deliver: Deliver, { id, taskId, other, events, shown }: Watching): Promise<void> {
-  await expect.poll(async () => {
-    await deliver(probeFields(taskId))
-    return events.length
-  }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+  await expect
+    .poll(
+      async () => {
+        await deliver(probeFields(taskId))
+        return events.length
+      },
+      { timeout: 15_000, interval: 300 },
+    )
+    .toBeGreaterThan(0)
   await deliver(probeFields(other))
   expect((await deliver(sampleCallbacks(taskId).liveEnd as Record<string, string>)).status).toBe(200)
   await expect.poll(() => events.at(-1)?.status, { timeout: 15_000 }).toBe('ENDED')

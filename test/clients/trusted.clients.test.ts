@@ -25,14 +25,17 @@ describe(`persisted-query clients with a trusted-only key (${driverName})`, { ti
     await trusted?.close()
   })
 
-  it('Apollo Client 4 with its persisted-query link: the manifest\'s operations answer, an ad-hoc query is refused', async () => {
+  it("Apollo Client 4 with its persisted-query link: the manifest's operations answer, an ad-hoc query is refused", async () => {
     const client = apolloTrustedClient(gateway.url, KEY)
     try {
       const { data } = await client.query({ query: SearchTasksDocument, variables: { taskIds: ['public-task'] } })
       expect(data?.tasks.edges.map((edge) => edge.node)).toEqual([expect.objectContaining({ taskId: 'public-task', serviceCode: 'TESTING', status: 'LIVE' })])
       const freshness = await client.query({ query: FreshnessDocument })
       expect(freshness.data?.upstreams.map((status) => status.serviceCode)).toEqual(['TESTING'])
-      const refused = await client.query({ query: AD_HOC }).then(() => undefined, (error: unknown) => error)
+      const refused = await client.query({ query: AD_HOC }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
       expect(CombinedGraphQLErrors.is(refused)).toBe(true)
       expect(errorCodes((refused as CombinedGraphQLErrors).errors)).toEqual(['PERSISTED_QUERY_ID_REQUIRED'])
     } finally {
@@ -40,7 +43,7 @@ describe(`persisted-query clients with a trusted-only key (${driverName})`, { ti
     }
   })
 
-  it('urql 6 with its persisted exchange: the manifest\'s operations answer, an ad-hoc query is refused', async () => {
+  it("urql 6 with its persisted exchange: the manifest's operations answer, an ad-hoc query is refused", async () => {
     const client = urqlTrustedClient(gateway.url, KEY)
     const answer = await client.query(SearchTasksDocument, { taskIds: ['public-task'] }).toPromise()
     expect(answer.error).toBeUndefined()

@@ -23,10 +23,6 @@ export function urqlTrustedClient(gatewayUrl: string, key: string) {
   return new Client({
     url: `${gatewayUrl}/graphql`,
     fetchOptions: { headers: { authorization: `Bearer ${key}` } },
-    exchanges: [
-      cacheExchange,
-      persistedExchange({ enforcePersistedQueries: true, generateHash: async (_query, document) => hashOf(document) ?? null }),
-      fetchExchange,
-    ],
+    exchanges: [cacheExchange, persistedExchange({ enforcePersistedQueries: true, generateHash: async (_query, document) => hashOf(document) ?? null }), fetchExchange],
   })
 }

@@ -15,14 +15,10 @@ function recordingClient(url: string) {
   const recorded = recordingUpdates({ Query: ['task', 'node', 'tasks'], Subscription: ['taskChanged'] })
   const warnings: string[] = []
   const methods: string[] = []
-  const { client, close } = urqlClient(
-    url,
-    { updates: recorded.updates, logger: (severity, message) => (severity === 'debug' ? undefined : warnings.push(message)) },
-    async (input, init) => {
-      methods.push(init?.method ?? 'GET')
-      return fetch(input, init)
-    },
-  )
+  const { client, close } = urqlClient(url, { updates: recorded.updates, logger: (severity, message) => (severity === 'debug' ? undefined : warnings.push(message)) }, async (input, init) => {
+    methods.push(init?.method ?? 'GET')
+    return fetch(input, init)
+  })
   return { client, close, entities: recorded.entities, warnings, methods }
 }
 

@@ -8,9 +8,7 @@ import { keyFields, possibleTypes } from '../../schema/possible-types.js'
 
 // Graphcache keys a type by `id` unless told otherwise, and warns of a type without one: the
 // shipped key fields say which types are values kept inside their parent.
-const keys = Object.fromEntries(
-  Object.entries(keyFields).map(([type, fields]) => [type, fields ? (data: Data) => fields.map((field) => String(data[field])).join(':') : () => null]),
-)
+const keys = Object.fromEntries(Object.entries(keyFields).map(([type, fields]) => [type, fields ? (data: Data) => fields.map((field) => String(data[field])).join(':') : () => null]))
 
 /**
  * A urql client on a livegate gateway: graphcache with the shipped possible types and keys,

@@ -83,7 +83,16 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     )
     // The simulator's own configuration: the codes it plays and their secrets.
     const file = join(dir, 'simulator.json')
-    writeFileSync(file, JSON.stringify({ log: { level: 'silent' }, services: [{ serviceCode: 'TESTING', secrets: [SECRET] }, { serviceCode: 'OTHER', secrets: [SECRET] }] }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        log: { level: 'silent' },
+        services: [
+          { serviceCode: 'TESTING', secrets: [SECRET] },
+          { serviceCode: 'OTHER', secrets: [SECRET] },
+        ],
+      }),
+    )
     simulator = await startListeningProcess(
       [...LIVEGATE_COMMAND, 'simulate', '--config', file, '--port', String(simulatorPort), '--gateway', gateway.url, '--seed', '3', '--sessions', '4', '--rate', '0.3', '--loop'],
       { ...process.env, NODE_ENV: 'test' },
@@ -109,7 +118,9 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
       .poll(
         async () => {
           const answer = await graphql(gateway, LIVE_TASKS, { code }, { headers: bearer(key) })
-          found = answer.data?.tasks.edges.map((edge: { node: { id: string; taskId: string; listed: boolean } }) => edge.node).find((node: { listed: boolean; userName: string | null }) => node.listed && node.userName)
+          found = answer.data?.tasks.edges
+            .map((edge: { node: { id: string; taskId: string; listed: boolean } }) => edge.node)
+            .find((node: { listed: boolean; userName: string | null }) => node.listed && node.userName)
           return found !== undefined
         },
         { timeout: 60_000, interval: 200 },

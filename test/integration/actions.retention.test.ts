@@ -12,7 +12,10 @@ describe(`the audit of actions under retention on ${driverName}`, () => {
   test('actions asked for more than actions.retention days ago are pruned; younger ones and a 0 keep theirs', async ({ db }) => {
     const now = new Date('2026-06-01T00:00:00Z')
     const at = (daysAgo: number) => new Date(now.getTime() - daysAgo * DAY_MS)
-    for (const [taskId, daysAgo] of [['old', 401], ['young', 399]] as const) {
+    for (const [taskId, daysAgo] of [
+      ['old', 401],
+      ['young', 399],
+    ] as const) {
       await recordAction(db.database.db, { kind: 'STOP_TASK', serviceCode: 'TESTING', taskId, argsHash: taskId, keyScope: '', state: 'SUCCEEDED', requestedAt: at(daysAgo) }, now)
     }
     const retention = { callbacksDays: 0, refusalsDays: 0, intervalMs: 0, batchSize: 1 }

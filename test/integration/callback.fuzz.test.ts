@@ -29,11 +29,17 @@ describe(`arbitrary input never gets a 5xx (${driverName})`, () => {
         fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
         fc.webPath(),
         fc.webQueryParameters(),
-        fc.record({
-          'content-type': fc.oneof(headerText, fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=utf-8', 'multipart/form-data; boundary=x', 'text/plain')),
-          'svc-signature': fc.oneof(headerText, fc.stringMatching(/^[0-9a-f]{64}$/)),
-          'svc-timestamp': fc.oneof(headerText, fc.integer({ min: 0, max: 2 ** 52 }).map(String)),
-        }, { requiredKeys: [] }),
+        fc.record(
+          {
+            'content-type': fc.oneof(
+              headerText,
+              fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=utf-8', 'multipart/form-data; boundary=x', 'text/plain'),
+            ),
+            'svc-signature': fc.oneof(headerText, fc.stringMatching(/^[0-9a-f]{64}$/)),
+            'svc-timestamp': fc.oneof(headerText, fc.integer({ min: 0, max: 2 ** 52 }).map(String)),
+          },
+          { requiredKeys: [] },
+        ),
         fc.uint8Array({ maxLength: 2048 }),
         async (method, path, query, headers, body) => {
           const hasBody = method !== 'GET'

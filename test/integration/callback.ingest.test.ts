@@ -9,8 +9,7 @@ import { driverName } from '../support/database.fixture.js'
 import { type GatewayFixtures, ROTATED_SECRET, send, signFor, test } from '../support/gateway.fixture.js'
 
 const taskId = () => `task-${randomUUID()}`
-const rowsOf = (fixtures: Pick<GatewayFixtures, 'db'>, id: string) =>
-  fixtures.db.database.db.select().from(callbacks).where(eq(callbacks.taskId, id)).orderBy(callbacks.id)
+const rowsOf = (fixtures: Pick<GatewayFixtures, 'db'>, id: string) => fixtures.db.database.db.select().from(callbacks).where(eq(callbacks.taskId, id)).orderBy(callbacks.id)
 
 describe(`callbacks over HTTP on ${driverName}`, () => {
   for (const method of ['POST', 'GET'] as const) {
@@ -86,7 +85,12 @@ describe(`callbacks over HTTP on ${driverName}`, () => {
     expect((await rowsOf({ db }, logged))[0]).toMatchObject({ signature: 'failed', signatureError: 'SIGNATURE_INVALID' })
 
     const open = taskId()
-    const unsigned = await send({ method: 'POST', url: `${gateway.url}/callbacks`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(sampleCallbacks(open, 'OPEN').liveStart).toString() })
+    const unsigned = await send({
+      method: 'POST',
+      url: `${gateway.url}/callbacks`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(sampleCallbacks(open, 'OPEN').liveStart).toString(),
+    })
     expect(unsigned.status, unsigned.text).toBe(200)
     expect((await rowsOf({ db }, open))[0]).toMatchObject({ signature: 'skipped', signatureError: null })
   })
@@ -94,7 +98,10 @@ describe(`callbacks over HTTP on ${driverName}`, () => {
 
 describe(`refusals on ${driverName}`, () => {
   const refusalsFor = (fixtures: Pick<GatewayFixtures, 'db'>, marker: string) =>
-    fixtures.db.database.db.select().from(refusals).where(eq(refusals.path, `/callbacks/${marker}`))
+    fixtures.db.database.db
+      .select()
+      .from(refusals)
+      .where(eq(refusals.path, `/callbacks/${marker}`))
 
   const cases: Array<{
     name: string
@@ -109,7 +116,8 @@ describe(`refusals on ${driverName}`, () => {
       status: 401,
       code: 'SIGNATURE_MISSING',
       ret: 40101,
-      request: ({ gateway }, path) => send({ method: 'POST', url: `${gateway.url}${path}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'type=0&service_code=TESTING&hashed_id=x' }),
+      request: ({ gateway }, path) =>
+        send({ method: 'POST', url: `${gateway.url}${path}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'type=0&service_code=TESTING&hashed_id=x' }),
     },
     {
       name: 'a bad signature',
@@ -188,7 +196,12 @@ describe(`refusals on ${driverName}`, () => {
 
   test('a body over the limit is answered 413 and not recorded', async ({ gateway, db }) => {
     const marker = randomUUID()
-    const answer = await send({ method: 'POST', url: `${gateway.url}/callbacks/${marker}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `type=0&x=${'a'.repeat(70 * 1024)}` })
+    const answer = await send({
+      method: 'POST',
+      url: `${gateway.url}/callbacks/${marker}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `type=0&x=${'a'.repeat(70 * 1024)}`,
+    })
     expect(answer.status).toBe(413)
     expect(answer.body).toMatchObject({ ret: 41301, code: 'PAYLOAD_TOO_LARGE' })
     expect(await refusalsFor({ db }, marker)).toHaveLength(0)

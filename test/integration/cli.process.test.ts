@@ -62,12 +62,17 @@ describe('the livegate command, as a real process on the embedded database', () 
 
   it('on SIGTERM closes subscriber sockets with 1001 (going away) and exits 0', async () => {
     const subscriber = subscribe(url, 'subscription { notificationReceived { id } }')
-    await expect.poll(async () => {
-      const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=15', 'hashed_id=probe', 'status=0', `seq=${Date.now()}`])
-      const headers = Object.fromEntries([...signed.stdout.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
-      await send({ method: 'POST', url: `${url}/callbacks`, headers, body: /--data-raw '([^']*)'/.exec(signed.stdout)?.[1] as string })
-      return subscriber.events.length
-    }, { timeout: 120_000, interval: 500 }).toBeGreaterThan(0)
+    await expect
+      .poll(
+        async () => {
+          const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=15', 'hashed_id=probe', 'status=0', `seq=${Date.now()}`])
+          const headers = Object.fromEntries([...signed.stdout.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
+          await send({ method: 'POST', url: `${url}/callbacks`, headers, body: /--data-raw '([^']*)'/.exec(signed.stdout)?.[1] as string })
+          return subscriber.events.length
+        },
+        { timeout: 120_000, interval: 500 },
+      )
+      .toBeGreaterThan(0)
     const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
     server.kill('SIGTERM')
     expect(await subscriber.closed).toBe(1001)
@@ -103,10 +108,7 @@ describe('the livegate command, as a real process on the embedded database', () 
         await new Promise((resolve) => setTimeout(resolve, 250))
         gatewayUrl ??= /the gateway is at (http:\/\/\S+),/.exec(printed)?.[1]
         if (!gatewayUrl) continue
-        const answer = await graphql(
-          { url: gatewayUrl },
-          '{ tasks(filter: { status: [LIVE] }) { edges { node { id outputs { tag streams { kind } } } } } }',
-        ).catch(() => undefined)
+        const answer = await graphql({ url: gatewayUrl }, '{ tasks(filter: { status: [LIVE] }) { edges { node { id outputs { tag streams { kind } } } } } }').catch(() => undefined)
         live = answer?.data?.tasks.edges.map((e: { node: typeof live }) => e.node).find((task: NonNullable<typeof live>) => task.outputs.some((o) => o.streams.length > 0))
       }
       expect(live, printed).toBeDefined()

@@ -45,18 +45,23 @@ describe(`the operations users are shown validate against the schema (${driverNa
     for (const tab of tabs) expect(problemsOf(tab.query), tab.query).toEqual([])
   })
 
-  test('the query `livegate demo` prints, and it runs on the demo\'s gateway', async () => {
+  test("the query `livegate demo` prints, and it runs on the demo's gateway", async () => {
     const lines: string[] = []
     let stop: (signal: string) => void = () => {}
     const stopSignal = new Promise<string>((resolve) => (stop = resolve))
     const env = { LOG_LEVEL: 'silent' }
-    const demo = demoCommand(['--port', '0', '--simulator-port', '0', '--sessions', '1'], loadConfig({ env }), {
-      env,
-      out: (line) => lines.push(line),
-      err: (line) => lines.push(line),
-      stopSignal,
-      startGateway,
-    }, { databaseUrlOrigin: 'the config file' })
+    const demo = demoCommand(
+      ['--port', '0', '--simulator-port', '0', '--sessions', '1'],
+      loadConfig({ env }),
+      {
+        env,
+        out: (line) => lines.push(line),
+        err: (line) => lines.push(line),
+        stopSignal,
+        startGateway,
+      },
+      { databaseUrlOrigin: 'the config file' },
+    )
     try {
       await expect.poll(() => lines.some((line) => line.includes('curl ')), { timeout: 60_000 }).toBe(true)
       const curl = lines.find((line) => line.includes('curl ')) as string

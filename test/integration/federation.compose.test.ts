@@ -10,7 +10,7 @@ import { CHANNELS_SDL } from '../federation/channels.sdl.js'
 import { driverName, openTestDatabase, serverUrl, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET, send } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { LIVEGATE_COMMAND, ROOT, startListeningProcess, startServeProcess } from '../support/livegate.process.js'
+import { ROOT, startListeningProcess, startServeProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 
 const scratch = scratchDirs('livegate-federation-')
@@ -31,12 +31,18 @@ describe(`livegate in a supergraph: composed with a second subgraph, queried thr
   beforeAll(async () => {
     const dir = scratch()
     const configFile = join(dir, 'livegate.json')
-    writeFileSync(configFile, JSON.stringify({
-      port: 0,
-      services: [{ serviceCode: 'TESTING', secrets: [SECRET] }, { serviceCode: 'OTHER', secrets: [SECRET] }],
-      apiKeys: [{ name: 'router', key: KEY, serviceCodes: ['TESTING'] }],
-      graphql: { federation: true },
-    }))
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        port: 0,
+        services: [
+          { serviceCode: 'TESTING', secrets: [SECRET] },
+          { serviceCode: 'OTHER', secrets: [SECRET] },
+        ],
+        apiKeys: [{ name: 'router', key: KEY, serviceCodes: ['TESTING'] }],
+        graphql: { federation: true },
+      }),
+    )
     if (serverUrl) db = await openTestDatabase()
     const database = db?.url ? { DATABASE_URL: db.url } : { LIVEGATE_DATA_DIR: 'memory://' }
     const [served, subgraph] = await Promise.all([
@@ -81,7 +87,7 @@ describe(`livegate in a supergraph: composed with a second subgraph, queried thr
     return { status: response.status, body: (await response.json()) as { data?: any; errors?: Array<{ message: string }> } }
   }
 
-  it('composes livegate\'s SDL (as committed in schema/subgraph.graphql) with the channels subgraph', () => {
+  it("composes livegate's SDL (as committed in schema/subgraph.graphql) with the channels subgraph", () => {
     const committed = readFileSync(join(ROOT, 'schema/subgraph.graphql'), 'utf8')
     const composed = composeServices([
       { name: 'livegate', url: `${livegate}/graphql`, typeDefs: parse(committed) },
@@ -91,7 +97,7 @@ describe(`livegate in a supergraph: composed with a second subgraph, queried thr
     expect(readFileSync(supergraph, 'utf8')).toContain('join__type(graph: LIVEGATE, key: "serviceCode taskId")')
   })
 
-  it('answers one query that spans both subgraphs, joined on the cloud\'s key, both ways', async () => {
+  it("answers one query that spans both subgraphs, joined on the cloud's key, both ways", async () => {
     const answer = await throughRouter(`{
       channels { name task { taskId status userName outputs { tag } channel { name } } }
       tasks(first: 5) { totalCount edges { node { id taskId serviceCode status channel { name } } } }
@@ -105,7 +111,7 @@ describe(`livegate in a supergraph: composed with a second subgraph, queried thr
     expect(answer.body.data.tasks.edges[0].node).toMatchObject({ taskId: 'federated-task', serviceCode: 'TESTING', status: 'LIVE', channel: { name: 'Morning news' } })
   })
 
-  it('resolves through the caller\'s scope: a task livegate does not hold for this key is null', async () => {
+  it("resolves through the caller's scope: a task livegate does not hold for this key is null", async () => {
     const answer = await throughRouter('{ channels { name task { taskId status } } }')
     // The second channel shows a task livegate never saw; the router nulls what livegate answered null for.
     expect(answer.body.data.channels.map((channel: { task: unknown }) => channel.task)).toEqual([{ taskId: 'federated-task', status: 'LIVE' }, null])

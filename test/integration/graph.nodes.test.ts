@@ -81,7 +81,13 @@ describe(`every node is found again by its global id, also after a restart (${dr
     })
     gateway = await startGateway(config, { database: db.database })
     const samples = sampleCallbacks('node-ended') as Record<string, Record<string, string>>
-    for (const fields of [samples.liveStart, samples.liveEnd, samples.thumbnail, { ...samples.clientDisconnect, hashed_id: 'node-ended' }, { type: '77', service_code: 'TESTING', hashed_id: 'node-ended' }]) {
+    for (const fields of [
+      samples.liveStart,
+      samples.liveEnd,
+      samples.thumbnail,
+      { ...samples.clientDisconnect, hashed_id: 'node-ended' },
+      { type: '77', service_code: 'TESTING', hashed_id: 'node-ended' },
+    ]) {
       expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
     }
   }, 300_000)
@@ -104,14 +110,25 @@ describe(`every node is found again by its global id, also after a restart (${dr
   })
 
   it('names streams by kind, with no size for audio, and containers by enum and as sent', async () => {
-    const answer = await graphql(gateway, '{ tasks(filter: { vsId: "xvs-9" }) { edges { node { taskId inputs { deviceType sourceUrl } outputs { format { container containerName } streams { kind width height } } } } } }')
+    const answer = await graphql(
+      gateway,
+      '{ tasks(filter: { vsId: "xvs-9" }) { edges { node { taskId inputs { deviceType sourceUrl } outputs { format { container containerName } streams { kind width height } } } } } }',
+    )
     expect(answer.errors, answer.text).toBeUndefined()
     expect(answer.data.tasks.edges).toEqual([
       {
         node: {
           taskId: 'node-live',
           inputs: [{ deviceType: '2', sourceUrl: '' }],
-          outputs: [{ format: { container: 'FLV', containerName: 'flv' }, streams: [{ kind: 'VIDEO', width: 640, height: 360 }, { kind: 'AUDIO', width: null, height: null }] }],
+          outputs: [
+            {
+              format: { container: 'FLV', containerName: 'flv' },
+              streams: [
+                { kind: 'VIDEO', width: 640, height: 360 },
+                { kind: 'AUDIO', width: null, height: null },
+              ],
+            },
+          ],
         },
       },
     ])

@@ -65,7 +65,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     await db?.drop()
   })
 
-  it('folds every session into a task whose status and end reason are the session\'s', async () => {
+  it("folds every session into a task whose status and end reason are the session's", async () => {
     const answer = await graphql(gateway, `{ tasks(first: 50) { totalCount edges { node { ${TASK_FIELDS} } } } }`)
     expect(answer.errors, answer.text).toBeUndefined()
     const nodes = answer.data.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node)
@@ -89,7 +89,10 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
       // Streams come from the task list: every task a poll saw listed has them, and one no poll
       // caught alive (a short session on a busy machine) has none.
       const seenListed = sightedTasks.has(session.taskId)
-      expect(task.outputs.every((o: { streams: unknown[] }) => (seenListed ? o.streams.length >= 2 : o.streams.length === 0)), `${session.taskId} listed: ${seenListed}`).toBe(true)
+      expect(
+        task.outputs.every((o: { streams: unknown[] }) => (seenListed ? o.streams.length >= 2 : o.streams.length === 0)),
+        `${session.taskId} listed: ${seenListed}`,
+      ).toBe(true)
       const flv = task.outputs.find((o: { format: { container: string; containerName: string } }) => o.format.container === 'FLV' && o.format.containerName === 'flv')
       if (session.outputs.some((o) => o.format.startsWith('flv'))) expect(flv?.timeShiftUrl).toContain('flv')
       expect(task.recordings).toHaveLength(session.liveOnly || session.ending === 'VANISHED' ? 0 : task.recordings.length)
@@ -115,13 +118,25 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     const prefix = author.slice(0, 2).toUpperCase()
     const byPrefix = await graphql(gateway, query, { filter: { userName: prefix } })
     expect(byPrefix.errors, byPrefix.text).toBeUndefined()
-    expect(taskIdsOf(byPrefix)).toEqual(scenario.sessions.filter((s) => s.author.toLowerCase().startsWith(prefix.toLowerCase())).map((s) => s.taskId).sort())
+    expect(taskIdsOf(byPrefix)).toEqual(
+      scenario.sessions
+        .filter((s) => s.author.toLowerCase().startsWith(prefix.toLowerCase()))
+        .map((s) => s.taskId)
+        .sort(),
+    )
     expect((await graphql(gateway, query, { filter: { userName: `${author}%` } })).data.tasks.totalCount).toBe(0)
     expect((await graphql(gateway, query, { filter: { serviceCode: 'NOBODY' } })).data.tasks.totalCount).toBe(0)
 
     // userIds is exact: one user's tasks, as User.tasks lists them.
-    const ownTasks = scenario.sessions.filter((s) => s.author === author).map((s) => s.taskId).sort()
-    const user = await graphql(gateway, `query($name: String) { users(filter: { userName: $name }) { edges { node { id userName tasks(first: 50) { totalCount edges { node { taskId user { userName } } } } } } } }`, { name: author })
+    const ownTasks = scenario.sessions
+      .filter((s) => s.author === author)
+      .map((s) => s.taskId)
+      .sort()
+    const user = await graphql(
+      gateway,
+      `query($name: String) { users(filter: { userName: $name }) { edges { node { id userName tasks(first: 50) { totalCount edges { node { taskId user { userName } } } } } } } }`,
+      { name: author },
+    )
     expect(user.errors, user.text).toBeUndefined()
     const owner = user.data.users.edges.find((e: { node: { userName: string } }) => e.node.userName === author).node
     expect(owner.tasks.totalCount).toBe(ownTasks.length)
@@ -130,8 +145,16 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     expect(taskIdsOf(await graphql(gateway, query, { filter: { userIds: [owner.id] } }))).toEqual(ownTasks)
 
     const vsId = scenario.sessions[0]!.vsId
-    expect(taskIdsOf(await graphql(gateway, query, { filter: { vsId } }))).toEqual(scenario.sessions.filter((s) => s.vsId === vsId).map((s) => s.taskId).sort())
-    const two = scenario.sessions.slice(0, 2).map((s) => s.taskId).sort()
+    expect(taskIdsOf(await graphql(gateway, query, { filter: { vsId } }))).toEqual(
+      scenario.sessions
+        .filter((s) => s.vsId === vsId)
+        .map((s) => s.taskId)
+        .sort(),
+    )
+    const two = scenario.sessions
+      .slice(0, 2)
+      .map((s) => s.taskId)
+      .sort()
     expect(taskIdsOf(await graphql(gateway, query, { filter: { taskIds: two } }))).toEqual(two)
     expect((await graphql(gateway, query, { filter: { taskIds: [] } })).data.tasks.totalCount).toBe(0)
 
@@ -145,7 +168,11 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     const seen: string[] = []
     let after: string | null = null
     for (let page = 0; page < 10; page++) {
-      const answer: Awaited<ReturnType<typeof graphql<any>>> = await graphql(gateway, `query($after: String) { tasks(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { after })
+      const answer: Awaited<ReturnType<typeof graphql<any>>> = await graphql(
+        gateway,
+        `query($after: String) { tasks(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
+        { after },
+      )
       expect(answer.errors, answer.text).toBeUndefined()
       seen.push(...answer.data.tasks.edges.map((e: { node: { id: string } }) => e.node.id))
       if (!answer.data.tasks.pageInfo.hasNextPage) break
@@ -175,9 +202,18 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     expect(answer.errors, answer.text).toBeUndefined()
     // The counts are the tasks query's totals by status, in one round trip; every session has
     // left the task list, so nobody watches any more.
-    const total = async (status?: string) => (await graphql(gateway, 'query($filter: TaskFilter) { tasks(filter: $filter) { totalCount } }', { filter: status ? { status: [status] } : {} })).data.tasks.totalCount
+    const total = async (status?: string) =>
+      (await graphql(gateway, 'query($filter: TaskFilter) { tasks(filter: $filter) { totalCount } }', { filter: status ? { status: [status] } : {} })).data.tasks.totalCount
     expect(answer.data.taskCounts).toEqual([
-      { serviceCode: 'TESTING', live: await total('LIVE'), waitingReconnect: await total('WAITING_RECONNECT'), ended: await total('ENDED'), total: scenario.sessions.length, viewers: 0, outputBytes: 0 },
+      {
+        serviceCode: 'TESTING',
+        live: await total('LIVE'),
+        waitingReconnect: await total('WAITING_RECONNECT'),
+        ended: await total('ENDED'),
+        total: scenario.sessions.length,
+        viewers: 0,
+        outputBytes: 0,
+      },
     ])
     expect(await total()).toBe(scenario.sessions.length)
     const author = scenario.sessions[0]!.author
@@ -195,7 +231,7 @@ describe(`the graph over GraphQL, fed by the simulator (${driverName})`, () => {
     expect(answer.data.users.edges.every((e: { node: { online: boolean } }) => e.node.online === false)).toBe(true)
   })
 
-  it('reports the task list\'s health, and when it fails, still answers from history without an error entry', async () => {
+  it("reports the task list's health, and when it fails, still answers from history without an error entry", async () => {
     const healthy = await graphql(gateway, `{ upstream(serviceCode: "TESTING") { configured healthy stale consecutiveFailures lastSuccessAt lastError { kind ret } taskCount } }`)
     expect(healthy.data.upstream).toMatchObject({ configured: true, healthy: true, consecutiveFailures: 0, taskCount: 0 })
 

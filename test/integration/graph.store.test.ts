@@ -66,7 +66,10 @@ describe(`the graph is a projection of the callbacks (${driverName})`, () => {
     const gone = await apply({ ...answer, task_list: [], user_list: [] }, 3_000)
     expect(gone.tasks).toHaveLength(1)
     expect(gone.users).toHaveLength(1)
-    const [row] = await db.database.db.select().from(tasks).where(and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, id)))
+    const [row] = await db.database.db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, id)))
     expect(row).toMatchObject({ status: 'ENDED', endReason: 'VANISHED', listed: false })
     const [user] = await db.database.db.select().from(users).where(eq(users.serviceCode, serviceCode))
     expect(user).toMatchObject({ userName: 'alice', online: false })

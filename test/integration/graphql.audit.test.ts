@@ -13,8 +13,7 @@ const withPreflight = (input: string | URL | Request, init: RequestInit = {}) =>
   return fetch(input, { ...init, headers })
 }
 
-const failures = (results: AuditResult[], status: 'error' | 'warn') =>
-  results.flatMap((result) => (result.status === status ? [`${result.id} ${result.name}: ${result.reason}`] : []))
+const failures = (results: AuditResult[], status: 'error' | 'warn') => results.flatMap((result) => (result.status === status ? [`${result.id} ${result.name}: ${result.reason}`] : []))
 
 // A file's first test starts its gateway: slow on a loaded machine, hence the long timeout.
 describe(`the GraphQL endpoint over HTTP on ${driverName}`, { timeout: 120_000 }, () => {
@@ -40,7 +39,7 @@ describe(`the GraphQL endpoint over HTTP on ${driverName}`, { timeout: 120_000 }
     expect(answer.data).toMatchObject({ notifications: { totalCount: expect.any(Number), pageInfo: { hasNextPage: expect.any(Boolean) } } })
   })
 
-  test("answers a GET query that accepts application/graphql-response+json, as urql sends it by default, with no other header", async ({ gateway }) => {
+  test('answers a GET query that accepts application/graphql-response+json, as urql sends it by default, with no other header', async ({ gateway }) => {
     const query = encodeURIComponent('query Count { notifications(first: 1) { totalCount } }')
     const accept = 'application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed'
     const answer = await send({ method: 'GET', url: `${gateway.url}/graphql?query=${query}&operationName=Count`, headers: { accept } })
@@ -90,7 +89,7 @@ describe(`the GraphQL endpoint over HTTP on ${driverName}`, { timeout: 120_000 }
     }
   })
 
-  test('a browser GET gets livegate\'s own playground page, which loads nothing from another host', async ({ gateway }) => {
+  test("a browser GET gets livegate's own playground page, which loads nothing from another host", async ({ gateway }) => {
     const answer = await send({ method: 'GET', url: `${gateway.url}/graphql`, headers: { accept: 'text/html' } })
     expect(answer.status).toBe(200)
     expect(answer.text).toMatch(/<html/i)

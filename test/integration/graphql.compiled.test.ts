@@ -68,9 +68,7 @@ describe(`compiled execution answers as graphql-js does (${driverName})`, () => 
     expect(body.errors).toBeUndefined()
     expect(body.data.tasks.edges).toHaveLength(2)
     const types = body.data.tasks.edges.flatMap((edge: any) => edge.node.notifications.edges.map((n: any) => n.node.__typename))
-    expect(new Set(types)).toEqual(
-      new Set(['LiveStartNotification', 'LiveEndNotification', 'ArchivedNotification', 'ThumbnailNotification', 'LiveResumeNotification', 'UnknownNotification']),
-    )
+    expect(new Set(types)).toEqual(new Set(['LiveStartNotification', 'LiveEndNotification', 'ArchivedNotification', 'ThumbnailNotification', 'LiveResumeNotification', 'UnknownNotification']))
     // Another page by cursor, and a filter, on the same compiled operation.
     const next = await everyRun(gateway.url, { query: TASK_PAGE, variables: { first: 1, after: body.data.tasks.edges[0].cursor, filter: { status: ['ENDED'] } } })
     expect(JSON.parse(next.text).errors).toBeUndefined()

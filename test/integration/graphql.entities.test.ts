@@ -63,7 +63,12 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     }
     await gateway.settle()
     await gateway.parts.projector.stop()
-    const page = await graphql(gateway, '{ tasks(first: 60, filter: { serviceCode: "TENANT_A" }) { edges { node { id taskId user { id userName } outputs { id } notifications(first: 1) { edges { node { id } } } } } } }', {}, bearer(KEYS.all))
+    const page = await graphql(
+      gateway,
+      '{ tasks(first: 60, filter: { serviceCode: "TENANT_A" }) { edges { node { id taskId user { id userName } outputs { id } notifications(first: 1) { edges { node { id } } } } } } }',
+      {},
+      bearer(KEYS.all),
+    )
     expect(page.errors, page.text).toBeUndefined()
     for (const { node } of page.data.tasks.edges) {
       tasks.push({ id: node.id, taskId: node.taskId, output: node.outputs[0].id, notification: node.notifications.edges[0].node.id, user: node.user.id, userName: node.user.userName })
@@ -107,7 +112,7 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     expect(found[4]).toMatchObject({ id: first?.notification, kind: 'LIVE_START', task: { taskId: first?.taskId } })
   })
 
-  it('answers null for what names nothing: another type\'s id, a notification of another kind, a malformed or unknown key', async () => {
+  it("answers null for what names nothing: another type's id, a notification of another kind, a malformed or unknown key", async () => {
     const [first] = tasks
     const { entities: found } = await entities([
       { __typename: 'Task', id: first?.user },
@@ -120,7 +125,7 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     expect(found).toEqual([null, null, null, null, null, null])
   })
 
-  it('keeps the tenant scope: a key never resolves another code\'s entity', async () => {
+  it("keeps the tenant scope: a key never resolves another code's entity", async () => {
     const other = toGlobalId('Task', 'TENANT_B', 'other-tenant')
     const representations = [
       { __typename: 'Task', id: other },

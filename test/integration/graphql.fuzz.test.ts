@@ -24,7 +24,12 @@ const text = fc.oneof(
 )
 const scalar = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constantFrom(2 ** 31, -1, 0, 1e308, '2026-01-01T00:00:00Z', 'yesterday'))
 const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  any: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('any'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('serviceCode', 'status', 'ids', 'taskIds', 'userIds', 'vsId', 'kinds', 'types', 'userName', 'online', 'startedFrom', 'receivedTo', 'x'), tie('any'), { maxKeys: 4 })),
+  any: fc.oneof(
+    { depthSize: 'small' },
+    scalar,
+    fc.array(tie('any'), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('serviceCode', 'status', 'ids', 'taskIds', 'userIds', 'vsId', 'kinds', 'types', 'userName', 'online', 'startedFrom', 'receivedTo', 'x'), tie('any'), { maxKeys: 4 }),
+  ),
 })).any
 
 const answeredWell = (status: number, body: string) => {
@@ -50,7 +55,11 @@ describe(`the GraphQL edge never answers 5xx, whatever it is sent (${driverName}
     const document = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.constantFrom(...OPERATIONS).chain((op) => fc.nat({ max: op.length }).map((cut) => op.slice(0, cut))),
-      fc.array(fc.constantFrom('{', '}', 'tasks', 'a:', 'edges', 'node', '...', 'on', 'Task', 'fragment', 'f', '(', ')', 'first:', '1', '$x', 'query', 'subscription', '__schema', 'types'), { maxLength: 40 }).map((parts) => parts.join(' ')),
+      fc
+        .array(fc.constantFrom('{', '}', 'tasks', 'a:', 'edges', 'node', '...', 'on', 'Task', 'fragment', 'f', '(', ')', 'first:', '1', '$x', 'query', 'subscription', '__schema', 'types'), {
+          maxLength: 40,
+        })
+        .map((parts) => parts.join(' ')),
     )
     await fc.assert(
       fc.asyncProperty(document, fc.option(fc.string({ maxLength: 20 })), fc.option(value), async (query, operationName, variables) => {

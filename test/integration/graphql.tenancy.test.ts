@@ -40,7 +40,10 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
       },
     })
     gateway = await startGateway(config, { database: db.database })
-    for (const [code, task] of [['TENANT_A', TASK_A], ['TENANT_B', TASK_B]] as const) {
+    for (const [code, task] of [
+      ['TENANT_A', TASK_A],
+      ['TENANT_B', TASK_B],
+    ] as const) {
       const samples = sampleCallbacks(task, code)
       for (const fields of [samples.liveStart, samples.thumbnail, { ...samples.clientDisconnect, username: `${code}-user` }]) {
         expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
@@ -92,7 +95,12 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   it('no edge, node id, filter or count reaches the other tenant', async () => {
-    const ops = await graphql(gateway, `{ users { edges { node { id serviceCode } } } notifications { edges { node { id serviceCode } } } tasks { edges { node { id outputs { id } } } } }`, {}, { headers: bearer(KEYS.all) })
+    const ops = await graphql(
+      gateway,
+      `{ users { edges { node { id serviceCode } } } notifications { edges { node { id serviceCode } } } tasks { edges { node { id outputs { id } } } } }`,
+      {},
+      { headers: bearer(KEYS.all) },
+    )
     const ofB = (edges: Array<{ node: { id: string; serviceCode?: string } }>) => edges.filter((e) => e.node.serviceCode === 'TENANT_B').map((e) => e.node.id)
     const idsOfB = [
       ID_B,
@@ -157,12 +165,20 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
     try {
       expect(await anonymous.closed).toBe(UNAUTHORIZED_CLOSE.code)
       let n = 0
-      await expect.poll(async () => {
-        for (const [code, task] of [['TENANT_B', TASK_B], ['TENANT_A', TASK_A]] as const) {
-          await send(signFor(gateway, { ...sampleCallbacks(task, code).thumbnail, file_name: `t${n++}.jpg` } as Record<string, string>))
-        }
-        return Math.min(mine.events.length, tasksOfA.events.length)
-      }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            for (const [code, task] of [
+              ['TENANT_B', TASK_B],
+              ['TENANT_A', TASK_A],
+            ] as const) {
+              await send(signFor(gateway, { ...sampleCallbacks(task, code).thumbnail, file_name: `t${n++}.jpg` } as Record<string, string>))
+            }
+            return Math.min(mine.events.length, tasksOfA.events.length)
+          },
+          { timeout: 15_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       expect(mine.events.every((e) => e.notificationReceived.serviceCode === 'TENANT_A')).toBe(true)
       expect(tasksOfA.events.every((e) => e.taskChanged.taskId === TASK_A)).toBe(true)
       expect(foreign.events).toEqual([])
@@ -175,10 +191,14 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   it.each([
-    ['too deep', '{ tasks { edges { node { outputs { streams { kind } recordings { format { container } } } notifications { edges { node { ... on LiveStartNotification { format { container } } } } } } } } }', 'QUERY_TOO_DEEP'],
+    [
+      'too deep',
+      '{ tasks { edges { node { outputs { streams { kind } recordings { format { container } } } notifications { edges { node { ... on LiveStartNotification { format { container } } } } } } } } }',
+      'QUERY_TOO_DEEP',
+    ],
     ['too many aliases', '{ a: tasks { totalCount } b: tasks { totalCount } c: tasks { totalCount } d: tasks { totalCount } }', 'TOO_MANY_ALIASES'],
     ['too costly', '{ tasks(first: 100) { edges { node { notifications(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
-    ['too costly through a user\'s tasks', '{ users(first: 100) { edges { node { tasks(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
+    ["too costly through a user's tasks", '{ users(first: 100) { edges { node { tasks(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
     ['a page over the largest', '{ tasks(first: 101) { totalCount } }', 'BAD_USER_INPUT'],
   ])('an operation %s is refused with its code, never a 5xx', async (_name, query, code) => {
     const answer = await graphql(gateway, query, {}, { headers: bearer(KEYS.all) })

@@ -60,7 +60,10 @@ async function overSocket(url: string, sent: Sent, key: string): Promise<Compare
         next: (result) => {
           last = compared(result.data, result.errors as never)
         },
-        error: (error) => resolve(Array.isArray(error) ? compared(null, error) : { data: null, errors: [{ message: String((error as { reason?: string }).reason ?? error), code: (error as { code?: number }).code }] }),
+        error: (error) =>
+          resolve(
+            Array.isArray(error) ? compared(null, error) : { data: null, errors: [{ message: String((error as { reason?: string }).reason ?? error), code: (error as { code?: number }).code }] },
+          ),
         complete: () => resolve(last),
       })
     })
@@ -80,9 +83,24 @@ const CASES: Array<{ name: string; key: keyof typeof KEYS; sent: Sent; code?: st
   { name: 'too deep', key: 'all', sent: { query: DEEP }, code: 'QUERY_TOO_DEEP' },
   { name: 'too many aliases', key: 'all', sent: { query: '{ a: taskCounts { live } b: taskCounts { live } c: taskCounts { live } d: taskCounts { live } }' }, code: 'TOO_MANY_ALIASES' },
   { name: 'too costly', key: 'all', sent: { query: '{ tasks(first: 400) { edges { node { id taskId status userName } } } }' }, code: 'QUERY_TOO_COSTLY' },
-  { name: 'a task of its own tenant', key: 'tenant', sent: { query: '{ tasks(first: 5) { edges { node { taskId serviceCode } } } }' }, data: { tasks: { edges: [{ node: { taskId: 'mine', serviceCode: 'TESTING' } }] } } },
-  { name: 'another tenant\'s task, as one unknown', key: 'tenant', sent: { query: 'query($id: ID!) { node(id: $id) { id } }', variables: { id: Buffer.from('Task:["OPEN","theirs"]').toString('base64url') } }, data: { node: null } },
-  { name: 'a read-only key acting', key: 'tenant', sent: { query: 'mutation($id: ID!) { stopTask(id: $id, reason: "test") { action { id state } } }', variables: { id: Buffer.from('Task:["TESTING","mine"]').toString('base64url') } }, code: 'FORBIDDEN' },
+  {
+    name: 'a task of its own tenant',
+    key: 'tenant',
+    sent: { query: '{ tasks(first: 5) { edges { node { taskId serviceCode } } } }' },
+    data: { tasks: { edges: [{ node: { taskId: 'mine', serviceCode: 'TESTING' } }] } },
+  },
+  {
+    name: "another tenant's task, as one unknown",
+    key: 'tenant',
+    sent: { query: 'query($id: ID!) { node(id: $id) { id } }', variables: { id: Buffer.from('Task:["OPEN","theirs"]').toString('base64url') } },
+    data: { node: null },
+  },
+  {
+    name: 'a read-only key acting',
+    key: 'tenant',
+    sent: { query: 'mutation($id: ID!) { stopTask(id: $id, reason: "test") { action { id state } } }', variables: { id: Buffer.from('Task:["TESTING","mine"]').toString('base64url') } },
+    code: 'FORBIDDEN',
+  },
   { name: 'a trusted-only key sending text', key: 'trusted', sent: { query: '{ taskCounts { live } }' }, code: 'PERSISTED_QUERY_ID_REQUIRED' },
   { name: 'a trusted-only key naming an unknown hash', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }, code: 'PERSISTED_QUERY_NOT_IN_LIST' },
   { name: 'a trusted-only key naming a trusted document', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: freshnessHash } } }, data: expect.anything() },

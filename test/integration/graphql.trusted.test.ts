@@ -30,10 +30,13 @@ describe(`trusted documents per API key (${driverName})`, () => {
   let db: TestDatabase
 
   beforeAll(async () => {
-    trusted = await startTrustedGateway([
-      { name: 'viewer', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
-      { name: 'dashboard', key: KEYS.any, serviceCodes: ['TESTING'] },
-    ], 'trusted-task')
+    trusted = await startTrustedGateway(
+      [
+        { name: 'viewer', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
+        { name: 'dashboard', key: KEYS.any, serviceCodes: ['TESTING'] },
+      ],
+      'trusted-task',
+    )
     ;({ gateway, db } = trusted)
   }, 300_000)
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { eq, inArray, sql } from 'drizzle-orm'
+import { eq, inArray } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { CallbackStore } from '../../src/work/ingest/callback.store.js'
 import type { CallbackRecord } from '../../src/model/callback.record.js'
@@ -87,7 +87,12 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
     const stored = await db.database.db
       .select({ key: callbacks.dedupeKey })
       .from(callbacks)
-      .where(inArray(callbacks.dedupeKey, good.map((g) => g.dedupeKey)))
+      .where(
+        inArray(
+          callbacks.dedupeKey,
+          good.map((g) => g.dedupeKey),
+        ),
+      )
     expect(stored).toHaveLength(2)
   })
 })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import postgres from 'postgres'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, expect, test } from 'vitest'
 import { comparePositions, LOG_START, type LogPosition } from '../../src/model/log.position.js'
 import { logTail, notificationPage, notificationsAfter } from '../../src/storage/notification.queries.js'
 import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
@@ -117,7 +117,10 @@ describeOnServer('log positions under concurrent writers (postgres)', () => {
     const all = Array.from({ length: writers.length * perWriter }, (_, i) => i)
     for (const seen of [a, b]) {
       expect(new Set(seen).size, 'no callback twice').toBe(seen.length)
-      expect([...seen].sort((x, y) => x - y), 'no callback missed').toEqual(all)
+      expect(
+        [...seen].sort((x, y) => x - y),
+        'no callback missed',
+      ).toEqual(all)
     }
   })
 })

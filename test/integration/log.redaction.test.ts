@@ -127,7 +127,10 @@ describe(`no secret reaches a log line (${driverName})`, () => {
     expect((urlError as { input?: string }).input).toContain(DB_PASSWORD)
     gateway.server.log.error({ err: urlError }, 'database could not be opened')
     // And what a careless later change might log: the settings, a payload, a message with the URL.
-    gateway.server.log.warn({ connectionParams: { authorization: `Bearer ${SOCKET_KEY}` }, headers: keyHeaders, database: { url: `postgres://u:${DB_PASSWORD}@h/db` } }, `retrying postgres://u:${DB_PASSWORD}@h/db with key ${API_KEY} and secret ${SERVICE_SECRET}`)
+    gateway.server.log.warn(
+      { connectionParams: { authorization: `Bearer ${SOCKET_KEY}` }, headers: keyHeaders, database: { url: `postgres://u:${DB_PASSWORD}@h/db` } },
+      `retrying postgres://u:${DB_PASSWORD}@h/db with key ${API_KEY} and secret ${SERVICE_SECRET}`,
+    )
 
     const log = lines.join('')
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -143,6 +146,5 @@ describe(`no secret reaches a log line (${driverName})`, () => {
     expect(faultMessage).toContain('\nparams: [Redacted]')
     expect(entries.some((entry) => entry.msg === 'not ready: the database does not answer')).toBe(true)
     expect(entries.find((entry) => entry.msg === 'database could not be opened')?.err).toMatchObject({ code: 'ERR_INVALID_URL', input: 'postgres://livegate:[Redacted]@[not-a-host/livegate' })
-
   })
 })

@@ -20,7 +20,6 @@ const KEYS = { one: 'key-of-one', all: 'key-of-all' }
 const asOne = { headers: { authorization: `Bearer ${KEYS.one}` } }
 const asAll = { headers: { authorization: `Bearer ${KEYS.all}` } }
 
-
 interface Seen {
   viewers: number
   inputBytes: number
@@ -72,7 +71,12 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     gateway = { url: serve.url }
     planned = generateScenario({ ...PLAY, serviceCodes: CODES, audience: true })
     const stalled = planned.sessions.find((s) => s.audience?.stall)
-    healthEvents = subscribe(gateway.url, 'subscription($ids: [String!]) { taskChanged(filter: { taskIds: $ids }) { taskId health { state } } }', { ids: [stalled?.taskId] }, { authorization: `Bearer ${KEYS.all}` })
+    healthEvents = subscribe(
+      gateway.url,
+      'subscription($ids: [String!]) { taskChanged(filter: { taskIds: $ids }) { taskId health { state } } }',
+      { ids: [stalled?.taskId] },
+      { authorization: `Bearer ${KEYS.all}` },
+    )
     sampledAsOne = subscribe(gateway.url, 'subscription { metricsSampled { at viewers task { taskId serviceCode } } }', {}, { authorization: `Bearer ${KEYS.one}` })
     await new Promise((resolve) => setTimeout(resolve, 300))
     simulator = await startSimulator({
@@ -190,14 +194,19 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     // Vanished sessions sent no type 1: each is a missing end of its code, found once.
     for (const code of CODES) {
       const vanished = planned.sessions.filter((s) => s.serviceCode === code && s.ending === 'VANISHED').length
-      await expect.poll(async () => (await scrapeMetrics(gateway.url)).find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === 'end' && s.labels.service_code === code)?.value ?? 0, { timeout: 60_000 }).toBe(vanished)
+      await expect
+        .poll(async () => (await scrapeMetrics(gateway.url)).find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === 'end' && s.labels.service_code === code)?.value ?? 0, {
+          timeout: 60_000,
+        })
+        .toBe(vanished)
     }
     expect(metrics.some((s) => s.name === 'livegate_callback_delay_seconds_count' && s.value > 0)).toBe(true)
   })
 
   it('rolls the samples up per minute and per service code', async () => {
     const code = CODES[0] as string
-    const query = 'query($code: String!, $from: DateTime, $to: DateTime) { raw: serviceMetrics(serviceCode: $code, step: RAW, from: $from, to: $to) { at samples liveTasks viewers } minute: serviceMetrics(serviceCode: $code, from: $from, to: $to) { at samples liveTasks viewers viewersMax } }'
+    const query =
+      'query($code: String!, $from: DateTime, $to: DateTime) { raw: serviceMetrics(serviceCode: $code, step: RAW, from: $from, to: $to) { at samples liveTasks viewers } minute: serviceMetrics(serviceCode: $code, from: $from, to: $to) { at samples liveTasks viewers viewersMax } }'
     const answer = await graphql(gateway, query, { code, ...window() }, asAll)
     expect(answer.errors).toBeUndefined()
     const { raw, minute } = answer.data
@@ -208,7 +217,7 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     expect(Math.max(...minute.map((p: { viewersMax: number }) => p.viewersMax))).toBe(Math.max(...raw.map((p: { viewers: number }) => p.viewers)))
   })
 
-  it('holds a task\'s first minute and its first hour in its default window (the buckets start before the task)', async () => {
+  it("holds a task's first minute and its first hour in its default window (the buckets start before the task)", async () => {
     const query = `query($id: ID!) { task(id: $id) {
       raw: metrics(step: RAW) { samples }
       minutes: metrics(step: MINUTE) { at samples }
@@ -254,8 +263,7 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
   })
 
   it('refuses bad windows with BAD_USER_INPUT naming the argument', async () => {
-    const code = (query: string, variables: Record<string, unknown>) =>
-      graphql(gateway, query, variables, asAll).then((a) => a.errors?.map((e) => [e.extensions?.code, e.extensions?.argumentName]))
+    const code = (query: string, variables: Record<string, unknown>) => graphql(gateway, query, variables, asAll).then((a) => a.errors?.map((e) => [e.extensions?.code, e.extensions?.argumentName]))
     const q = 'query($from: DateTime, $to: DateTime, $step: MetricStep) { serviceMetrics(serviceCode: "ONE", step: $step, from: $from, to: $to) { at } }'
     expect(await code(q, { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' })).toEqual([['BAD_USER_INPUT', 'from']])
     expect(await code(q, { from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', step: 'HOUR' })).toEqual([['BAD_USER_INPUT', 'from']])

@@ -14,7 +14,6 @@ import { freePort } from '../support/free.port.js'
 
 const HOUR = 3_600_000
 
-
 describe(`history retention on ${driverName}`, () => {
   let db: TestDatabase
   let gateway: Gateway
@@ -48,7 +47,9 @@ describe(`history retention on ${driverName}`, () => {
   })
 
   const partitions = async () =>
-    resultRows<{ name: string }>(await db.database.db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`)).map((r) => r.name)
+    resultRows<{ name: string }>(await db.database.db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`)).map(
+      (r) => r.name,
+    )
   const count = async (table: string, before: number) =>
     Number(resultRows<{ n: unknown }>(await db.database.db.execute(sql`select count(*) as n from ${sql.raw(table)} where at < ${new Date(before).toISOString()}::timestamptz`))[0]?.n)
 
@@ -95,21 +96,22 @@ describe(`history retention in livegate serve, a process of its own, on ${driver
     const before = await open()
     await createSamplePartitions(before.db, old)
     const at = new Date(old).toISOString()
-    await before.db.execute(sql`insert into task_samples (service_code, task_id, at, viewers, input_bytes, output_bytes, outputs) values ('AGED', 'old-task', ${at}::timestamptz, 7, 1000, 2000, '[]'::jsonb)`)
+    await before.db.execute(
+      sql`insert into task_samples (service_code, task_id, at, viewers, input_bytes, output_bytes, outputs) values ('AGED', 'old-task', ${at}::timestamptz, 7, 1000, 2000, '[]'::jsonb)`,
+    )
     await before.db.execute(sql`insert into task_metrics_minute (service_code, task_id, at, samples, viewers_sum, viewers_max, input_bytes, input_seconds, output_bytes, output_seconds)
       values ('AGED', 'old-task', date_trunc('minute', ${at}::timestamptz), 1, 7, 7, 0, 0, 0, 0)`)
     const partitions = async (database: Database) =>
-      resultRows<{ name: string }>(await database.db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`)).map((r) => r.name)
+      resultRows<{ name: string }>(await database.db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`)).map(
+        (r) => r.name,
+      )
     expect(await partitions(before)).toContain(partitionOf(old).name)
     if (!server) await before.close()
 
     // Only a gateway that polls a task_list prunes: the simulator plays one.
     simulator = await startSimulator({ services: [{ serviceCode: 'AGED', secret: 'abc' }], seed: 3, sessions: 2, rate: 0.5, loop: true })
     const configFile = join(dir, 'livegate.json')
-    writeFileSync(
-      configFile,
-      JSON.stringify({ port: 0, services: [{ serviceCode: 'AGED', secrets: ['abc'], baseUrl: simulator.url }], history: { rawRetention: '48h', pruneIntervalMs: 300 } }),
-    )
+    writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'AGED', secrets: ['abc'], baseUrl: simulator.url }], history: { rawRetention: '48h', pruneIntervalMs: 300 } }))
     const database = server?.url ? { DATABASE_URL: server.url } : { DATABASE_URL: '', LIVEGATE_DATA_DIR: join(dir, 'data') }
     const serve = await startServeProcess(['--config', configFile], { ...process.env, ...database, LOG_LEVEL: 'info' })
     try {

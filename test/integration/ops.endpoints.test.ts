@@ -156,7 +156,14 @@ describe(`operations endpoints (${driverName})`, () => {
       await own.database.close()
       const down = await send({ method: 'GET', url: `${gateway.url}/readyz` })
       expect(down.status, down.text).toBe(503)
-      expect(down.body).toMatchObject({ ready: false, database: { ok: false }, upstream: [{ serviceCode: 'UP', healthy: null }, { serviceCode: 'DOWN', healthy: null }] })
+      expect(down.body).toMatchObject({
+        ready: false,
+        database: { ok: false },
+        upstream: [
+          { serviceCode: 'UP', healthy: null },
+          { serviceCode: 'DOWN', healthy: null },
+        ],
+      })
       expect((down.body.database as { error: string }).error).toMatch(/^[A-Z0-9_]+$/)
       expect(down.text).not.toMatch(/postgres(ql)?:\/\/|password|livegate_test_|127\.0\.0\.1:\d+/)
       // The process itself is still up.

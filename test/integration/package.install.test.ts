@@ -11,8 +11,7 @@ import { ROOT, type ServeProcess, startListeningProcess } from '../support/liveg
 // linked. Slow (a build, then an install of every production dependency), and it needs the npm
 // registry, as `npm ci` does.
 const run = promisify(execFile)
-const npm = (args: string[], cwd: string) =>
-  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 })
+const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 })
 
 const work = mkdtempSync(join(tmpdir(), 'livegate-package-'))
 const app = join(work, 'app')
@@ -48,7 +47,19 @@ describe('the npm package', () => {
   })
 
   it('ships what runs and nothing else: no tests, benches or TypeScript sources', () => {
-    expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/main.js', 'schema/migrations/meta/_journal.json', 'schema/schema.graphql', 'schema/operations.graphql', 'src/adapters/http/dashboard/dashboard.client.js', 'src/adapters/http/playground/playground.client.js']))
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'dist/main.js',
+        'schema/migrations/meta/_journal.json',
+        'schema/schema.graphql',
+        'schema/operations.graphql',
+        'src/adapters/http/dashboard/dashboard.client.js',
+        'src/adapters/http/playground/playground.client.js',
+      ]),
+    )
     const own = packed.filter((path) => !path.startsWith('node_modules/'))
     expect(own.filter((path) => path.startsWith('test/') || path.endsWith('.ts') || path.endsWith('.map') || path.includes('tsbuildinfo'))).toEqual([])
     // postgres.js travels inside the package, patched (src/storage/patches): see the README's "Installing".

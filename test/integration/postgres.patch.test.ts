@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { describe, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { serverUrl, describeOnServer } from '../support/database.fixture.js'
 
 // src/storage/patches/postgres+3.4.9.patch: postgres.js 3.4.9 throws from an immediate when a

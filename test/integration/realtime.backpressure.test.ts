@@ -45,10 +45,15 @@ describe(`a subscriber that stops reading is cut off, not buffered without bound
     const big = 'x'.repeat(8 * 1024)
     let n = 0
     const deliver = () => send(signFor(gateway, { ...sampleCallbacks(`slow-${n}`).liveResume, seq: String(n++), opaque: big } as Record<string, string>))
-    await expect.poll(async () => {
-      await deliver()
-      return received
-    }, { timeout: 10_000, interval: 200 }).toBeGreaterThan(0)
+    await expect
+      .poll(
+        async () => {
+          await deliver()
+          return received
+        },
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBeGreaterThan(0)
     ;(socket as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause()
 
     const before = received

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
@@ -12,8 +12,7 @@ import { startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
 /** Starts `livegate serve` as its own process on the given database. */
-const serve = (configFile: string, databaseUrl: string) =>
-  startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
+const serve = (configFile: string, databaseUrl: string) => startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
 
 // Two processes can share only a server: PGlite is one process's own database.
 describeOnServer('two gateway processes on one PostgreSQL server share events', () => {
@@ -43,10 +42,15 @@ describeOnServer('two gateway processes on one PostgreSQL server share events', 
       let seq = 0
       const post = (url: string) => send(signFor({ url } as never, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>))
       // Probe until both subscriptions are in place, then post the one that counts to A only.
-      await expect.poll(async () => {
-        await post(a.url)
-        return Math.min(onA.events.length, onB.events.length)
-      }, { timeout: 20_000, interval: 500 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await post(a.url)
+            return Math.min(onA.events.length, onB.events.length)
+          },
+          { timeout: 20_000, interval: 500 },
+        )
+        .toBeGreaterThan(0)
       // A probe may still be on its way to B (more so on a busy machine): rather than wait a
       // fixed time for stragglers, the one that counts is told apart by its seq.
       const countedSeq = String(seq)

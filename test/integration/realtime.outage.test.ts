@@ -3,7 +3,7 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from 'graphql-ws'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -67,7 +67,12 @@ function listen(url: string, taskId: string): Listener {
 describeOnServer('subscribers across PostgreSQL restarts, serve --workers 2', () => {
   let cluster: PrivateCluster
   let serve: ServeProcess
-  const readiness = async () => JSON.parse((await sendOnce(`${serve.url}/readyz`, 'GET', {})).text || '{}') as { ready?: boolean; realtime?: { listening: boolean } | null; workers?: Array<{ ready: boolean; listening: boolean | null }> }
+  const readiness = async () =>
+    JSON.parse((await sendOnce(`${serve.url}/readyz`, 'GET', {})).text || '{}') as {
+      ready?: boolean
+      realtime?: { listening: boolean } | null
+      workers?: Array<{ ready: boolean; listening: boolean | null }>
+    }
 
   beforeAll(async () => {
     cluster = await startPrivateCluster()
@@ -101,10 +106,15 @@ describeOnServer('subscribers across PostgreSQL restarts, serve --workers 2', ()
       for (let i = 0; i < count; i++) await post()
     }
     // Every subscription is in place once each has a callback; what came before is not theirs.
-    await expect.poll(async () => {
-      await post()
-      return listeners.every((listener) => listener.seqs.length > 0)
-    }, { timeout: 60_000, interval: 300 }).toBe(true)
+    await expect
+      .poll(
+        async () => {
+          await post()
+          return listeners.every((listener) => listener.seqs.length > 0)
+        },
+        { timeout: 60_000, interval: 300 },
+      )
+      .toBe(true)
     const from = answered.length
     const expected = () => answered.slice(from)
     const everyoneHasAll = () => listeners.every((listener) => expected().every((s) => listener.seqs.includes(s)))

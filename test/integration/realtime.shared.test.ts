@@ -31,10 +31,15 @@ const resume = (taskId: string, seq: string) => ({ ...sampleCallbacks(taskId).li
  */
 async function settleAll(deliver: GatewayFixtures['deliver'], taskId: string, subscribers: Subscribed<Event>[]): Promise<void> {
   let sent = 0
-  await expect.poll(async () => {
-    expect((await deliver(resume(taskId, `probe-${sent++}`))).status).toBe(200)
-    return Math.min(...subscribers.map((s) => s.events.length))
-  }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+  await expect
+    .poll(
+      async () => {
+        expect((await deliver(resume(taskId, `probe-${sent++}`))).status).toBe(200)
+        return Math.min(...subscribers.map((s) => s.events.length))
+      },
+      { timeout: 15_000, interval: 300 },
+    )
+    .toBeGreaterThan(0)
   const fence = `fence-${randomUUID()}`
   expect((await deliver(resume(taskId, fence))).status).toBe(200)
   await expect.poll(() => subscribers.every((s) => s.events.at(-1)?.notificationReceived.fields.seq === fence), { timeout: 15_000 }).toBe(true)

@@ -34,10 +34,15 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
     try {
       // The first delivery proves the subscription is in place before the rest are sent.
       const [probe, ...rest] = resumes(taskId, 4)
-      await expect.poll(async () => {
-        await deliver({ ...probe!, seq: `probe-${Date.now()}` })
-        return subscription.events.length
-      }, { timeout: 10_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await deliver({ ...probe!, seq: `probe-${Date.now()}` })
+            return subscription.events.length
+          },
+          { timeout: 10_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       for (const fields of rest) expect((await deliver(fields)).status).toBe(200)
       expect((await deliver(resumes(other, 1)[0]!)).status).toBe(200)
       await expect.poll(() => subscription.events.filter((e) => !isProbe(e)).length, { timeout: 10_000 }).toBe(3)
@@ -63,10 +68,15 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
     for (const fields of before) expect((await deliver(fields)).status).toBe(200)
     const subscription = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     try {
-      await expect.poll(async () => {
-        await deliver({ ...resumes(taskId, 1, 50)[0]!, seq: `probe-${Date.now()}` })
-        return subscription.events.length
-      }, { timeout: 10_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await deliver({ ...resumes(taskId, 1, 50)[0]!, seq: `probe-${Date.now()}` })
+            return subscription.events.length
+          },
+          { timeout: 10_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       const after = resumes(taskId, 3, 100)
       for (const fields of after) expect((await deliver(fields)).status).toBe(200)
       await expect.poll(() => subscription.events.filter((e) => !isProbe(e)).length, { timeout: 10_000 }).toBe(after.length)
@@ -81,10 +91,15 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
     const first = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     let cursor: string
     try {
-      await expect.poll(async () => {
-        await deliver({ ...resumes(taskId, 1)[0]!, seq: `probe-${Date.now()}` })
-        return first.events.length
-      }, { timeout: 10_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await deliver({ ...resumes(taskId, 1)[0]!, seq: `probe-${Date.now()}` })
+            return first.events.length
+          },
+          { timeout: 10_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       cursor = first.events.at(-1)!.notificationReceived.cursor
     } finally {
       await first.dispose()
@@ -109,13 +124,21 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
     try {
       await seamDelivered
       // Probe with later events until one arrives after everything else.
-      await expect.poll(async () => {
-        await deliver({ ...resumes(taskId, 1, 900)[0]!, seq: `tail-${Date.now()}` })
-        return second.events.filter((e) => e.notificationReceived.type === 15).length
-      }, { timeout: 15_000, interval: 500 }).toBeGreaterThanOrEqual(burst.length + seam.length + 1)
+      await expect
+        .poll(
+          async () => {
+            await deliver({ ...resumes(taskId, 1, 900)[0]!, seq: `tail-${Date.now()}` })
+            return second.events.filter((e) => e.notificationReceived.type === 15).length
+          },
+          { timeout: 15_000, interval: 500 },
+        )
+        .toBeGreaterThanOrEqual(burst.length + seam.length + 1)
       const ids = second.events.map((e) => e.notificationReceived.id)
       expect(new Set(ids).size, 'no event twice').toBe(ids.length)
-      expect(ids.some((id) => seenBefore.has(id)), 'nothing from before the cursor').toBe(false)
+      expect(
+        ids.some((id) => seenBefore.has(id)),
+        'nothing from before the cursor',
+      ).toBe(false)
       const numbers = second.events.map((e) => rowIdOf(e.notificationReceived.cursor))
       expect([...numbers].sort((a, b) => a - b)).toEqual(numbers)
       // Nothing missed: every notification of the task stored after the cursor, up to the last
@@ -145,28 +168,28 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
   test('pushes the re-folded task on each change that matches the filter', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
     const samples = sampleCallbacks(taskId)
-    const all = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null } }>(
-      gateway.url,
-      `subscription { taskChanged { taskId status endReason } }`,
-    )
+    const all = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null } }>(gateway.url, `subscription { taskChanged { taskId status endReason } }`)
     const ended = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null; outputs: unknown[] } }>(
       gateway.url,
       `subscription { taskChanged(filter: { status: [ENDED] }) { taskId status endReason outputs { tag } } }`,
     )
     try {
-      await expect.poll(async () => {
-        await deliver({ ...samples.thumbnail, file_name: `probe-${Date.now()}.jpg` } as Record<string, string>)
-        return all.events.length
-      }, { timeout: 10_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await deliver({ ...samples.thumbnail, file_name: `probe-${Date.now()}.jpg` } as Record<string, string>)
+            return all.events.length
+          },
+          { timeout: 10_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       await deliver(samples.liveStart as Record<string, string>)
       await deliver(samples.liveEnd as Record<string, string>)
       await expect.poll(() => ended.events.length, { timeout: 10_000 }).toBeGreaterThan(0)
       const mine = all.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)
       expect(mine.at(-1)).toEqual({ taskId, status: 'ENDED', endReason: 'USER_STOPPED' })
       expect(mine.some((t) => t.status === 'LIVE')).toBe(true)
-      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)).toEqual([
-        { taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] },
-      ])
+      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)).toEqual([{ taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] }])
     } finally {
       await all.dispose()
       await ended.dispose()
@@ -180,8 +203,7 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
     const [taskA, taskB] = [`page-a-${run}`, `page-b-${run}`]
     const [ann, bob] = [`ann-${run}`, `bob-${run}`]
     type Changed = { taskChanged: { taskId: string; userName: string | null } }
-    const follow = (filter: Record<string, unknown>) =>
-      subscribe<Changed>(gateway.url, 'subscription($filter: TaskFilter) { taskChanged(filter: $filter) { taskId userName } }', { filter })
+    const follow = (filter: Record<string, unknown>) => subscribe<Changed>(gateway.url, 'subscription($filter: TaskFilter) { taskChanged(filter: $filter) { taskId userName } }', { filter })
     const subscriptions = {
       byId: follow({ ids: [toGlobalId('Task', 'TESTING', taskA)] }),
       byTaskId: follow({ taskIds: [taskB] }),
@@ -193,10 +215,15 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
       expect((await deliver({ ...sampleCallbacks(taskB).liveStart, author: bob } as Record<string, string>)).status).toBe(200)
       // Each change of either task is an event; keep changing both until every subscriber saw one.
       let n = 0
-      await expect.poll(async () => {
-        for (const task of [taskA, taskB]) await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
-        return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
-      }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            for (const task of [taskA, taskB]) await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
+            return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
+          },
+          { timeout: 15_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       const seen = (name: keyof typeof subscriptions) => new Set(subscriptions[name].events.map((e) => `${e.taskChanged.taskId}/${e.taskChanged.userName}`))
       expect(seen('byId')).toEqual(new Set([`${taskA}/${ann}`]))
       expect(seen('byTaskId')).toEqual(new Set([`${taskB}/${bob}`]))
@@ -221,13 +248,18 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
     }
     try {
       let n = 0
-      await expect.poll(async () => {
-        for (const task of [taskA, taskB]) {
-          await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
-          await deliver({ ...sampleCallbacks(task).clientDisconnect, hashed_id: task, username: task === taskA ? ann : `someone-${run}`, session_duration: String(n++) } as Record<string, string>)
-        }
-        return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
-      }, { timeout: 15_000, interval: 300 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            for (const task of [taskA, taskB]) {
+              await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
+              await deliver({ ...sampleCallbacks(task).clientDisconnect, hashed_id: task, username: task === taskA ? ann : `someone-${run}`, session_duration: String(n++) } as Record<string, string>)
+            }
+            return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
+          },
+          { timeout: 15_000, interval: 300 },
+        )
+        .toBeGreaterThan(0)
       const events = (name: keyof typeof subscriptions) => subscriptions[name].events.map((e) => e.notificationReceived)
       expect(events('byTask').every((e) => e.taskId === taskA)).toBe(true)
       expect(events('byTask').every((e) => e.kind === 'THUMBNAIL' || e.kind === 'CLIENT_DISCONNECT')).toBe(true)

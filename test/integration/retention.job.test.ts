@@ -138,7 +138,10 @@ describe(`retention (${driverName})`, () => {
       await expect.poll(async () => (await db.database.db.select().from(callbacks).where(eq(callbacks.taskId, taskId))).length, { timeout: 10_000 }).toBe(0)
       await expect.poll(() => remaining(refusals, oldRefusals), { timeout: 10_000 }).toBe(0)
       expect(await remaining(callbacks, recent)).toBe(2)
-      const task = await db.database.db.select().from(tasks).where(and(eq(tasks.serviceCode, 'TESTING'), eq(tasks.taskId, taskId)))
+      const task = await db.database.db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.serviceCode, 'TESTING'), eq(tasks.taskId, taskId)))
       expect(task).toHaveLength(1)
       expect(task[0]?.status).toBe('LIVE')
 

@@ -137,7 +137,8 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
   let sql: postgres.Sql
 
   // Each on a connection of its own: a kept-alive one may lead to a worker that has since stopped.
-  const readiness = async () => JSON.parse((await sendOnce(`${url}/readyz`, 'GET', {})).text || '{"ready":false,"workers":[]}') as { ready: boolean; workers: Array<{ worker: number; pid: number; ready: boolean }> }
+  const readiness = async () =>
+    JSON.parse((await sendOnce(`${url}/readyz`, 'GET', {})).text || '{"ready":false,"workers":[]}') as { ready: boolean; workers: Array<{ worker: number; pid: number; ready: boolean }> }
   const scrape = async () => {
     for (;;) {
       const answer = await sendOnce(`${url}/metrics`, 'GET', {})
@@ -182,7 +183,12 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     expect(await stored(taskId)).toBe(20)
     const answer = await graphql<{ notifications: { totalCount: number } }>({ url }, `query($t: String!) { notifications(filter: { taskIds: [$t] }) { totalCount } }`, { t: taskId })
     expect(answer.data?.notifications.totalCount).toBe(20)
-    const keptBy = new Set(output().split('\n').filter((line) => line.includes('"callback kept"')).map((line) => (JSON.parse(line) as { worker: number }).worker))
+    const keptBy = new Set(
+      output()
+        .split('\n')
+        .filter((line) => line.includes('"callback kept"'))
+        .map((line) => (JSON.parse(line) as { worker: number }).worker),
+    )
     expect(keptBy.size).toBe(2)
   }, 300_000)
 
@@ -202,10 +208,15 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     let seq = 0
     const next = () => deliver(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>)
     try {
-      await expect.poll(async () => {
-        await next()
-        return Math.min(...subscribers.map((s) => s.seqs.length))
-      }, { timeout: 60_000, interval: 500 }).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () => {
+            await next()
+            return Math.min(...subscribers.map((s) => s.seqs.length))
+          },
+          { timeout: 60_000, interval: 500 },
+        )
+        .toBeGreaterThan(0)
       // Stop workers one at a time, each time letting it be replaced, until a subscriber's worker was one of them.
       for (let round = 0; round < 4 && !subscribers.some((s) => s.closes() > 0); round++) {
         const victim = (await readiness()).workers[round % 2]?.pid as number

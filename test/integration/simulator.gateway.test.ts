@@ -32,7 +32,11 @@ describe(`the simulator against a real gateway on ${driverName}`, () => {
       expect(again.callbacks.map((c) => c.fields)).toEqual(played.callbacks.map((c) => c.fields))
 
       const taskIds = played.sessions.map((session) => session.taskId)
-      const rows = await db.database.db.select().from(callbacks).where(gt(callbacks.id, last?.id ?? 0)).orderBy(callbacks.id)
+      const rows = await db.database.db
+        .select()
+        .from(callbacks)
+        .where(gt(callbacks.id, last?.id ?? 0))
+        .orderBy(callbacks.id)
       expect(rows).toHaveLength(played.callbacks.length)
       expect(rows.every((row) => row.signature === 'verified' && row.deliveries === 1 && row.method === 'POST')).toBe(true)
       const stored = rows.map((row) => ({ ...sentFields(row) }))

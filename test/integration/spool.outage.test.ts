@@ -30,7 +30,9 @@ const fieldsFor = (taskId: string, seq: number) => ({ ...(sampleCallbacks(taskId
 
 /** Rows of a task by `seq`, with how often each was delivered. */
 async function storedOf(database: Database, taskId: string): Promise<Map<string, number[]>> {
-  const rows = (await database.db.select({ method: callbacks.method, query: callbacks.query, body: callbacks.body, deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.taskId, taskId))).map((row) => ({ fields: sentFields(row), deliveries: row.deliveries }))
+  const rows = (
+    await database.db.select({ method: callbacks.method, query: callbacks.query, body: callbacks.body, deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.taskId, taskId))
+  ).map((row) => ({ fields: sentFields(row), deliveries: row.deliveries }))
   const bySeq = new Map<string, number[]>()
   for (const row of rows) bySeq.set(row.fields.seq as string, [...(bySeq.get(row.fields.seq as string) ?? []), row.deliveries])
   return bySeq

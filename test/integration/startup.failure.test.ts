@@ -33,7 +33,6 @@ function livegate(args: string[], env: Record<string, string> = {}): Promise<Run
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '')
 
-
 async function listening(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -78,7 +77,9 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     const dataDir = join(scratch, 'busy-port-data')
     const run = await livegate(['serve'], { PORT: String(port), LIVEGATE_DATA_DIR: dataDir })
     expect(run.code, run.stderr).toBe(1)
-    expect(lines(run.stderr)).toEqual([`livegate: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): stop the process that holds it, or choose another port (PORT=${port + 1}, or "port" in the config file)`])
+    expect(lines(run.stderr)).toEqual([
+      `livegate: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): stop the process that holds it, or choose another port (PORT=${port + 1}, or "port" in the config file)`,
+    ])
     expect(existsSync(dataDir)).toBe(false)
   })
 

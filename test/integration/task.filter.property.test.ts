@@ -25,25 +25,29 @@ interface Row {
 }
 
 const rowArbitrary = (index: number) =>
-  fc.record({
-    serviceCode: fc.constantFrom(...CODES),
-    status: fc.constantFrom(...STATUSES),
-    author: fc.option(fc.constantFrom(...USERS), { nil: null }),
-    minutes: fc.integer({ min: 0, max: 120 }),
-    // The server a task is on: from the latest callback, else from the task list, else none.
-    vsFromCallback: fc.option(fc.constantFrom(...SERVERS), { nil: undefined }),
-    vsFromList: fc.option(fc.constantFrom(...SERVERS), { nil: undefined }),
-  }).map(({ serviceCode, status, author, minutes, vsFromCallback, vsFromList }): Row => ({
-    serviceCode,
-    taskId: `t${index}`,
-    status,
-    author,
-    sortAt: new Date(T0 + minutes * 60_000),
-    state: {
-      ...(vsFromCallback !== undefined ? { vsId: { value: vsFromCallback } } : {}),
-      sighting: vsFromList !== undefined ? { task: { value: { vs_id: vsFromList } } } : {},
-    } as unknown as TaskState,
-  }))
+  fc
+    .record({
+      serviceCode: fc.constantFrom(...CODES),
+      status: fc.constantFrom(...STATUSES),
+      author: fc.option(fc.constantFrom(...USERS), { nil: null }),
+      minutes: fc.integer({ min: 0, max: 120 }),
+      // The server a task is on: from the latest callback, else from the task list, else none.
+      vsFromCallback: fc.option(fc.constantFrom(...SERVERS), { nil: undefined }),
+      vsFromList: fc.option(fc.constantFrom(...SERVERS), { nil: undefined }),
+    })
+    .map(
+      ({ serviceCode, status, author, minutes, vsFromCallback, vsFromList }): Row => ({
+        serviceCode,
+        taskId: `t${index}`,
+        status,
+        author,
+        sortAt: new Date(T0 + minutes * 60_000),
+        state: {
+          ...(vsFromCallback !== undefined ? { vsId: { value: vsFromCallback } } : {}),
+          sighting: vsFromList !== undefined ? { task: { value: { vs_id: vsFromList } } } : {},
+        } as unknown as TaskState,
+      }),
+    )
 
 const some = <T>(values: readonly T[]) => fc.option(fc.subarray([...values]), { nil: undefined })
 const filterArbitrary: fc.Arbitrary<TaskQuery> = fc.record(
@@ -81,7 +85,10 @@ describe(`task filters: the SQL and taskMatches agree (${driverName})`, () => {
       fc.asyncProperty(filterArbitrary, async (filter) => {
         const listed = await listTasks(db.database.db, filter, undefined, 1000, [])
         const bySql = listed.map((row) => `${row.serviceCode}/${row.taskId}`).sort()
-        const byFunction = rows.filter((row) => taskMatches(filter, row)).map((row) => `${row.serviceCode}/${row.taskId}`).sort()
+        const byFunction = rows
+          .filter((row) => taskMatches(filter, row))
+          .map((row) => `${row.serviceCode}/${row.taskId}`)
+          .sort()
         expect(bySql).toEqual(byFunction)
       }),
       { numRuns: 300, seed: 2511 },

@@ -66,18 +66,31 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     receiver?.process.kill('SIGKILL')
   })
 
-  it('receives the callback\'s route and commit spans in one trace, its delivery to a subscriber linked to it, and the request\'s log lines name it', async () => {
+  it("receives the callback's route and commit spans in one trace, its delivery to a subscriber linked to it, and the request's log lines name it", async () => {
     const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'
     const parentSpanId = '1122334455667788'
     // A subscriber over graphql-ws, whose connection_init continues a trace of its own.
     const subscriberTrace = '0f1e2d3c4b5a69788796a5b4c3d2e1f0'
     const subscriber = subscribe(serve.url, 'subscription { notificationReceived(filter: { taskIds: ["otlp-task"] }) { id taskId } }', {}, { traceparent: `00-${subscriberTrace}-aabbccddeeff0011-01` })
     await expect.poll(() => received().some((span) => span.traceId === subscriberTrace && span.name === 'subscription')).toBe(true)
-    const signed = signCallback(sampleCallbacks('otlp-task').liveStart as Record<string, string>, { url: `${serve.url}/callbacks`, method: 'POST', secret: 'abc', headerPrefix: 'svc', nowMs: Date.now() })
+    const signed = signCallback(sampleCallbacks('otlp-task').liveStart as Record<string, string>, {
+      url: `${serve.url}/callbacks`,
+      method: 'POST',
+      secret: 'abc',
+      headerPrefix: 'svc',
+      nowMs: Date.now(),
+    })
     const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-${parentSpanId}-01` } })
     expect(answer.text).toBe('{"ret":0}')
 
-    await expect.poll(() => received().filter((span) => span.traceId === traceId).map((span) => span.name).sort()).toEqual(['POST /callbacks', 'callback commit', 'callback verdict'])
+    await expect
+      .poll(() =>
+        received()
+          .filter((span) => span.traceId === traceId)
+          .map((span) => span.name)
+          .sort(),
+      )
+      .toEqual(['POST /callbacks', 'callback commit', 'callback verdict'])
     const trace = received().filter((span) => span.traceId === traceId)
     const route = trace.find((span) => span.name === 'POST /callbacks') as OtlpSpan & { service: string }
     expect(route.service).toBe('livegate-otlp-test')
@@ -104,12 +117,25 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
 
   it('sends the spans still buffered when it stops (SIGTERM), before it exits', async () => {
     const traceId = 'ffeeddccbbaa99887766554433221100'
-    const signed = signCallback(sampleCallbacks('otlp-stop').liveStart as Record<string, string>, { url: `${serve.url}/callbacks`, method: 'POST', secret: 'abc', headerPrefix: 'svc', nowMs: Date.now() })
+    const signed = signCallback(sampleCallbacks('otlp-stop').liveStart as Record<string, string>, {
+      url: `${serve.url}/callbacks`,
+      method: 'POST',
+      secret: 'abc',
+      headerPrefix: 'svc',
+      nowMs: Date.now(),
+    })
     const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-1122334455667788-01` } })
     expect(answer.text).toBe('{"ret":0}')
     const exited = new Promise<number | null>((resolve) => serve.process.once('exit', (code) => resolve(code)))
     serve.process.kill('SIGTERM')
     expect(await exited).toBe(0)
-    await expect.poll(() => received().filter((span) => span.traceId === traceId).map((span) => span.name).sort()).toEqual(['POST /callbacks', 'callback commit', 'callback verdict'])
+    await expect
+      .poll(() =>
+        received()
+          .filter((span) => span.traceId === traceId)
+          .map((span) => span.name)
+          .sort(),
+      )
+      .toEqual(['POST /callbacks', 'callback commit', 'callback verdict'])
   }, 300_000)
 })

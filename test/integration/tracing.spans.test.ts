@@ -55,7 +55,7 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
     await db?.drop()
   })
 
-  it('traces a callback from the route through the verdict and the commit, under the caller\'s traceparent', async () => {
+  it("traces a callback from the route through the verdict and the commit, under the caller's traceparent", async () => {
     const request = signFor(gateway, sampleCallbacks('trace-task-1').liveStart as Record<string, string>)
     const answer = await send({ ...request, headers: { ...request.headers, traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } })
     expect(answer.text).toBe('{"ret":0}')
@@ -72,7 +72,10 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
     expect(commit.attributes).toMatchObject({ 'livegate.callback.outcome': 'kept', 'livegate.callback.id': expect.any(Number) })
 
     // The commit's span is kept with the callback, for whoever delivers its events later.
-    const [row] = await db.database.db.select({ traceparent: callbacks.traceparent }).from(callbacks).where(eq(callbacks.id, commit.attributes['livegate.callback.id'] as number))
+    const [row] = await db.database.db
+      .select({ traceparent: callbacks.traceparent })
+      .from(callbacks)
+      .where(eq(callbacks.id, commit.attributes['livegate.callback.id'] as number))
     expect(row?.traceparent).toBe(`00-${CALLER_TRACE}-${commit.spanContext().spanId}-01`)
 
     // The batch statement is a trace of its own, linked to the commit; so is the projector's pass.
@@ -86,7 +89,7 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
     expect(kept?.traceId).toBe(CALLER_TRACE)
   })
 
-  it('starts a trace of its own for a callback without a traceparent, and records a refusal on the route\'s span', async () => {
+  it("starts a trace of its own for a callback without a traceparent, and records a refusal on the route's span", async () => {
     const request = signFor(gateway, sampleCallbacks('trace-task-2').liveStart as Record<string, string>, { secret: 'wrong-secret' })
     const answer = await send(request)
     expect(answer.status).toBe(401)
@@ -99,7 +102,12 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
 
   it('traces other routes alike, and their request line names the trace', async () => {
     const traceId = '0af7651916cd43dd8448eb211c80319c'
-    const answer = await send({ method: 'POST', url: `${gateway.url}/graphql`, headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-b7ad6b7169203331-01` }, body: '{"query":"{ nope"}' })
+    const answer = await send({
+      method: 'POST',
+      url: `${gateway.url}/graphql`,
+      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      body: '{"query":"{ nope"}',
+    })
     expect(answer.status).toBe(400)
     const route = one('POST /graphql', (span) => span.spanContext().traceId === traceId)
     expect(route.attributes['http.response.status_code']).toBe(400)
@@ -107,21 +115,30 @@ describe(`tracing, with an in-memory exporter (${driverName})`, () => {
   })
 
   it('makes a span of each task_list poll, in a trace of its own', async () => {
-    await expect.poll(() => spans('task_list poll').filter((span) => span.attributes['livegate.service_code'] === 'POLLED' && span.attributes['livegate.poll.outcome'] === 'ok').length).toBeGreaterThan(0)
+    await expect
+      .poll(() => spans('task_list poll').filter((span) => span.attributes['livegate.service_code'] === 'POLLED' && span.attributes['livegate.poll.outcome'] === 'ok').length)
+      .toBeGreaterThan(0)
     const poll = spans('task_list poll')[0] as ReadableSpan
     expect(poll.parentSpanContext).toBeUndefined()
   })
 
-  it('gives the pipeline an operation span (the conventions\' name and attributes) and the hub a delivery span linked to the callback', async () => {
+  it("gives the pipeline an operation span (the conventions' name and attributes) and the hub a delivery span linked to the callback", async () => {
     const [row] = await db.database.db.select({ traceparent: callbacks.traceparent }).from(callbacks).where(eq(callbacks.taskId, 'trace-task-1'))
     const traceparent = row?.traceparent as string
     // A graphql-ws client's connection_init payload carries its trace beside its key.
     const fromInit = traceparentOfConnectionInit({ authorization: 'Bearer k', traceparent, tracestate: 'vendor=1' })
     expect(fromInit).toEqual({ parent: traceparent, parentState: 'vendor=1' })
     expect(traceparentOfConnectionInit({ traceparent: 42 })).toEqual({})
-    const extensions = await withOperationSpan({ operationType: 'query', operationName: 'Tasks', document: 'query Tasks { tasks { totalCount } }', transport: 'ws', ...fromInit }, async () => traceExtensions())
+    const extensions = await withOperationSpan({ operationType: 'query', operationName: 'Tasks', document: 'query Tasks { tasks { totalCount } }', transport: 'ws', ...fromInit }, async () =>
+      traceExtensions(),
+    )
     const operation = one('query Tasks')
-    expect(operation.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'Tasks', 'graphql.document': 'query Tasks { tasks { totalCount } }', 'livegate.transport': 'ws' })
+    expect(operation.attributes).toMatchObject({
+      'graphql.operation.type': 'query',
+      'graphql.operation.name': 'Tasks',
+      'graphql.document': 'query Tasks { tasks { totalCount } }',
+      'livegate.transport': 'ws',
+    })
     expect(operation.spanContext().traceId).toBe(CALLER_TRACE)
     expect(operation.parentSpanContext?.traceState?.get('vendor')).toBe('1')
     expect(extensions).toEqual({ traceId: CALLER_TRACE })

@@ -44,7 +44,10 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
       },
     })
     gateway = await startGateway(config, { database: db.database })
-    for (const [taskId, code] of [[alphaTask, 'ALPHA'], [bravoTask, 'BRAVO']] as const) {
+    for (const [taskId, code] of [
+      [alphaTask, 'ALPHA'],
+      [bravoTask, 'BRAVO'],
+    ] as const) {
       expect((await deliverTo(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>)).status).toBe(200)
     }
     // BRAVO's upstream is known to be down before anything is asked.
@@ -61,7 +64,7 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     await db?.drop()
   })
 
-  it('@apollo/client at its defaults gets the first code\'s tasks while the second code\'s upstream is down', async () => {
+  it("@apollo/client at its defaults gets the first code's tasks while the second code's upstream is down", async () => {
     const client = new ApolloClient({ link: new HttpLink({ uri: `${gateway.url}/graphql`, headers: all.headers }), cache: new InMemoryCache() })
     const ofAlpha = await client.query<any>({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId serviceCode } } } }` })
     expect(ofAlpha.data?.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node.taskId)).toEqual([alphaTask])
@@ -95,7 +98,7 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     expect(Date.parse(task.data.task.confirmedAt)).toBeGreaterThan(Date.parse(a.lastSuccessAt) - 60_000)
   })
 
-  it('a key for one code never sees another code\'s name or status, extensions included', async () => {
+  it("a key for one code never sees another code's name or status, extensions included", async () => {
     const queries = [
       '{ tasks { totalCount edges { node { id serviceCode } } } }',
       '{ users { totalCount edges { node { serviceCode userName } } } }',

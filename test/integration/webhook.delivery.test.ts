@@ -140,7 +140,7 @@ describe('webhook delivery', () => {
     }
   })
 
-  it('waits as long as a 429 Retry-After asks, not the schedule\'s step', async () => {
+  it("waits as long as a 429 Retry-After asks, not the schedule's step", async () => {
     const gateway = await gatewayWith([{ name: 'limited', events: ['callback.live_start'] }])
     try {
       await receiver.plan('/hooks/limited', [{ status: 429, retryAfter: 3600 }])
@@ -170,7 +170,7 @@ describe('webhook delivery', () => {
     }
   })
 
-  it('sends an endpoint only its service codes\' events', async () => {
+  it("sends an endpoint only its service codes' events", async () => {
     const gateway = await gatewayWith([
       { name: 'tenantA', serviceCodes: ['TESTING'], events: ['callback.*'], credentials: 'hooks:p%40ss' },
       { name: 'tenantB', serviceCodes: ['ROTATING'], events: ['callback.*'] },
@@ -237,7 +237,8 @@ describe('webhook delivery', () => {
       expect(log).not.toContain(WEBHOOK_SECRET.slice(6))
       expect(log).not.toContain(dead)
       const samples = await scrapeMetrics(gateway.url)
-      const attempts = (outcome: string) => samples.find((sample) => sample.name === 'livegate_webhook_attempts_total' && sample.labels.endpoint === 'counted' && sample.labels.outcome === outcome)?.value
+      const attempts = (outcome: string) =>
+        samples.find((sample) => sample.name === 'livegate_webhook_attempts_total' && sample.labels.endpoint === 'counted' && sample.labels.outcome === outcome)?.value
       expect([attempts('retry'), attempts('dead'), attempts('delivered')]).toEqual([1, 1, 1])
       expect(samples.some((sample) => sample.name === 'livegate_webhook_delivery_seconds_count' && sample.labels.endpoint === 'counted' && sample.value === 1)).toBe(true)
       // Delivered records go after deliveredRetention (7 days), dead letters after 30.

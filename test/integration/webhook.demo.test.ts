@@ -8,7 +8,10 @@ import { LIVEGATE_COMMAND, ROOT } from '../support/livegate.process.js'
 describe('livegate demo and its webhook receiver', () => {
   it('prints where to see the webhooks, and they arrive verified', async () => {
     const simulatorPort = await freePort()
-    const demo = spawn(process.execPath, [...LIVEGATE_COMMAND, 'demo', '--port', '0', '--simulator-port', String(simulatorPort), '--rate', '20', '--profile', 'burst'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' } })
+    const demo = spawn(process.execPath, [...LIVEGATE_COMMAND, 'demo', '--port', '0', '--simulator-port', String(simulatorPort), '--rate', '20', '--profile', 'burst'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    })
     let printed = ''
     demo.stdout?.on('data', (chunk: Buffer) => (printed += chunk))
     demo.stderr?.on('data', (chunk: Buffer) => (printed += chunk))

@@ -90,16 +90,28 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
     const forgetful = planned.sessions.find((session) => session.audience?.forgetsStart)
     if (!stalled || !forgetful) throw new Error('the scenario has no stall or no forgotten start')
     await expect
-      .poll(async () => ofType(await receiver.received('/hooks/ops'), 'task.health_changed').filter((receipt) => receipt.body.data.taskId === stalled.taskId).map((receipt) => receipt.body.data.to), { timeout: 90_000 })
+      .poll(
+        async () =>
+          ofType(await receiver.received('/hooks/ops'), 'task.health_changed')
+            .filter((receipt) => receipt.body.data.taskId === stalled.taskId)
+            .map((receipt) => receipt.body.data.to),
+        { timeout: 90_000 },
+      )
       .toContain('STARVING')
     const health = ofType(await receiver.received('/hooks/ops'), 'task.health_changed').find((receipt) => receipt.body.data.taskId === stalled.taskId && receipt.body.data.to === 'STARVING')
     expect(health?.body.data).toMatchObject({ from: 'HEALTHY', to: 'STARVING', serviceCode: stalled.serviceCode })
     await expect
-      .poll(async () => ofType(await receiver.received('/hooks/ops'), 'task.callback_missing').filter((receipt) => receipt.body.data.taskId === forgetful.taskId).map((receipt) => receipt.body.data.kind), { timeout: 90_000 })
+      .poll(
+        async () =>
+          ofType(await receiver.received('/hooks/ops'), 'task.callback_missing')
+            .filter((receipt) => receipt.body.data.taskId === forgetful.taskId)
+            .map((receipt) => receipt.body.data.kind),
+        { timeout: 90_000 },
+      )
       .toEqual(['LIVE_START'])
   })
 
-  it('sends an endpoint of one code only that code\'s callbacks, with a secret from the environment', async () => {
+  it("sends an endpoint of one code only that code's callbacks, with a secret from the environment", async () => {
     const ends = planned.callbacks.filter((callback) => callback.fields.type === '1' && callback.fields.service_code === 'ONE').length
     expect(ends).toBeGreaterThan(0)
     await expect.poll(async () => (await receiver.received('/hooks/ends')).length, { timeout: 90_000 }).toBe(ends)
@@ -109,6 +121,14 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
 
   it('tells a task list gone stale once the cloud stops answering', async () => {
     await simulator.stop()
-    await expect.poll(async () => ofType(await receiver.received('/hooks/ops'), 'upstream.stale').map((receipt) => receipt.body.data.serviceCode).sort(), { timeout: 90_000 }).toEqual(CODES)
+    await expect
+      .poll(
+        async () =>
+          ofType(await receiver.received('/hooks/ops'), 'upstream.stale')
+            .map((receipt) => receipt.body.data.serviceCode)
+            .sort(),
+        { timeout: 90_000 },
+      )
+      .toEqual(CODES)
   })
 })

@@ -75,9 +75,7 @@ describe('webhookEndpoints', () => {
     await deliverTo(gateway, sampleCallbacks(taskOne).liveStart as Record<string, string>)
     await deliverTo(gateway, sampleCallbacks(taskTwo).liveStart as Record<string, string>)
     const dead = `{ webhookEndpoints { name state deadLetters lastError deliveries(status: DEAD, first: 10) { totalCount edges { node { eventId status attempts lastStatusCode } } } } }`
-    await expect
-      .poll(async () => ((await graphql(gateway, dead, {}, as(KEYS.a))).data?.webhookEndpoints[0]?.deliveries.totalCount as number), { timeout: 20_000 })
-      .toBe(2)
+    await expect.poll(async () => (await graphql(gateway, dead, {}, as(KEYS.a))).data?.webhookEndpoints[0]?.deliveries.totalCount as number, { timeout: 20_000 }).toBe(2)
     const answer = await graphql(gateway, dead, {}, as(KEYS.a))
     const [endpoint] = answer.data?.webhookEndpoints
     expect(endpoint).toMatchObject({ name: 'opsA', state: 'FAILING', deadLetters: 2, lastError: 'HTTP 500' })

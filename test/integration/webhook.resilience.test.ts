@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { signCallback } from '../../src/model/callback.sign.js'
@@ -36,7 +36,11 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
       value: {
         ...TEST_CONFIG,
         spool: { dir: scratch() },
-        webhooks: { retrySchedule: Array(30).fill('300ms'), timeoutMs: 5000, endpoints: [{ name: 'outage', url: `${receiver.url}/hooks/outage`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['callback.live_start'] }] },
+        webhooks: {
+          retrySchedule: Array(30).fill('300ms'),
+          timeoutMs: 5000,
+          endpoints: [{ name: 'outage', url: `${receiver.url}/hooks/outage`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['callback.live_start'] }],
+        },
       },
     })
     gateway = await startGateway(config, { database })
@@ -64,7 +68,10 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
     await cluster.start()
     await deliver(20, 30)
     await expect
-      .poll(async () => new Set((await receiver.received('/hooks/outage')).filter((receipt) => receipt.answered === 200).map((receipt) => receipt.body.data.taskId)).size, { timeout: 60_000, interval: 250 })
+      .poll(async () => new Set((await receiver.received('/hooks/outage')).filter((receipt) => receipt.answered === 200).map((receipt) => receipt.body.data.taskId)).size, {
+        timeout: 60_000,
+        interval: 250,
+      })
       .toBe(tasks.length)
     const delivered = (await receiver.received('/hooks/outage')).filter((receipt) => receipt.answered === 200)
     expect(delivered.every((receipt) => receipt.verified)).toBe(true)
@@ -96,7 +103,11 @@ describeOnServer('a worker killed in the middle of a delivery (serve --workers 2
         port: 0,
         services: [{ serviceCode: 'TESTING', secrets: [SECRET] }],
         // The lease on an attempt is twice the timeout and 5 s: taken over 15 s after the kill at most.
-        webhooks: { timeoutMs: 5000, retrySchedule: ['200ms', '200ms'], endpoints: [{ name: 'killed', url: `${receiver.url}/hooks/killed`, secret: WEBHOOK_SECRET, serviceCodes: '*', events: ['callback.live_start'] }] },
+        webhooks: {
+          timeoutMs: 5000,
+          retrySchedule: ['200ms', '200ms'],
+          endpoints: [{ name: 'killed', url: `${receiver.url}/hooks/killed`, secret: WEBHOOK_SECRET, serviceCodes: '*', events: ['callback.live_start'] }],
+        },
       }),
     )
     serve = await startServeProcess(['--config', configFile, '--workers', '2'], { ...process.env, DATABASE_URL: db.url as string, LOG_LEVEL: 'info' })

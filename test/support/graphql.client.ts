@@ -30,12 +30,7 @@ export interface GraphqlRequestOptions {
  * `apollo-require-preflight` header, as a browser client must for CSRF prevention to let it through.
  */
 // `any` by default: tests read answers of many shapes and assert on them.
-export async function graphql<D = any>(
-  gateway: Pick<Gateway, 'url'>,
-  query: string,
-  variables: Record<string, unknown> = {},
-  options: GraphqlRequestOptions = {},
-): Promise<GraphqlAnswer<D>> {
+export async function graphql<D = any>(gateway: Pick<Gateway, 'url'>, query: string, variables: Record<string, unknown> = {}, options: GraphqlRequestOptions = {}): Promise<GraphqlAnswer<D>> {
   const method = options.method ?? 'POST'
   const url = new URL('/graphql', gateway.url)
   const init: RequestInit = { method, headers: { accept: 'application/graphql-response+json, application/json', ...options.headers } }

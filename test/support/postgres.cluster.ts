@@ -84,4 +84,3 @@ function runTool(asRoot: boolean, tool: string, args: string[], log: string): Pr
     })
   })
 }
-

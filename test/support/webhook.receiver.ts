@@ -32,7 +32,11 @@ export interface Receiver {
 
 /** Starts a receiver that verifies with {@link WEBHOOK_SECRET}; on a given port to start one again where it was. */
 export async function startReceiver(port = 0): Promise<Receiver> {
-  const started: ServeProcess = await startListeningProcess([join(ROOT, 'test/fixtures/webhook.receiver.mjs')], { ...process.env, WEBHOOK_SECRET, PORT: String(port) }, /receiver listening on (http:\/\/\S+)/)
+  const started: ServeProcess = await startListeningProcess(
+    [join(ROOT, 'test/fixtures/webhook.receiver.mjs')],
+    { ...process.env, WEBHOOK_SECRET, PORT: String(port) },
+    /receiver listening on (http:\/\/\S+)/,
+  )
   const url = started.url
   return {
     url,

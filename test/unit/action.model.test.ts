@@ -7,7 +7,7 @@ import { sign, verifySignature } from '../../src/model/signature.verify.js'
 import { RateLimiter } from '../../src/work/outbound/action.limiter.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
-describe('an action\'s cloud call', () => {
+describe("an action's cloud call", () => {
   it('a stop: cancel_task with service_code and task_id, signed over the query as written', () => {
     const call = cloudCallOf({ kind: 'STOP_TASK', serviceCode: 'TESTING', taskId: 'aws-cn_north_1-5-a6eaff8eeef36a3b' })
     expect(call).toEqual({
@@ -24,7 +24,16 @@ describe('an action\'s cloud call', () => {
     expect(call.sentQuery).toBe('service_code=TESTING&dst_username=bob&message=input%20starving%20%26%2050%25%20lost&from_username=ops%20desk')
     const timestamp = '1443494296533'
     const signature = sign({ path: call.path, query: call.signedQuery, body: '', timestamp }, 'abc')
-    const verdict = verifySignature({ path: call.path, rawQuery: call.sentQuery, body: new Uint8Array(0), signatureHeader: signature, timestampHeader: timestamp, secrets: ['abc'], nowMs: 1443494296533, toleranceMs: 300_000 })
+    const verdict = verifySignature({
+      path: call.path,
+      rawQuery: call.sentQuery,
+      body: new Uint8Array(0),
+      signatureHeader: signature,
+      timestampHeader: timestamp,
+      secrets: ['abc'],
+      nowMs: 1443494296533,
+      toleranceMs: 300_000,
+    })
     expect(verdict).toEqual({ ok: true, secretIndex: 0 })
   })
 
@@ -66,7 +75,12 @@ describe('a stop in the fold', () => {
 
   it('stays LIVE after an accepted stop until the cloud says it ended, then ends STOPPED, in any order', () => {
     expect(deriveTask(run(['start', 'stop']))).toMatchObject({ status: 'LIVE', endReason: null })
-    for (const order of [['start', 'stop', 'end'], ['end', 'stop', 'start'], ['stop', 'start', 'end', 'stop'], ['start', 'end', 'stop']]) {
+    for (const order of [
+      ['start', 'stop', 'end'],
+      ['end', 'stop', 'start'],
+      ['stop', 'start', 'end', 'stop'],
+      ['start', 'end', 'stop'],
+    ]) {
       expect(deriveTask(run(order)), order.join(',')).toMatchObject({ status: 'ENDED', endReason: 'STOPPED', endedAt: new Date(3_000) })
     }
     expect(deriveTask(run(['start', 'end']))).toMatchObject({ status: 'ENDED', endReason: 'ABNORMAL' })

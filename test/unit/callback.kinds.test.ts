@@ -74,11 +74,16 @@ describe('the kinds table', () => {
     }
   })
 
-  it.each(KIND_ENTRIES)('%s: its GraphQL type has exactly the table\'s fields beside those of every notification', (_kind, entry) => {
+  it.each(KIND_ENTRIES)("%s: its GraphQL type has exactly the table's fields beside those of every notification", (_kind, entry) => {
     const type = schema.getType(entry.graphqlType)
     const common = schema.getType('UnknownNotification')
     if (!isObjectType(type) || !isObjectType(common)) throw new Error(`${entry.graphqlType} is not an object type`)
-    expect(type.getInterfaces().map((face) => face.name).sort()).toEqual(['Node', 'Notification'])
+    expect(
+      type
+        .getInterfaces()
+        .map((face) => face.name)
+        .sort(),
+    ).toEqual(['Node', 'Notification'])
     expect(type.description).toBe(entry.description)
     const own = Object.keys(type.getFields()).filter((name) => !Object.hasOwn(common.getFields(), name))
     expect(own.sort()).toEqual(Object.keys(entry.view).sort())
@@ -92,7 +97,12 @@ describe('the kinds table', () => {
   it('NotificationKind has every kind and UNKNOWN, described by the table', () => {
     const kinds = schema.getType('NotificationKind')
     if (!isEnumType(kinds)) throw new Error('NotificationKind is not an enum')
-    expect(kinds.getValues().map((value) => value.name).sort()).toEqual([...Object.keys(KINDS), 'UNKNOWN'].sort())
+    expect(
+      kinds
+        .getValues()
+        .map((value) => value.name)
+        .sort(),
+    ).toEqual([...Object.keys(KINDS), 'UNKNOWN'].sort())
     for (const [kind, entry] of KIND_ENTRIES) expect(kinds.getValue(kind)?.description).toBe(entry.summary)
   })
 

@@ -39,7 +39,10 @@ describe('parseCallback', () => {
   })
 
   it('reads a live end, an archive, a thumbnail, a disconnect and a resume', () => {
-    expect(parsed(samples.liveEnd as Record<string, string>)).toMatchObject({ kind: 'LIVE_END', values: { reachEnd: true, httpOutputBytes: 1048576, inputBytes: 2097152, duration: 61.5, outputIdx: 0 } })
+    expect(parsed(samples.liveEnd as Record<string, string>)).toMatchObject({
+      kind: 'LIVE_END',
+      values: { reachEnd: true, httpOutputBytes: 1048576, inputBytes: 2097152, duration: 61.5, outputIdx: 0 },
+    })
     expect(parsed(samples.archived as Record<string, string>)).toMatchObject({ kind: 'ARCHIVED', values: { fileName: expect.stringMatching(/\.mp4$/), outputIdx: 1 } })
     expect(parsed(samples.thumbnail as Record<string, string>)).toMatchObject({ kind: 'THUMBNAIL', values: { width: 320, height: 240 } })
     expect(parsed(samples.clientDisconnect as Record<string, string>)).toMatchObject({ kind: 'CLIENT_DISCONNECT', userName: 'alice', values: { sessionDuration: 3600, disconnectReason: 1 } })

@@ -25,7 +25,9 @@ describe('loadConfig', () => {
   })
 
   it('reads the file and lets the environment override it', () => {
-    const path = file(JSON.stringify({ port: 5000, host: '0.0.0.0', database: { url: 'postgres://a@b/c' }, services: [{ serviceCode: 'TESTING', secrets: ['abc'], baseUrl: 'http://upstream.example' }] }))
+    const path = file(
+      JSON.stringify({ port: 5000, host: '0.0.0.0', database: { url: 'postgres://a@b/c' }, services: [{ serviceCode: 'TESTING', secrets: ['abc'], baseUrl: 'http://upstream.example' }] }),
+    )
     const config = loadConfig({ file: path, env: { PORT: '6000', HOST: '::1', DATABASE_URL: 'postgres://x@y/z' } })
     expect(config).toMatchObject({ port: 6000, host: '::1', database: { url: 'postgres://x@y/z' } })
     expect(config.services[0]).toEqual({ serviceCode: 'TESTING', secrets: ['abc'], verify: 'enforce', baseUrl: 'http://upstream.example' })

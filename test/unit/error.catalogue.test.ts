@@ -16,7 +16,12 @@ function tableRows(header: string): string[][] {
   const rows: string[][] = []
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break
-    rows.push(line.split('|').slice(1, -1).map((cell) => cell.trim()))
+    rows.push(
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    )
   }
   return rows
 }
@@ -37,13 +42,13 @@ describe('the catalogue of codes', () => {
     }
   })
 
-  it('is the README\'s table of callback answers, row for row', () => {
+  it("is the README's table of callback answers, row for row", () => {
     const rows = tableRows('| HTTP | `code` | `ret` |').map(([status, code, ret]) => [Number(status), codesIn(code ?? '')[0], Number(ret)])
     const http = entries.flatMap(([code, entry]) => (entry.on === 'http' ? [[entry.status, code, entry.ret]] : []))
     expect(rows.sort()).toEqual(http.sort())
   })
 
-  it('is the README\'s table of GraphQL codes, row for row', () => {
+  it("is the README's table of GraphQL codes, row for row", () => {
     const rows = tableRows('| HTTP | `extensions.code` |').flatMap(([status, codes]) => codesIn(codes ?? '').map((code) => [Number(status), code]))
     const graphql = entries.flatMap(([code, entry]) => (entry.on === 'graphql' ? [[entry.status, code]] : []))
     expect(rows.sort()).toEqual(graphql.sort())

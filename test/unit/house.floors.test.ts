@@ -24,7 +24,10 @@ function floors(): Room[] {
   const rooms: Room[] = []
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break
-    const [floor, paths] = line.split('|').slice(1, 3).map((cell) => cell.trim())
+    const [floor, paths] = line
+      .split('|')
+      .slice(1, 3)
+      .map((cell) => cell.trim())
     for (const match of (paths ?? '').matchAll(/`([^`]+)`/g)) rooms.push({ path: (match[1] as string).replace(/\/$/, ''), floor: Number(floor) })
   }
   return rooms
@@ -41,8 +44,7 @@ function sources(dir: string): string[] {
 const rooms = floors()
 const files = sources(SRC)
 /** The room a file lives in: the longest room path that holds it. */
-const roomOf = (file: string): Room | undefined =>
-  rooms.filter((room) => file === room.path || file.startsWith(`${room.path}/`)).sort((a, b) => b.path.length - a.path.length)[0]
+const roomOf = (file: string): Room | undefined => rooms.filter((room) => file === room.path || file.startsWith(`${room.path}/`)).sort((a, b) => b.path.length - a.path.length)[0]
 
 /** The files of this tree a file imports (static and dynamic imports with a relative path). */
 function importsOf(file: string): string[] {
@@ -53,11 +55,15 @@ function importsOf(file: string): string[] {
     .filter((target) => !target.startsWith('..'))
 }
 
-describe('the house: src/README.md\'s floors, held to the code', () => {
+describe("the house: src/README.md's floors, held to the code", () => {
   it('names every room once, and every room it names exists', () => {
     expect(rooms.length).toBeGreaterThan(5)
     expect(new Set(rooms.map((room) => room.path)).size).toBe(rooms.length)
-    for (const room of rooms) expect(files.some((file) => file === room.path || file.startsWith(`${room.path}/`)), room.path).toBe(true)
+    for (const room of rooms)
+      expect(
+        files.some((file) => file === room.path || file.startsWith(`${room.path}/`)),
+        room.path,
+      ).toBe(true)
   })
 
   it('puts every source file in a room', () => {

@@ -106,11 +106,15 @@ describe('reconcile', () => {
 const answerOf = (tasks: Array<{ id: string; input?: number; viewers?: number[]; out?: number[] }>) =>
   taskListAnswerSchema.parse({
     ret: 0,
-    task_list: tasks.map((t) => ({ id: t.id, input_bytes: t.input, outputs: (t.viewers ?? []).map((v, i) => ({ tag: `o${i}`, format: 'flv', http_connections_num: v, http_output_bytes: t.out?.[i] })) })),
+    task_list: tasks.map((t) => ({
+      id: t.id,
+      input_bytes: t.input,
+      outputs: (t.viewers ?? []).map((v, i) => ({ tag: `o${i}`, format: 'flv', http_connections_num: v, http_output_bytes: t.out?.[i] })),
+    })),
   })
 
 describe('sampleAnswer', () => {
-  it('yields a sample per listed task once, viewers the sum of the outputs, and the code\'s totals', () => {
+  it("yields a sample per listed task once, viewers the sum of the outputs, and the code's totals", () => {
     fc.assert(
       fc.property(fc.array(fc.record({ id: fc.constantFrom('a', 'b', 'c', 'd'), viewers: fc.array(fc.nat(5000), { maxLength: 3 }) }), { maxLength: 8 }), (tasks) => {
         const samples = sampleAnswer('S', answerOf(tasks), 1000, new Map(), new Map(), 5000)
@@ -149,7 +153,7 @@ describe('sampleAnswer', () => {
   })
 })
 
-describe('the simulator\'s audiences', () => {
+describe("the simulator's audiences", () => {
   it('shows audiences in the thousands, a stall, a reset and a forgotten start; counters only go down at the reset', () => {
     const scenario = generateScenario({ seed: 7, sessions: 8, serviceCodes: ['S'], rate: 20, epochMs: 1_700_000_000_000, audience: true })
     const audiences = scenario.sessions.map((s) => s.audience)

@@ -45,11 +45,11 @@ function readmeKeys(): string[] {
   return keys
 }
 
-describe('the README\'s settings table', () => {
+describe("the README's settings table", () => {
   const schemaKeys = keyPaths(configFileSchema as unknown as z.ZodType)
   const documented = readmeKeys()
 
-  it('reads the schema\'s keys', () => {
+  it("reads the schema's keys", () => {
     expect(schemaKeys).toContain('ingest.bodyLimit')
     expect(schemaKeys).toContain('services[].verify')
   })

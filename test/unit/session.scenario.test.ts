@@ -6,8 +6,7 @@ import { seededRandom } from '../../src/simulator/seeded.random.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
 import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
 
-const scenario = (seed: number, sessions = 8, epochMs = 1_700_000_000_000) =>
-  generateScenario({ seed, sessions, serviceCodes: ['TESTING', 'OTHER'], rate: 50, epochMs })
+const scenario = (seed: number, sessions = 8, epochMs = 1_700_000_000_000) => generateScenario({ seed, sessions, serviceCodes: ['TESTING', 'OTHER'], rate: 50, epochMs })
 
 /** Every rule a task's callbacks keep, as a list of broken ones (empty when all hold). */
 function brokenRules(generated: Scenario): string[] {
@@ -123,9 +122,7 @@ describe('taskListAt', () => {
       const answer = { ret: 0, ...taskListAt(generated, session.serviceCode, mid) }
       expect(taskListAnswerSchema.parse(answer)).toEqual(answer)
       const task = answer.task_list.find((t) => t.id === session.taskId)
-      expect(Object.keys(task ?? {}).sort()).toEqual(
-        ['id', 'serial', 'sequence', 'progress', 'vs_id', 'service_code', 'outputs', 'inputs', 'http_live_url', 'input_bytes', 'opaque'].sort(),
-      )
+      expect(Object.keys(task ?? {}).sort()).toEqual(['id', 'serial', 'sequence', 'progress', 'vs_id', 'service_code', 'outputs', 'inputs', 'http_live_url', 'input_bytes', 'opaque'].sort())
       expect(task?.outputs).toHaveLength(session.outputs.length)
       expect(answer.user_list.map((u) => u.user_name)).toContain(session.author)
     }

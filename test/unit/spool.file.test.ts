@@ -18,7 +18,10 @@ import { scratchDirs } from '../support/scratch.dir.js'
 
 const scratch = scratchDirs('livegate-spool-test-')
 const silent = { info() {}, warn() {}, error() {}, debug() {} }
-const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.startsWith('spool-')).sort()
+const segmentsIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => name.startsWith('spool-'))
+    .sort()
 const linesOf = (dir: string) => segmentsIn(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
 
 /** A real accepted row, judged by the ingest verdict (the OPEN service checks no signature). */
@@ -119,7 +122,12 @@ describe('the spool file', () => {
     await spool.append(rowFor(0))
     expect(linesOf(dir)).toHaveLength(1)
     await Promise.all(Array.from({ length: 200 }, (_, index) => spool.append(rowFor(index + 1))))
-    const seqs = linesOf(dir).map((line) => (() => { const decoded = decodeSpoolEntry(line); return decoded ? sentFields(decoded).seq : undefined })())
+    const seqs = linesOf(dir).map((line) =>
+      (() => {
+        const decoded = decodeSpoolEntry(line)
+        return decoded ? sentFields(decoded).seq : undefined
+      })(),
+    )
     expect(seqs).toEqual(Array.from({ length: 201 }, (_, index) => String(index)))
     expect(spool.depth()).toBe(201)
     expect(spool.syncs).toBeLessThan(201)

@@ -53,10 +53,7 @@ const listedTask: UpstreamTask = {
 
 type Applied = CallbackEvent | TaskSightingEvent
 function fold(events: Applied[]): TaskState {
-  return events.reduce<TaskState>(
-    (state, e) => ('callback' in e ? applyTaskCallback(state, e) : applyTaskSighting(state, e)),
-    emptyTaskState('TESTING', TASK),
-  )
+  return events.reduce<TaskState>((state, e) => ('callback' in e ? applyTaskCallback(state, e) : applyTaskSighting(state, e)), emptyTaskState('TESTING', TASK))
 }
 const derived = (events: Applied[]) => deriveTask(fold(events))
 
@@ -152,34 +149,39 @@ describe('the fold rules', () => {
 
 // Events of one task: every kind, a few tags and formats, with distinct stamps.
 const eventArb: fc.Arbitrary<Applied> = fc.oneof(
-  fc.record({
-    kind: fc.constantFrom('liveStart', 'liveEnd', 'archived', 'thumbnail', 'liveResume'),
-    at: fc.integer({ min: 0, max: 100 }),
-    tag: fc.constantFrom('a', 'b'),
-    format: fc.constantFrom('flv/libx264/aac', 'rtmp/libx264/aac'),
-    flag: fc.constantFrom('0', '1'),
-    idx: fc.constantFrom('0', '1'),
-    key: fc.string({ minLength: 1, maxLength: 4 }),
-  }).map(({ kind, at, tag, format, flag, idx, key }) =>
-    event({ ...(samples[kind] as Record<string, string>), tag, format, reach_end: flag, status: flag, is_resume: flag, output_idx: idx, file_name: key }, at, `${kind}${at}${key}`),
-  ),
-  fc.record({ at: fc.integer({ min: 0, max: 100 }), listed: fc.boolean(), bytes: fc.nat() }).map(({ at, listed, bytes }) =>
-    sighting(at, listed ? { ...listedTask, input_bytes: bytes } : null),
-  ),
+  fc
+    .record({
+      kind: fc.constantFrom('liveStart', 'liveEnd', 'archived', 'thumbnail', 'liveResume'),
+      at: fc.integer({ min: 0, max: 100 }),
+      tag: fc.constantFrom('a', 'b'),
+      format: fc.constantFrom('flv/libx264/aac', 'rtmp/libx264/aac'),
+      flag: fc.constantFrom('0', '1'),
+      idx: fc.constantFrom('0', '1'),
+      key: fc.string({ minLength: 1, maxLength: 4 }),
+    })
+    .map(({ kind, at, tag, format, flag, idx, key }) =>
+      event({ ...(samples[kind] as Record<string, string>), tag, format, reach_end: flag, status: flag, is_resume: flag, output_idx: idx, file_name: key }, at, `${kind}${at}${key}`),
+    ),
+  fc.record({ at: fc.integer({ min: 0, max: 100 }), listed: fc.boolean(), bytes: fc.nat() }).map(({ at, listed, bytes }) => sighting(at, listed ? { ...listedTask, input_bytes: bytes } : null)),
 )
 
 describe('the fold is order-free (properties)', () => {
   it('any order of arrival, with repeats, folds to the same state and the same graph', () => {
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 25 }).chain((events) => fc.tuple(fc.constant(events), fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }), fc.subarray(events))), ([events, shuffled, repeats]) => {
-        // Two sightings at one instant with different content would be two answers at one millisecond.
-        const times = events.filter((e) => !('callback' in e)).map((e) => (e as TaskSightingEvent).takenAt)
-        fc.pre(new Set(times).size === times.length)
-        const reference = fold(events)
-        const other = fold([...shuffled, ...repeats])
-        expect(other).toEqual(reference)
-        expect(deriveTask(other)).toEqual(deriveTask(reference))
-      }),
+      fc.property(
+        fc
+          .array(eventArb, { maxLength: 25 })
+          .chain((events) => fc.tuple(fc.constant(events), fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }), fc.subarray(events))),
+        ([events, shuffled, repeats]) => {
+          // Two sightings at one instant with different content would be two answers at one millisecond.
+          const times = events.filter((e) => !('callback' in e)).map((e) => (e as TaskSightingEvent).takenAt)
+          fc.pre(new Set(times).size === times.length)
+          const reference = fold(events)
+          const other = fold([...shuffled, ...repeats])
+          expect(other).toEqual(reference)
+          expect(deriveTask(other)).toEqual(deriveTask(reference))
+        },
+      ),
       { numRuns: 500 },
     )
   })

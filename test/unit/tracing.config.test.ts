@@ -9,12 +9,19 @@ const tracing = (env: Record<string, string>, value: Record<string, unknown> = {
 describe('tracing: turned on and off as the OpenTelemetry SDKs read their variables', () => {
   it('is off by default, and on with a setting', () => {
     expect(tracing({})).toEqual({ enabled: false, endpoint: 'http://localhost:4318/v1/traces', serviceName: 'livegate' })
-    expect(tracing({}, { tracing: { enabled: true, endpoint: 'http://collector:4318/v1/traces', serviceName: 'gw' } })).toEqual({ enabled: true, endpoint: 'http://collector:4318/v1/traces', serviceName: 'gw' })
+    expect(tracing({}, { tracing: { enabled: true, endpoint: 'http://collector:4318/v1/traces', serviceName: 'gw' } })).toEqual({
+      enabled: true,
+      endpoint: 'http://collector:4318/v1/traces',
+      serviceName: 'gw',
+    })
   })
 
   it('is on with an endpoint: the base URL gets /v1/traces, the traces URL is used as given and wins', () => {
     expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toMatchObject({ enabled: true, endpoint: 'http://collector:4318/v1/traces' })
-    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://other:9999/custom' })).toMatchObject({ enabled: true, endpoint: 'http://other:9999/custom' })
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://other:9999/custom' })).toMatchObject({
+      enabled: true,
+      endpoint: 'http://other:9999/custom',
+    })
     expect(tracing({ OTEL_SERVICE_NAME: 'edge-gw' })).toMatchObject({ enabled: false, serviceName: 'edge-gw' })
   })
 
@@ -26,7 +33,9 @@ describe('tracing: turned on and off as the OpenTelemetry SDKs read their variab
   })
 
   it('refuses what it cannot do, naming the variable', () => {
-    expect(() => tracing({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(new ConfigError('environment OTEL_TRACES_EXPORTER: "zipkin" is not supported: livegate exports over OTLP only ("otlp", or "none" for no tracing)'))
+    expect(() => tracing({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(
+      new ConfigError('environment OTEL_TRACES_EXPORTER: "zipkin" is not supported: livegate exports over OTLP only ("otlp", or "none" for no tracing)'),
+    )
     expect(() => tracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/^environment OTEL_EXPORTER_OTLP_PROTOCOL: livegate exports spans over OTLP\/HTTP only/)
     expect(() => tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toThrow(/^environment OTEL_EXPORTER_OTLP_ENDPOINT: /)
     expect(() => tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'nope' })).toThrow(/^environment OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: /)
@@ -35,7 +44,8 @@ describe('tracing: turned on and off as the OpenTelemetry SDKs read their variab
 
 describe('tracing off costs nothing at load', () => {
   const src = fileURLToPath(new URL('../../src', import.meta.url))
-  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []))
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []))
   // Static imports that load code (not `import type`), by module name.
   const loads = (text: string) => [...text.matchAll(/^import\s+(?!type\s)[^'"]*from\s+'([^']+)'/gm)].map((match) => match[1] as string)
 

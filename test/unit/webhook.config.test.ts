@@ -28,7 +28,11 @@ describe('webhooks configuration', () => {
 
   it.each([
     ['a bad URL', { endpoints: [endpoint({ url: 'not a url' })] }, 'config file livegate.json: webhooks.endpoints[0].url: must be an http:// or https:// URL'],
-    ['a secret that is not whsec_ and base64', { endpoints: [endpoint({ secret: 'hunter2' })] }, 'config file livegate.json: webhooks.endpoints[0].secret: must be "whsec_" followed by the key in base64'],
+    [
+      'a secret that is not whsec_ and base64',
+      { endpoints: [endpoint({ secret: 'hunter2' })] },
+      'config file livegate.json: webhooks.endpoints[0].secret: must be "whsec_" followed by the key in base64',
+    ],
     ['an unknown event type', { endpoints: [endpoint({ events: ['task.exploded'] })] }, 'config file livegate.json: webhooks.endpoints[0].events[0]: "task.exploded" is not an event type'],
     ['a duplicate name', { endpoints: [endpoint(), endpoint()] }, 'config file livegate.json: webhooks.endpoints[1].name: "ops" is configured twice'],
     ['a bad duration', { retrySchedule: ['soon'], endpoints: [endpoint()] }, 'config file livegate.json: webhooks.retrySchedule[0]'],

@@ -32,7 +32,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   schema: {
     load: async () => (await import('./schema.command.js')).schemaCommand,
-    summary: 'print the GraphQL schema (SDL) the gateway serves, or a client cache\'s possible types and keys',
+    summary: "print the GraphQL schema (SDL) the gateway serves, or a client cache's possible types and keys",
     synopsis: '[sdl | possible-types]',
     options: {},
     positionals: true,
@@ -78,7 +78,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2
   }
   const commandName = name as string
-  const slip = npmSlip(io.env, Object.keys({ ...GLOBAL, ...entry.options }), argv.filter((arg) => arg !== commandName))
+  const slip = npmSlip(
+    io.env,
+    Object.keys({ ...GLOBAL, ...entry.options }),
+    argv.filter((arg) => arg !== commandName),
+  )
   if (slip) {
     io.err(`livegate: ${slip}`)
     return 2

@@ -50,10 +50,12 @@ export const demoCommand: Command = async (args, config, io, context) => {
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
     webhooks: { ...config.webhooks, endpoints: [{ name: 'demo', url: receiver.hookUrl, secret: webhookSecret, serviceCodes: '*', events: ['*'] }] },
   }
-  const gateway = await io.startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) }).catch(async (error: unknown) => {
-    await receiver.close()
-    throw error
-  })
+  const gateway = await io
+    .startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+    .catch(async (error: unknown) => {
+      await receiver.close()
+      throw error
+    })
   let simulator: Awaited<ReturnType<typeof startSimulator>>
   try {
     simulator = await startSimulator({

@@ -1,12 +1,4 @@
-import {
-  type GraphQLSchema,
-  getNamedType,
-  isAbstractType,
-  isIntrospectionType,
-  isNonNullType,
-  isObjectType,
-  isScalarType,
-} from 'graphql'
+import { type GraphQLSchema, getNamedType, isAbstractType, isIntrospectionType, isNonNullType, isObjectType, isScalarType } from 'graphql'
 
 /** What a normalizing client cache needs to know of the schema. */
 export interface CacheShape {
@@ -50,8 +42,7 @@ export function cacheShape(schema: GraphQLSchema): CacheShape {
 export function printPossibleTypes(schema: GraphQLSchema): string {
   const { possibleTypes, keyFields } = cacheShape(schema)
   // One type a line, so that a change to the schema shows as a change to its lines.
-  const literal = (record: Record<string, unknown>) =>
-    ['{', ...Object.entries(record).map(([name, value]) => `  ${name}: ${JSON.stringify(value).replaceAll('","', '", "')},`), '}'].join('\n')
+  const literal = (record: Record<string, unknown>) => ['{', ...Object.entries(record).map(([name, value]) => `  ${name}: ${JSON.stringify(value).replaceAll('","', '", "')},`), '}'].join('\n')
   return [
     '// Generated from the schema by `npm run schema:emit` (`livegate schema possible-types`): do not edit.',
     '',

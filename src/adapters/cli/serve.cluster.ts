@@ -35,7 +35,12 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   const log = options.stream ? pino(settings, options.stream) : pino(settings)
   const registry = new Registry()
   const listening = new Set<Worker>()
-  const restarts = new Counter({ name: 'livegate_worker_restarts_total', help: 'Workers replaced after exiting, by reason (crashed, or stopped on their own).', labelNames: ['reason'], registers: [registry] })
+  const restarts = new Counter({
+    name: 'livegate_worker_restarts_total',
+    help: 'Workers replaced after exiting, by reason (crashed, or stopped on their own).',
+    labelNames: ['reason'],
+    registers: [registry],
+  })
   new Gauge({
     name: 'livegate_workers',
     help: 'Workers serving the port.',
@@ -85,7 +90,7 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
     if (message.livegate === 'part') gathers.get(message.id)?.(message)
     if (message.livegate === 'ask') {
       answer(worker, message.id, message.what).catch((error: unknown) => {
-        log.error({ err: error }, 'could not gather the workers\' answers')
+        log.error({ err: error }, "could not gather the workers' answers")
         if (worker.isConnected()) worker.send({ livegate: 'whole', id: message.id, error: 'the workers could not be asked' } satisfies ClusterMessage)
       })
     }
@@ -111,7 +116,10 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
         const quick = Date.now() - startedAt < QUICK_EXIT_MS || !wasListening ? (quickExits.get(slot) ?? 0) + 1 : 0
         quickExits.set(slot, quick)
         const delayMs = quick === 0 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (quick - 1))
-        log[reason === 'crashed' ? 'error' : 'warn']({ workerId: worker.id, workerPid: worker.process.pid, code, signal, delayMs }, `worker ${reason}; a new one starts${delayMs ? ` in ${delayMs} ms` : ''}`)
+        log[reason === 'crashed' ? 'error' : 'warn'](
+          { workerId: worker.id, workerPid: worker.process.pid, code, signal, delayMs },
+          `worker ${reason}; a new one starts${delayMs ? ` in ${delayMs} ms` : ''}`,
+        )
         const timer = setTimeout(() => {
           timers.delete(timer)
           if (!stopping) void start(slot)
@@ -166,6 +174,11 @@ function wholeReadiness(targets: Worker[], parts: Array<Part | undefined>): Whol
     realtime: reports.some((report) => report.realtime) ? { listening: reports.every((report) => report.realtime?.listening ?? true) } : null,
     // The task_list health is the stored, shared state: every worker reads the same.
     upstream: reports[0]?.upstream ?? [],
-    workers: targets.map((worker, index) => ({ worker: worker.id, pid: worker.process.pid ?? 0, ready: parts[index]?.report?.ready ?? false, listening: parts[index]?.report?.realtime?.listening ?? null })),
+    workers: targets.map((worker, index) => ({
+      worker: worker.id,
+      pid: worker.process.pid ?? 0,
+      ready: parts[index]?.report?.ready ?? false,
+      listening: parts[index]?.report?.realtime?.listening ?? null,
+    })),
   }
 }

@@ -54,7 +54,9 @@ export function authenticate(authorization: string | undefined, keys: readonly A
   if (keys.length === 0) return { kind: 'all', canOperate: true }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
   if (!match) return null
-  const presented = createHash('sha256').update(match[1] as string).digest()
+  const presented = createHash('sha256')
+    .update(match[1] as string)
+    .digest()
   let found: ApiKeyConfig | undefined
   for (const key of keys) {
     if (timingSafeEqual(presented, key.sha256) && !found) found = key

@@ -18,7 +18,7 @@ export interface PageArgs {
 /** The descriptions of every connection field's `first` and `after` arguments. */
 export const PAGE_ARGUMENTS = {
   first: 'How many to return; the server sets the default and the largest allowed.',
-  after: 'A cursor from an earlier page (`pageInfo.endCursor` or an edge\'s `cursor`): return the items after it.',
+  after: "A cursor from an earlier page (`pageInfo.endCursor` or an edge's `cursor`): return the items after it.",
 } as const
 
 /** `config.graphql`: the page size when `first` is not given, and the largest allowed. */

@@ -36,8 +36,7 @@ export interface ClusterLink {
   ask(what: 'readiness'): Promise<WholeReadiness>
 }
 
-export const isClusterMessage = (message: unknown): message is ClusterMessage =>
-  typeof message === 'object' && message !== null && typeof (message as { livegate?: unknown }).livegate === 'string'
+export const isClusterMessage = (message: unknown): message is ClusterMessage => typeof message === 'object' && message !== null && typeof (message as { livegate?: unknown }).livegate === 'string'
 
 // A primary that does not answer (it is stopping) must not hold a probe or a scrape forever.
 const ASK_LIMIT_MS = 10_000

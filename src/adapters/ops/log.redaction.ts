@@ -131,7 +131,11 @@ export function configuredSecrets(config: Pick<Config, 'services' | 'database' |
  * errors made loggable, and every line scrubbed once more just before it is written, so a
  * secret that slipped into a message or an unexpected field still never reaches the output.
  */
-export function loggerOptions(config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'> & Partial<Pick<Config, 'tracing'>>, stream?: DestinationStream, tty = false): FastifyServerOptions['logger'] {
+export function loggerOptions(
+  config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'> & Partial<Pick<Config, 'tracing'>>,
+  stream?: DestinationStream,
+  tty = false,
+): FastifyServerOptions['logger'] {
   const secrets = configuredSecrets(config)
   // Readable lines on a terminal (or when asked), JSON lines for files and collectors.
   const pretty = config.log.format === 'pretty' || (config.log.format === 'auto' && tty)

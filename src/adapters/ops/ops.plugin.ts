@@ -43,7 +43,14 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
   // Probes come every few seconds: the log says when readiness changes, not at every probe.
   let wasReady = true
   const readiness = async () => {
-    const { report, failure } = await probeReadiness({ db, timeoutMs: config.ops.readyTimeoutMs, spool, serviceCodes: poller?.serviceCodes, staleMs: poller ? staleAfterMs(config.upstream) : 0, realtime: hub })
+    const { report, failure } = await probeReadiness({
+      db,
+      timeoutMs: config.ops.readyTimeoutMs,
+      spool,
+      serviceCodes: poller?.serviceCodes,
+      staleMs: poller ? staleAfterMs(config.upstream) : 0,
+      realtime: hub,
+    })
     if (report.ready !== wasReady) {
       if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')
       else if (!report.database.ok) app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')

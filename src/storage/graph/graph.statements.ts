@@ -30,21 +30,33 @@ export async function readGraphStates(tx: Db, serviceCode: string, scope: GraphS
 /** The tasks and users the latest task_list answer of a service code listed. */
 export async function listedNow(tx: Db, serviceCode: string): Promise<GraphScope> {
   const [listedTasks, onlineUsers] = await Promise.all([
-    tx.select({ id: tasks.taskId }).from(tasks).where(and(eq(tasks.serviceCode, serviceCode), eq(tasks.listed, true))),
-    tx.select({ name: users.userName }).from(users).where(and(eq(users.serviceCode, serviceCode), eq(users.online, true))),
+    tx
+      .select({ id: tasks.taskId })
+      .from(tasks)
+      .where(and(eq(tasks.serviceCode, serviceCode), eq(tasks.listed, true))),
+    tx
+      .select({ name: users.userName })
+      .from(users)
+      .where(and(eq(users.serviceCode, serviceCode), eq(users.online, true))),
   ])
   return { taskIds: listedTasks.map((row) => row.id), userNames: onlineUsers.map((row) => row.name) }
 }
 
 async function readTaskStates(tx: Db, serviceCode: string, taskIds: string[]): Promise<Map<string, TaskState>> {
   if (taskIds.length === 0) return new Map()
-  const rows = await tx.select({ state: tasks.state }).from(tasks).where(and(eq(tasks.serviceCode, serviceCode), inJsonArray(tasks.taskId, taskIds)))
+  const rows = await tx
+    .select({ state: tasks.state })
+    .from(tasks)
+    .where(and(eq(tasks.serviceCode, serviceCode), inJsonArray(tasks.taskId, taskIds)))
   return new Map(rows.map(({ state }) => [state.taskId, state]))
 }
 
 async function readUserStates(tx: Db, serviceCode: string, userNames: string[]): Promise<Map<string, UserState>> {
   if (userNames.length === 0) return new Map()
-  const rows = await tx.select({ state: users.state }).from(users).where(and(eq(users.serviceCode, serviceCode), inJsonArray(users.userName, userNames)))
+  const rows = await tx
+    .select({ state: users.state })
+    .from(users)
+    .where(and(eq(users.serviceCode, serviceCode), inJsonArray(users.userName, userNames)))
   return new Map(rows.map(({ state }) => [state.userName, state]))
 }
 

@@ -31,9 +31,7 @@ export async function createSamplePartitions(db: Db, at: number): Promise<string
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('task_samples partitions', 0))`)
     for (const part of parts) {
-      await tx.execute(
-        sql.raw(`create table if not exists "${part.name}" partition of task_samples for values from ('${part.from.toISOString()}') to ('${part.to.toISOString()}')`),
-      )
+      await tx.execute(sql.raw(`create table if not exists "${part.name}" partition of task_samples for values from ('${part.from.toISOString()}') to ('${part.to.toISOString()}')`))
     }
   })
   return parts.map((part) => part.name)
@@ -41,13 +39,13 @@ export async function createSamplePartitions(db: Db, at: number): Promise<string
 
 /** Drops every partition of `task_samples` whose samples are all older than `cutoff`; resolves to their names. */
 export async function dropSamplePartitions(db: Db, cutoff: number): Promise<string[]> {
-  const rows = resultRows<{ name: string }>(
-    await db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`),
-  )
-  const old = rows.map((row) => row.name).filter((name) => {
-    const start = startOf(name)
-    return start !== undefined && start + PARTITION_MS <= cutoff
-  })
+  const rows = resultRows<{ name: string }>(await db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`))
+  const old = rows
+    .map((row) => row.name)
+    .filter((name) => {
+      const start = startOf(name)
+      return start !== undefined && start + PARTITION_MS <= cutoff
+    })
   for (const name of old) await db.execute(sql.raw(`drop table if exists "${name}"`))
   return old
 }

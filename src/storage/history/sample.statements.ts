@@ -101,8 +101,22 @@ export async function writeSamples(tx: Db, samples: AnswerSamples): Promise<void
   }))
   // Times as epoch milliseconds: PostgreSQL turns numbers into timestamps faster than it parses text.
   const live = samples.live.map((l) => [
-    l.taskId, l.at, l.listed, l.viewers, l.peakViewers, l.inputBytes, l.outputBytes, l.stillSamples, l.health, l.since,
-    l.firstListedAt, l.leftAt, l.startChecked, l.endChecked, l.missingStartAt, l.missingEndAt,
+    l.taskId,
+    l.at,
+    l.listed,
+    l.viewers,
+    l.peakViewers,
+    l.inputBytes,
+    l.outputBytes,
+    l.stillSamples,
+    l.health,
+    l.since,
+    l.firstListedAt,
+    l.leftAt,
+    l.startChecked,
+    l.endChecked,
+    l.missingStartAt,
+    l.missingEndAt,
   ])
   const head = jsonLiteral({ ...service, code: serviceCode, at, minute, hour })
   const taskBucket = (table: string, bucket: string) =>

@@ -37,7 +37,10 @@ export function judgeUpstream(row: Pick<UpstreamStatusRow, 'lastSuccessAt' | 'la
 /** The stored status rows of these service codes, by code; codes never polled are absent. */
 export async function readUpstreamStatus(db: Db, serviceCodes: readonly string[]): Promise<Map<string, UpstreamStatusRow>> {
   if (serviceCodes.length === 0) return new Map()
-  const rows = await db.select().from(upstreamStatus).where(inArray(upstreamStatus.serviceCode, [...serviceCodes]))
+  const rows = await db
+    .select()
+    .from(upstreamStatus)
+    .where(inArray(upstreamStatus.serviceCode, [...serviceCodes]))
   return new Map(rows.map((row) => [row.serviceCode, row]))
 }
 

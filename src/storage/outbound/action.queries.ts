@@ -43,7 +43,10 @@ export async function countActions(db: Db, criteria: ActionCriteria): Promise<nu
 /** The actions with these ids (any order). */
 export async function actionsByIds(db: Db, ids: readonly number[]): Promise<ActionRow[]> {
   if (ids.length === 0) return []
-  return db.select().from(actions).where(inArray(actions.id, [...ids]))
+  return db
+    .select()
+    .from(actions)
+    .where(inArray(actions.id, [...ids]))
 }
 
 /** The latest stop asked for each of these tasks of one service code (refused attempts left out). */

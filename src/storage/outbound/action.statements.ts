@@ -19,7 +19,11 @@ export async function recordAction(db: Db, row: NewActionRow, reuseAfter: Date):
       const sameKey = and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey))
       const [earlier] = await tx.select().from(actions).where(sameKey)
       if (earlier && earlier.requestedAt >= reuseAfter) return { fresh: false, row: earlier }
-      if (earlier) await tx.update(actions).set({ idempotencyKey: null }).where(and(sameKey, lt(actions.requestedAt, reuseAfter)))
+      if (earlier)
+        await tx
+          .update(actions)
+          .set({ idempotencyKey: null })
+          .where(and(sameKey, lt(actions.requestedAt, reuseAfter)))
     }
     const [inserted] = await tx.insert(actions).values(row).onConflictDoNothing().returning()
     if (!inserted) {
@@ -71,7 +75,7 @@ export async function abandonPending(db: Db, before: Date, finishedAt: Date): Pr
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(actions)
-      .set({ state: 'FAILED', finishedAt, message: 'livegate stopped before the cloud\'s answer was recorded; the cloud may have acted.' })
+      .set({ state: 'FAILED', finishedAt, message: "livegate stopped before the cloud's answer was recorded; the cloud may have acted." })
       .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
       .returning({ id: actions.id })
     for (const row of rows) await announce(tx, row.id)

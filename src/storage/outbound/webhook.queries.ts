@@ -13,13 +13,19 @@ export interface EndpointStateRow extends WebhookEndpointRow {
 export async function endpointStates(db: Db, names: readonly string[]): Promise<Map<string, EndpointStateRow>> {
   const states = new Map<string, EndpointStateRow>()
   if (names.length === 0) return states
-  const rows = await db.select().from(webhookEndpoints).where(inArray(webhookEndpoints.name, [...names]))
+  const rows = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(inArray(webhookEndpoints.name, [...names]))
   const counts = resultRows<{ endpoint: string; pending: string; dead: string }>(
     await db.execute(sql`select endpoint,
         count(*) filter (where status in ('PENDING', 'RETRYING')) as pending,
         count(*) filter (where status = 'DEAD') as dead
       from webhook_deliveries
-      where endpoint in ${sql`(${sql.join(names.map((name) => sql`${name}`), sql`, `)})`} and status in ('PENDING', 'RETRYING', 'DEAD')
+      where endpoint in ${sql`(${sql.join(
+        names.map((name) => sql`${name}`),
+        sql`, `,
+      )})`} and status in ('PENDING', 'RETRYING', 'DEAD')
       group by endpoint`),
   )
   const byName = new Map(counts.map((row) => [row.endpoint, row]))
@@ -33,7 +39,10 @@ export async function endpointStates(db: Db, names: readonly string[]): Promise<
 /** Whether each of these endpoints is switched on, by name (one without a row yet is on). */
 export async function endpointsEnabled(db: Db, names: readonly string[]): Promise<Map<string, boolean>> {
   if (names.length === 0) return new Map()
-  const rows = await db.select({ name: webhookEndpoints.name, enabled: webhookEndpoints.enabled }).from(webhookEndpoints).where(inArray(webhookEndpoints.name, [...names]))
+  const rows = await db
+    .select({ name: webhookEndpoints.name, enabled: webhookEndpoints.enabled })
+    .from(webhookEndpoints)
+    .where(inArray(webhookEndpoints.name, [...names]))
   return new Map(rows.map((row) => [row.name, row.enabled]))
 }
 
@@ -54,6 +63,9 @@ export async function deliveryPage(db: Db, endpoint: string, page: { status?: De
 export async function countDeliveries(db: Db, endpoint: string, status?: DeliveryStatus): Promise<number> {
   const conditions = [eq(webhookDeliveries.endpoint, endpoint)]
   if (status) conditions.push(eq(webhookDeliveries.status, status))
-  const [row] = await db.select({ count: sql<number>`count(*)::int` }).from(webhookDeliveries).where(and(...conditions))
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(webhookDeliveries)
+    .where(and(...conditions))
   return Number(row?.count ?? 0)
 }

@@ -61,4 +61,3 @@ export const projections = pgTable('projections', {
 
 /** A callback row as read. */
 export type CallbackRow = typeof callbacks.$inferSelect
-

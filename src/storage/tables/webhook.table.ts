@@ -84,4 +84,3 @@ export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect
 
 /** A derived event as read. */
 export type WebhookEventRow = typeof webhookEvents.$inferSelect
-

@@ -1,4 +1,4 @@
-import { type CallbackEvent } from '../../fold/fold.event.js'
+import type { CallbackEvent } from '../../fold/fold.event.js'
 import { callbackScope, foldCallbacks, foldSightings, foldStop, type GraphChanges, type GraphScope, type GraphStates, sightingScope } from '../../fold/graph.fold.js'
 import { taskEvents } from '../../model/event.codec.js'
 import type { TaskListAnswer } from '../../model/task-list.schema.js'

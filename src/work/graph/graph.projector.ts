@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
 import { EVENT_CHANNEL, LOG_GREW } from '../../model/event.codec.js'
-import type { Database, Db } from '../../storage/database.client.js'
+import type { Database } from '../../storage/database.client.js'
 import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../../storage/projector.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'

@@ -171,7 +171,9 @@ export class TaskListPoller {
       if (!state.held) continue
       state.held = false
       this.options.metrics?.upstreamLeaseHeld.set({ service_code: code }, 0)
-      await releaseLease(this.options.db, leaseName(code), this.options.instanceId).catch((error: unknown) => this.options.log.warn({ err: error, serviceCode: code }, 'task_list lease could not be released'))
+      await releaseLease(this.options.db, leaseName(code), this.options.instanceId).catch((error: unknown) =>
+        this.options.log.warn({ err: error, serviceCode: code }, 'task_list lease could not be released'),
+      )
     }
   }
 
@@ -288,7 +290,15 @@ export class TaskListPoller {
     state.failures++
     const delay = pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, this.random)
     const at = this.now()
-    const polled = { at, latencyMs: performance.now() - started, kind, message: failure.message, ret: failure.ret ?? null, consecutiveFailures: state.failures, nextPollAt: new Date(at.getTime() + delay) }
+    const polled = {
+      at,
+      latencyMs: performance.now() - started,
+      kind,
+      message: failure.message,
+      ret: failure.ret ?? null,
+      consecutiveFailures: state.failures,
+      nextPollAt: new Date(at.getTime() + delay),
+    }
     await recordPollFailure(db, serviceCode, polled, this.staleMs).catch((error: unknown) => log.error({ err: error, serviceCode }, 'upstream status could not be stored'))
     this.watch.note(serviceCode, { lastErrorAt: at, consecutiveFailures: state.failures })
     return delay

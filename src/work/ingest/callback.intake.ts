@@ -4,10 +4,7 @@ import type { CallbackSpool } from './spool/callback.spool.js'
 import { CALLBACK_KINDS } from '../../model/callback.kinds.js'
 
 /** Where an accepted callback went: the database, the spool, or nowhere (answer 503). */
-export type IntakeOutcome =
-  | { verdict: 'kept' | 'duplicate'; kept: KeptCallback }
-  | { verdict: 'spooled'; storeError: unknown }
-  | { verdict: 'unavailable'; storeError: unknown; spoolError: unknown }
+export type IntakeOutcome = { verdict: 'kept' | 'duplicate'; kept: KeptCallback } | { verdict: 'spooled'; storeError: unknown } | { verdict: 'unavailable'; storeError: unknown; spoolError: unknown }
 
 /**
  * Takes an accepted callback durably: into the database, else into the spool. While the spool

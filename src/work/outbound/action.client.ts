@@ -3,9 +3,7 @@ import { type ActionArgs, cloudCallOf } from '../../model/action.model.js'
 import { sign } from '../../model/signature.verify.js'
 
 /** What the cloud said to an action, or why it said nothing usable. */
-export type CloudAnswer =
-  | { kind: 'answered'; ret: number; message: string | null }
-  | { kind: 'unreachable' | 'timeout' | 'http' | 'invalid' | 'not-configured'; message: string }
+export type CloudAnswer = { kind: 'answered'; ret: number; message: string | null } | { kind: 'unreachable' | 'timeout' | 'http' | 'invalid' | 'not-configured'; message: string }
 
 /** What {@link ActionClient} is built from. */
 export interface ActionClientOptions {

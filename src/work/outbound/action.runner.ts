@@ -27,10 +27,7 @@ export interface ActionRequest {
 }
 
 /** How {@link ActionRunner.act} ended: an action (new, or the one the idempotency key made before), or a refusal. */
-export type ActOutcome =
-  | { kind: 'action'; row: ActionRow }
-  | { kind: 'refused'; code: 'FORBIDDEN' | 'RATE_LIMITED'; row: ActionRow | undefined }
-  | { kind: 'key-reused'; row: ActionRow }
+export type ActOutcome = { kind: 'action'; row: ActionRow } | { kind: 'refused'; code: 'FORBIDDEN' | 'RATE_LIMITED'; row: ActionRow | undefined } | { kind: 'key-reused'; row: ActionRow }
 
 /** What {@link ActionRunner} is built from. */
 export interface ActionRunnerOptions {
@@ -56,9 +53,7 @@ export class ActionRunner {
 
   constructor(private readonly options: ActionRunnerOptions) {
     const { config } = options
-    this.client =
-      options.client ??
-      new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
+    this.client = options.client ?? new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
     this.now = options.now ?? (() => new Date())
     this.limiter = new RateLimiter(config.limits.actionsPerMinute, 60_000, () => this.now().getTime())
   }
@@ -83,7 +78,8 @@ export class ActionRunner {
     const rate = this.limiter.take(keyScope)
     if (rate !== 'allowed') {
       // One refusal a window is recorded: a client hammering past its limit cannot flood the audit.
-      const row = rate === 'first-refusal' ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${this.options.config.limits.actionsPerMinute} actions a minute.`) : undefined
+      const row =
+        rate === 'first-refusal' ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${this.options.config.limits.actionsPerMinute} actions a minute.`) : undefined
       if (!row) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
       return { kind: 'refused', code: 'RATE_LIMITED', row }
     }

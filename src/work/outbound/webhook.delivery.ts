@@ -158,7 +158,12 @@ export class EndpointDelivery {
   private launch(delivery: ClaimedDelivery): void {
     this.inFlight += 1
     const attempt = this.attempt(delivery)
-      .catch((error: unknown) => this.options.log.error({ err: error, endpoint: this.options.endpoint.name, eventId: delivery.eventId }, 'webhooks: an attempt could not be recorded; its lease will run out and it will be tried again'))
+      .catch((error: unknown) =>
+        this.options.log.error(
+          { err: error, endpoint: this.options.endpoint.name, eventId: delivery.eventId },
+          'webhooks: an attempt could not be recorded; its lease will run out and it will be tried again',
+        ),
+      )
       .finally(() => {
         this.inFlight -= 1
         this.attempts.delete(attempt)
@@ -212,10 +217,13 @@ export class EndpointDelivery {
     if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
     if (outcome.kind !== 'delivered') {
       const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
-      log.warn({ endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error }, `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`)
+      log.warn(
+        { endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error },
+        `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`,
+      )
     }
     // The endpoint's state is a summary: one that cannot be stored now is stored by a later attempt.
-    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: the endpoint\'s state could not be stored'))
+    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, "webhooks: the endpoint's state could not be stored"))
   }
 
   private async noteOnEndpoint(outcome: AttemptOutcome, gone: boolean): Promise<void> {
@@ -232,7 +240,8 @@ export class EndpointDelivery {
     }
     this.failedSinceNoted = true
     if (gone) {
-      if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone')) log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
+      if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone'))
+        log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {

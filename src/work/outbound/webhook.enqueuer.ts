@@ -139,7 +139,10 @@ export class WebhookEnqueuer {
       const fromEvents = await readCheckpoint(tx, WEBHOOK_EVENTS_CHECKPOINT)
       const callbacks = await logTail(tx, fromCallbacks, this.batchSize)
       const events = await webhookEventsAfter(tx, fromEvents, this.batchSize)
-      const enabledByName = await endpointsEnabled(tx, endpoints.map((endpoint) => endpoint.name))
+      const enabledByName = await endpointsEnabled(
+        tx,
+        endpoints.map((endpoint) => endpoint.name),
+      )
       const deliveries: NewDelivery[] = []
       const put = (eventId: string, type: string, serviceCode: string, body: () => string) => {
         let text: string | undefined

@@ -38,7 +38,13 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
       // As stored, so every worker reports the same value: the largest, not the sum, across workers.
       pending: new Gauge({ name: 'livegate_webhook_pending', help: 'Webhook deliveries in line (pending or retrying), per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
       deadLetters: new Gauge({ name: 'livegate_webhook_dead_letters', help: 'Webhook dead letters kept, per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
-      disabled: new Gauge({ name: 'livegate_webhook_endpoint_disabled', help: '1 while a webhook endpoint is switched off (410, disableAfter, or an operator).', labelNames: ['endpoint'], aggregator: 'max', registers }),
+      disabled: new Gauge({
+        name: 'livegate_webhook_endpoint_disabled',
+        help: '1 while a webhook endpoint is switched off (410, disableAfter, or an operator).',
+        labelNames: ['endpoint'],
+        aggregator: 'max',
+        registers,
+      }),
     }
     byRegistry.set(registry, metrics)
   }

@@ -25,7 +25,10 @@ export class OutcomeRecorder {
   private flushing: Promise<void> | undefined
   private stopped = false
 
-  constructor(private readonly db: Db, private readonly owner: string) {}
+  constructor(
+    private readonly db: Db,
+    private readonly owner: string,
+  ) {}
 
   /** Resolves to whether the outcome was stored (false: the lease had passed to another process). */
   record(id: number, outcome: AttemptOutcome, giveUpAt: number): Promise<boolean> {
@@ -50,7 +53,11 @@ export class OutcomeRecorder {
       const batch = this.waiting
       this.waiting = []
       try {
-        const recorded = await recordAttempts(this.db, this.owner, batch.map(({ id, outcome }) => ({ id, outcome })))
+        const recorded = await recordAttempts(
+          this.db,
+          this.owner,
+          batch.map(({ id, outcome }) => ({ id, outcome })),
+        )
         for (const item of batch) item.settle(recorded.has(item.id))
       } catch (error) {
         const now = Date.now()

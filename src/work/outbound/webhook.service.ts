@@ -95,7 +95,10 @@ export class WebhookService {
       await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
       return
     }
-    await ensureEndpoints(this.options.database.db, this.endpoints.map((endpoint) => endpoint.name))
+    await ensureEndpoints(
+      this.options.database.db,
+      this.endpoints.map((endpoint) => endpoint.name),
+    )
     // Another instance's enqueuer may put deliveries in line: its NOTIFY wakes this one's workers.
     this.unlisten = await this.options.database.listen(WEBHOOK_CHANNEL, () => this.wakeAll())
     await this.enqueuer.start()
@@ -121,7 +124,10 @@ export class WebhookService {
   /** The configured endpoints a caller reading these codes (undefined: all) may see, with their state. */
   async visibleEndpoints(allowed: readonly string[] | undefined): Promise<EndpointView[]> {
     const visible = this.endpoints.filter((endpoint) => endpointVisible(endpoint, allowed))
-    const states = await endpointStates(this.options.database.db, visible.map((endpoint) => endpoint.name))
+    const states = await endpointStates(
+      this.options.database.db,
+      visible.map((endpoint) => endpoint.name),
+    )
     return visible.map((endpoint) => ({ ...endpoint, state: states.get(endpoint.name) }))
   }
 
@@ -179,7 +185,10 @@ export class WebhookService {
 
   private async refreshGauges(): Promise<void> {
     try {
-      const states = await endpointStates(this.options.database.db, this.endpoints.map((endpoint) => endpoint.name))
+      const states = await endpointStates(
+        this.options.database.db,
+        this.endpoints.map((endpoint) => endpoint.name),
+      )
       for (const [name, state] of states) {
         this.metrics.pending.set({ endpoint: name }, state.pending)
         this.metrics.deadLetters.set({ endpoint: name }, state.deadLetters)

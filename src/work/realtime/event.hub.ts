@@ -221,7 +221,11 @@ export class EventHub {
     for (;;) {
       const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
       // Handed out in a span linked to each callback's commit span (when tracing is on).
-      if (read.rows.length > 0) deliverySpan(read.rows.map((row) => row.traceparent), () => this.handOut(read.rows))
+      if (read.rows.length > 0)
+        deliverySpan(
+          read.rows.map((row) => row.traceparent),
+          () => this.handOut(read.rows),
+        )
       if (read.pending) this.retryTail()
       if (read.rows.length < TAIL_PAGE) return
     }

@@ -32,7 +32,7 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     const status = typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500 ? statusCode : 500
     if (status === 500) request.log.error({ err: error }, 'graphql request failed')
     const message = status === 500 ? 'Internal error.' : typeof reason === 'string' ? reason : 'Bad request.'
-        return reply
+    return reply
       .code(status)
       .type('application/json; charset=utf-8')
       .send(graphqlErrorBody(status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST', message))
@@ -54,10 +54,6 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: GRAPHQL_PATH,
     handler: async (_request, reply) =>
-      reply
-        .code(405)
-        .header('allow', 'GET, POST')
-        .type('application/json; charset=utf-8')
-        .send(graphqlErrorBody('BAD_REQUEST', 'Send GraphQL requests by GET or POST.')),
+      reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(graphqlErrorBody('BAD_REQUEST', 'Send GraphQL requests by GET or POST.')),
   })
 }

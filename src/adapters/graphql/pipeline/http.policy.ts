@@ -49,11 +49,7 @@ export function csrfHook(path: string) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.routeOptions.url !== path || (request.method !== 'GET' && request.method !== 'POST')) return
     if (csrfAllows(request.method, request.headers)) return
-    return reply
-      .code(400)
-      .header('cache-control', 'no-store')
-      .type('application/json; charset=utf-8')
-      .send(graphqlErrorBody('BAD_REQUEST', CSRF_MESSAGE))
+    return reply.code(400).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(graphqlErrorBody('BAD_REQUEST', CSRF_MESSAGE))
   }
 }
 

@@ -1,13 +1,4 @@
-import {
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  GraphQLError,
-  type GraphQLSchema,
-  getNamedType,
-  Kind,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-} from 'graphql'
+import { type DocumentNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema, getNamedType, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
 import { graphqlError } from '../graphql.errors.js'
@@ -46,9 +37,7 @@ export function checkQueryLimits(options: {
   const { document, limits } = options
   const operation = pickOperation(document, options.operationName)
   if (!operation) return undefined
-  const fragments = new Map(
-    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
-  )
+  const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]))
   const shape = measure(operation.selectionSet, fragments, new Set())
   // Schema introspection (IDEs, codegen) nests `ofType` deeper than data queries need.
   const introspectionLimit = Math.max(limits.maxDepth, INTROSPECTION_DEPTH)

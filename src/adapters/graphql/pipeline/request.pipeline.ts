@@ -33,9 +33,7 @@ export interface PipelineRequest {
  * operation, every error formatted and masked), or, for a subscription over a socket, the source
  * of its events and the arguments each event's result is executed with.
  */
-export type PipelineOutcome =
-  | { kind: 'answer'; result: FormattedExecutionResult; document?: DocumentNode | undefined }
-  | { kind: 'stream'; source: AsyncIterator<unknown>; args: ExecutionArgs }
+export type PipelineOutcome = { kind: 'answer'; result: FormattedExecutionResult; document?: DocumentNode | undefined } | { kind: 'stream'; source: AsyncIterator<unknown>; args: ExecutionArgs }
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -165,7 +163,14 @@ function withSocketSubscriptions(gateway: ReturnType<typeof compiledExecution>, 
       // Each operation in a span of its own, whichever transport brought it (tracing.spans.ts).
       const traced = (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
         const slot = (request.context as GraphqlContext).subscription
-        const operation = { operationType: request.operation?.operation, operationName: request.operationName, document: request.source, transport: slot ? 'ws' : 'http', parent: slot?.parent, parentState: slot?.parentState } as const
+        const operation = {
+          operationType: request.operation?.operation,
+          operationName: request.operationName,
+          document: request.source,
+          transport: slot ? 'ws' : 'http',
+          parent: slot?.parent,
+          parentState: slot?.parentState,
+        } as const
         return withOperationSpan(operation, (span) => {
           if (span && slot) slot.traceId = span.spanContext().traceId
           return run(request)

@@ -20,10 +20,10 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
     // its own `subscribe` (ours read the EventHub); this one is never reached.
     pubSub: {
       publish: () => {
-        throw new Error('livegate publishes through its EventHub, not type-graphql\'s PubSub')
+        throw new Error("livegate publishes through its EventHub, not type-graphql's PubSub")
       },
       subscribe: () => {
-        throw new Error('livegate subscriptions read the EventHub, not type-graphql\'s PubSub')
+        throw new Error("livegate subscriptions read the EventHub, not type-graphql's PubSub")
       },
     },
   })
@@ -51,9 +51,11 @@ function resolveEventsAsTheyAre(schema: GraphQLSchema): void {
 // type-graphql names the root types but gives them no description.
 function describeRoot(schema: GraphQLSchema): void {
   const query = schema.getQueryType()
-  if (query) query.description = 'What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list\'s health.'
+  if (query) query.description = "What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list's health."
   const mutation = schema.getMutationType()
-  if (mutation) mutation.description = 'What can be done: actions on the cloud (stop a task, message a broadcaster) and webhook steering (replay, switch an endpoint on or off), each for API keys with `"can": ["operate"]` (or, with no keys configured, the local user); actions are recorded in `actions`.'
+  if (mutation)
+    mutation.description =
+      'What can be done: actions on the cloud (stop a task, message a broadcaster) and webhook steering (replay, switch an endpoint on or off), each for API keys with `"can": ["operate"]` (or, with no keys configured, the local user); actions are recorded in `actions`.'
   const subscription = schema.getSubscriptionType()
   if (subscription) subscription.description = 'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, tasks as they change, and actions.'
 }

@@ -42,7 +42,7 @@ export function loadTrustedDocuments(paths: readonly string[], schema: GraphQLSc
     try {
       manifest = manifestSchema.parse(JSON.parse(readFileSync(path, 'utf8')))
     } catch (error) {
-      const reason = error instanceof z.ZodError ? 'expected a JSON object of hash → document text (graphql-codegen\'s persisted documents)' : error instanceof Error ? error.message : String(error)
+      const reason = error instanceof z.ZodError ? "expected a JSON object of hash → document text (graphql-codegen's persisted documents)" : error instanceof Error ? error.message : String(error)
       throw new StartupError(`${where}: ${reason}`)
     }
     for (const [hash, text] of Object.entries(manifest)) {

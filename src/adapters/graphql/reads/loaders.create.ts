@@ -81,31 +81,46 @@ export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | u
       { maxBatchSize: MAX_BATCH },
     ),
     notificationsOfTask(perTask) {
-      return memo(byPerTask, String(perTask), () => new DataLoader<string, NotificationRow[]>(
-        async (taskIds) => {
-          const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes)
-          return taskIds.map((id) => found.get(id) ?? [])
-        },
-        { maxBatchSize: MAX_BATCH },
-      ))
+      return memo(
+        byPerTask,
+        String(perTask),
+        () =>
+          new DataLoader<string, NotificationRow[]>(
+            async (taskIds) => {
+              const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes)
+              return taskIds.map((id) => found.get(id) ?? [])
+            },
+            { maxBatchSize: MAX_BATCH },
+          ),
+      )
     },
     tasksOfUser(page) {
-      return memo(byUserPage, JSON.stringify([page.filter, page.after, page.fetch]), () => new DataLoader<UserKeyPair, TaskRow[], string>(
-        async (owners) => {
-          const found = await tasksOfUsers(db, owners, scoped(page.filter), page.after, page.fetch)
-          return owners.map((owner) => found.get(userKey(owner)) ?? [])
-        },
-        { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
-      ))
+      return memo(
+        byUserPage,
+        JSON.stringify([page.filter, page.after, page.fetch]),
+        () =>
+          new DataLoader<UserKeyPair, TaskRow[], string>(
+            async (owners) => {
+              const found = await tasksOfUsers(db, owners, scoped(page.filter), page.after, page.fetch)
+              return owners.map((owner) => found.get(userKey(owner)) ?? [])
+            },
+            { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+          ),
+      )
     },
     taskCountOfUser(filter) {
-      return memo(byUserFilter, JSON.stringify(filter), () => new DataLoader<UserKeyPair, number, string>(
-        async (owners) => {
-          const counts = await countTasksOfUsers(db, owners, scoped(filter))
-          return owners.map((owner) => counts.get(userKey(owner)) ?? 0)
-        },
-        { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
-      ))
+      return memo(
+        byUserFilter,
+        JSON.stringify(filter),
+        () =>
+          new DataLoader<UserKeyPair, number, string>(
+            async (owners) => {
+              const counts = await countTasksOfUsers(db, owners, scoped(filter))
+              return owners.map((owner) => counts.get(userKey(owner)) ?? 0)
+            },
+            { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+          ),
+      )
     },
   }
 }

@@ -44,7 +44,10 @@ export function metricsWindow(
   if (from > to) throw badUserInput(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()}).`, 'from')
   const points = Math.ceil((to - from) / every)
   if (points > MAX_POINTS) {
-    throw badUserInput(`The window from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} holds up to ${points} points of step ${args.step}; at most ${MAX_POINTS} are allowed: narrow it, or use a coarser step.`, 'from')
+    throw badUserInput(
+      `The window from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} holds up to ${points} points of step ${args.step}; at most ${MAX_POINTS} are allowed: narrow it, or use a coarser step.`,
+      'from',
+    )
   }
   if (args.step !== 'HOUR' && from < now - kept) {
     throw badUserInput(`Step ${args.step} is kept for ${Math.round(kept / HOUR)} h, and from reaches further back: use a coarser step for this window.`, 'step')

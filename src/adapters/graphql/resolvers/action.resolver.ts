@@ -29,7 +29,7 @@ export class ActionResolver {
       'Stops a running task through the cloud (`cancel_task`). Needs an API key with `"can": ["operate"]` (else FORBIDDEN, recorded). The answer comes once the cloud answered, or after `upstream.actionTimeoutMs`: a cloud that refuses (`ret` ≠ 0) or hangs gives a FAILED action, not an error. The task ends, with `endReason: STOPPED`, when a callback or the task list says so.',
   })
   async stopTask(
-    @Arg('id', () => ID, { description: 'The task\'s global id (`Task.id`).' }) id: string,
+    @Arg('id', () => ID, { description: "The task's global id (`Task.id`)." }) id: string,
     @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'Send the same key again (within 24 h, with the same arguments) to get the same action back without stopping twice.' })
     idempotencyKey: string | null | undefined,
@@ -55,7 +55,7 @@ export class ActionResolver {
   })
   async sendMessage(
     @Arg('serviceCode', () => String, { description: 'The service code the user belongs to.' }) serviceCode: string,
-    @Arg('userName', () => String, { description: 'The receiving user (`dst_username`), as in the task list\'s users.' }) userName: string,
+    @Arg('userName', () => String, { description: "The receiving user (`dst_username`), as in the task list's users." }) userName: string,
     @Arg('text', () => String, { description: 'The message: one line, at most 1,000 characters.' }) text: string,
     @Arg('from', () => String, { nullable: true, description: 'The sender\'s name the app shows (`from_username`); "livegate" when absent.' }) from: string | null | undefined,
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'Send the same key again (within 24 h, with the same arguments) to get the same action back: the message is sent once.' })
@@ -94,7 +94,7 @@ export class ActionResolver {
     return toConnection(rows, window, { codec: actionCursor, keyOf: (row) => row.id, toNode: (row) => row, countAll: () => countActions(db, criteria) })
   }
 
-  @Query(() => Viewer, { description: 'The caller: its API key\'s name and whether it may act.' })
+  @Query(() => Viewer, { description: "The caller: its API key's name and whether it may act." })
   viewer(@Ctx() { scope }: GraphqlContext): Viewer {
     return { keyName: scope.keyName ?? null, canOperate: scope.canOperate }
   }

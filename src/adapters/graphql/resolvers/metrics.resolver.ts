@@ -20,8 +20,8 @@ import { DateTimeScalar } from '../types/scalars.type.js'
 const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
 
 const STEP = 'The resolution: every sample (RAW), or minute or hour rollups.'
-const FROM = 'The window\'s start (inclusive).'
-const TO = 'The window\'s end (exclusive); now by default.'
+const FROM = "The window's start (inclusive)."
+const TO = "The window's end (exclusive); now by default."
 const HOUR = 3_600_000
 
 // A node read from its stored form holds its times as epoch milliseconds, a derived one as Dates.
@@ -107,7 +107,8 @@ export class TaskMetricsResolver {
 @Resolver()
 export class ServiceMetricsResolver {
   @Query(() => [ServiceMetricPoint], {
-    description: 'A service code\'s live tasks, viewers and input bitrate over time, oldest first; by default the last 24 hours (at most 10,000 points of the step). Empty for a code the caller may not read.',
+    description:
+      "A service code's live tasks, viewers and input bitrate over time, oldest first; by default the last 24 hours (at most 10,000 points of the step). Empty for a code the caller may not read.",
   })
   async serviceMetrics(
     @Arg('serviceCode', () => String, { description: 'A service code the caller may read.' }) serviceCode: string,

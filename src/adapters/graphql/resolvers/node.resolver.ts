@@ -17,10 +17,7 @@ export class NodeResolver {
     nullable: 'items',
     description: 'The objects with these global ids, in the order asked; null for each the caller cannot read. One statement per kind of object, however many ids.',
   })
-  async nodes(
-    @Arg('ids', () => [ID], { description: 'Global ids; at most as many as a page (`first`) may hold.' }) ids: string[],
-    @Ctx() context: GraphqlContext,
-  ): Promise<Array<NodeValue | null>> {
+  async nodes(@Arg('ids', () => [ID], { description: 'Global ids; at most as many as a page (`first`) may hold.' }) ids: string[], @Ctx() context: GraphqlContext): Promise<Array<NodeValue | null>> {
     const limit = context.config.graphql.maxPageSize
     if (ids.length > limit) throw badUserInput(`ids may list at most ${limit} ids; got ${ids.length}.`, 'ids')
     const parsed = ids.map((id) => requireGlobalId(id, 'ids'))

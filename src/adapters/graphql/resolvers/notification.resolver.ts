@@ -8,7 +8,7 @@ import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-gra
 // The kinds are reached only through the Notification interface; importing them registers them.
 import '../types/notification-kinds.type.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
-import { NotificationKind } from '../types/notification.enums.js'
+import type { NotificationKind } from '../types/notification.enums.js'
 import { Notification, NotificationConnection } from '../types/notification.type.js'
 import { MAX_FILTER_IDS, Task } from '../types/task.type.js'
 import { User } from '../types/user.type.js'

@@ -52,7 +52,10 @@ export class RealtimeSubscription {
   })
   taskChanged(
     @Root() task: TaskNode,
-    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All the caller may read when absent.' })
+    @Arg('filter', () => TaskFilter, {
+      nullable: true,
+      description: 'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All the caller may read when absent.',
+    })
     _filter: TaskFilter | null,
   ): TaskNode {
     return task

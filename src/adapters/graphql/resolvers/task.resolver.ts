@@ -54,7 +54,7 @@ export class TaskResolver {
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its global id (`Task.id`); null when there is none the caller may read.' })
-  async task(@Arg('id', () => ID, { description: 'The task\'s global id.' }) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
+  async task(@Arg('id', () => ID, { description: "The task's global id." }) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
     const [serviceCode = '', taskId = ''] = requireGlobalId(id, 'id', ['Task']).key
     upstream.read([serviceCode])
     const row = await loaders.task.load({ serviceCode, taskId })
@@ -62,7 +62,8 @@ export class TaskResolver {
   }
 
   @Query(() => [TaskCounts], {
-    description: 'A dashboard\'s counts in one round trip: the matching tasks of each service code by status, with viewers and output bytes from the task list. Codes with no matching task are left out; in service code order.',
+    description:
+      "A dashboard's counts in one round trip: the matching tasks of each service code by status, with viewers and output bytes from the task list. Codes with no matching task are left out; in service code order.",
   })
   async taskCounts(
     @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which tasks to count, as for `tasks`; all the caller may read when absent.' }) filter: TaskFilter | null | undefined,
@@ -78,7 +79,7 @@ export class TaskResolver {
     return taskGlobalId(task)
   }
 
-  @FieldResolver(() => String, { description: 'The task\'s `hashed_id` (the task list\'s `id`), as the service names it.' })
+  @FieldResolver(() => String, { description: "The task's `hashed_id` (the task list's `id`), as the service names it." })
   taskId(@Root() task: TaskNode): string {
     return task.id
   }
@@ -122,7 +123,11 @@ export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): 
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
   refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName, vsId: filter.vsId }, 'filter')
-  for (const [name, list] of [['ids', filter.ids], ['taskIds', filter.taskIds], ['userIds', filter.userIds]] as const) {
+  for (const [name, list] of [
+    ['ids', filter.ids],
+    ['taskIds', filter.taskIds],
+    ['userIds', filter.userIds],
+  ] as const) {
     if (list && list.length > MAX_FILTER_IDS) throw badUserInput(`filter.${name} may list at most ${MAX_FILTER_IDS} ids.`, 'filter')
   }
   if (filter.taskIds?.some((id) => id.includes('\u0000'))) throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')

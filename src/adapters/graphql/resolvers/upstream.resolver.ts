@@ -8,8 +8,11 @@ import { UpstreamStatus, upstreamErrorKind } from '../types/upstream.type.js'
 
 @Resolver()
 export class UpstreamResolver {
-  @Query(() => UpstreamStatus, { description: 'How fresh a service code\'s task list is: the last success, the last error and its ret, whether it is stale.' })
-  async upstream(@Arg('serviceCode', () => String, { description: 'A service code the caller may read; any other reads as one livegate knows nothing of.' }) serviceCode: string, @Ctx() context: GraphqlContext): Promise<UpstreamStatus> {
+  @Query(() => UpstreamStatus, { description: "How fresh a service code's task list is: the last success, the last error and its ret, whether it is stale." })
+  async upstream(
+    @Arg('serviceCode', () => String, { description: 'A service code the caller may read; any other reads as one livegate knows nothing of.' }) serviceCode: string,
+    @Ctx() context: GraphqlContext,
+  ): Promise<UpstreamStatus> {
     refuseNul({ serviceCode }, 'serviceCode')
     // Another tenant's code reads as one livegate knows nothing of: its existence is not told.
     const [status] = await statusesOf(context, inScope(context.scope, serviceCode) ? [serviceCode] : [])

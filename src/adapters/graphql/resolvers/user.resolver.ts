@@ -18,7 +18,7 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 
 @Resolver(() => User)
 export class UserResolver {
-  @Query(() => UserConnection, { description: 'Users: the task list\'s, and those notifications name; most recently known first.' })
+  @Query(() => UserConnection, { description: "Users: the task list's, and those notifications name; most recently known first." })
   async users(
     @Arg('filter', () => UserFilter, { nullable: true, description: 'Which users; all the caller may read when absent.' }) filter: UserFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
@@ -44,10 +44,10 @@ export class UserResolver {
     return userGlobalId(user)
   }
 
-  @FieldResolver(() => TaskConnection, { description: 'The tasks this user started (their `userName` is exactly this user\'s), newest start first.' })
+  @FieldResolver(() => TaskConnection, { description: "The tasks this user started (their `userName` is exactly this user's), newest start first." })
   async tasks(
     @Root() user: UserNode,
-    @Arg('filter', () => TaskFilter, { nullable: true, description: 'Which of the user\'s tasks; all when absent.' }) filter: TaskFilter | null | undefined,
+    @Arg('filter', () => TaskFilter, { nullable: true, description: "Which of the user's tasks; all when absent." }) filter: TaskFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { config, loaders, scope }: GraphqlContext,

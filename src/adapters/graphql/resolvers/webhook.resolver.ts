@@ -5,7 +5,7 @@ import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
-import { WebhookDelivery, WebhookDeliveryConnection, WebhookDeliveryStatus, WebhookEndpoint, WebhookEndpointState } from '../types/webhook.type.js'
+import { type WebhookDelivery, WebhookDeliveryConnection, WebhookDeliveryStatus, WebhookEndpoint, WebhookEndpointState } from '../types/webhook.type.js'
 
 const deliveryCursor = rowIdCursor('wd1')
 
@@ -44,9 +44,12 @@ export class WebhookResolver {
     })
   }
 
-  @Mutation(() => Int, { description: 'Puts an endpoint\'s dead letters or delivered events back in line (with their `webhook-id`): those with these `eventIds`, or put in line since `since` (both: either; neither: every dead letter). Answers how many. Needs an API key with `"can": ["operate"]`.' })
+  @Mutation(() => Int, {
+    description:
+      'Puts an endpoint\'s dead letters or delivered events back in line (with their `webhook-id`): those with these `eventIds`, or put in line since `since` (both: either; neither: every dead letter). Answers how many. Needs an API key with `"can": ["operate"]`.',
+  })
   async redeliverWebhooks(
-    @Arg('endpoint', () => String, { description: 'The endpoint\'s name.' }) endpoint: string,
+    @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
     @Arg('eventIds', () => [ID], { nullable: true, description: 'The events to send again (`WebhookDelivery.eventId`).' }) eventIds: string[] | null,
     @Arg('since', () => Date, { nullable: true, description: 'Every dead letter or delivered event put in line at or after this time.' }) since: Date | null,
     @Ctx() context: GraphqlContext,
@@ -57,9 +60,12 @@ export class WebhookResolver {
     return (context.webhooks as NonNullable<GraphqlContext['webhooks']>).redeliver(view.name, { eventIds: eventIds ?? undefined, since: since ?? undefined })
   }
 
-  @Mutation(() => WebhookEndpoint, { description: 'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`.' })
+  @Mutation(() => WebhookEndpoint, {
+    description:
+      'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`.',
+  })
   async setWebhookEndpointEnabled(
-    @Arg('endpoint', () => String, { description: 'The endpoint\'s name.' }) endpoint: string,
+    @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
     @Arg('enabled', () => Boolean, { description: 'On (true) or off (false).' }) enabled: boolean,
     @Ctx() context: GraphqlContext,
   ): Promise<WebhookEndpoint> {

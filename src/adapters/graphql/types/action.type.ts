@@ -10,8 +10,8 @@ registerEnumType(ActionKind, {
   name: 'ActionKind',
   description: 'What an action asked the cloud to do.',
   valuesConfig: {
-    STOP_TASK: { description: 'Stop a running task (the cloud\'s `cancel_task`).' },
-    SEND_MESSAGE: { description: 'Send a text message to a connected client SDK, a broadcaster\'s app (the cloud\'s `send_txt_msg`).' },
+    STOP_TASK: { description: "Stop a running task (the cloud's `cancel_task`)." },
+    SEND_MESSAGE: { description: "Send a text message to a connected client SDK, a broadcaster's app (the cloud's `send_txt_msg`)." },
   },
 })
 
@@ -24,23 +24,24 @@ registerEnumType(ActionState, {
     PENDING: { description: 'Asked for; the cloud has not answered yet.' },
     SUCCEEDED: { description: 'The cloud answered `ret` 0. A stop is confirmed when the task ends (`endReason: STOPPED`).' },
     FAILED: {
-      description: 'The cloud answered `ret` ≠ 0, gave no answer within `upstream.actionTimeoutMs`, or could not be reached; or livegate refused the attempt (`refusal` says why). `message` says what went wrong.',
+      description:
+        'The cloud answered `ret` ≠ 0, gave no answer within `upstream.actionTimeoutMs`, or could not be reached; or livegate refused the attempt (`refusal` says why). `message` says what went wrong.',
     },
   },
 })
 
 // `id`, `state` and `task` are resolved by ActionResolver from the stored row.
-@ObjectType('Action', { simpleResolvers: true, implements: Node, description: 'An action asked for through livegate (a stop, a message), or an attempt livegate refused: the audit log\'s entry.' })
+@ObjectType('Action', { simpleResolvers: true, implements: Node, description: "An action asked for through livegate (a stop, a message), or an attempt livegate refused: the audit log's entry." })
 export class Action extends Node {
   @Field(() => ActionKind, { description: 'What it asked the cloud to do.' }) kind!: keyof typeof ActionKind
   @Field(() => String, { description: 'The service code it acted under.' }) serviceCode!: string
-  @Field(() => String, { nullable: true, description: 'The stopped task\'s `hashed_id`; null for a message.' }) taskId!: string | null
+  @Field(() => String, { nullable: true, description: "The stopped task's `hashed_id`; null for a message." }) taskId!: string | null
   @Field(() => String, { nullable: true, description: 'The user a message was sent to (`dst_username`); null for a stop.' }) userName!: string | null
-  @Field(() => String, { nullable: true, description: 'The API key\'s name that asked; null for the local user (no keys configured).' }) requestedBy!: string | null
+  @Field(() => String, { nullable: true, description: "The API key's name that asked; null for the local user (no keys configured)." }) requestedBy!: string | null
   @Field(() => String, { nullable: true, description: 'Why, as the operator said.' }) reason!: string | null
   @Field(() => DateTimeScalar, { description: 'When it was asked for.' }) requestedAt!: Date
-  @Field(() => Int, { nullable: true, description: 'The cloud\'s `ret` (0 = success); null when it gave none.' }) ret!: number | null
-  @Field(() => String, { nullable: true, description: 'The cloud\'s `msg`, or what went wrong (a timeout, an unreachable cloud, a refusal).' }) message!: string | null
+  @Field(() => Int, { nullable: true, description: "The cloud's `ret` (0 = success); null when it gave none." }) ret!: number | null
+  @Field(() => String, { nullable: true, description: "The cloud's `msg`, or what went wrong (a timeout, an unreachable cloud, a refusal)." }) message!: string | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'When it ended; null while PENDING.' }) finishedAt!: Date | null
   @Field(() => String, { nullable: true, description: 'The code livegate refused the attempt with before sending anything (`FORBIDDEN`, `RATE_LIMITED`); null for an action sent.' })
   refusal!: string | null
@@ -54,7 +55,7 @@ export class StopTaskPayload {
 
 @ObjectType('SendMessagePayload', { simpleResolvers: true, description: 'What `sendMessage` answers.' })
 export class SendMessagePayload {
-  @Field(() => Action, { description: 'The message\'s action, as recorded.' }) action!: Action
+  @Field(() => Action, { description: "The message's action, as recorded." }) action!: Action
 }
 
 @ObjectType('ActionConnection', { simpleResolvers: true, description: 'A page of the audit log, newest first.' })
@@ -70,6 +71,6 @@ export class ActionFilter {
 
 @ObjectType('Viewer', { simpleResolvers: true, description: 'The caller: what its API key may do.' })
 export class Viewer {
-  @Field(() => String, { nullable: true, description: 'The API key\'s name; null for the local user (no keys configured).' }) keyName!: string | null
+  @Field(() => String, { nullable: true, description: "The API key's name; null for the local user (no keys configured)." }) keyName!: string | null
   @Field(() => Boolean, { description: 'Whether it may act (`stopTask`, `sendMessage`): a key with `"can": ["operate"]`, or the local user.' }) canOperate!: boolean
 }

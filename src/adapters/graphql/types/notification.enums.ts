@@ -15,7 +15,6 @@ export const DisconnectReason = {
 } as const
 export type DisconnectReason = (typeof DisconnectReason)[keyof typeof DisconnectReason]
 
-
 registerEnumType(DisconnectReason, {
   name: 'DisconnectReason',
   description: 'Why a mobile client disconnected (`disconnect_reason` of a type 8 notification).',
@@ -32,7 +31,6 @@ export const ResumeStatus = {
   RESUMED: 'RESUMED',
 } as const
 export type ResumeStatus = (typeof ResumeStatus)[keyof typeof ResumeStatus]
-
 
 registerEnumType(ResumeStatus, {
   name: 'ResumeStatus',

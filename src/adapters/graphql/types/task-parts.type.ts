@@ -17,14 +17,14 @@ export class Recording {
   @Field(() => Float, { nullable: true, description: 'Its duration as the service gives it (`duration`); its unit is not published.' }) duration!: number | null
   @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of input of the live (`input_bytes`).' }) inputBytes!: number | null
   @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes sent through HTTP live (`http_output_bytes`).' }) httpOutputBytes!: number | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'The live start by the service\'s clock (`created_at`).' }) createdAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: "The live start by the service's clock (`created_at`)." }) createdAt!: Date | null
   @Field(() => DateTimeScalar, { description: 'When livegate received its notification.' }) receivedAt!: Date
 }
 
 /** What an `Output` resolves from: the fold's output with its id and the task it belongs to. */
 @ObjectType('Input', { simpleResolvers: true, description: 'A task input from the task list; a combined-screen task has several.' })
 export class Input {
-  @Field(() => String, { nullable: true, name: 'sourceUrl', simple: false, description: 'The address the input is pulled from (`url`); empty for the service\'s own tcp upload.' }) url!: string | null
+  @Field(() => String, { nullable: true, name: 'sourceUrl', simple: false, description: "The address the input is pulled from (`url`); empty for the service's own tcp upload." }) url!: string | null
   @Field(() => String, { nullable: true, description: 'The service code of the input (`service_code`).' }) serviceCode!: string | null
   @Field(() => String, { nullable: true, description: 'The user sending the input (`user_name`).' }) userName!: string | null
   @Field(() => String, { nullable: true, description: 'The device type (`device_type`), as text like `User.deviceType`.' }) deviceType!: string | null
@@ -33,9 +33,9 @@ export class Input {
 
 @ObjectType('Thumbnail', { simpleResolvers: true, description: 'A thumbnail picture of a task, from its type 9 notification.' })
 export class Thumbnail {
-  @Field(() => String, { nullable: true, name: 'imageUrl', simple: false, description: 'The picture\'s download address (`url`).' }) url!: string | null
+  @Field(() => String, { nullable: true, name: 'imageUrl', simple: false, description: "The picture's download address (`url`)." }) url!: string | null
   @Field(() => String, { nullable: true, description: 'Where the picture is saved, relative (`path`).' }) path!: string | null
-  @Field(() => String, { nullable: true, description: 'The picture\'s file name (`file_name`).' }) fileName!: string | null
+  @Field(() => String, { nullable: true, description: "The picture's file name (`file_name`)." }) fileName!: string | null
   @Field(() => Int, { nullable: true, description: 'Picture width in pixels.' }) width!: number | null
   @Field(() => Int, { nullable: true, description: 'Picture height in pixels.' }) height!: number | null
   @Field(() => DateTimeScalar, { description: 'When livegate received its notification.' }) receivedAt!: Date

@@ -35,7 +35,7 @@ registerEnumType(EndReason, {
 export class Task extends Node {
   @Field(() => String, { description: 'The service code the task runs under.' }) serviceCode!: string
   @Field(() => String, { nullable: true, description: 'The server the task is on (`vs_id`).' }) vsId!: string | null
-  @Field(() => String, { nullable: true, name: 'userName', simple: false, description: 'The user who started the live (`author`, else the task list\'s first input); the user itself is `user`.' })
+  @Field(() => String, { nullable: true, name: 'userName', simple: false, description: "The user who started the live (`author`, else the task list's first input); the user itself is `user`." })
   author!: string | null
   @Field(() => TaskStatus, { description: 'Where the task is in its life.' }) status!: keyof typeof TaskStatus
   @Field(() => EndReason, { nullable: true, description: 'Why it ended; null while it runs, or when no notification said why.' })
@@ -43,15 +43,17 @@ export class Task extends Node {
   @Field(() => Boolean, { nullable: true, description: 'A resumed (continued) live (`is_resume`).' }) isResume!: boolean | null
   @Field(() => Boolean, { nullable: true, description: 'Live only: not archived at the end (`live_only`).' }) liveOnly!: boolean | null
   @Field(() => String, { nullable: true, description: 'The business text given at creation (`opaque`), decoded.' }) opaque!: string | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'The live start by the service\'s clock (`created_at`), else first sight.' })
+  @Field(() => DateTimeScalar, { nullable: true, description: "The live start by the service's clock (`created_at`), else first sight." })
   startedAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When it ended: its live end by the service\'s clock, or when the task list stopped listing it; null while it runs.' }) endedAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: "When it ended: its live end by the service's clock, or when the task list stopped listing it; null while it runs." })
+  endedAt!: Date | null
   @Field(() => Boolean, { description: 'Listed by the latest successful task list answer.' }) listed!: boolean
   @Field(() => DateTimeScalar, { nullable: true, description: 'First listed by the task list.' }) firstSeenAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'Last listed by the task list.' }) lastSeenAt!: Date | null
   @Field(() => DateTimeScalar, {
     nullable: true,
-    description: 'When a task list poll last confirmed this task: the latest answer that listed it, or the first that no longer did (null if no answer ever did). Later answers are in `upstream(serviceCode).lastSuccessAt`.',
+    description:
+      'When a task list poll last confirmed this task: the latest answer that listed it, or the first that no longer did (null if no answer ever did). Later answers are in `upstream(serviceCode).lastSuccessAt`.',
   })
   confirmedAt!: Date | null
   @Field(() => String, { nullable: true, description: 'The prefix of the HTTP flv play address (`http_live_url`).' }) httpLiveUrl!: string | null
@@ -75,10 +77,14 @@ export class TaskFilter {
   @Field(() => [TaskStatus], { nullable: true, description: 'Any of these statuses; an empty list matches every status.' }) status?: Array<keyof typeof TaskStatus> | null
   @Field(() => String, {
     nullable: true,
-    description: 'Tasks whose user name starts with this text, ignoring the case of the letters A–Z (other characters must match exactly): what a search box expects. For one user\'s tasks exactly, use `userIds` or `User.tasks`.',
+    description:
+      "Tasks whose user name starts with this text, ignoring the case of the letters A–Z (other characters must match exactly): what a search box expects. For one user's tasks exactly, use `userIds` or `User.tasks`.",
   })
   userName?: string | null
-  @Field(() => [ID], { nullable: true, description: `Tasks started by any of these users, by global id (\`User.id\`), exactly: what a user page follows (at most ${MAX_FILTER_IDS}). An empty list matches nothing.` })
+  @Field(() => [ID], {
+    nullable: true,
+    description: `Tasks started by any of these users, by global id (\`User.id\`), exactly: what a user page follows (at most ${MAX_FILTER_IDS}). An empty list matches nothing.`,
+  })
   userIds?: string[] | null
   @Field(() => String, { nullable: true, description: 'Tasks on this server (`vs_id`), exactly.' }) vsId?: string | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'Started at or after this time.' }) startedFrom?: Date | null
@@ -96,5 +102,5 @@ export class TaskCounts {
   @Field(() => Int, { description: 'Tasks that are ENDED.' }) ended!: number
   @Field(() => Int, { description: 'Every matching task.' }) total!: number
   @Field(() => Int, { description: 'Concurrent HTTP live connections now: the sum of `Output.connections` over the tasks the latest task list answer lists.' }) viewers!: number
-  @Field(() => SafeIntScalar, { description: 'Bytes sent through HTTP live: the sum of the task list\'s `http_output_bytes` over the tasks it lists now.' }) outputBytes!: number
+  @Field(() => SafeIntScalar, { description: "Bytes sent through HTTP live: the sum of the task list's `http_output_bytes` over the tasks it lists now." }) outputBytes!: number
 }

@@ -36,12 +36,12 @@ export class UpstreamErrorInfo {
   @Field(() => DateTimeScalar, { description: 'When the failed request was made.' }) at!: Date
   @Field(() => UpstreamErrorKind, { description: 'What kind of failure it was.' }) kind!: UpstreamErrorKind
   @Field(() => String, { description: 'What went wrong, in words (never a secret or a signature).' }) message!: string
-  @Field(() => Int, { nullable: true, description: 'The service\'s non-zero `ret`, for kind RET.' }) ret!: number | null
+  @Field(() => Int, { nullable: true, description: "The service's non-zero `ret`, for kind RET." }) ret!: number | null
 }
 
 @ObjectType('UpstreamStatus', {
   simpleResolvers: true,
-  description: 'How fresh one service code\'s task list is, as the poller last stored it (shared by every gateway instance).',
+  description: "How fresh one service code's task list is, as the poller last stored it (shared by every gateway instance).",
 })
 export class UpstreamStatus {
   @Field(() => String, { description: 'The service code this is about.' }) serviceCode!: string
@@ -55,7 +55,7 @@ export class UpstreamStatus {
   consecutiveFailures!: number
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the last poll, successful or not, was made.' }) lastPollAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'When the last successful poll was made: what the stored tasks and users are as fresh as.' }) lastSuccessAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When the next poll is due (by the polling instance\'s clock).' }) nextPollAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: "When the next poll is due (by the polling instance's clock)." }) nextPollAt!: Date | null
   @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
   @Field(() => Int, { nullable: true, description: 'How long the last poll took, in milliseconds, whatever its outcome.' }) lastLatencyMs!: number | null
   @Field(() => Int, { nullable: true, description: 'Tasks in the last successful answer.' }) taskCount!: number | null

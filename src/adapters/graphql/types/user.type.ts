@@ -14,7 +14,7 @@ export class Disconnect {
 }
 
 // `id` and `tasks` are resolved by UserResolver.
-@ObjectType('User', { simpleResolvers: true, implements: Node, description: 'A user of a service code: the task list\'s users, and the users notifications name.' })
+@ObjectType('User', { simpleResolvers: true, implements: Node, description: "A user of a service code: the task list's users, and the users notifications name." })
 export class User extends Node {
   @Field(() => String, { description: 'The service code the user belongs to.' }) serviceCode!: string
   @Field(() => String, { description: 'The user name (`user_name`, `author` or `username`); unique within its service code.' }) userName!: string

@@ -41,7 +41,7 @@ registerEnumType(WebhookDeliveryStatus, {
 
 @ObjectType('WebhookDelivery', { simpleResolvers: true, description: 'The delivery of one event to one endpoint: every attempt carries the same `webhook-id` (`eventId`).' })
 export class WebhookDelivery {
-  @Field(() => ID, { description: 'The event\'s stable id, sent as `webhook-id` on every attempt: a receiver deduplicates by it.' })
+  @Field(() => ID, { description: "The event's stable id, sent as `webhook-id` on every attempt: a receiver deduplicates by it." })
   eventId!: string
 
   @Field(() => String, { description: 'The event type, e.g. `callback.live_start`, `task.ended`.' })
@@ -72,7 +72,7 @@ export class WebhookDelivery {
   deliveredAt!: Date | null
 }
 
-@ObjectType('WebhookDeliveryConnection', { simpleResolvers: true, description: 'An endpoint\'s deliveries, newest first.' })
+@ObjectType('WebhookDeliveryConnection', { simpleResolvers: true, description: "An endpoint's deliveries, newest first." })
 export class WebhookDeliveryConnection extends ConnectionType('WebhookDelivery', () => WebhookDelivery) {}
 
 @ObjectType('WebhookEndpoint', { description: 'A configured webhook endpoint (`webhooks.endpoints[]`) and how its deliveries stand.' })

@@ -221,7 +221,13 @@ export class CallbackSpool {
       const batch = this.pending.splice(0, count)
       this.pendingBytes -= bytes
       try {
-        await this.write(Buffer.concat(batch.map((item) => item.line), bytes), batch.length)
+        await this.write(
+          Buffer.concat(
+            batch.map((item) => item.line),
+            bytes,
+          ),
+          batch.length,
+        )
       } catch (error) {
         for (const item of batch) item.reject(error)
         continue
