@@ -24,6 +24,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'task.callback_missing',
   'upstream.stale',
   'upstream.recovered',
+  'action.succeeded',
+  'action.failed',
 ] as const
 
 /** One event type a webhook carries. */

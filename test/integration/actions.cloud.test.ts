@@ -16,6 +16,7 @@ import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, type ServeProcess, startListeningProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { subscribe } from '../support/subscription.client.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
 
 // The simulator plays TESTING and OTHER (two tenants) as its own process; HANGING's cloud takes
 // requests and never answers; DOWN's cannot be reached at all.
@@ -47,6 +48,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
   let simulator: ServeProcess
   let simulatorUrl: string
   let hanging: Server
+  let receiver: Receiver
   const held: Array<{ path: string; release: () => void }> = []
 
   beforeAll(async () => {
@@ -58,6 +60,8 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`
     simulatorUrl = `http://127.0.0.1:${simulatorPort}`
     db = await openTestDatabase()
+    // Actions are webhook events too: TESTING's go to a receiver that verifies every signature.
+    receiver = await startReceiver()
     gateway = await startGateway(
       loadConfig({
         env: {},
@@ -77,6 +81,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
           ],
           upstream: { pollIntervalMs: POLL_MS, timeoutMs: 2000, retries: 0, actionTimeoutMs: 3000 },
           limits: { actionsPerMinute: 1000 },
+          webhooks: { endpoints: [{ name: 'ops', url: `${receiver.url}/hooks/ops`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['action.*'] }] },
         },
       }),
       { database: db.database },
@@ -106,6 +111,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     hanging?.closeAllConnections()
     await new Promise((resolve) => hanging?.close(resolve))
     await gateway?.close()
+    await receiver?.stop()
     await db?.drop()
   })
 
@@ -276,5 +282,22 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const stopped = await run(KEYS.operator, STOP, { id: task.id, reason: 'over ws' })
     expect(stopped.events[0].stopTask.action).toMatchObject({ state: 'SUCCEEDED', taskId: task.taskId })
     await expect.poll(async () => (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.operator) })).data?.task.endReason, { timeout: 30_000, interval: 100 }).toBe('STOPPED')
+  })
+
+  it('tells the webhooks: action.succeeded and action.failed, signed, with the action as Action shapes it and never the message text', async () => {
+    const types = async () => (await receiver.received('/hooks/ops')).map((receipt) => receipt.body.type)
+    await expect.poll(types, { timeout: 30_000 }).toEqual(expect.arrayContaining(['action.succeeded', 'action.failed']))
+    const receipts = await receiver.received('/hooks/ops')
+    expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+    // Only TESTING's endpoint: HANGING's and DOWN's failures are not its business.
+    expect(receipts.every((receipt) => receipt.body.data.serviceCode === 'TESTING')).toBe(true)
+    const stop = receipts.find((receipt) => receipt.body.type === 'action.succeeded' && (receipt.body.data.action as { kind: string }).kind === 'STOP_TASK')
+    expect(stop?.body.data).toMatchObject({ taskId: expect.any(String), action: { id: expect.any(String), kind: 'STOP_TASK', state: 'SUCCEEDED', requestedBy: 'operator' } })
+    const failed = receipts.find((receipt) => receipt.body.type === 'action.failed' && (receipt.body.data.action as { kind: string }).kind === 'SEND_MESSAGE')
+    expect(failed?.body.data).toMatchObject({ action: { kind: 'SEND_MESSAGE', state: 'FAILED', ret: 40402, message: 'no such user' } })
+    // The failed message's text was "hello": no body carries a message's text.
+    const bodies = JSON.stringify(receipts.map((receipt) => receipt.body))
+    expect(bodies).not.toContain('hello')
+    expect(bodies).not.toContain('"text"')
   })
 })

@@ -3,6 +3,7 @@ import type { Db } from '../database.client.js'
 import { resultRows } from '../database.client.js'
 import { type ActionRow, actions, type NewActionRow } from '../tables/action.table.js'
 import { notifyStatement } from '../notify.statements.js'
+import { appendWebhookEvents } from './webhook.statements.js'
 
 /** What {@link recordAction} found: a new row, or the row an earlier request with the same idempotency key made. */
 export type Recorded = { fresh: true; row: ActionRow } | { fresh: false; row: ActionRow }
@@ -63,6 +64,7 @@ export async function finishAction(db: Db, id: number, outcome: ActionOutcome, a
     if (!row) return undefined
     if (alsoInTransaction) await alsoInTransaction(tx)
     await announce(tx, id)
+    await tellWebhooks(tx, [row])
     return row
   })
 }
@@ -77,8 +79,9 @@ export async function abandonPending(db: Db, before: Date, finishedAt: Date): Pr
       .update(actions)
       .set({ state: 'FAILED', finishedAt, message: "livegate stopped before the cloud's answer was recorded; the cloud may have acted." })
       .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
-      .returning({ id: actions.id })
+      .returning()
     for (const row of rows) await announce(tx, row.id)
+    await tellWebhooks(tx, rows)
     return rows.length
   })
 }
@@ -94,4 +97,37 @@ export async function pruneActions(db: Db, cutoff: Date, limit: number): Promise
 async function announce(tx: Db, id: number): Promise<void> {
   const notify = notifyStatement([{ kind: 'action', id }])
   if (notify) await tx.execute(notify)
+}
+
+/**
+ * An action that ended is an event for the webhooks too (`action.succeeded`, `action.failed`),
+ * written in the transaction that ends it: the outbox and the audit never disagree. What the
+ * message said is never in it, as it is never in the log lines.
+ */
+async function tellWebhooks(tx: Db, rows: readonly ActionRow[]): Promise<void> {
+  const ended = rows.filter((row) => row.state === 'SUCCEEDED' || row.state === 'FAILED')
+  if (ended.length === 0) return
+  await appendWebhookEvents(
+    tx,
+    ended.map((row) => ({
+      type: row.state === 'SUCCEEDED' ? 'action.succeeded' : 'action.failed',
+      serviceCode: row.serviceCode,
+      taskId: row.taskId,
+      occurredAt: row.finishedAt ?? new Date(),
+      facts: {
+        action: {
+          actionId: row.id,
+          kind: row.kind,
+          userName: row.userName,
+          requestedBy: row.requestedBy,
+          reason: row.reason,
+          state: row.state,
+          ret: row.ret,
+          message: row.message,
+          requestedAt: row.requestedAt.toISOString(),
+          finishedAt: row.finishedAt?.toISOString() ?? null,
+        },
+      },
+    })),
+  )
 }

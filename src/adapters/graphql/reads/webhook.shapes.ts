@@ -14,6 +14,13 @@ export const webhookShapes: WebhookShapes = {
   },
   event(row) {
     const task = row.taskId === null ? {} : { id: toGlobalId('Task', row.serviceCode, row.taskId), taskId: row.taskId }
-    return { ...task, serviceCode: row.serviceCode, ...row.facts }
+    const { action, ...facts } = row.facts as { action?: { actionId: number } & Record<string, unknown> }
+    // An action's event carries the action as `Action` shapes it: its global id, beside the task's.
+    const shaped = action ? { action: { id: toGlobalId('Action', action.actionId), ...withoutRowId(action) } } : {}
+    return { ...task, serviceCode: row.serviceCode, ...facts, ...shaped }
   },
+}
+
+function withoutRowId({ actionId: _rowId, ...rest }: { actionId: number } & Record<string, unknown>): Record<string, unknown> {
+  return rest
 }
