@@ -74,7 +74,11 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
   const judge = (inbound: InboundRequest) =>
     inSpan('callback verdict', {}, (span) => {
       const verdict = judgeCallback(inbound, policy)
-      span?.setAttributes(verdict.ok ? { 'livegate.callback.verdict': 'accepted', 'livegate.callback.type': verdict.row.type, 'livegate.service_code': verdict.row.serviceCode } : { 'livegate.callback.verdict': verdict.error.code })
+      span?.setAttributes(
+        verdict.ok
+          ? { 'livegate.callback.verdict': 'accepted', 'livegate.callback.type': verdict.row.type, 'livegate.service_code': verdict.row.serviceCode }
+          : { 'livegate.callback.verdict': verdict.error.code },
+      )
       return verdict
     })
   const commit = (row: CallbackRecord) =>

@@ -56,7 +56,11 @@ query DashboardTask($id: ID!) {
   const count = (n) => (n === null || n === undefined ? '–' : numbers.format(n))
   const bitrate = (bps) => {
     if (bps === null || bps === undefined) return '–'
-    const units = [['Gb/s', 1e9], ['Mb/s', 1e6], ['kb/s', 1e3]]
+    const units = [
+      ['Gb/s', 1e9],
+      ['Mb/s', 1e6],
+      ['kb/s', 1e3],
+    ]
     for (const [unit, size] of units) if (bps >= size) return `${(bps / size).toFixed(bps >= size * 10 ? 0 : 1)} ${unit}`
     return `${Math.round(bps)} b/s`
   }
@@ -164,7 +168,11 @@ query DashboardTask($id: ID!) {
           { label: 'Viewers', scale: 'y', stroke: cssVar('--viewers'), fill: cssVar('--viewers-fill'), width: 2, value: (_u, v) => count(v), points: { show: false } },
           { label: 'Live tasks', scale: 'tasks', stroke: cssVar('--tasks'), width: 2, paths: uPlot.paths.stepped({ align: 1 }), value: (_u, v) => count(v), points: { show: false } },
         ],
-        axes: [axis, { ...axis, scale: 'y', values: (_u, ticks) => ticks.map(count) }, { ...axis, scale: 'tasks', side: 1, grid: { show: false }, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')) }],
+        axes: [
+          axis,
+          { ...axis, scale: 'y', values: (_u, ticks) => ticks.map(count) },
+          { ...axis, scale: 'tasks', side: 1, grid: { show: false }, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')) },
+        ],
         legend: { live: true },
       }
     }
@@ -174,7 +182,11 @@ query DashboardTask($id: ID!) {
       this.series = [[], [], []]
       this.peaks = []
       for (const point of points) this.addPoint(Date.parse(point.at), point.viewers || 0, point.liveTasks || 0, point.viewersMax || point.viewers || 0)
-      for (const task of tasks) this.upsert(task, (task.metrics || []).filter((m) => m.inputBitrate !== null).map((m) => [Date.parse(m.at) / 1000, m.inputBitrate]))
+      for (const task of tasks)
+        this.upsert(
+          task,
+          (task.metrics || []).filter((m) => m.inputBitrate !== null).map((m) => [Date.parse(m.at) / 1000, m.inputBitrate]),
+        )
       this.loaded = true
       const last = this.series[0].at(-1) ?? 0
       for (const sample of this.early.splice(0)) this.sample(sample, last)
@@ -313,7 +325,17 @@ query DashboardTask($id: ID!) {
           legend: { show: false },
           select: { show: false },
           axes: [{ show: false }, { show: false }],
-          scales: { x: { time: true, range: () => spanShown(this.spark.map((point) => point[0]), SPARK_MS) }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+          scales: {
+            x: {
+              time: true,
+              range: () =>
+                spanShown(
+                  this.spark.map((point) => point[0]),
+                  SPARK_MS,
+                ),
+            },
+            y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
+          },
           series: [{}, { stroke: cssVar('--bitrate'), fill: cssVar('--bitrate-fill'), width: 1.5, points: { show: false } }],
         },
         [[], []],
@@ -387,7 +409,10 @@ query DashboardTask($id: ID!) {
       const now = Date.now()
       const data = await request(SERVICE, { serviceCode: service.code, from: new Date(now - HOUR_MS).toISOString(), sparkFrom: new Date(now - SPARK_MS).toISOString() })
       if (run !== generation) return
-      service.load(data.serviceMetrics, [...data.live.edges, ...data.ended.edges].map((edge) => edge.node))
+      service.load(
+        data.serviceMetrics,
+        [...data.live.edges, ...data.ended.edges].map((edge) => edge.node),
+      )
     } catch (error) {
       if (run === generation) failed(error)
     }
@@ -426,10 +451,13 @@ query DashboardTask($id: ID!) {
   function summarySoon() {
     if (summaryTimer) return
     const run = generation
-    summaryTimer = setTimeout(() => {
-      summaryTimer = undefined
-      void summary(run)
-    }, Math.max(0, summaryAt + SUMMARY_EVERY_MS - Date.now()))
+    summaryTimer = setTimeout(
+      () => {
+        summaryTimer = undefined
+        void summary(run)
+      },
+      Math.max(0, summaryAt + SUMMARY_EVERY_MS - Date.now()),
+    )
   }
 
   function failed(error) {
@@ -451,21 +479,24 @@ query DashboardTask($id: ID!) {
   }
 
   function listen(query, onEvent, run) {
-    socket.subscribe({ query }, {
-      next: (result) => {
-        if (run !== generation) return
-        if (result.errors) return say(`Subscription error: ${result.errors.map((e) => e.message).join('; ')}`, 'error')
-        onEvent(result.data)
-        redraw()
-        summarySoon()
+    socket.subscribe(
+      { query },
+      {
+        next: (result) => {
+          if (run !== generation) return
+          if (result.errors) return say(`Subscription error: ${result.errors.map((e) => e.message).join('; ')}`, 'error')
+          onEvent(result.data)
+          redraw()
+          summarySoon()
+        },
+        error: (error) => {
+          if (run !== generation) return
+          if (error && error.code === 4401) return failed(new KeyNeeded())
+          if (Array.isArray(error)) say(`Subscription error: ${error.map((e) => e.message).join('; ')}`, 'error')
+        },
+        complete: () => {},
       },
-      error: (error) => {
-        if (run !== generation) return
-        if (error && error.code === 4401) return failed(new KeyNeeded())
-        if (Array.isArray(error)) say(`Subscription error: ${error.map((e) => e.message).join('; ')}`, 'error')
-      },
-      complete: () => {},
-    })
+    )
   }
 
   // One row per endpoint the key may see; the panel stays hidden when there is none.
@@ -553,11 +584,15 @@ query DashboardTask($id: ID!) {
     })
     // Subscribed first, so no answer falls between what is read and what is pushed.
     listen(SAMPLES, (data) => serviceFor(data.metricsSampled.task.serviceCode).sample(data.metricsSampled), run)
-    listen(CHANGES, (data) => {
-      const task = data.taskChanged
-      const service = serviceFor(task.serviceCode)
-      if (service.loaded) service.upsert(task)
-    }, run)
+    listen(
+      CHANGES,
+      (data) => {
+        const task = data.taskChanged
+        const service = serviceFor(task.serviceCode)
+        if (service.loaded) service.upsert(task)
+      },
+      run,
+    )
     void summary(run)
     webhookRows.clear()
     webhooksEl.querySelector('tbody').replaceChildren()

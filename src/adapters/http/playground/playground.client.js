@@ -24,8 +24,7 @@
   // GraphiQL keeps the previous tab's operation name (or none) for a moment after a tab switch; a
   // run in that moment named an operation the document does not have, or went over HTTP although
   // it is a subscription. A document of one operation is always run as that operation.
-  const operationsIn = (query) =>
-    [...query.replace(/#[^\n]*/g, '').matchAll(/\b(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => ({ kind: match[1], name: match[2] }))
+  const operationsIn = (query) => [...query.replace(/#[^\n]*/g, '').matchAll(/\b(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => ({ kind: match[1], name: match[2] }))
   const fetcher = (params, options) => {
     headers = (options && options.headers) || {}
     const operations = operationsIn(params.query || '')
