@@ -23,3 +23,16 @@ function epochDates(value: unknown): unknown {
   for (const [key, inner] of Object.entries(value)) out[key] = epochDates(inner)
   return out
 }
+
+/**
+ * A task as the graph answers it: derived just now (times as `Date`s) or read as stored (times
+ * as epoch milliseconds). The `DateTime` scalar writes both alike; code that computes with a
+ * time reads it through {@link epochOf}.
+ */
+export type TaskView = TaskNode | StoredTaskNode
+
+/** A time of a {@link TaskView} as epoch milliseconds, whichever form it came in. */
+export function epochOf(time: Date | number | null | undefined): number | null {
+  if (time === null || time === undefined) return null
+  return typeof time === 'number' ? time : time.getTime()
+}

@@ -1,4 +1,4 @@
-import type { OutputNode, TaskNode, UserNode } from '../../../fold/graph.model.js'
+import type { OutputNode, UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
 import { actionsByIds } from '../../../storage/outbound/action.queries.js'
@@ -9,13 +9,17 @@ import { type GlobalId, toGlobalId } from '../global.id.js'
 import { type NotificationNode, notificationNode } from './notification.view.js'
 import { tagNode } from '../types/node.type.js'
 import { notificationTypeName } from '../types/notification.type.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import type { OutputView } from '../types/output.type.js'
 
 /** What a `Node` resolves from. */
-export type NodeValue = TaskNode | UserNode | (OutputNode & OutputView) | NotificationNode | ActionRow
+/** An output as `Output` resolves from: of a derived task or of a stored one. */
+export type OutputValue = TaskView['outputs'][number] & OutputView
+
+export type NodeValue = TaskView | UserNode | OutputValue | NotificationNode | ActionRow
 
 /** A task's global id: of its service code and `hashed_id`. */
-export function taskGlobalId(task: Pick<TaskNode, 'serviceCode' | 'id'>): string {
+export function taskGlobalId(task: Pick<TaskView, 'serviceCode' | 'id'>): string {
   return toGlobalId('Task', task.serviceCode, task.id)
 }
 
@@ -26,12 +30,12 @@ export function userGlobalId(user: Pick<UserNode, 'serviceCode' | 'userName'>): 
 
 // An output is the fold's join of its tag and container (outputKey in src/fold/task.fold.ts);
 // its index can change as notifications arrive, so it is no part of the id.
-function outputKeyOf(output: OutputNode): string {
+function outputKeyOf(output: Pick<OutputNode, 'tag' | 'format'>): string {
   return `${output.tag ?? ''}|${output.format?.container ?? ''}`
 }
 
 /** A task's outputs as `Output` values: each with its global id and its task. */
-export function outputViews(task: TaskNode): Array<OutputNode & OutputView> {
+export function outputViews(task: TaskView): OutputValue[] {
   return task.outputs.map((output) => ({ ...output, id: toGlobalId('Output', task.serviceCode, task.id, outputKeyOf(output)), task }))
 }
 

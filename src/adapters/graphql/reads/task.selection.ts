@@ -1,7 +1,8 @@
 import type { FieldNode, FragmentDefinitionNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql'
-import type { TaskNode } from '../../../fold/graph.model.js'
+
 import { deriveTask } from '../../../fold/task.derive.js'
 import type { TaskColumn, TaskListRow } from '../../../storage/graph/task.queries.js'
+import type { StoredTaskNode, TaskView } from '../../../storage/tables/task.node.js'
 
 /**
  * Which stored columns each field of `Task` is answered from. The keys (`id`, `serviceCode`) are
@@ -66,12 +67,12 @@ export function asksForPageInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'f
 const readsPageInfo = new WeakMap<FieldNode, boolean>()
 
 /** A task row as the node `Task` resolves from: the stored node when it was read, else the columns that were. */
-export function taskNodeOf(row: TaskListRow): TaskNode {
+export function taskNodeOf(row: TaskListRow): TaskView | StoredTaskNode {
   // Stored times are epoch milliseconds, which the DateTime scalar writes as it writes a Date.
-  if (row.node) return row.node as unknown as TaskNode
+  if (row.node) return row.node
   if (row.state) return deriveTask(row.state)
   const { taskId: id, serviceCode, status, endReason, author } = row
-  return { id, serviceCode, status, endReason, author } as TaskNode
+  return { id, serviceCode, status, endReason, author } as TaskView
 }
 
 function fieldsNamed(set: SelectionSetNode | undefined, name: string | undefined, fragments: Record<string, FragmentDefinitionNode>, into: FieldNode[] = []): FieldNode[] {

@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader'
-import type { TaskNode } from '../../../fold/graph.model.js'
+
 import { deriveTask } from '../../../fold/task.derive.js'
 import { type ActionArgs, textProblem } from '../../../model/action.model.js'
 import { type ActionCriteria, actionPage, countActions, latestStops } from '../../../storage/outbound/action.queries.js'
@@ -14,6 +14,7 @@ import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnect
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { overflowAction, requireHub } from './realtime.subscription.js'
 import { Action, ActionConnection, ActionFilter, ActionState, SendMessagePayload, StopTaskPayload, Viewer } from '../types/action.type.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import { Task } from '../types/task.type.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
@@ -34,7 +35,7 @@ export class ActionResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'Send the same key again (within 24 h, with the same arguments) to get the same action back without stopping twice.' })
     idempotencyKey: string | null | undefined,
     @Ctx() context: GraphqlContext,
-  ): Promise<{ action: ActionRow; task: TaskNode | null }> {
+  ): Promise<{ action: ActionRow; task: TaskView | null }> {
     const [serviceCode = '', taskId = ''] = requireGlobalId(id, 'id', ['Task']).key
     const request = checkedRequest(reason, idempotencyKey)
     const runner = requireRunner(context.actions)
@@ -128,7 +129,7 @@ export class ActionResolver {
 @Resolver(() => Task)
 export class TaskStopRequestResolver {
   @FieldResolver(() => Action, { nullable: true, description: 'The latest stop asked for this task through livegate (`stopTask`); null when none was.' })
-  async stopRequest(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<ActionRow | null> {
+  async stopRequest(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<ActionRow | null> {
     return (await stopLoaderOf(context).load(`${task.serviceCode}\u0000${task.id}`)) ?? null
   }
 }

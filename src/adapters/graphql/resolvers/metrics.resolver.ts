@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader'
 import { GraphQLError } from 'graphql'
-import type { TaskNode } from '../../../fold/graph.model.js'
+
 import { taskHealth } from '../../../fold/task.health.js'
 import { type LiveTaskRow, liveTasksByKeys, type MetricPointRow, reconciliation, serviceMetrics, type ServiceMetricPointRow, taskMetrics } from '../../../storage/history/metrics.queries.js'
 import type { TaskSampleEvent } from '../../../work/graph/sample.hub.js'
@@ -15,6 +15,7 @@ import { taskQuery } from './task.resolver.js'
 import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/metrics.type.js'
 import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
+import { epochOf, type TaskView } from '../../../storage/tables/task.node.js'
 import { DateTimeScalar } from '../types/scalars.type.js'
 
 const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
@@ -24,14 +25,11 @@ const FROM = "The window's start (inclusive)."
 const TO = "The window's end (exclusive); now by default."
 const HOUR = 3_600_000
 
-// A node read from its stored form holds its times as epoch milliseconds, a derived one as Dates.
-const msOf = (value: Date | number | null | undefined): number | null => (value === null || value === undefined ? null : typeof value === 'number' ? value : value.getTime())
-
 // One loader per request (or subscription operation), uncached: a subscription's context lives
 // across events, and each event must read the task's latest sample, not the first it saw.
 const liveLoaders = new WeakMap<object, DataLoader<{ serviceCode: string; taskId: string }, LiveTaskRow | undefined, string>>()
 
-function liveOf(context: GraphqlContext, task: TaskNode): Promise<LiveTaskRow | undefined> {
+function liveOf(context: GraphqlContext, task: TaskView): Promise<LiveTaskRow | undefined> {
   let loader = liveLoaders.get(context.loaders)
   if (!loader) {
     loader = new DataLoader(
@@ -52,7 +50,7 @@ export class TaskMetricsResolver {
     description: 'Its audience and bitrates over time, oldest first. By default over its life, at most the last 24 hours (and at most 10,000 points of the step).',
   })
   async metrics(
-    @Root() task: TaskNode,
+    @Root() task: TaskView,
     @Arg('step', () => MetricStep, { nullable: true, defaultValue: 'MINUTE', description: STEP }) stepArg: MetricStep | null,
     @Arg('from', () => DateTimeScalar, { nullable: true, description: FROM }) from: Date | null | undefined,
     @Arg('to', () => DateTimeScalar, { nullable: true, description: TO }) to: Date | null | undefined,
@@ -60,31 +58,31 @@ export class TaskMetricsResolver {
   ): Promise<MetricPointRow[]> {
     const step = stepArg ?? 'MINUTE'
     const ended = task.status === 'ENDED' && !task.listed
-    const end = ended ? Math.max(msOf(task.endedAt) ?? 0, msOf(task.lastSeenAt) ?? 0) + 1 : null
-    const starts = [msOf(task.firstSeenAt), msOf(task.startedAt)].filter((at): at is number => at !== null)
+    const end = ended ? Math.max(epochOf(task.endedAt) ?? 0, epochOf(task.lastSeenAt) ?? 0) + 1 : null
+    const starts = [epochOf(task.firstSeenAt), epochOf(task.startedAt)].filter((at): at is number => at !== null)
     const window = metricsWindow({ step, from, to }, config, Date.now(), { start: starts.length > 0 ? Math.min(...starts) : null, end })
     return taskMetrics(db, { serviceCode: task.serviceCode, taskId: task.id }, step, window)
   }
 
   @FieldResolver(() => Int, { nullable: true, description: 'Concurrent HTTP-flv viewers at its latest sample; null when the latest task list answer does not list it.' })
-  async viewers(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<number | null> {
+  async viewers(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<number | null> {
     const live = await liveOf(context, task)
     return live?.listed ? live.viewers : null
   }
 
   @FieldResolver(() => Int, { nullable: true, description: 'The most concurrent HTTP-flv viewers in one of its samples; null before its first sample.' })
-  async peakViewers(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<number | null> {
+  async peakViewers(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<number | null> {
     return (await liveOf(context, task))?.peakViewers ?? null
   }
 
   @FieldResolver(() => TaskHealth, { description: 'Its health: live and fed, starving, reconnecting, ended, or unknown; a change is pushed on `taskChanged`.' })
-  async health(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<TaskHealth> {
+  async health(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<TaskHealth> {
     const live = await liveOf(context, task)
-    const waiting = msOf(task.resumes?.[task.resumes.length - 1]?.at)
+    const waiting = epochOf(task.resumes?.[task.resumes.length - 1]?.at)
     const view = taskHealth({
       status: task.status,
       listed: task.listed,
-      endedAt: msOf(task.endedAt),
+      endedAt: epochOf(task.endedAt),
       waitingSince: waiting,
       sampled: live ? { health: live.health, since: live.healthSince.getTime() } : undefined,
       stale: context.upstream.isStale(task.serviceCode),
@@ -95,7 +93,7 @@ export class TaskMetricsResolver {
   @FieldResolver(() => [NotificationKind], {
     description: 'Callbacks the task list showed were due and that did not come within `reconcile.graceMs`: LIVE_START (listed live, no type 0), LIVE_END (left the list, no type 1).',
   })
-  async missingCallbacks(@Root() task: TaskNode, @Ctx() context: GraphqlContext): Promise<NotificationKind[]> {
+  async missingCallbacks(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<NotificationKind[]> {
     const live = await liveOf(context, task)
     const kinds: NotificationKind[] = []
     if (live?.missingStart) kinds.push('LIVE_START')

@@ -15,7 +15,8 @@ import { User } from '../types/user.type.js'
 import { CALLBACK_KINDS } from '../../../model/callback.parse.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
-import type { TaskNode, UserNode } from '../../../fold/graph.model.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
+import type { UserNode } from '../../../fold/graph.model.js'
 
 // More types than the service publishes, and far below the statement's parameter bound.
 const MAX_TYPES = 100
@@ -47,7 +48,7 @@ export class NotificationResolver {
   }
 
   @FieldResolver(() => Task, { nullable: true, description: 'The task it is about; null when the callback names none, or livegate has not folded it.' })
-  async task(@Root() node: NotificationNode, @Ctx() { loaders }: GraphqlContext): Promise<TaskNode | null> {
+  async task(@Root() node: NotificationNode, @Ctx() { loaders }: GraphqlContext): Promise<TaskView | null> {
     if (node.taskId === null) return null
     const row = await loaders.task.load({ serviceCode: node.serviceCode, taskId: node.taskId })
     return row ? deriveTask(row.state) : null

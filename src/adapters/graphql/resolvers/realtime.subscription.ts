@@ -1,5 +1,5 @@
 import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../../storage/notification.queries.js'
-import type { TaskNode } from '../../../fold/graph.model.js'
+
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
 import type { EventHub } from '../../../work/realtime/event.hub.js'
 import type { DirectSource, SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
@@ -12,6 +12,7 @@ import { Notification } from '../types/notification.type.js'
 import { Task, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 import { taskQuery } from './task.resolver.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import { graphqlError } from '../graphql.errors.js'
 
 const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
@@ -51,13 +52,13 @@ export class RealtimeSubscription {
     },
   })
   taskChanged(
-    @Root() task: TaskNode,
+    @Root() task: TaskView,
     @Arg('filter', () => TaskFilter, {
       nullable: true,
       description: 'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All the caller may read when absent.',
     })
     _filter: TaskFilter | null,
-  ): TaskNode {
+  ): TaskView {
     return task
   }
 }

@@ -2,23 +2,24 @@ import { countNotifications, type NotificationRow, notificationPage } from '../.
 import type { GraphQLResolveInfo } from 'graphql'
 import { countTasks, listTasks, type TaskColumn, type TaskKey, type TaskQuery, taskCountsByServiceCode, type TaskCountsRow } from '../../../storage/graph/task.queries.js'
 import type { Db } from '../../../storage/database.client.js'
-import type { OutputNode, TaskNode, UserNode } from '../../../fold/graph.model.js'
+import type { UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId } from '../global.id.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
-import { outputViews, taskGlobalId } from '../reads/node.view.js'
+import { type OutputValue, outputViews, taskGlobalId } from '../reads/node.view.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import { type ConnectionData, PAGE_ARGUMENTS, type PageWindow, pageWindow, taskCursor, toConnection } from '../connection.pagination.js'
 import { asksForPageInfo, taskColumnsOf, taskNodeOf } from '../reads/task.selection.js'
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
 import { NotificationConnection } from '../types/notification.type.js'
-import { Output, type OutputView } from '../types/output.type.js'
+import { Output } from '../types/output.type.js'
 import { MAX_FILTER_IDS, Task, TaskConnection, TaskCounts, TaskFilter } from '../types/task.type.js'
 import { User } from '../types/user.type.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import { notificationCriteria } from './notification.resolver.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
@@ -27,7 +28,7 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
  * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
  * serves its page through this too, so both issue the very same statements.
  */
-export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>): Promise<ConnectionData<TaskNode>> {
+export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>): Promise<ConnectionData<TaskView>> {
   const rows = await listTasks(db, query, window.after, window.fetch, columns)
   return toConnection(rows, window, {
     codec: taskCursor,
@@ -46,7 +47,7 @@ export class TaskResolver {
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, upstream, scope }: GraphqlContext,
     @Info() info: GraphQLResolveInfo,
-  ): Promise<ConnectionData<TaskNode>> {
+  ): Promise<ConnectionData<TaskView>> {
     const query = taskQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
@@ -54,7 +55,7 @@ export class TaskResolver {
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its global id (`Task.id`); null when there is none the caller may read.' })
-  async task(@Arg('id', () => ID, { description: "The task's global id." }) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskNode | null> {
+  async task(@Arg('id', () => ID, { description: "The task's global id." }) id: string, @Ctx() { loaders, upstream }: GraphqlContext): Promise<TaskView | null> {
     const [serviceCode = '', taskId = ''] = requireGlobalId(id, 'id', ['Task']).key
     upstream.read([serviceCode])
     const row = await loaders.task.load({ serviceCode, taskId })
@@ -75,30 +76,30 @@ export class TaskResolver {
   }
 
   @FieldResolver(() => ID, { description: 'An opaque global id (of the service code and `hashed_id`): the same across restarts and on every instance; pass it to `node(id:)` or `task(id:)`.' })
-  id(@Root() task: TaskNode): string {
+  id(@Root() task: TaskView): string {
     return taskGlobalId(task)
   }
 
   @FieldResolver(() => String, { description: "The task's `hashed_id` (the task list's `id`), as the service names it." })
-  taskId(@Root() task: TaskNode): string {
+  taskId(@Root() task: TaskView): string {
     return task.id
   }
 
   @FieldResolver(() => User, { nullable: true, description: 'The user who started the live; null when no notification or task list names one.' })
-  async user(@Root() task: TaskNode, @Ctx() { loaders }: GraphqlContext): Promise<UserNode | null> {
+  async user(@Root() task: TaskView, @Ctx() { loaders }: GraphqlContext): Promise<UserNode | null> {
     if (task.author === null) return null
     const row = await loaders.user.load({ serviceCode: task.serviceCode, userName: task.author })
     return row ? deriveUser(row.state) : null
   }
 
   @FieldResolver(() => [Output], { description: 'Its output formats, joined from the task list and the type 0, 1 and 2 notifications; by output index.' })
-  outputs(@Root() task: TaskNode): Array<OutputNode & OutputView> {
+  outputs(@Root() task: TaskView): OutputValue[] {
     return outputViews(task)
   }
 
   @FieldResolver(() => NotificationConnection, { description: 'The stored notifications about this task, newest first.' })
   async notifications(
-    @Root() task: TaskNode,
+    @Root() task: TaskView,
     @Arg('filter', () => NotificationFilter, { nullable: true, description: 'Which of its notifications; all when absent.' }) filter: NotificationFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,

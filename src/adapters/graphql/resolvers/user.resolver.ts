@@ -1,5 +1,5 @@
 import { countUsers, listUsers } from '../../../storage/graph/user.queries.js'
-import type { TaskNode, UserNode } from '../../../fold/graph.model.js'
+import type { UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
 import { allowedCodes } from '../auth.scope.js'
@@ -10,6 +10,7 @@ import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, taskCurso
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { TaskConnection, TaskFilter } from '../types/task.type.js'
 import { User, UserConnection, UserFilter } from '../types/user.type.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import { taskQuery } from './task.resolver.js'
 
 const userCursor = rowIdCursor('u1')
@@ -51,7 +52,7 @@ export class UserResolver {
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { config, loaders, scope }: GraphqlContext,
-  ): Promise<ConnectionData<TaskNode>> {
+  ): Promise<ConnectionData<TaskView>> {
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     // The scope is added by the loaders; leaving it out here lets one loader serve every user.
     const { allowedServiceCodes: _scope, ...query } = taskQuery(filter, scope)

@@ -1,9 +1,10 @@
-import type { MediaFormatNode, TaskNode } from '../../../fold/graph.model.js'
+import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import { Field, ID, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { MediaFormat } from './media-format.type.js'
 import { Node } from './node.type.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 import { Task } from './task.type.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
 import { Recording } from './task-parts.type.js'
 
 /** `codec_type` of a stream. */
@@ -42,7 +43,7 @@ export class Stream {
 
 export interface OutputView {
   id: string
-  task: TaskNode
+  task: TaskView
 }
 
 @ObjectType('Output', {
@@ -53,7 +54,7 @@ export interface OutputView {
 export class Output extends Node implements OutputView {
   @Field(() => ID, { description: 'An opaque global id (of the task, the tag and the container): the same across restarts and on every instance.' })
   declare id: string
-  @Field(() => Task, { description: 'The task this output belongs to.' }) task!: TaskNode
+  @Field(() => Task, { description: 'The task this output belongs to.' }) task!: TaskView
   @Field(() => Int, { nullable: true, description: '`output_idx` where a notification gave it, else the position in the task list.' })
   index!: number | null
   @Field(() => String, { nullable: true, description: 'The label of the output format configuration (`tag`); null when the service sent none.' }) tag!: string | null

@@ -29,7 +29,7 @@ registerEnumType(EndReason, {
   },
 })
 
-// `id`, `taskId`, `user` and `notifications` are resolved by TaskResolver: the fold's TaskNode
+// `id`, `taskId`, `user` and `notifications` are resolved by TaskResolver: the fold's TaskView
 // holds the `hashed_id` in `id`.
 @ObjectType('Task', { simpleResolvers: true, implements: Node, description: 'A live task: the task list and every notification about it, folded into one.' })
 export class Task extends Node {
