@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
+import { buildSchema, Kind, parse, validate } from 'graphql'
 import type { Browser, Page } from 'playwright-core'
 import { describe, expect } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
@@ -21,6 +22,19 @@ const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const API_KEY = 'dash-key-5c1e0a7d9b3f42e8'
 // Run in the page: the key the dashboard keeps for the tab.
 const KEPT_KEY = "sessionStorage.getItem('livegate.dashboard.apiKey')"
+// What dashboard.client.ts and dashboard.actions.ts send, and the task query a row's link opens.
+const PAGE_OPERATIONS = [
+  'DashboardActions',
+  'DashboardChanges',
+  'DashboardReplay',
+  'DashboardSamples',
+  'DashboardService',
+  'DashboardStop',
+  'DashboardSummary',
+  'DashboardTask',
+  'DashboardViewer',
+  'DashboardWebhooks',
+]
 
 const freePort = async () => {
   const probe = createServer().listen(0, '127.0.0.1')
@@ -104,14 +118,34 @@ describe(`the dashboard over HTTP (${driverName})`, () => {
         `connect-src 'self' ws://${host} wss://${host}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
     )
     expect(html).not.toMatch(/https?:\/\//)
-    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/)
+    // No inline script: the one element without a source is a JSON data block, never run.
+    expect(html.replace(/<script type="application\/json" id="dashboard-operations">[^<]*<\/script>/, '')).not.toMatch(/<script(?![^>]*\bsrc=)/)
     expect(html).not.toMatch(/\sstyle=/)
+    // The operations the page sends: schema/operations.graphql's `Dashboard…`, each whole (its
+    // fragments with it) and valid against the schema, as the codegen types of the scripts say.
+    const block = /<script type="application\/json" id="dashboard-operations">([^<]*)<\/script>/.exec(html)?.[1]
+    const operations = JSON.parse(block ?? '{}') as Record<string, string>
+    expect(Object.keys(operations).sort()).toEqual(PAGE_OPERATIONS)
+    const schema = buildSchema(readFileSync(new URL('../../schema/schema.graphql', import.meta.url), 'utf8'))
+    for (const [name, text] of Object.entries(operations)) {
+      const document = parse(text)
+      expect(
+        document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION ? [definition.name?.value] : [])),
+        name,
+      ).toEqual([name])
+      expect(
+        validate(schema, document).map((error) => error.message),
+        name,
+      ).toEqual([])
+    }
     const assets = [...html.matchAll(/(?:src|href)="(dashboard\/[^"]+)"/g)].map((match) => match[1] as string)
     expect(assets.sort()).toEqual(['dashboard/dashboard.actions.js', 'dashboard/dashboard.css', 'dashboard/dashboard.js', 'dashboard/graphql-ws.js', 'dashboard/uplot.css', 'dashboard/uplot.js'])
     for (const asset of assets) {
       const file = await fetch(`${gateway.url}/${asset}`)
       expect(file.status, asset).toBe(200)
       expect(file.headers.get('content-type'), asset).toMatch(asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/)
+      // The page's scripts are served compiled: no TypeScript left in them.
+      if (/^dashboard\/dashboard\./.test(asset) && asset.endsWith('.js')) expect(await file.clone().text(), asset).not.toMatch(/^import type|: HTMLElement\b|interface Operations/m)
       const again = await fetch(`${gateway.url}/${asset}`, { headers: { 'if-none-match': file.headers.get('etag') ?? '' } })
       expect(again.status, asset).toBe(304)
     }

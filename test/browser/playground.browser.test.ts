@@ -18,11 +18,14 @@ const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 
 const operationNames = (document: DocumentNode) => document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : []))
 
+// The dashboard's own operations (`Dashboard…`, its page sends them) are no tabs.
+const isDashboards = (name: string) => /^Dashboard[A-Z]/.test(name)
+
 // The playground adds a subscription tab of its own when the sample file has none.
 const BUILT_IN_SUBSCRIPTION = 'LiveNotifications'
 const expectedTabNames = (document: DocumentNode) => {
-  const names = operationNames(document)
-  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription')
+  const names = operationNames(document).filter((name) => !isDashboards(name))
+  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription' && !isDashboards(definition.name?.value ?? ''))
   return subscribes ? names : [...names, BUILT_IN_SUBSCRIPTION]
 }
 

@@ -56,12 +56,16 @@ describe('the npm package', () => {
         'schema/migrations/meta/_journal.json',
         'schema/schema.graphql',
         'schema/operations.graphql',
-        'src/adapters/http/dashboard/dashboard.client.js',
-        'src/adapters/http/playground/playground.client.js',
+        'dist/pages/src/adapters/http/dashboard/dashboard.client.js',
+        'dist/pages/src/adapters/http/dashboard/dashboard.actions.js',
+        'dist/pages/src/adapters/http/playground/playground.client.js',
+        'src/adapters/http/dashboard/dashboard.css',
       ]),
     )
     const own = packed.filter((path) => !path.startsWith('node_modules/'))
     expect(own.filter((path) => path.startsWith('test/') || path.endsWith('.ts') || path.endsWith('.map') || path.includes('tsbuildinfo'))).toEqual([])
+    // The pages' compile emits the codegen types' module too (their imports are types only): not shipped.
+    expect(own.filter((path) => path.startsWith('dist/pages/schema/'))).toEqual([])
     // postgres.js travels inside the package, patched (src/storage/patches): see the README's "Installing".
     expect(packed).toContain('node_modules/postgres/src/connection.js')
     expect(packed).toContain('node_modules/drizzle-orm/postgres-js/driver.js')
@@ -91,9 +95,9 @@ describe('the npm package', () => {
     expect((await fetch(`${url}/readyz`)).status).toBe(200)
     const tasks = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ tasks(first: 1) { totalCount } }' }) })
     expect(await tasks.json()).toEqual({ data: { tasks: { totalCount: 0 } } })
-    // The pages' own files, read from the package's src/adapters/http at run time, and the
-    // playground, which reads schema/operations.graphql.
-    for (const page of ['/dashboard', '/dashboard/dashboard.js', '/dashboard/uplot.js', '/graphql/playground/playground.js']) {
+    // The pages' own files: their scripts compiled into dist/pages, the dashboard's style from the
+    // package's src/adapters/http; and the playground, which reads schema/operations.graphql.
+    for (const page of ['/dashboard', '/dashboard/dashboard.js', '/dashboard/dashboard.actions.js', '/dashboard/dashboard.css', '/dashboard/uplot.js', '/graphql/playground/playground.js']) {
       expect((await fetch(`${url}${page}`)).status, page).toBe(200)
     }
     const playground = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } })

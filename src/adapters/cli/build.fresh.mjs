@@ -2,6 +2,8 @@
 // `npm start`, `npm run demo` and `npm run livegate` run the compiled gateway in dist/, built once
 // at install (`prepare`) and again only when a source is newer than the build: a start costs a
 // stat of each source file, not a compile. Then it runs `dist/main.js` with the same arguments.
+// The pages' browser scripts (src/adapters/http/{dashboard,playground}) are a second compile, with
+// the DOM, into dist/pages/ (src/adapters/http/pages.tsconfig.json), as `npm run build` does.
 // `--build` (the prepare script) only builds, and skips quietly where TypeScript is not installed
 // (an install without dev dependencies, which runs a dist/ built elsewhere).
 import { spawnSync } from 'node:child_process'
@@ -33,7 +35,8 @@ const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
 const sources = Math.max(newest(join(root, 'src')), newest(join(root, 'tsconfig.json')))
 if (builtAt() < sources && !(buildOnly && !existsSync(tsc))) {
   process.stderr.write(builtAt() < 0 ? 'livegate: building dist/ (once)…\n' : 'livegate: sources changed since the last build; building dist/…\n')
-  const build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' })
+  let build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' })
+  if (build.status === 0) build = spawnSync(process.execPath, [tsc, '-p', join(root, 'src', 'adapters', 'http', 'pages.tsconfig.json')], { stdio: 'inherit' })
   if (build.status !== 0) {
     process.stderr.write('livegate: the build failed (above); fix it, or run `npm run build` to see it again\n')
     process.exit(build.status ?? 1)

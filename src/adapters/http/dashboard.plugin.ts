@@ -1,29 +1,48 @@
-import { join } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
 import { assetSender, CSS, JS, type PageAsset, packageFile, pageHeaders, pagePolicy } from './page.assets.js'
+import { isPageOperation, pageScriptFile, standaloneOperations } from './playground.plugin.js'
 
 /** Where the live dashboard is served; its files are below it. */
 export const DASHBOARD_PATH = '/dashboard'
 
 // src/adapters/http and dist/adapters/http both sit three levels below the package root. The
-// page's script and style are not compiled, so both read them from src/.
-const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/dashboard/', import.meta.url))
+// page's style is not compiled, so both read it from src/ (the package ships it); its scripts are
+// (pageScriptFile).
+const STYLE_FILE = fileURLToPath(new URL('../../../src/adapters/http/dashboard/dashboard.css', import.meta.url))
+// The operations the page sends are this file's `Dashboard…`, validated and typed with the rest.
+const OPERATIONS_FILE = fileURLToPath(new URL('../../../schema/operations.graphql', import.meta.url))
 
 // The only files served: uPlot's and graphql-ws's prebuilt browser builds, and the page's own
-// script and style. A name is looked up here and nowhere else.
-const ASSETS: ReadonlyMap<string, PageAsset> = new Map([
-  ['uplot.js', { file: packageFile('uplot', 'dist/uPlot.iife.min.js'), type: JS }],
-  ['uplot.css', { file: packageFile('uplot', 'dist/uPlot.min.css'), type: CSS }],
-  ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
-  ['dashboard.js', { file: join(PAGE_DIR, 'dashboard.client.js'), type: JS }],
-  ['dashboard.css', { file: join(PAGE_DIR, 'dashboard.css'), type: CSS }],
-  ['dashboard.actions.js', { file: join(PAGE_DIR, 'dashboard.actions.js'), type: JS }],
-])
+// scripts and style. A name is looked up here and nowhere else.
+const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
+  new Map([
+    ['uplot.js', { file: packageFile('uplot', 'dist/uPlot.iife.min.js'), type: JS }],
+    ['uplot.css', { file: packageFile('uplot', 'dist/uPlot.min.css'), type: CSS }],
+    ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
+    ['dashboard.js', { file: await pageScriptFile('dashboard/dashboard.client'), type: JS }],
+    ['dashboard.css', { file: STYLE_FILE, type: CSS }],
+    ['dashboard.actions.js', { file: await pageScriptFile('dashboard/dashboard.actions'), type: JS }],
+  ])
+
+/** The text of each operation the page sends, by name, with the fragments it spreads. */
+async function pageOperations(log: { error(object: object, message: string): void }): Promise<Record<string, string>> {
+  const operations: Record<string, string> = {}
+  try {
+    for (const { name, text } of standaloneOperations(await readFile(OPERATIONS_FILE, 'utf8'))) {
+      if (isPageOperation(name) && name !== undefined) operations[name] = text
+    }
+  } catch (error) {
+    // The gateway serves on; the page says what it could not read.
+    log.error({ err: error, file: OPERATIONS_FILE }, 'dashboard: its operations could not be read')
+  }
+  return operations
+}
 
 // Relative addresses throughout, so the page works below a reverse proxy's path prefix: its
 // files are `dashboard/…`, the endpoint `graphql`, the playground `graphql#…`.
-const PAGE = `<!doctype html>
+const page = (operations: Record<string, string>) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -78,10 +97,11 @@ const PAGE = `<!doctype html>
   <p class="empty-tasks" hidden>No tasks yet.</p>
 </section>
 </template>
+<script type="application/json" id="dashboard-operations">${JSON.stringify(operations).replace(/</g, '\\u003c')}</script>
 <script src="dashboard/uplot.js"></script>
 <script src="dashboard/graphql-ws.js"></script>
-<script src="dashboard/dashboard.js"></script>
-<script src="dashboard/dashboard.actions.js"></script>
+<script type="module" src="dashboard/dashboard.js"></script>
+<script type="module" src="dashboard/dashboard.actions.js"></script>
 </body>
 </html>
 `
@@ -93,8 +113,11 @@ const PAGE = `<!doctype html>
  * this origin alone, with no inline script or style.
  */
 export const dashboardPlugin: FastifyPluginAsync = async (app) => {
-  app.get(DASHBOARD_PATH, async (request, reply) => pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(PAGE))
+  // A JSON data block is never run, so the policy needs no inline script; `<` is escaped so no
+  // text in an operation can close the element.
+  const html = page(await pageOperations(app.log))
+  app.get(DASHBOARD_PATH, async (request, reply) => pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(html))
   // The page's relative addresses need the path without a trailing slash (relative again, for a proxy's prefix).
   app.get(`${DASHBOARD_PATH}/`, async (_request, reply) => reply.redirect(`..${DASHBOARD_PATH}`, 302))
-  app.get<{ Params: { file: string } }>(`${DASHBOARD_PATH}/:file`, assetSender(ASSETS))
+  app.get<{ Params: { file: string } }>(`${DASHBOARD_PATH}/:file`, assetSender(await assets()))
 }

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
@@ -30,38 +32,64 @@ subscription LiveNotifications($types: [Int!], $after: String) {
 }
 `
 
-// src/adapters/http and dist/adapters/http both sit three levels below the package root. The page's script is not
-// compiled, so both read it from src/.
+// src/adapters/http and dist/adapters/http both sit three levels below the package root.
 const OPERATIONS_FILE = fileURLToPath(new URL('../../../schema/operations.graphql', import.meta.url))
 // Example variables for each sample operation, by operation name: `{ "TaskDetail": { "id": "…" } }`.
 const VARIABLES_FILE = fileURLToPath(new URL('../../../schema/operations.variables.json', import.meta.url))
-const PAGE_DIR = fileURLToPath(new URL('../../../src/adapters/http/playground/', import.meta.url))
+
+// Run from source (tsx: the tests, a checkout without a build), this file is TypeScript.
+const FROM_SOURCE = import.meta.url.endsWith('.ts')
+
+/**
+ * The file of a page's script (`dashboard/dashboard.client`, say): TypeScript type-checked by
+ * src/adapters/http/pages.tsconfig.json, which `npm run build` compiles into dist/pages/. Run from
+ * source, the script is compiled here instead, with TypeScript's transpileModule (its types are
+ * only erased), into a folder of the system's temporary one named by the source's hash.
+ */
+export async function pageScriptFile(script: string): Promise<string> {
+  if (!FROM_SOURCE) return fileURLToPath(new URL(`../../pages/src/adapters/http/${script}.js`, import.meta.url))
+  const source = await readFile(fileURLToPath(new URL(`./${script}.ts`, import.meta.url)), 'utf8')
+  const { default: ts } = await import('typescript')
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true }, fileName: `${script}.ts` })
+  const folder = join(tmpdir(), 'livegate-pages', createHash('sha256').update(outputText).digest('hex').slice(0, 16))
+  const file = join(folder, `${script.replace(/\//g, '-')}.js`)
+  await mkdir(folder, { recursive: true })
+  // Written whole, then named: another process serving the same script reads one or the other.
+  const partial = `${file}.${process.pid}.partial`
+  await writeFile(partial, outputText)
+  await rename(partial, file)
+  return file
+}
 
 // The only files served: the prebuilt browser builds the packages ship, and the page's script.
 // A name is looked up here and nowhere else, so no request can name a path of its own.
-const ASSETS: ReadonlyMap<string, PageAsset> = new Map([
-  ['react.js', { file: packageFile('react', 'umd/react.production.min.js'), type: JS }],
-  ['react-dom.js', { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS }],
-  ['graphiql.js', { file: packageFile('graphiql', 'graphiql.min.js'), type: JS }],
-  ['graphiql.css', { file: packageFile('graphiql', 'graphiql.min.css'), type: CSS }],
-  ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
-  ['playground.js', { file: join(PAGE_DIR, 'playground.client.js'), type: JS }],
-])
+const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
+  new Map([
+    ['react.js', { file: packageFile('react', 'umd/react.production.min.js'), type: JS }],
+    ['react-dom.js', { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS }],
+    ['graphiql.js', { file: packageFile('graphiql', 'graphiql.min.js'), type: JS }],
+    ['graphiql.css', { file: packageFile('graphiql', 'graphiql.min.css'), type: CSS }],
+    ['graphql-ws.js', { file: packageFile('graphql-ws', 'umd/graphql-ws.min.js'), type: JS }],
+    ['playground.js', { file: await pageScriptFile('playground/playground.client'), type: JS }],
+  ])
 
-// One tab per sample operation, with its leading comment and the fragments it spreads
-// (transitively), so every tab runs on its own. A file that does not parse is kept whole in one
-// tab, where the editor shows what is wrong with it.
-function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>): PlaygroundTab[] {
-  let document: DocumentNode
-  try {
-    document = parse(source)
-  } catch {
-    return [{ query: source }]
-  }
-  const filled = (name: string | undefined) => {
-    const values = name !== undefined && Object.hasOwn(variables, name) ? variables[name] : undefined
-    return values !== undefined ? { variables: JSON.stringify(values, null, 2) } : {}
-  }
+/** An operation of a sample file as it runs on its own: its text, then the fragments it spreads. */
+export interface StandaloneOperation {
+  name: string | undefined
+  operation: 'query' | 'mutation' | 'subscription'
+  text: string
+}
+
+// The operations the dashboard's page sends (schema/operations.graphql's `Dashboard…`): its own,
+// read by dashboard.plugin.ts, and not offered as tabs.
+export const isPageOperation = (name: string | undefined) => name !== undefined && /^Dashboard[A-Z]/.test(name)
+
+/**
+ * Each operation of a document with its leading comment and the fragments it spreads
+ * (transitively), so each runs on its own. Throws what `parse` throws.
+ */
+export function standaloneOperations(source: string): StandaloneOperation[] {
+  const document: DocumentNode = parse(source)
   const textOf = (node: { loc?: { start: number; end: number } | undefined }) => (node.loc ? source.slice(node.loc.start, node.loc.end) : '')
   const fragments = new Map<string, FragmentDefinitionNode>()
   for (const definition of document.definitions) {
@@ -72,7 +100,7 @@ function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>
     visit(node, { FragmentSpread: (spread) => void names.push(spread.name.value) })
     return names
   }
-  const tabs: PlaygroundTab[] = []
+  const operations: StandaloneOperation[] = []
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue
     const used = new Set<string>()
@@ -83,14 +111,30 @@ function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>
       used.add(name)
       pending.push(...spreadsOf(fragment))
     }
-    // Fragments follow in the file's order, after the operation the tab is about.
+    // Fragments follow in the file's order, after the operation.
     const parts = [leadingComment(source, definition.loc?.start ?? 0) + textOf(definition)]
     for (const [name, fragment] of fragments) if (used.has(name)) parts.push(textOf(fragment))
-    tabs.push({ query: `${parts.join('\n\n')}\n`, ...filled(definition.name?.value) })
+    operations.push({ name: definition.name?.value, operation: definition.operation, text: `${parts.join('\n\n')}\n` })
   }
+  return operations
+}
+
+// One tab per sample operation but the dashboard's, each running on its own. A file that does not
+// parse is kept whole in one tab, where the editor shows what is wrong with it.
+function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>): PlaygroundTab[] {
+  let operations: StandaloneOperation[]
+  try {
+    operations = standaloneOperations(source).filter((operation) => !isPageOperation(operation.name))
+  } catch {
+    return [{ query: source }]
+  }
+  const filled = (name: string | undefined) => {
+    const values = name !== undefined && Object.hasOwn(variables, name) ? variables[name] : undefined
+    return values !== undefined ? { variables: JSON.stringify(values, null, 2) } : {}
+  }
+  const tabs: PlaygroundTab[] = operations.map((operation) => ({ query: operation.text, ...filled(operation.name) }))
   if (tabs.length === 0) return [{ query: source }]
-  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription')
-  if (!subscribes) tabs.push({ query: SUBSCRIPTION_TAB, ...filled('LiveNotifications') })
+  if (!operations.some((operation) => operation.operation === 'subscription')) tabs.push({ query: SUBSCRIPTION_TAB, ...filled('LiveNotifications') })
   return tabs
 }
 
@@ -161,7 +205,7 @@ function pageHtml(tabs: PlaygroundTab[]): string {
 <script src="${base}react-dom.js"></script>
 <script src="${base}graphql-ws.js"></script>
 <script src="${base}graphiql.js"></script>
-<script src="${base}playground.js"></script>
+<script type="module" src="${base}playground.js"></script>
 </body>
 </html>
 `
@@ -186,7 +230,7 @@ export const playgroundPlugin: FastifyPluginAsync = Object.assign(
       return pageHeaders(reply, playgroundPolicy(request.headers.host)).header('vary', 'accept').send(page)
     })
 
-    app.get<{ Params: { file: string } }>(`${PLAYGROUND_ASSETS_PATH}/:file`, assetSender(ASSETS))
+    app.get<{ Params: { file: string } }>(`${PLAYGROUND_ASSETS_PATH}/:file`, assetSender(await assets()))
   },
   // Not encapsulated: the hook must see the endpoint's route, which another plugin registers.
   { [Symbol.for('skip-override')]: true },
