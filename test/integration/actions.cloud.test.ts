@@ -139,7 +139,8 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const task = await liveTask('TESTING', KEYS.operator)
     const changes = subscribe(gateway.url, `subscription($ids: [ID!]) { taskChanged(filter: { ids: $ids }) { id status endReason } }`, { ids: [task.id] }, bearer(KEYS.operator))
     const actions = subscribe(gateway.url, `subscription { actionChanged(filter: { kind: STOP_TASK }) { id state taskId } }`, {}, bearer(KEYS.operator))
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Both subscriptions in place (a busy machine takes its time) before the stop they must see.
+    await expect.poll(() => gateway.parts.hub.subscriptions, { timeout: 30_000 }).toMatchObject({ tasks: 1, actions: 1 })
     const answer = await graphql(gateway, STOP, { id: task.id, reason: 'breaks the rules' }, { headers: bearer(KEYS.operator) })
     const pollsBefore = (await simulated()).taskListAnswers.TESTING ?? 0
     expect(answer.errors).toBeUndefined()
