@@ -24,6 +24,10 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.js', { file: await pageScriptFile('dashboard/dashboard.client'), type: JS }],
     ['dashboard.css', { file: STYLE_FILE, type: CSS }],
     ['dashboard.actions.js', { file: await pageScriptFile('dashboard/dashboard.actions'), type: JS }],
+    // The modules dashboard.js imports, by the names its imports give.
+    ['dashboard.page.js', { file: await pageScriptFile('dashboard/dashboard.page'), type: JS }],
+    ['dashboard.service.js', { file: await pageScriptFile('dashboard/dashboard.service'), type: JS }],
+    ['dashboard.row.js', { file: await pageScriptFile('dashboard/dashboard.row'), type: JS }],
   ])
 
 /** The text of each operation the page sends, by name, with the fragments it spreads. */

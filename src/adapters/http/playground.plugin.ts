@@ -155,7 +155,7 @@ function leadingComment(source: string, start: number): string {
   const lines = source.slice(0, start).split('\n')
   lines.pop()
   const comment: string[] = []
-  for (let line = lines.pop(); line !== undefined && line.trimStart().startsWith('#'); line = lines.pop()) comment.unshift(line.trim())
+  for (let line = lines.pop(); line?.trimStart().startsWith('#'); line = lines.pop()) comment.unshift(line.trim())
   return comment.length > 0 ? `${comment.join('\n')}\n` : ''
 }
 
