@@ -189,7 +189,8 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     history,
     poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
-    projector: new GraphProjector({ database, log, metrics }),
+    // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
+    projector: new GraphProjector({ database, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
     actions: new ActionRunner({ db: database.db, config, log, metrics }),

@@ -48,8 +48,11 @@ export function stopEvidence(serviceCode: string, taskId: string, requestedAt: D
  * changed tasks (delivered to `taskChanged` subscribers only if the transaction commits), and
  * the starts and ends it made (webhook events, committed with the fold or not at all). The
  * fold is a join-semilattice, so evidence folded twice or out of order changes nothing more.
+ * Without `derivedEvents` (no webhook endpoint is configured) the starts and ends are not kept:
+ * nobody would read them, and every pass would pay for them.
  */
-export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], now: Date): Promise<GraphChanges> {
+export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], now: Date, options: { derivedEvents?: boolean } = {}): Promise<GraphChanges> {
+  const deriving = options.derivedEvents ?? true
   const changes: GraphChanges = { tasks: [], users: [] }
   if (evidence.length === 0) return changes
   await lockGraphOf(
@@ -64,7 +67,7 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     const folded = part.fold(states, scope)
     changes.tasks.push(...folded.tasks)
     changes.users.push(...folded.users)
-    for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
+    if (deriving) for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
   }
   const notify = notifyStatement(taskEvents(changes.tasks))
   await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined, appendWebhookEvents(tx, derived)])

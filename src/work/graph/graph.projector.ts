@@ -20,6 +20,8 @@ export interface ProjectorOptions {
   tickMs?: number
   metrics?: Pick<Metrics, 'projectionLagSeconds' | 'projectorPasses'> | undefined
   now?: () => Date
+  /** Keep the starts and ends a pass makes as webhook events (only when an endpoint is configured); yes by default. */
+  derivedEvents?: boolean
 }
 
 /** What one pass did. */
@@ -154,7 +156,7 @@ export class GraphProjector {
       const last = read.rows.at(-1)
       if (!last) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
       const now = this.now()
-      await applyToGraph(tx, evidenceOf(read.rows), now)
+      await applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents: this.options.derivedEvents ?? true })
       await saveCheckpoint(tx, GRAPH_PROJECTION, last, now)
       lagged = read.rows
       return { kind: 'done', folded: read.rows.length, more: read.rows.length === this.batchSize, pending: read.pending } as const
