@@ -90,8 +90,10 @@ describe('webhook delivery', () => {
       expect(body?.data).toMatchObject({ kind: 'LIVE_START', taskId, serviceCode: 'TESTING', userName: 'alice', playUrl: expect.stringContaining(taskId) })
       expect(typeof body?.data.id).toBe('string')
       expect(body?.position.log).toBe('callbacks')
-      const [delivery] = await deliveriesOf(gateway, 'retry500')
-      expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 4, lastStatusCode: 200, eventType: 'callback.live_start' })
+      // The last answer is stored a moment after the receiver gave it (outcomes are stored in batches).
+      await expect
+        .poll(async () => (await deliveriesOf(gateway, 'retry500'))[0], { timeout: 20_000 })
+        .toMatchObject({ status: 'DELIVERED', attempts: 4, lastStatusCode: 200, eventType: 'callback.live_start' })
     } finally {
       await gateway.close()
     }
