@@ -74,13 +74,19 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
     await db?.drop()
   })
 
+  // The page's own statements. Background work of the gateway (the hub's reads and its channel
+  // probe, a timer's statement) may fall into any one request: the page runs three times, and the
+  // fewest statements it took are its own (a page that reads per item costs more every time).
   const statementsFor = async (query: string, variables: Record<string, unknown>, check: (data: any) => void) => {
-    statements = []
-    const answer = await graphql(gateway, query, variables)
-    expect(answer.errors, answer.text).toBeUndefined()
-    check(answer.data)
-    // The event hub reads the log's tail when a late doorbell rings: not the page's statement.
-    return statements.filter((statement) => !isLogTail(statement)).length
+    const counts: number[] = []
+    for (let run = 0; run < 3; run++) {
+      statements = []
+      const answer = await graphql(gateway, query, variables)
+      expect(answer.errors, answer.text).toBeUndefined()
+      check(answer.data)
+      counts.push(statements.filter((statement) => !isLogTail(statement)).length)
+    }
+    return Math.min(...counts)
   }
 
   it('tasks with their user, outputs, recordings and last 5 notifications (each with its task and user)', async () => {
