@@ -104,4 +104,18 @@ describe('the npm package', () => {
     expect(playground.status).toBe(200)
     expect(await playground.text()).toContain('playground')
   }, 600_000)
+
+  it('logs JSON lines when its output is not a terminal, and readable lines when asked', async () => {
+    const lines = (serve?.output() ?? '').split('\n').filter((line) => line.trim() !== '')
+    expect(lines.length).toBeGreaterThan(0)
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+    const config = join(work, 'livegate.json')
+    const env = { ...process.env, TESTING_SECRET: 'abc', LIVEGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }
+    const readable = await startListeningProcess([join(app, 'node_modules', '.bin', 'livegate'), 'serve', '--config', config], env, /livegate listening on (http:\/\/[^,\s]+)/, app)
+    try {
+      expect(readable.output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*livegate listening on http/m)
+    } finally {
+      readable.process.kill('SIGKILL')
+    }
+  }, 600_000)
 })

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { StartupError } from '../../src/config/index.js'
 import { LOCK_FILE, lockDataDir } from '../../src/storage/data-dir.lock.js'
-import { prettyLine } from '../../src/adapters/ops/log.pretty.js'
+import { prettyLineOf } from '../../src/adapters/ops/log.pretty.js'
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'livegate-lock-'))
 // Above the kernel's pid_max: no process has it.
@@ -69,13 +69,21 @@ describe('the data directory lock', () => {
 })
 
 describe('readable log lines', () => {
-  it('show time, level, message and the other fields; an error with its stack', () => {
+  it('show time, level, message and the other fields on one line; an error with its stack', () => {
+    const prettyLine = prettyLineOf(false)
     const time = Date.UTC(2026, 0, 2, 3, 4, 5, 678)
-    expect(prettyLine(JSON.stringify({ level: 30, time, pid: 1, hostname: 'h', msg: 'request answered', url: '/graphql', statusCode: 200 }), false)).toBe(
-      '03:04:05.678 INFO  request answered url=/graphql statusCode=200\n',
+    expect(prettyLine(JSON.stringify({ level: 30, time, pid: 1, hostname: 'h', msg: 'request answered', url: '/graphql', statusCode: 200 }))).toMatch(
+      /^\[\d\d:\d\d:05\.678\] INFO: request answered \{"url":"\/graphql","statusCode":200\}\n$/,
     )
-    const failed = prettyLine(JSON.stringify({ level: 50, time, msg: 'failed', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x' } }), false)
-    expect(failed).toBe('03:04:05.678 ERROR failed\n    Error: boom\n        at x\n')
-    expect(prettyLine('plain text', false)).toBe('plain text\n')
+    const failed = prettyLine(JSON.stringify({ level: 50, time, msg: 'failed', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x' } }))
+    expect(failed).toMatch(/^\[[\d:.]+\] ERROR: failed/)
+    expect(failed).toContain('Error: boom\n')
+    expect(prettyLine('plain text')).toBe('plain text\n')
+  })
+
+  it('are coloured only when asked', () => {
+    const line = JSON.stringify({ level: 40, time: 0, msg: 'slow' })
+    expect(prettyLineOf(true)(line)).toContain('\u001b[')
+    expect(prettyLineOf(false)(line)).not.toContain('\u001b[')
   })
 })
