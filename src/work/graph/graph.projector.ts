@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
-import { EVENT_CHANNEL, LOG_GREW } from '../../model/event.codec.js'
 import type { Database } from '../../storage/database.client.js'
 import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../../storage/projector.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
+import { PassScheduler } from '../pass.scheduler.js'
 import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
 
 /** The projection's name in the checkpoint table. */
@@ -42,85 +42,40 @@ type Pass = { kind: 'busy' } | { kind: 'done'; folded: number; more: boolean; pe
 export class GraphProjector {
   private readonly batchSize: number
   private readonly now: () => Date
-  private running: Promise<void> | undefined
-  private again = false
-  private stopped = false
   /** Whether this instance's last pass took the lock: only then does it answer the doorbell. */
   private leading = true
-  private timer: NodeJS.Timeout | undefined
-  private unlisten: (() => Promise<void>) | undefined
+  private readonly scheduler: PassScheduler
 
   constructor(private readonly options: ProjectorOptions) {
     this.batchSize = options.batchSize ?? 5000
     this.now = options.now ?? (() => new Date())
+    this.scheduler = new PassScheduler({
+      database: options.database,
+      pass: () => this.pass(),
+      tickMs: options.tickMs ?? 1000,
+      answersDoorbell: () => this.leading,
+      onError: (error) => options.log.error({ err: error }, 'projector: a batch could not be folded; retrying'),
+    })
   }
 
   /** Listens for the doorbell and folds what the log already holds. */
-  async start(): Promise<void> {
-    // Only the log's doorbell: the channel also carries every folded task's event, and a fold
-    // waking every projector again would be a pass per fold per instance for nothing. Callbacks
-    // that commit behind an older transaction are looked for again soon by the pass that met them.
-    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
-      if (payload === LOG_GREW && this.leading) this.wake()
-    })
-    this.schedule(0)
+  start(): Promise<void> {
+    return this.scheduler.start()
   }
 
   /** Stops listening and waits for a pass under way. */
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await this.unlisten?.()
-    await this.running
+  stop(): Promise<void> {
+    return this.scheduler.stop()
   }
 
   /** Folds until the log holds nothing final that is not folded: what tests and the bench wait on. */
-  async catchUp(): Promise<void> {
-    for (;;) {
-      await this.running
-      const pass = await this.pass()
-      if (pass.kind === 'done' && !pass.more && !pass.pending) return
-      await new Promise((resolve) => setTimeout(resolve, pass.kind === 'busy' || pass.pending ? 20 : 0))
-    }
+  catchUp(): Promise<void> {
+    return this.scheduler.catchUp()
   }
 
   /** Asks for a pass: now if none runs, else once the running one ends. */
   wake(): void {
-    if (this.stopped) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.running = this.loop().finally(() => {
-      this.running = undefined
-    })
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.wake(), delayMs)
-    this.timer.unref()
-  }
-
-  private async loop(): Promise<void> {
-    let retryMs = this.options.tickMs ?? 1000
-    try {
-      for (;;) {
-        this.again = false
-        const pass = await this.pass()
-        if (pass.kind === 'done' && pass.more) continue
-        // Committed callbacks wait behind an older transaction: look again soon, not at the tick.
-        if (pass.kind === 'done' && pass.pending) retryMs = 25
-        // Another instance folds: it answers the doorbell, this one looks at the tick.
-        if (pass.kind === 'busy') break
-        if (!this.again) break
-      }
-    } catch (error) {
-      this.options.log.error({ err: error }, 'projector: a batch could not be folded; retrying')
-      retryMs = 1000
-    }
-    this.schedule(retryMs)
+    this.scheduler.wake()
   }
 
   private async pass(): Promise<Pass> {

@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
-import { EVENT_CHANNEL, LOG_GREW } from '../../model/event.codec.js'
 import { callbackEventType, endpointWants } from '../../model/webhook.event.js'
-import type { Database, Db } from '../../storage/database.client.js'
+import type { Database } from '../../storage/database.client.js'
 import { logEnd, logTail, type NotificationRow } from '../../storage/notification.queries.js'
 import { readCheckpoint, saveCheckpoint } from '../../storage/projector.statements.js'
 import { endpointsEnabled } from '../../storage/outbound/webhook.queries.js'
 import { initWebhookCheckpoint, insertDeliveries, type NewDelivery, tryEnqueueLock, WEBHOOK_CHANNEL, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
 import type { WebhookEventRow } from '../../storage/tables/webhook.table.js'
 import { notifyOnChannel } from '../../storage/notify.statements.js'
+import { type PassOutcome, PassScheduler } from '../pass.scheduler.js'
 
 /** The enqueuer's checkpoints in the projections table: one per log it reads. */
 export const WEBHOOK_CALLBACKS_CHECKPOINT = 'webhooks:callbacks'
@@ -35,8 +35,6 @@ export interface EnqueuerOptions {
   tickMs?: number
 }
 
-type Pass = { kind: 'busy' } | { kind: 'done'; more: boolean; pending: boolean }
-
 /** A callback's event id; also its `webhook-id`. */
 export const callbackEventId = (id: number): string => `cb_${id}`
 /** A derived event's id; also its `webhook-id`. */
@@ -46,19 +44,21 @@ export const derivedEventId = (id: number): string => `ev_${id}`
  * Turns the callbacks log and the derived events into deliveries, one per matching endpoint,
  * after the callbacks are acknowledged and never in their way. One transaction per pass under an
  * advisory lock: the deliveries and the two checkpoints commit together, so an event is put in
- * line once, whichever instance runs the pass. Woken by the log's doorbell and every `tickMs`
- * (derived events ring no bell of their own).
+ * line once, whichever instance runs the pass. Its passes run at the log's doorbell and every `tickMs`
+ * ({@link PassScheduler}; derived events ring no bell of their own).
  */
 export class WebhookEnqueuer {
   private readonly batchSize: number
-  private running: Promise<void> | undefined
-  private again = false
-  private stopped = false
-  private timer: NodeJS.Timeout | undefined
-  private unlisten: (() => Promise<void>) | undefined
+  private readonly scheduler: PassScheduler
 
   constructor(private readonly options: EnqueuerOptions) {
     this.batchSize = options.batchSize ?? 500
+    this.scheduler = new PassScheduler({
+      database: options.database,
+      pass: () => this.pass(),
+      tickMs: options.tickMs ?? 500,
+      onError: (error) => options.log.warn({ err: error }, 'webhooks: events could not be put in line; retrying'),
+    })
   }
 
   /**
@@ -70,69 +70,26 @@ export class WebhookEnqueuer {
     const now = new Date()
     await initWebhookCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
     await initWebhookCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
-    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
-      if (payload === LOG_GREW) this.wake()
-    })
-    this.schedule(0)
+    await this.scheduler.start()
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
-    await this.unlisten?.()
-    await this.running
+  stop(): Promise<void> {
+    return this.scheduler.stop()
   }
 
   /** Enqueues until nothing final is left behind the checkpoints: what tests wait on. */
-  async catchUp(): Promise<void> {
-    for (;;) {
-      await this.running
-      const pass = await this.pass()
-      if (pass.kind === 'done' && !pass.more && !pass.pending) return
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+  catchUp(): Promise<void> {
+    return this.scheduler.catchUp()
   }
 
   wake(): void {
-    if (this.stopped) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.running = this.loop().finally(() => {
-      this.running = undefined
-    })
+    this.scheduler.wake()
   }
 
-  private schedule(delayMs: number): void {
-    if (this.stopped) return
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.wake(), delayMs)
-    this.timer.unref()
-  }
-
-  private async loop(): Promise<void> {
-    let retryMs = this.options.tickMs ?? 500
-    try {
-      for (;;) {
-        this.again = false
-        const pass = await this.pass()
-        if (pass.kind === 'done' && pass.more) continue
-        if (pass.kind === 'done' && pass.pending) retryMs = 25
-        if (!this.again) break
-      }
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'webhooks: events could not be put in line; retrying')
-      retryMs = 1000
-    }
-    this.schedule(retryMs)
-  }
-
-  private async pass(): Promise<Pass> {
+  private async pass(): Promise<PassOutcome> {
     const { database, endpoints, shapes } = this.options
     let enqueued = 0
-    const pass = await database.db.transaction(async (raw): Promise<Pass> => {
-      const tx = raw as unknown as Db
+    const pass = await database.db.transaction(async (tx): Promise<PassOutcome> => {
       if (!(await tryEnqueueLock(tx))) return { kind: 'busy' }
       const now = new Date()
       const fromCallbacks = await readCheckpoint(tx, WEBHOOK_CALLBACKS_CHECKPOINT)

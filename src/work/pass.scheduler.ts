@@ -1,0 +1,108 @@
+import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
+import type { Database } from '../storage/database.client.js'
+
+/**
+ * What one pass over a log did: `busy` when another instance holds the pass's lock; else whether
+ * a full batch was read (`more`: go on at once) and whether committed rows wait behind an older
+ * transaction (`pending`: look again soon, not at the tick).
+ */
+export type PassOutcome = { kind: 'busy' } | { kind: 'done'; more: boolean; pending: boolean }
+
+/** What a {@link PassScheduler} is built from. */
+export interface PassSchedulerOptions {
+  database: Pick<Database, 'listen'>
+  /** Runs one pass in its own transaction; a throw is retried a second later. */
+  pass: () => Promise<PassOutcome>
+  /** Between two looks at the log when nothing rang (a safety net: a doorbell may be missed). */
+  tickMs: number
+  /** Whether the log's doorbell wakes a pass now (a stand-by instance only looks at the tick). */
+  answersDoorbell?: () => boolean
+  /** Told of a pass that failed, before the retry is scheduled. */
+  onError: (error: unknown) => void
+}
+
+// A pass that met committed rows behind an older transaction looks again this soon.
+const PENDING_RETRY_MS = 25
+const ERROR_RETRY_MS = 1000
+
+/**
+ * When the readers of the log run their passes (the projector, the webhook enqueuer): at the
+ * log's doorbell, at every tick, at once again while a batch was full, never two at a time in one
+ * process, and not after `stop`. A doorbell that rings during a pass asks for one more pass after
+ * it, so no commit waits for the tick.
+ */
+export class PassScheduler {
+  private running: Promise<void> | undefined
+  private again = false
+  private stopped = false
+  private timer: NodeJS.Timeout | undefined
+  private unlisten: (() => Promise<void>) | undefined
+
+  constructor(private readonly options: PassSchedulerOptions) {}
+
+  /** Listens for the doorbell and runs a first pass. */
+  async start(): Promise<void> {
+    // Only the log's doorbell: the channel also carries every folded task's event, and those
+    // waking every reader again would be a pass per fold per instance for nothing.
+    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
+      if (payload === LOG_GREW && (this.options.answersDoorbell?.() ?? true)) this.wake()
+    })
+    this.schedule(0)
+  }
+
+  /** Stops listening and waits for a pass under way. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await this.unlisten?.()
+    await this.running
+  }
+
+  /** Runs passes until the log holds nothing final behind the checkpoint: what tests and the bench wait on. */
+  async catchUp(): Promise<void> {
+    for (;;) {
+      await this.running
+      const pass = await this.options.pass()
+      if (pass.kind === 'done' && !pass.more && !pass.pending) return
+      await new Promise((resolve) => setTimeout(resolve, pass.kind === 'busy' || pass.pending ? 20 : 0))
+    }
+  }
+
+  /** Asks for a pass: now if none runs, else once the running one ends. */
+  wake(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined
+    })
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => this.wake(), delayMs)
+    this.timer.unref()
+  }
+
+  private async loop(): Promise<void> {
+    let retryMs = this.options.tickMs
+    try {
+      for (;;) {
+        this.again = false
+        const pass = await this.options.pass()
+        if (pass.kind === 'done' && pass.more) continue
+        if (pass.kind === 'done' && pass.pending) retryMs = PENDING_RETRY_MS
+        // Another instance holds the lock: it answers the doorbell, this one looks at the tick.
+        if (pass.kind === 'busy') break
+        if (!this.again) break
+      }
+    } catch (error) {
+      this.options.onError(error)
+      retryMs = ERROR_RETRY_MS
+    }
+    this.schedule(retryMs)
+  }
+}
