@@ -71,8 +71,7 @@ export interface PollFailure {
  */
 export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollSuccess, staleMs = 0): Promise<void> {
   if (staleMs > 0) {
-    await db.transaction(async (raw) => {
-      const tx = raw as unknown as Db
+    await db.transaction(async (tx) => {
       const before = await lockedStatus(tx, serviceCode)
       await recordPollSuccess(tx, serviceCode, poll)
       if (before?.lastSuccessAt && judgeUpstream(before, poll.at, staleMs).stale) {
@@ -100,8 +99,7 @@ export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollS
  */
 export async function recordPollFailure(db: Db, serviceCode: string, poll: PollFailure, staleMs = 0): Promise<void> {
   if (staleMs > 0) {
-    await db.transaction(async (raw) => {
-      const tx = raw as unknown as Db
+    await db.transaction(async (tx) => {
       const before = await lockedStatus(tx, serviceCode)
       await recordPollFailure(tx, serviceCode, poll)
       const lastSuccessAt = before?.lastSuccessAt ?? null

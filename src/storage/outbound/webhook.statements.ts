@@ -181,8 +181,7 @@ export async function endpointFailed(db: Db, name: string, error: string, disabl
  * again). Resolves to whether it was on.
  */
 export async function disableEndpoint(db: Db, name: string, reason: string): Promise<boolean> {
-  return db.transaction(async (raw) => {
-    const tx = raw as unknown as Db
+  return db.transaction(async (tx) => {
     const rows = await tx
       .update(webhookEndpoints)
       .set({ enabled: false, disabledReason: reason })
