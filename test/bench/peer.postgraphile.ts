@@ -258,13 +258,15 @@ export class PostGraphilePeer {
     const [ours, theirs] = [find('task page', livegate.page), find('task page', PEER)]
     const [oursSmall, theirsSmall] = [find('small query', livegate.small), find('small query', PEER)]
     const [a, b] = [ours.result.rps / pageCeiling.result.rps, theirs.result.rps / pageCeiling.result.rps]
+    // The issue sets 1.1× for Node 24 (the peer measured 1.06× there); on Node 20 the bar is the peer.
+    const major = Number(process.versions.node.split('.')[0])
     const [c, d] = [oursSmall.result.rps / smallCeiling.result.rps, theirsSmall.result.rps / smallCeiling.result.rps]
     return [
       {
         name: 'task page vs ceiling, livegate one process (serve, 1 worker) vs PostGraphile 5 one process',
-        target: '≥ 1.10× and ahead of PostGraphile',
+        target: '≥ 1.10× on Node 24; ahead of PostGraphile on every Node',
         measured: `${ratio(ours.result.rps, pageCeiling.result.rps)} (PostGraphile ${ratio(theirs.result.rps, pageCeiling.result.rps)})`,
-        met: a >= 1.1 && a > b,
+        met: a > b && (major < 24 || a >= 1.1),
       },
       {
         name: 'task page Node CPU per page, every thread, livegate serve 1 worker vs PostGraphile 5 (same run)',
