@@ -1,6 +1,6 @@
 /**
  * What every part of `npm run bench` hands back to the runner, which prints it, writes it to
- * `RESULTS.md` as Markdown and to `results.json` as is.
+ * `RESULTS.md` as Markdown and to its Node's `RESULTS.node<major>.json` as is.
  */
 export interface BenchSection {
   /** The Markdown heading, e.g. `Ingest`. */

@@ -1,16 +1,18 @@
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { startPrivateCluster } from '../support/postgres.cluster.js'
-import { type BenchContext, type BenchSection, sectionMarkdown } from './bench.report.js'
+import { writeNodeResults } from './bench.nodes.js'
+import type { BenchContext, BenchSection } from './bench.report.js'
 
 /**
  * `npm run bench`: every part beside its own baseline, in one run, on one machine. Parts are
  * loaded by name so `BENCH_ONLY=query,fanout` runs a few (a partial run still writes its own
- * results, but never over the committed RESULTS.md).
+ * results, but never over the committed RESULTS.md). Each Node writes its own results, and the
+ * page shows them side by side: run it once per Node (`npm run bench:node24`, bench.node24.ts).
  */
 const PARTS: Record<string, { file: string; run: string }> = {
   ingest: { file: './ingest.bench.js', run: 'runIngestBench' },
@@ -92,30 +94,13 @@ async function main() {
 
   const seconds = Math.round((Date.now() - started) / 1000)
   const targets = sections.flatMap((section) => section.targets)
-  const summary = ['| target | wanted | measured | met |', '| --- | --- | --- | --- |', ...targets.map((t) => `| ${t.name} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`)].join('\n')
-  const report = [
-    '# Benchmark results',
-    '',
-    `Measured ${new Date().toISOString()} by \`npm run bench\` (test/bench/bench.run.ts) in ${seconds} s.`,
-    '',
-    `Machine: ${machine(serverVersion)}.`,
-    '',
-    'Every figure is a ratio against a bare baseline measured in the same run: the machine is shared and noisy, and absolute figures do not carry from run to run.',
-    '',
-    '## Targets',
-    '',
-    summary,
-    '',
-    ...sections.map(sectionMarkdown),
-  ].join('\n')
-  const json = JSON.stringify({ measuredAt: new Date().toISOString(), seconds, machine: machine(serverVersion), parts: chosen, targets, sections }, null, 2)
-  // A full run replaces the committed results; a partial one goes to the ignored results/ folder.
+  // A full run replaces its Node's committed results; a partial one goes to the ignored results/ folder.
+  // Either way the page beside them shows every Node's run side by side (test/bench/bench.nodes.ts).
   const full = chosen.length === Object.keys(PARTS).length
   const into = new URL(full ? './' : './results/', import.meta.url)
   mkdirSync(into, { recursive: true })
-  writeFileSync(new URL(full ? 'RESULTS.json' : 'partial.json', into), json)
-  writeFileSync(new URL(full ? 'RESULTS.md' : 'partial.md', into), report)
-  console.log(report)
+  const results = { node: process.version, measuredAt: new Date().toISOString(), seconds, machine: machine(serverVersion), parts: chosen, targets, sections }
+  console.log(writeNodeResults(into, full ? 'RESULTS' : 'partial', results))
   if (targets.some((t) => t.name === 'acknowledged callbacks lost' && !t.met)) process.exitCode = 1
 }
 
