@@ -66,12 +66,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openServer(options: DatabaseOptions, url: string): Promise<Database> {
   const logger = options.logger ?? false
-  const client = preparing(postgres(url, {
-    max: options.maxConnections ?? 10,
-    onnotice: () => {},
-    // A fault should surface as "unavailable" quickly rather than hang a callback.
-    connect_timeout: 5,
-  }))
+  const client = preparing(
+    postgres(url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      // A fault should surface as "unavailable" quickly rather than hang a callback.
+      connect_timeout: 5,
+    }),
+  )
   try {
     await client`select 1`
   } catch (error) {
