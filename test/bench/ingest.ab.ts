@@ -118,6 +118,8 @@ async function main(): Promise<void> {
       summary[target.name] = {
         rps: Math.round(median(f.rps)),
         ratios: f.rps.map((r, k) => Number((r / (base.rps[k] as number)).toFixed(3))),
+        nodeUsRounds: f.node.map(Math.round),
+        pgUsRounds: f.pg.map(Math.round),
         p99Ratios: f.p99.map((p, k) => Number((p / (base.p99[k] as number)).toFixed(2))),
         nodeUs: Math.round(median(f.node)),
         pgUs: Math.round(median(f.pg)),
