@@ -11,6 +11,7 @@ import { MEMORY_DATA_DIR } from '../config/config.schema.js'
 import { StartupError } from '../config/startup.error.js'
 import { describeConnectionError } from './database.errors.js'
 import { lockDataDir } from './data-dir.lock.js'
+import { preparing } from './prepared.client.js'
 import * as callbackTables from './tables/callback.table.js'
 import * as graphTables from './tables/graph.table.js'
 import * as refusalTables from './tables/refusal.table.js'
@@ -65,12 +66,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openServer(options: DatabaseOptions, url: string): Promise<Database> {
   const logger = options.logger ?? false
-  const client = postgres(url, {
-    max: options.maxConnections ?? 10,
-    onnotice: () => {},
-    // A fault should surface as "unavailable" quickly rather than hang a callback.
-    connect_timeout: 5,
-  })
+  const client = preparing(
+    postgres(url, {
+      max: options.maxConnections ?? 10,
+      onnotice: () => {},
+      // A fault should surface as "unavailable" quickly rather than hang a callback.
+      connect_timeout: 5,
+    }),
+  )
   try {
     await client`select 1`
   } catch (error) {

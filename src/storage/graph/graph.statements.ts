@@ -5,7 +5,7 @@ import type { TaskState } from '../../fold/task.fold.js'
 import { isOnline, type UserState } from '../../fold/user.fold.js'
 import type { Db } from '../database.client.js'
 import { tasks, users } from '../tables/graph.table.js'
-import { jsonLiteral, takeIncoming, upsertJson } from '../tables/json.rows.js'
+import { jsonParameter, takeIncoming, upsertJson } from '../tables/json.rows.js'
 import { storedTaskNode } from '../tables/task.node.js'
 
 /**
@@ -18,7 +18,7 @@ export async function lockGraphOf(tx: Db, serviceCodes: readonly string[]): Prom
   if (serviceCodes.length === 0) return
   const keys = [...new Set(serviceCodes)].sort().map((code) => `graph:${code}`)
   // PostgreSQL evaluates a volatile select list after the sort.
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${jsonLiteral(keys)}) as v(k) order by k`)
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${jsonParameter(keys)}) as v(k) order by k`)
 }
 
 /** The stored states of a scope of one service code; its graph lock must be held. */
@@ -99,7 +99,8 @@ function userRow(state: UserState, now: Date) {
   return { serviceCode: state.serviceCode, userName: state.userName, state, online: isOnline(state), lastSeenAt: lastSeen === null ? null : new Date(lastSeen), updatedAt: now }
 }
 
-// `column in (…)` with the values in one literal rather than a placeholder each.
+// `column in (…)` with the values in one jsonb parameter rather than a placeholder each: one
+// statement text for any number of values, so it runs prepared.
 function inJsonArray(column: AnyColumn, values: string[]): SQL {
-  return sql`${column} in (select jsonb_array_elements_text(${jsonLiteral(values)}))`
+  return sql`${column} in (select jsonb_array_elements_text(${jsonParameter(values)}))`
 }

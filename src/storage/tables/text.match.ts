@@ -1,5 +1,5 @@
 import { type AnyColumn, type SQL, sql } from 'drizzle-orm'
-import { jsonLiteral } from './json.rows.js'
+import { jsonParameter } from './json.rows.js'
 
 /**
  * How the user-name filters match: a case-insensitive prefix, as a search box expects, where
@@ -25,7 +25,7 @@ export function prefixPattern(prefix: string): string {
   return `${foldCase(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-/** (service code, user name) pairs as a jsonb literal, for `jsonb_to_recordset(…) as wanted(service_code text, user_name text)`. */
+/** (service code, user name) pairs as one jsonb parameter (a statement text that does not change with them), for `jsonb_to_recordset(…) as wanted(service_code text, user_name text)`. */
 export function userKeyList(keys: ReadonlyArray<{ serviceCode: string; userName: string }>): SQL {
-  return jsonLiteral(keys.map((key) => ({ service_code: key.serviceCode, user_name: key.userName })))
+  return jsonParameter(keys.map((key) => ({ service_code: key.serviceCode, user_name: key.userName })))
 }
