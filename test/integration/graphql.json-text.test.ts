@@ -21,13 +21,48 @@ import { TEST_CONFIG, test } from '../support/gateway.fixture.js'
  * times (graphql-js first, compiled after), over HTTP and over graphql-ws.
  */
 
+const NOTIFICATION_KIND_FIELDS = {
+  start: 'playUrl timeShiftUrl width height path createdAt duration format { container containerName videoCodec audioCodec } tag isResume opaque liveOnly clientType clientVersion',
+  end: 'reachEnd outputIndex inputBytes httpOutputBytes createdAt duration format { container } tag isResume opaque liveOnly',
+  archived: 'playUrl fileName path width height outputIndex httpOutputBytes inputBytes clientType clientVersion createdAt duration format { videoCodec }',
+}
 const OUTPUT_FIELDS = 'index tag playUrl timeShiftUrl fileName relativeDir width height httpOutputBytes connections startedAt endedAt'
 const RECORDING_FIELDS = 'outputIndex tag playUrl path fileName width height duration inputBytes httpOutputBytes createdAt receivedAt format { container containerName videoCodec audioCodec }'
 
 /** Each operation, its variables, and how many parts of it are written as text (the shapes PERFORMANCE.md lists). */
 const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string, unknown>; textParts: number }> = [
-  { name: 'the bench task page', query: TASK_PAGE_QUERY, variables: { first: 20 }, textParts: 3 },
-  { name: 'the bench task page, filtered', query: TASK_PAGE_QUERY, variables: { first: 20, filter: { status: ['LIVE', 'WAITING_RECONNECT'] } }, textParts: 3 },
+  { name: 'the bench task page', query: TASK_PAGE_QUERY, variables: { first: 20 }, textParts: 4 },
+  { name: 'the bench task page, filtered', query: TASK_PAGE_QUERY, variables: { first: 20, filter: { status: ['LIVE', 'WAITING_RECONNECT'] } }, textParts: 4 },
+  {
+    name: 'notifications: every kind and field the text writes, aliases, __typename, fragments on the interface',
+    query: `query N($per: Int) { tasks(first: 12) { edges { node { taskId
+      latest: notifications(first: $per) { __typename e: edges { __typename c: cursor n: node { ...Common
+        ... on LiveStartNotification { ${NOTIFICATION_KIND_FIELDS.start} }
+        ... on LiveEndNotification { ${NOTIFICATION_KIND_FIELDS.end} }
+        ... on ArchivedNotification { ${NOTIFICATION_KIND_FIELDS.archived} }
+        ... on ThumbnailNotification { imageUrl width height fileName path opaque liveOnly }
+        ... on ClientDisconnectNotification { sessionDuration disconnectReason disconnectReasonCode }
+        ... on LiveResumeNotification { status }
+        ... on Node { id } } } } } } } }
+      fragment Common on Notification { __typename id kind type serviceCode vsId taskId userName receivedAt deliveries signatureVerified cursor }`,
+    variables: { per: 7 },
+    textParts: 1,
+  },
+  {
+    name: 'notifications: the default page size, and none',
+    query: '{ tasks(first: 6) { edges { node { a: notifications { edges { node { id } } } b: notifications(first: 0) { edges { cursor } } } } } }',
+    textParts: 2,
+  },
+  {
+    name: 'notifications left to the object path: totalCount, pageInfo, a filter, fields, task and user; a page size refused',
+    query: `{ tasks(first: 4) { edges { node {
+      a: notifications(first: 2) { totalCount edges { cursor } }
+      b: notifications(first: 2) { pageInfo { hasNextPage } }
+      c: notifications(first: 2, filter: { kinds: [THUMBNAIL] }) { edges { cursor } }
+      d: notifications(first: 2) { edges { node { fields task { taskId } user { userName } } } }
+      e: notifications(first: 100000) { edges { cursor } } } } } }`,
+    textParts: 1,
+  },
   {
     name: 'every field of every part, __typename at each level',
     query: `{ tasks(first: 30) { __typename edges { __typename node { __typename id
@@ -85,7 +120,7 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
     query: `{ tasks(first: 5) { edges { node { outputs { tag } } } } task(id: "not-an-id") { id } }`,
     textParts: 1,
   },
-  { name: 'a refused variable', query: TASK_PAGE_QUERY, variables: { first: 'many' }, textParts: 3 },
+  { name: 'a refused variable', query: TASK_PAGE_QUERY, variables: { first: 'many' }, textParts: 4 },
 ]
 
 async function post(url: string, body: unknown): Promise<{ status: number; text: string }> {

@@ -14,40 +14,43 @@ export interface JsonField {
   key: string
   name: string
   fields?: readonly JsonField[] | undefined
+  /** For a field of an abstract type: the fields asked of each object type it can be, by type name. */
+  byType?: Readonly<Record<string, readonly JsonField[]>> | undefined
 }
 
 /** The task node's parts that can be written as text. */
 export type TaskJsonKind = 'outputs' | 'recordings' | 'thumbnails'
 
 /** One part of a task to write as text: which one and its selection. */
-export interface TaskJsonPart {
-  kind: TaskJsonKind
-  fields: readonly JsonField[]
-}
+export type TaskJsonPart =
+  | { kind: TaskJsonKind; fields: readonly JsonField[] }
+  /** The task's newest `perTask` notifications as a connection (`edges` only); null: not written (the object path answers). */
+  | { kind: 'notifications'; fields: readonly JsonField[]; perTask: number | null }
 
 /** In a part's text where a value cannot be written as the object path would write it. */
 export const JSON_FALLBACK_MARK = '\\u0001livegate-fallback'
-const P = `'"${JSON_FALLBACK_MARK}"'`
+export const P = `'"${JSON_FALLBACK_MARK}"'`
 
 // The parts' object types, each field as the SQL text of its value from the element `e` (jsonb).
 type Writer = (e: string, depth: number) => string
-interface JsonType {
+/** An object type as text: each field's writer, or the object type of its value and where that is. */
+export interface JsonType {
   name: string
-  fields: Record<string, { write: Writer } | { type: string; list: boolean; at: string }>
+  fields: Record<string, { write: Writer } | { type: string; list: boolean; at: string | ((e: string) => string) }>
 }
 
 const typeOf = (v: string) => `coalesce(jsonb_typeof(${v}), 'null')`
 // PostgreSQL writes a jsonb string or number as JSON text; its string escapes are JavaScript's.
-const str = (v: string, nullable = true) => `case ${typeOf(v)} when 'string' then (${v})::text when 'null' then ${nullable ? `'null'` : P} else ${P} end`
+export const str = (v: string, nullable = true) => `case ${typeOf(v)} when 'string' then (${v})::text when 'null' then ${nullable ? `'null'` : P} else ${P} end`
 // Numbers JavaScript wrote: integers and decimals PostgreSQL writes back digit for digit.
 const num = (v: string, test: string) => `case ${typeOf(v)} when 'null' then 'null' when 'number' then case when ${test} then (${v})::text else ${P} end else ${P} end`
-const int = (v: string) => num(v, `(${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0`)
-const safeInt = (v: string) => num(v, `abs((${v})::numeric) <= 9007199254740991 and scale((${v})::numeric) = 0`)
+export const int = (v: string) => num(v, `(${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0`)
+export const safeInt = (v: string) => num(v, `abs((${v})::numeric) <= 9007199254740991 and scale((${v})::numeric) = 0`)
 // JavaScript writes below 1e-6 and from 1e21 with an exponent, PostgreSQL never.
-const float = (v: string) => num(v, `(${v})::numeric = 0 or abs((${v})::numeric) between 0.000001 and 999999999999999999999`)
+export const float = (v: string) => num(v, `(${v})::numeric = 0 or abs((${v})::numeric) between 0.000001 and 999999999999999999999`)
 // DateTime: epoch milliseconds as RFC 3339 at UTC with milliseconds, years 1 to 9999.
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
-const dateTime = (v: string, nullable = true) =>
+export const dateTime = (v: string, nullable = true) =>
   `case ${typeOf(v)} when 'null' then ${nullable ? `'null'` : P} when 'number' then case when (${v})::numeric between -62135596800000 and 253402300799999 and scale((${v})::numeric) = 0
     then '"' || to_char(timestamp 'epoch' + (${v})::bigint * interval '1 millisecond', ${ISO}) || '"' else ${P} end else ${P} end`
 const at = (key: string) => (e: string) => `${e}->'${key}'`
@@ -55,7 +58,7 @@ const field = (write: (v: string) => string, key: string) => ({ write: (e: strin
 // An enum stored by its value's name: each name as itself, anything else the object path's error.
 const enumOf = (v: string, names: readonly string[], nullText: string) =>
   `case when ${typeOf(v)} = 'null' then ${nullText} when jsonb_typeof(${v}) = 'string' and (${v} #>> '{}') in (${names.map((name) => `'${name}'`).join(', ')}) then '"' || (${v} #>> '{}') || '"' else ${P} end`
-const typename = (name: string) => ({ write: () => `'"${name}"'` })
+export const typename = (name: string) => ({ write: () => `'"${name}"'` })
 
 const MEDIA_FORMAT: JsonType = {
   name: 'MediaFormat',
@@ -145,10 +148,15 @@ const OUTPUT: JsonType = {
   },
 }
 
-const TYPES: Record<string, JsonType> = { MediaFormat: MEDIA_FORMAT, Stream: STREAM, Recording: RECORDING, Thumbnail: THUMBNAIL, Output: OUTPUT }
+export const TYPES: Record<string, JsonType> = { MediaFormat: MEDIA_FORMAT, Stream: STREAM, Recording: RECORDING, Thumbnail: THUMBNAIL, Output: OUTPUT }
 
 /** The object type each part's elements are, by GraphQL type name. */
 export const TASK_JSON_PART_TYPE: Readonly<Record<TaskJsonKind, string>> = { outputs: 'Output', recordings: 'Recording', thumbnails: 'Thumbnail' }
+
+/** Adds an object type that parts can be written in (notification.json.ts adds the notifications'). */
+export function addJsonType(type: JsonType): void {
+  TYPES[type.name] = type
+}
 
 /**
  * The fields of each type that can be written as text, with the type of those that are objects:
@@ -165,7 +173,7 @@ export function jsonFieldsOf(typeName: string): ReadonlyMap<string, string | nul
 const MAX_KEYS = 200
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/
 
-function objectText(type: JsonType, fields: readonly JsonField[], e: string, depth: number): string {
+export function objectText(type: JsonType, fields: readonly JsonField[], e: string, depth: number): string {
   if (fields.length > MAX_KEYS) throw new Error(`a text part asks for ${fields.length} keys`)
   // Response keys are GraphQL names: nothing to escape in SQL or JSON, checked all the same.
   for (const asked of fields) if (!NAME.test(asked.key)) throw new Error(`not a GraphQL name: ${asked.key}`)
@@ -178,9 +186,9 @@ function objectText(type: JsonType, fields: readonly JsonField[], e: string, dep
   return parts.length === 0 ? `'{}'` : `${parts.join(' || ')} || '}'`
 }
 
-function nestedText(spec: { type: string; list: boolean; at: string }, fields: readonly JsonField[], e: string, depth: number): string {
+function nestedText(spec: { type: string; list: boolean; at: string | ((e: string) => string) }, fields: readonly JsonField[], e: string, depth: number): string {
   const type = TYPES[spec.type] as JsonType
-  const v = `${e}->'${spec.at}'`
+  const v = typeof spec.at === 'function' ? spec.at(e) : `${e}->'${spec.at}'`
   if (!spec.list) return `case ${typeOf(v)} when 'null' then 'null' when 'object' then ${objectText(type, fields, v, depth)} else ${P} end`
   return listText(type, fields, v, depth + 1)
 }
@@ -195,7 +203,7 @@ function listText(type: JsonType, fields: readonly JsonField[], list: string, de
 }
 
 /** The SQL text of one part's JSON text, from the stored node `node` (jsonb; SQL null when the row has none). */
-export function taskJsonPartSql(part: TaskJsonPart, node: string): string {
+export function taskJsonPartSql(part: TaskJsonPart & { kind: TaskJsonKind }, node: string): string {
   const type = TYPES[TASK_JSON_PART_TYPE[part.kind]] as JsonType
   return `case when ${node} is null then null else ${listText(type, part.fields, `${node}->'${part.kind}'`, 1)} end`
 }

@@ -3,6 +3,7 @@ import type { TaskState } from '../../fold/task.fold.js'
 import { type Db, resultRows } from '../database.client.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
+import { taskNotificationsJsonSql } from './notification.json.js'
 import { type TaskJsonKind, type TaskJsonPart, taskJsonPartSql } from './task.json.js'
 import { foldCase, foldCaseSql, prefixPattern, userKeyList } from '../tables/text.match.js'
 
@@ -151,7 +152,7 @@ export async function listTasks(
   json?: TaskJsonRead | undefined,
 ): Promise<TaskListRow[]> {
   const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
-  if (json && json.parts.length > 0) return listTasksWithJson(db, where, limit, new Set(columns), json)
+  if (json && json.parts.length > 0) return listTasksWithJson(db, filter, where, limit, new Set(columns), json)
   const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')
   const result = await db.execute(sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`)
   return resultRows<TaskListRow>(result)
@@ -162,17 +163,23 @@ export async function listTasks(
  * read out of its TOAST once (`n`, a fresh value) rather than once per part that reads it; the
  * node handed to the objects leaves out the parts written as text, so they are not parsed twice.
  */
-async function listTasksWithJson(db: Db, where: SQL, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
-  const select = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])]
+async function listTasksWithJson(db: Db, filter: TaskQuery, where: SQL, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
+  const select: SQL[] = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])].map((text) => sql.raw(text))
   if (columns.has('node')) {
     const dropped = json.dropFromNode.length > 0 ? ` - '{${[...new Set(json.dropFromNode)].join(',')}}'::text[]` : ''
-    select.push(`n${dropped} as node, case when n is null then state end as state`)
+    select.push(sql.raw(`n${dropped} as node, case when n is null then state end as state`))
   }
   json.parts.forEach((part, i) => {
-    select.push(`(${taskJsonPartSql(part, 'n')}) as "json${i}"`)
+    const text =
+      part.kind !== 'notifications'
+        ? sql.raw(taskJsonPartSql(part, 'n'))
+        : part.perTask === null
+          ? sql`null::text`
+          : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
+    select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
   })
   const page = sql`select id, sort_at, task_id, service_code, status, end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`
-  const result = await db.execute(sql`select ${sql.raw(select.join(', '))} from (${page}) t order by sort_at desc, id desc`)
+  const result = await db.execute(sql`select ${sql.join(select, sql`, `)} from (${page}) t order by sort_at desc, id desc`)
   return resultRows<TaskListRow>(result)
 }
 

@@ -11,9 +11,11 @@ import {
   parse,
   type SelectionNode,
   type SelectionSetNode,
+  type ValueNode,
 } from 'graphql'
+import { NOTIFICATION_JSON_TYPES } from '../../../storage/graph/notification.json.js'
 import { type JsonField, jsonFieldsOf, TASK_JSON_PART_TYPE, type TaskJsonKind, type TaskJsonPart } from '../../../storage/graph/task.json.js'
-import { JSON_TEXT_FIELD, jsonTextMarker, setJsonRead } from '../reads/json.parts.js'
+import { JSON_TEXT_FIELD, jsonTextMarker, setJsonPlan } from '../reads/json.parts.js'
 
 /** How a query runs with a task page's pure-data parts as JSON text: the schema it runs on and the rewrite of its document. */
 export interface JsonTextExecution {
@@ -34,7 +36,10 @@ export function jsonTextExecution(schema: GraphQLSchema): JsonTextExecution | un
 }
 
 type Fragments = Readonly<Record<string, FragmentDefinitionNode>>
-const PARTS = new Set<string>(Object.keys(TASK_JSON_PART_TYPE))
+const PARTS = new Set<string>([...Object.keys(TASK_JSON_PART_TYPE), 'notifications'])
+const NOTIFICATION_TYPE_NAMES = new Set([...NOTIFICATION_JSON_TYPES.map((entry) => entry.name), 'Notification', 'Node'])
+// Where a fragment on an interface applies: the notification types are Notifications and Nodes.
+const NOTIFICATION_INTERFACES = new Set(['Notification', 'Node'])
 
 /**
  * The query with each `tasks { edges { node { outputs | recordings | thumbnails } } }` whose
@@ -50,34 +55,44 @@ function rewriteDocument(document: DocumentNode, operationName: string | undefin
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
   const root = rewriteUnique(operation.selectionSet, fragments, 'tasks', (tasks) => {
     const parts: TaskJsonPart[] = []
+    const firsts = new Map<number, ValueNode | undefined>()
     const rewritten = new Map<string, { all: number; text: number }>()
     const set = rewriteUnique(tasks.selectionSet, fragments, 'edges', (edges) =>
-      rewriteUnique(edges.selectionSet, fragments, 'node', (node) => rewriteTask(node.selectionSet, fragments, parts, rewritten)),
+      rewriteUnique(edges.selectionSet, fragments, 'node', (node) => rewriteTask(node.selectionSet, fragments, { parts, firsts, counts: rewritten })),
     )
     if (!set) return null
     const field: FieldNode = { ...tasks, selectionSet: set }
-    const dropFromNode = [...rewritten].filter(([, count]) => count.all === count.text).map(([kind]) => kind as TaskJsonKind)
-    setJsonRead(field, { parts, dropFromNode })
+    const dropFromNode = [...rewritten].filter(([kind, count]) => kind !== 'notifications' && count.all === count.text).map(([kind]) => kind as TaskJsonKind)
+    setJsonPlan(field, { read: { parts, dropFromNode }, firsts })
     return field
   })
   if (!root) return null
   return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? { ...operation, selectionSet: root } : definition)) }
 }
 
+interface TaskRewrite {
+  parts: TaskJsonPart[]
+  /** Each notifications part's `first` argument, read with the request's variables. */
+  firsts: Map<number, ValueNode | undefined>
+  counts: Map<string, { all: number; text: number }>
+}
+
 /** The Task selection with each part that can be written as text made a placeholder. */
-function rewriteTask(set: SelectionSetNode | undefined, fragments: Fragments, parts: TaskJsonPart[], counts: Map<string, { all: number; text: number }>): SelectionSetNode | null {
+function rewriteTask(set: SelectionSetNode | undefined, fragments: Fragments, into: TaskRewrite): SelectionSetNode | null {
   if (!set) return null
+  const { parts, counts } = into
   const keys = responseKeyCounts(set, fragments)
   for (const field of fieldsOf(set, fragments)) {
     if (PARTS.has(field.name.value)) counts.set(field.name.value, { all: (counts.get(field.name.value)?.all ?? 0) + 1, text: counts.get(field.name.value)?.text ?? 0 })
   }
   const mapped = mapSelections(set, fragments, (field) => {
-    const kind = field.name.value as TaskJsonKind
-    if (!PARTS.has(kind) || keys.get(responseKey(field)) !== 1 || (field.arguments?.length ?? 0) > 0 || !onlySkipInclude(field.directives)) return null
-    const fields = jsonShape(field.selectionSet, TASK_JSON_PART_TYPE[kind], fragments)
-    if (!fields) return null
-    parts.push({ kind, fields })
-    ;(counts.get(kind) as { text: number }).text++
+    const name = field.name.value
+    if (!PARTS.has(name) || keys.get(responseKey(field)) !== 1 || !onlySkipInclude(field.directives)) return null
+    const part = partOf(field, fragments)
+    if (!part) return null
+    parts.push(part.part)
+    if (part.part.kind === 'notifications') into.firsts.set(parts.length - 1, part.first)
+    ;(counts.get(name) as { text: number }).text++
     return {
       kind: Kind.FIELD,
       alias: { kind: Kind.NAME, value: responseKey(field) },
@@ -88,6 +103,20 @@ function rewriteTask(set: SelectionSetNode | undefined, fragments: Fragments, pa
     }
   })
   return mapped
+}
+
+/** A Task field as a part to write as text; null when its arguments or selection cannot be. */
+function partOf(field: FieldNode, fragments: Fragments): { part: TaskJsonPart; first?: ValueNode | undefined } | null {
+  const kind = field.name.value
+  if (kind !== 'notifications') {
+    if ((field.arguments?.length ?? 0) > 0) return null
+    const fields = jsonShape(field.selectionSet, TASK_JSON_PART_TYPE[kind as TaskJsonKind], fragments)
+    return fields ? { part: { kind: kind as TaskJsonKind, fields } } : null
+  }
+  // The latest few of each task, as the page's loader reads them: `first` only (no filter, no cursor).
+  if ((field.arguments ?? []).some((argument) => argument.name.value !== 'first')) return null
+  const fields = jsonShape(field.selectionSet, 'NotificationConnection', fragments)
+  return fields ? { part: { kind: 'notifications', fields, perTask: null }, first: field.arguments?.[0]?.value } : null
 }
 
 /** `set` with the fields named `name` whose response key is unique rewritten by `rewrite`; null when none was. */
@@ -186,7 +215,13 @@ function jsonShape(set: SelectionSetNode | undefined, typeName: string, fragment
       }
       const typeCondition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition : fragments[selection.name.value]?.typeCondition
       const body = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet
-      if (!body || (typeCondition && typeCondition.name.value !== typeName) || !collect(body)) return false
+      if (!body) return false
+      if (typeCondition && typeCondition.name.value !== typeName) {
+        // A fragment on another notification type does not apply; on anything else, not supported.
+        if (!NOTIFICATION_TYPE_NAMES.has(typeName) || !NOTIFICATION_TYPE_NAMES.has(typeCondition.name.value)) return false
+        if (!NOTIFICATION_INTERFACES.has(typeCondition.name.value)) continue
+      }
+      if (!collect(body)) return false
     }
     return true
   }
@@ -201,6 +236,17 @@ function jsonShape(set: SelectionSetNode | undefined, typeName: string, fragment
       continue
     }
     const merged: SelectionSetNode = { kind: Kind.SELECTION_SET, selections: nodes.flatMap((node) => node.selectionSet?.selections ?? []) }
+    if (childType === 'Notification') {
+      // An abstract type: what is asked of each object type it can be.
+      const byType: Record<string, JsonField[]> = {}
+      for (const { name: objectType } of NOTIFICATION_JSON_TYPES) {
+        const inner = jsonShape(merged, objectType, fragments)
+        if (!inner) return null
+        byType[objectType] = inner
+      }
+      fields.push({ key, name, byType })
+      continue
+    }
     const inner = jsonShape(merged, childType, fragments)
     if (!inner) return null
     fields.push({ key, name, fields: inner })

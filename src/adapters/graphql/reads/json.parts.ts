@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { FieldNode, GraphQLResolveInfo } from 'graphql'
+import { type FieldNode, GraphQLInt, type GraphQLResolveInfo, type ValueNode, valueFromAST } from 'graphql'
 import { needsObjectPath } from '../../../storage/graph/task.json.js'
 import type { TaskJsonRead, TaskListRow } from '../../../storage/graph/task.queries.js'
+import { type PageSizeLimits, pageSize } from '../connection.pagination.js'
 
 /**
  * The answer side of a task page's parts written by PostgreSQL as JSON text (task.json.ts): the
@@ -24,17 +25,40 @@ interface RequestTexts {
 
 const byContext = new WeakMap<object, RequestTexts>()
 const textsOfNode = new WeakMap<object, ReadonlyArray<string | null>>()
-const readOfField = new WeakMap<FieldNode, TaskJsonRead>()
+/** What a rewritten `tasks` field reads as text: the parts, and the `first` of each notifications part. */
+export interface JsonPlan {
+  read: TaskJsonRead
+  firsts: ReadonlyMap<number, ValueNode | undefined>
+}
+
+const planOfField = new WeakMap<FieldNode, JsonPlan>()
 const TEXTS = Symbol('livegate.jsonTexts')
 
 /** Marks the rewritten `tasks` field node with the parts its page reads as text. */
-export function setJsonRead(field: FieldNode, read: TaskJsonRead): void {
-  readOfField.set(field, read)
+export function setJsonPlan(field: FieldNode, plan: JsonPlan): void {
+  planOfField.set(field, plan)
 }
 
-/** The parts a `tasks` field reads as text: none unless its document was rewritten for it. */
-export function jsonReadOf(info: Pick<GraphQLResolveInfo, 'fieldNodes'>): TaskJsonRead | undefined {
-  return info.fieldNodes.length === 1 ? readOfField.get(info.fieldNodes[0] as FieldNode) : undefined
+/**
+ * The parts a `tasks` field reads as text, with this request's variables: none unless its
+ * document was rewritten for them. A notifications part whose `first` the object path would
+ * refuse is not read (its placeholder then hands the request to the object path, which refuses it).
+ */
+export function jsonReadOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'variableValues'>, limits: PageSizeLimits): TaskJsonRead | undefined {
+  const plan = info.fieldNodes.length === 1 ? planOfField.get(info.fieldNodes[0] as FieldNode) : undefined
+  if (!plan || plan.firsts.size === 0) return plan?.read
+  const parts = plan.read.parts.map((part, i) => {
+    if (part.kind !== 'notifications') return part
+    const given = plan.firsts.get(i)
+    const first = given ? valueFromAST(given, GraphQLInt, info.variableValues) : null
+    if (first === undefined) return part
+    try {
+      return { ...part, perTask: pageSize(first as number | null, limits) }
+    } catch {
+      return part
+    }
+  })
+  return { ...plan.read, parts }
 }
 
 /** Keeps a page row's texts with the task node it resolves as. */

@@ -68,7 +68,7 @@ export class TaskResolver {
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
     // The parts the document asks as JSON text, when it was rewritten for them (json.rewrite.ts).
-    return taskConnection(db, query, window, taskColumnsOf(info), jsonReadOf(info))
+    return taskConnection(db, query, window, taskColumnsOf(info), jsonReadOf(info, config.graphql))
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its global id (`Task.id`); null when there is none the caller may read.' })
