@@ -91,7 +91,12 @@ async function main(): Promise<void> {
     }
     // Unmeasured: V8 compiles the hot paths, the pool opens its connections.
     for (const target of [url, objects?.gateway.url]) if (target) await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
-    const paths = objects ? [{ name: 'text', url }, { name: 'objects', url: objects.gateway.url }] : [{ name: JSON_TEXT, url }]
+    const paths = objects
+      ? [
+          { name: 'text', url },
+          { name: 'objects', url: objects.gateway.url },
+        ]
+      : [{ name: JSON_TEXT, url }]
     const figures = new Map<string, number[]>(paths.map((path) => [path.name, []]))
     for (let i = 0; i < WINDOWS; i++) {
       // Alternating, the first path turn about, so a drift of the machine falls on both.
@@ -104,7 +109,9 @@ async function main(): Promise<void> {
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
     for (const [name, values] of figures) {
       const sorted = [...values].sort((a, b) => a - b)
-      console.log(`page${paths.length > 1 ? ` (${name})` : ''}: median ${median(values).toFixed(2)} ms, min ${sorted[0]?.toFixed(2)} ms, max ${sorted.at(-1)?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')} bytes, Node ${process.version})`)
+      console.log(
+        `page${paths.length > 1 ? ` (${name})` : ''}: median ${median(values).toFixed(2)} ms, min ${sorted[0]?.toFixed(2)} ms, max ${sorted.at(-1)?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')} bytes, Node ${process.version})`,
+      )
     }
     if (objects) {
       const ratios = (figures.get('text') ?? []).map((value, i) => value / ((figures.get('objects') ?? [])[i] ?? Number.NaN))

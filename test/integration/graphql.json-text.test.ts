@@ -123,8 +123,14 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
   { name: 'a refused variable', query: TASK_PAGE_QUERY, variables: { first: 'many' }, textParts: 4 },
 ]
 
-async function post(url: string, body: unknown): Promise<{ status: number; text: string }> {
-  const response = await fetch(new URL('/graphql', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+// Two API keys: every service code, and TESTING only (a task of the same hashed_id under
+// ROTATING has notifications the scoped key must not see, on either path).
+const ALL_KEY = 'json-text-all-codes-key-0123456789'
+const TESTING_KEY = 'json-text-testing-only-key-0123456789'
+
+async function post(url: string, body: unknown, key = ALL_KEY): Promise<{ status: number; text: string }> {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` }
+  const response = await fetch(new URL('/graphql', url), { method: 'POST', headers, body: JSON.stringify(body) })
   return { status: response.status, text: await response.text() }
 }
 
@@ -133,7 +139,7 @@ async function overSocket(url: string, body: { query: string; variables?: Record
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws')
   try {
     return await new Promise<string>((resolve, reject) => {
-      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${ALL_KEY}` } })))
       socket.on('error', reject)
       socket.on('message', (data) => {
         const message = JSON.parse(String(data))
@@ -170,8 +176,23 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
 
   test('every operation: the same bytes both ways, over HTTP and over graphql-ws', async ({ db, deliver }) => {
     await seedTasks(db.database, 12)
-    for (const task of ['jt-a', 'jt-b']) for (const fields of Object.values(sampleCallbacks(task))) expect((await deliver(fields)).status).toBe(200)
-    const config = loadConfig({ env: {}, value: TEST_CONFIG })
+    for (const [task, code] of [
+      ['jt-a', 'TESTING'],
+      ['jt-b', 'TESTING'],
+      ['jt-a', 'ROTATING'],
+    ] as const) {
+      for (const fields of Object.values(sampleCallbacks(task, code))) expect((await deliver(fields)).status).toBe(200)
+    }
+    const config = loadConfig({
+      env: {},
+      value: {
+        ...TEST_CONFIG,
+        apiKeys: [
+          { name: 'all', key: ALL_KEY, serviceCodes: ['*'] },
+          { name: 'testing', key: TESTING_KEY, serviceCodes: ['TESTING'] },
+        ],
+      },
+    })
     text = await startGateway(config, { database: db.database, jsonText: true })
     objects = await startGateway(config, { database: db.database, jsonText: false })
     for (const operation of OPERATIONS) {
@@ -187,6 +208,13 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
       // Apollo writes `errors` before `data`, graphql-ws the other way round.
       if (expected.status === 200) expect(JSON.parse(socketObjects), `${operation.name}: graphql-ws as HTTP`).toEqual(JSON.parse(expected.text))
     }
+    // The tenant scope: the same on both paths, and no notification of another service code.
+    const scoped = { query: '{ tasks(first: 50) { edges { node { serviceCode taskId notifications(first: 9) { edges { node { serviceCode taskId } } } } } } }' }
+    const scopedObjects = await post(objects.url, scoped, TESTING_KEY)
+    for (let run = 0; run < 3; run++) expect(await post(text.url, scoped, TESTING_KEY), `the scoped key, run ${run}`).toEqual(scopedObjects)
+    const scopedCodes = new Set(scopedObjects.text.match(/"serviceCode":"[A-Z]+"/g))
+    expect([...scopedCodes]).toEqual(['"serviceCode":"TESTING"'])
+    expect((await post(text.url, scoped)).text).toContain('"serviceCode":"ROTATING"')
     // The data reached what the text path writes: outputs, streams, recordings, thumbnails.
     const page = JSON.parse((await post(text.url, { query: TASK_PAGE_QUERY, variables: { first: 20 } })).text)
     const nodes = page.data.tasks.edges.map((edge: { node: Record<string, unknown[]> }) => edge.node)

@@ -2,7 +2,7 @@ import { inArray, type SQL, sql } from 'drizzle-orm'
 import { KINDS, type ViewField } from '../../model/callback.kinds.js'
 import { FINAL } from '../log.order.js'
 import { callbacks } from '../tables/callback.table.js'
-import { addJsonType, TYPES, dateTime, int, type JsonField, type JsonType, objectText, P, safeInt, str, float, typename } from './task.json.js'
+import { addJsonType, TYPES, dateTime, type JsonField, type JsonType, objectText, P, safeInt, str, float, typename } from './task.json.js'
 
 /**
  * A task's newest notifications as a connection's JSON text (`edges { cursor node }`), in the
@@ -28,7 +28,12 @@ const boolean = (v: string) => `case coalesce(jsonb_typeof(${v}), 'null') when '
 
 const COMMON: JsonType['fields'] = {
   id: { write: () => quoted(base64url(`'Notification:["' || c.id || '"]'`)) },
-  kind: { write: () => `case c.type ${Object.entries(KINDS).map(([kind, entry]) => `when ${entry.type} then '"${kind}"'`).join(' ')} else '"UNKNOWN"' end` },
+  kind: {
+    write: () =>
+      `case c.type ${Object.entries(KINDS)
+        .map(([kind, entry]) => `when ${entry.type} then '"${kind}"'`)
+        .join(' ')} else '"UNKNOWN"' end`,
+  },
   type: { write: () => `c.type::text` },
   serviceCode: { write: () => `to_json(c.service_code)::text` },
   vsId: { write: () => `coalesce(to_json(c.vs_id)::text, 'null')` },

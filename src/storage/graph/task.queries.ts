@@ -143,14 +143,7 @@ const COLUMN_SQL: Record<TaskColumn, string> = {
  * A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page),
  * reading only the `columns` asked for: a page of three scalar fields never reads a state.
  */
-export async function listTasks(
-  db: Db,
-  filter: TaskQuery,
-  after: TaskKey | undefined,
-  limit: number,
-  columns: Iterable<TaskColumn>,
-  json?: TaskJsonRead | undefined,
-): Promise<TaskListRow[]> {
+export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<TaskListRow[]> {
   const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
   if (json && json.parts.length > 0) return listTasksWithJson(db, filter, where, limit, new Set(columns), json)
   const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')

@@ -88,9 +88,12 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
   }
 
   // The rewritten document on the extended schema; the object path when a text cannot be used.
-  const runText = async (entry: Entry, request: { document: DocumentNode; variables: Record<string, unknown> | undefined; operationName: string | undefined; context: unknown }): Promise<ExecutionResult | null> => {
+  const runText = async (
+    entry: Entry,
+    request: { document: DocumentNode; variables: Record<string, unknown> | undefined; operationName: string | undefined; context: unknown },
+  ): Promise<ExecutionResult | null> => {
     const text = entry.text
-    if (!text || !jsonText || !jsonText.applies(request.context)) return null
+    if (!text || !jsonText?.applies(request.context)) return null
     const { context, variables, operationName } = request
     beginJsonTexts(context as object)
     const result = text.compiled

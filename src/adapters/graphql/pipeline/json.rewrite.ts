@@ -50,7 +50,7 @@ const NOTIFICATION_INTERFACES = new Set(['Notification', 'Node'])
  */
 function rewriteDocument(document: DocumentNode, operationName: string | undefined): DocumentNode | null {
   const operation = getOperationAST(document, operationName)
-  if (!operation || operation.operation !== 'query') return null
+  if (operation?.operation !== 'query') return null
   const fragments: Record<string, FragmentDefinitionNode> = {}
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
   const root = rewriteUnique(operation.selectionSet, fragments, 'tasks', (tasks) => {

@@ -1,15 +1,6 @@
 import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
 import type { GraphQLResolveInfo } from 'graphql'
-import {
-  countTasks,
-  listTasks,
-  type TaskColumn,
-  type TaskJsonRead,
-  type TaskKey,
-  type TaskQuery,
-  taskCountsByServiceCode,
-  type TaskCountsRow,
-} from '../../../storage/graph/task.queries.js'
+import { countTasks, listTasks, type TaskColumn, type TaskJsonRead, type TaskKey, type TaskQuery, taskCountsByServiceCode, type TaskCountsRow } from '../../../storage/graph/task.queries.js'
 import { jsonReadOf } from '../reads/json.parts.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { UserNode } from '../../../fold/graph.model.js'
@@ -38,13 +29,7 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
  * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
  * serves its page through this too, so both issue the very same statements.
  */
-export async function taskConnection(
-  db: Db,
-  query: TaskQuery,
-  window: PageWindow<TaskKey>,
-  columns: Iterable<TaskColumn>,
-  json?: TaskJsonRead | undefined,
-): Promise<ConnectionData<TaskView>> {
+export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<ConnectionData<TaskView>> {
   const rows = await listTasks(db, query, window.after, window.fetch, columns, json)
   return toConnection(rows, window, {
     codec: taskCursor,
