@@ -106,7 +106,18 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
   return pieces.length === 0 ? sql`'{}'` : sql`${sql.join(pieces, sql` || `)} || '}'`
 }
 
+// A document's selection is the same objects on every request: its text is made once.
+const edgeTexts = new WeakMap<readonly JsonField[], string>()
+
 function edgeText(fields: readonly JsonField[]): string {
+  const known = edgeTexts.get(fields)
+  if (known) return known
+  const text = makeEdgeText(fields)
+  edgeTexts.set(fields, text)
+  return text
+}
+
+function makeEdgeText(fields: readonly JsonField[]): string {
   const parts = fields.map((field, i) => {
     const open = `'${i === 0 ? '{' : ','}"${field.key}":'`
     if (field.name === '__typename') return `${open} || '"NotificationEdge"'`

@@ -204,9 +204,16 @@ function listText(type: JsonType, fields: readonly JsonField[], list: string, de
 
 /** The SQL text of one part's JSON text, from the stored node `node` (jsonb; SQL null when the row has none). */
 export function taskJsonPartSql(part: TaskJsonPart & { kind: TaskJsonKind }, node: string): string {
+  // A document's parts are the same objects on every request: their text is made once.
+  const known = madeFor.get(part.fields)?.get(`${part.kind}:${node}`)
+  if (known) return known
   const type = TYPES[TASK_JSON_PART_TYPE[part.kind]] as JsonType
-  return `case when ${node} is null then null else ${listText(type, part.fields, `${node}->'${part.kind}'`, 1)} end`
+  const text = `case when ${node} is null then null else ${listText(type, part.fields, `${node}->'${part.kind}'`, 1)} end`
+  madeFor.set(part.fields, new Map([...(madeFor.get(part.fields) ?? []), [`${part.kind}:${node}`, text]]))
+  return text
 }
+
+const madeFor = new WeakMap<readonly JsonField[], ReadonlyMap<string, string>>()
 
 /** Whether a part's text must be answered the object way instead (see {@link JSON_FALLBACK_MARK}). */
 export function needsObjectPath(text: string | null): boolean {
