@@ -11,8 +11,8 @@ import type { Db } from '../../src/storage/database.client.js'
 import { TASK_PAGE_QUERY } from '../bench/query.bench.js'
 import { SEED_SERVICE_CODE, seedTasks, taskListOf } from '../bench/query.seed.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName } from '../support/database.fixture.js'
-import { TEST_CONFIG, test } from '../support/gateway.fixture.js'
+import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { deliverTo, TEST_CONFIG, test } from '../support/gateway.fixture.js'
 
 /**
  * A task page's pure-data parts written by PostgreSQL as JSON text (src/storage/graph/task.json.ts,
@@ -156,10 +156,13 @@ async function overSocket(url: string, body: { query: string; variables?: Record
 describe(`task page parts as JSON text answer as the object path does (${driverName})`, () => {
   let text: Gateway
   let objects: Gateway
+  let db: TestDatabase | undefined
+  const statements: string[] = []
 
   afterAll(async () => {
     await text?.close()
     await objects?.close()
+    await db?.drop()
   })
 
   test('the rewrite takes the shapes it supports and leaves the others', async () => {
@@ -174,15 +177,10 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
     expect(execution.rewrite(parse('subscription { taskChanged { task { outputs { tag } } } }'), undefined)).toBeNull()
   })
 
-  test('every operation: the same bytes both ways, over HTTP and over graphql-ws', async ({ db, deliver }) => {
+  test('every operation: the same bytes both ways, over HTTP and over graphql-ws', async () => {
+    // A database of its own, whose statements are seen: the text path must be the one taken.
+    db = await openTestDatabase({ logger: { logQuery: (query) => statements.push(query) } })
     await seedTasks(db.database, 12)
-    for (const [task, code] of [
-      ['jt-a', 'TESTING'],
-      ['jt-b', 'TESTING'],
-      ['jt-a', 'ROTATING'],
-    ] as const) {
-      for (const fields of Object.values(sampleCallbacks(task, code))) expect((await deliver(fields)).status).toBe(200)
-    }
     const config = loadConfig({
       env: {},
       value: {
@@ -195,6 +193,24 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
     })
     text = await startGateway(config, { database: db.database, jsonText: true })
     objects = await startGateway(config, { database: db.database, jsonText: false })
+    for (const [task, code] of [
+      ['jt-a', 'TESTING'],
+      ['jt-b', 'TESTING'],
+      ['jt-a', 'ROTATING'],
+    ] as const) {
+      for (const fields of Object.values(sampleCallbacks(task, code))) expect((await deliverTo(text, fields)).status).toBe(200)
+    }
+    // The page's one statement reads every part as text (`json0` to `json3`) on the text path only.
+    for (const [gateway, texts] of [
+      [text, 4],
+      [objects, 0],
+    ] as const) {
+      statements.length = 0
+      expect((await post(gateway.url, { query: TASK_PAGE_QUERY, variables: { first: 20 } })).status).toBe(200)
+      const page = statements.find((statement) => statement.includes('"sortAtMs"'))
+      expect(page, 'the page statement').toBeDefined()
+      expect(page?.match(/as "json\d"/g)?.length ?? 0).toBe(texts)
+    }
     for (const operation of OPERATIONS) {
       const body = { query: operation.query, variables: operation.variables }
       const expected = await post(objects.url, body)
