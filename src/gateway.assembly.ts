@@ -89,6 +89,8 @@ export interface StartOptions {
   tty?: boolean
   /** With `tracing.enabled`: where spans go instead of OTLP (tests hand an in-memory exporter). */
   spanExporter?: SpanExporter
+  /** A task page's pure-data parts as JSON text; by default where `JSON.rawJSON` exists (request.pipeline.ts). */
+  jsonText?: boolean | undefined
 }
 
 /**
@@ -138,6 +140,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       ...parts,
       policy: ingestPolicy(config),
       ...(options.now ? { now: options.now } : {}),
+      jsonText: options.jsonText,
     })
     await startParts(parts, server.log)
     await release(held)

@@ -6,6 +6,14 @@ const stopSignal = new Promise<string>((resolve) => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve(signal))
 })
 
+// LIVEGATE_JSON_TEXT=on|off overrides where a task page's parts are written as JSON text (by
+// default where JSON.rawJSON exists): for measuring one path against the other, or a way back.
+function jsonTextSwitch(value: string | undefined): { jsonText?: boolean } {
+  if (value === 'on') return { jsonText: true }
+  if (value === 'off') return { jsonText: false }
+  return {}
+}
+
 runCli(process.argv.slice(2), {
   env: process.env,
   out: (line) => process.stdout.write(`${line}\n`),
@@ -13,7 +21,7 @@ runCli(process.argv.slice(2), {
   stopSignal,
   tty: process.stdout.isTTY === true,
   // Loaded only by the commands that start a gateway: `sign` or `schema` need none of it.
-  startGateway: async (config, options) => (await import('./gateway.assembly.js')).startGateway(config, options),
+  startGateway: async (config, options) => (await import('./gateway.assembly.js')).startGateway(config, { ...options, ...jsonTextSwitch(process.env.LIVEGATE_JSON_TEXT) }),
 }).then(
   (code) => {
     // A command that failed has closed what it opened; exiting at once makes sure a timer or

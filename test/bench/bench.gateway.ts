@@ -15,6 +15,8 @@ export interface BenchGatewayOptions {
   value?: Record<string, unknown>
   /** A database already open (and closed by the caller) instead of one opened from the config. */
   database?: Database
+  /** A task page's parts as JSON text (on, off); by default where `JSON.rawJSON` exists. */
+  jsonText?: boolean | undefined
 }
 
 /** A gateway under measurement, with the config it was started from. */
@@ -44,7 +46,11 @@ export async function startBenchGateway(options: BenchGatewayOptions): Promise<B
       ...options.value,
     },
   })
-  const gateway = await startGateway(config, { logStream: { write: () => {} }, ...(options.database ? { database: options.database } : {}) })
+  const gateway = await startGateway(config, {
+    logStream: { write: () => {} },
+    ...(options.database ? { database: options.database } : {}),
+    ...(options.jsonText !== undefined ? { jsonText: options.jsonText } : {}),
+  })
   return {
     gateway,
     config,

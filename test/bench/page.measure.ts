@@ -18,13 +18,17 @@ import { foldAndSettle, growTasks, SEED_SERVICE_CODE, seedTasks } from './query.
  * into a private cluster), livegate in this process checked against the ceiling, then windows of
  * load from a process of its own; the main thread's CPU over each window divided by its pages.
  * PAGE_PROFILE=file.cpuprofile adds a window under V8's profiler; PAGE_ANSWERS=file writes the
- * four answers' exact bytes, to diff against an earlier build's.
+ * four answers' exact bytes, to diff against an earlier build's. PAGE_JSON_TEXT=on|off picks the
+ * path of a task page's parts (JSON text written by PostgreSQL, or objects; by default the
+ * runtime's), and PAGE_JSON_TEXT=compare measures both in the same run: a second gateway on the
+ * same database, windows alternating, every answer of one checked byte-equal to the other's.
  */
 const CALLBACKS = Number(process.env.PAGE_CALLBACKS ?? 10_000)
 const WINDOWS = Number(process.env.PAGE_WINDOWS ?? 3)
 const WINDOW_MS = Number(process.env.PAGE_WINDOW_MS ?? 5000)
 const CONNECTIONS = Number(process.env.PAGE_CONNECTIONS ?? 16)
 const TASKS = 1000
+const JSON_TEXT = process.env.PAGE_JSON_TEXT ?? 'default'
 
 function request(variables: Record<string, unknown>): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName: 'TaskPage', query: TASK_PAGE_QUERY, variables }))
@@ -59,7 +63,10 @@ async function seededUrl(): Promise<{ url: string; stop(): Promise<void> }> {
 
 async function main(): Promise<void> {
   const database = await seededUrl()
-  const started = await startBenchGateway({ databaseUrl: database.url, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } } })
+  const base = { databaseUrl: database.url, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } } }
+  const compare = JSON_TEXT === 'compare'
+  const started = await startBenchGateway({ ...base, ...(JSON_TEXT === 'default' ? {} : { jsonText: JSON_TEXT !== 'off' }) })
+  const objects = compare ? await startBenchGateway({ ...base, jsonText: false }) : undefined
   const ceiling = await startCeiling(database.url)
   try {
     const url = started.gateway.url
@@ -73,24 +80,43 @@ async function main(): Promise<void> {
     for (const item of pool) {
       const [ours, theirs] = [await text(url, item), await text(ceiling.url, item)]
       if (JSON.stringify(JSON.parse(ours)) !== JSON.stringify(JSON.parse(theirs))) throw new Error(`livegate and the ceiling differ: ${ours.slice(0, 300)}`)
+      if (objects && (await text(objects.gateway.url, item)) !== ours) throw new Error('the JSON text path and the object path answer different bytes')
       answers.push(ours)
     }
     if (process.env.PAGE_ANSWERS) writeFileSync(process.env.PAGE_ANSWERS, answers.join('\n'))
-    const window = async () => {
+    const window = async (target = url) => {
       const before = mainThreadCpuMs()
-      const result = await runLoad({ url, connections: CONNECTIONS, warmupMs: 1000, durationMs: WINDOW_MS, pool, repeat: true })
+      const result = await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 1000, durationMs: WINDOW_MS, pool, repeat: true })
       return { cpuMs: (mainThreadCpuMs() - before) / (result.okTotal + result.failedTotal), rps: result.rps, failed: result.failedTotal + result.errorsTotal }
     }
     // Unmeasured: V8 compiles the hot paths, the pool opens its connections.
-    await runLoad({ url, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
-    const figures = []
+    for (const target of [url, objects?.gateway.url]) if (target) await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
+    const paths = objects
+      ? [
+          { name: 'text', url },
+          { name: 'objects', url: objects.gateway.url },
+        ]
+      : [{ name: JSON_TEXT, url }]
+    const figures = new Map<string, number[]>(paths.map((path) => [path.name, []]))
     for (let i = 0; i < WINDOWS; i++) {
-      const figure = await window()
-      figures.push(figure.cpuMs)
-      console.error(`page: window ${i + 1}: ${figure.cpuMs.toFixed(2)} ms Node CPU per page, ${figure.rps.toFixed(0)} pages/s, ${figure.failed} failed`)
+      // Alternating, the first path turn about, so a drift of the machine falls on both.
+      for (const path of i % 2 === 0 ? paths : [...paths].reverse()) {
+        const figure = await window(path.url)
+        figures.get(path.name)?.push(figure.cpuMs)
+        console.error(`page: window ${i + 1} (${path.name}): ${figure.cpuMs.toFixed(2)} ms Node CPU per page, ${figure.rps.toFixed(0)} pages/s, ${figure.failed} failed`)
+      }
     }
-    const sorted = [...figures].sort((a, b) => a - b)
-    console.log(`page: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(2)} ms, min ${sorted[0]?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')} bytes)`)
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
+    for (const [name, values] of figures) {
+      const sorted = [...values].sort((a, b) => a - b)
+      console.log(
+        `page${paths.length > 1 ? ` (${name})` : ''}: median ${median(values).toFixed(2)} ms, min ${sorted[0]?.toFixed(2)} ms, max ${sorted.at(-1)?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')} bytes, Node ${process.version})`,
+      )
+    }
+    if (objects) {
+      const ratios = (figures.get('text') ?? []).map((value, i) => value / ((figures.get('objects') ?? [])[i] ?? Number.NaN))
+      console.log(`page: JSON text path / object path, Node CPU per page: median ${median(ratios).toFixed(3)}× (windows ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})`)
+    }
     if (process.env.PAGE_PROFILE) {
       const session = new Session()
       session.connect()
@@ -104,6 +130,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await ceiling.close()
+    await objects?.close()
     await started.close()
     await database.stop()
   }

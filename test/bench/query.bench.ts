@@ -268,6 +268,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       )
       polls = upstream.polls.map((count, i) => count - (pollsBefore[i] ?? 0))
       upstreamTargets = upstream.targets(figures[2] as WorkFigure, figures)
+      upstreamTargets.push(...(await (await import('./query.rawjson.js')).jsonTextTarget({ databaseUrl: largeDb.url, pool: pagePool, service, value: held, log: ctx.log })))
       for (const figure of figures)
         ctx.log(`query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`)
       ctx.log(`query: task_list requests while measuring: ${polls.join(' and ')}`)

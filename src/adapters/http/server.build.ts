@@ -50,6 +50,8 @@ export interface ServerParts {
   webhooks?: WebhookService | undefined
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
+  /** A task page's pure-data parts as JSON text (request.pipeline.ts); by default where `JSON.rawJSON` exists. */
+  jsonText?: boolean | undefined
 }
 
 function isCallbackUrl(url: string | undefined): boolean {
@@ -122,7 +124,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   await app.register(playgroundPlugin)
   await app.register(dashboardPlugin)
   // One GraphQL pipeline, two transports that only translate: HTTP and graphql-ws on one path.
-  const pipeline = await RequestPipeline.start({ config, log: app.log, metrics })
+  const pipeline = await RequestPipeline.start({ config, log: app.log, metrics, jsonText: parts.jsonText })
   app.addHook('onClose', () => pipeline.stop())
   const deps = { db: database.db, config, poller, hub, history, actions: parts.actions, webhooks: parts.webhooks }
   await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })

@@ -3,6 +3,8 @@ import type { TaskState } from '../../fold/task.fold.js'
 import { type Db, resultRows } from '../database.client.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
+import { taskNotificationsJsonSql } from './notification.json.js'
+import { type TaskJsonKind, type TaskJsonPart, taskJsonPartSql } from './task.json.js'
 import { foldCase, foldCaseSql, prefixPattern, userKeyList } from '../tables/text.match.js'
 
 /** A task's natural key: unique across service codes, and stable for its life. */
@@ -117,6 +119,14 @@ export interface TaskListRow {
   /** The stored node; null on a row written before nodes were, which then carries its state. */
   node?: StoredTaskNode | null
   state?: TaskState | null
+  /** The text of each part asked as JSON text (see task.json.ts), in the order asked: `json0`, `json1`, … */
+  [part: `json${number}`]: string | null | undefined
+}
+
+/** Parts of each task to read as JSON text, and the node's keys no field reads as objects then. */
+export interface TaskJsonRead {
+  parts: readonly TaskJsonPart[]
+  dropFromNode: readonly TaskJsonKind[]
 }
 
 // Read as the driver gives them (no per-row mapping): names as the row's keys, numbers as float8.
@@ -133,10 +143,36 @@ const COLUMN_SQL: Record<TaskColumn, string> = {
  * A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page),
  * reading only the `columns` asked for: a page of three scalar fields never reads a state.
  */
-export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>): Promise<TaskListRow[]> {
-  const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')
+export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<TaskListRow[]> {
   const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
+  if (json && json.parts.length > 0) return listTasksWithJson(db, filter, where, limit, new Set(columns), json)
+  const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')
   const result = await db.execute(sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`)
+  return resultRows<TaskListRow>(result)
+}
+
+/**
+ * The same page with parts of each task as JSON text. The page is picked first, and each node
+ * read out of its TOAST once (`n`, a fresh value) rather than once per part that reads it; the
+ * node handed to the objects leaves out the parts written as text, so they are not parsed twice.
+ */
+async function listTasksWithJson(db: Db, filter: TaskQuery, where: SQL, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
+  const select: SQL[] = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])].map((text) => sql.raw(text))
+  if (columns.has('node')) {
+    const dropped = json.dropFromNode.length > 0 ? ` - '{${[...new Set(json.dropFromNode)].join(',')}}'::text[]` : ''
+    select.push(sql.raw(`n${dropped} as node, case when n is null then state end as state`))
+  }
+  json.parts.forEach((part, i) => {
+    const text =
+      part.kind !== 'notifications'
+        ? sql.raw(taskJsonPartSql(part, 'n'))
+        : part.perTask === null
+          ? sql`null::text`
+          : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
+    select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
+  })
+  const page = sql`select id, sort_at, task_id, service_code, status, end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`
+  const result = await db.execute(sql`select ${sql.join(select, sql`, `)} from (${page}) t order by sort_at desc, id desc`)
   return resultRows<TaskListRow>(result)
 }
 

@@ -13,6 +13,8 @@ import {
   BREAK,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
+import { beginJsonTexts, endJsonTexts } from '../reads/json.parts.js'
+import type { JsonTextExecution } from './json.rewrite.js'
 
 /** Apollo's `gateway` option: how a schema and an executor are handed to it. */
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway']
@@ -21,6 +23,11 @@ type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway']
 export interface CompiledExecutionOptions {
   /** Runs of the same operation with graphql-js before it is compiled; compiling costs milliseconds, so one-off operations never pay it. */
   compileAfter?: number
+  /**
+   * A task page's pure-data parts as JSON text (json.rewrite.ts), for the requests `applies`
+   * says: those whose answer is serialized by `stringifyWithJsonTexts`.
+   */
+  jsonText?: { execution: JsonTextExecution; applies(context: unknown): boolean } | undefined
 }
 
 /** What each parsed document remembers, per operation name. */
@@ -29,10 +36,12 @@ interface Entry {
   compiled: CompiledQuery | null
   /** Its variable definitions, which graphql-js coerces before a compiled run. */
   variables: OperationDefinitionNode['variableDefinitions']
+  /** The document rewritten for JSON text, and its compiled query; null when nothing of it can be text. */
+  text: { document: DocumentNode; compiled: CompiledQuery | null } | null
 }
 
 /** No compiled query: introspection, an operation graphql-jit refused, or a subscription. */
-const NEVER: Entry = { runs: -1, compiled: null, variables: undefined }
+const NEVER: Entry = { runs: -1, compiled: null, variables: undefined, text: null }
 
 /**
  * Apollo Server 5 has no `executor` option; its `gateway` option is the supported way to run
@@ -46,6 +55,7 @@ const NEVER: Entry = { runs: -1, compiled: null, variables: undefined }
  */
 export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): NonNullable<GatewayInterface> {
   const compileAfter = options.compileAfter ?? 1
+  const jsonText = options.jsonText
   const byDocument = new WeakMap<DocumentNode, Map<string | null, Entry>>()
 
   const entryFor = (document: DocumentNode, operationName: string | undefined): Entry => {
@@ -56,15 +66,40 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     let entry = entries.get(key)
     if (!entry) {
       const operation = getOperationAST(document, operationName)
-      entry = operation && operation.operation !== 'subscription' && !introspects(document) ? { runs: 0, compiled: null, variables: operation.variableDefinitions } : NEVER
+      entry = operation && operation.operation !== 'subscription' && !introspects(document) ? { runs: 0, compiled: null, variables: operation.variableDefinitions, text: null } : NEVER
+      if (entry !== NEVER && jsonText) {
+        const rewritten = jsonText.execution.rewrite(document, operationName)
+        if (rewritten) entry.text = { document: rewritten, compiled: null }
+      }
       entries.set(key, entry)
     }
     if (entry !== NEVER && !entry.compiled && ++entry.runs > compileAfter) {
       const compiled = compileQuery(schema, document, operationName)
       if (isCompiledQuery(compiled)) entry.compiled = compiled
       else entries.set(key, NEVER)
+      if (entry.text && jsonText) {
+        const text = compileQuery(jsonText.execution.schema, entry.text.document, operationName)
+        // A rewrite graphql-jit refuses is answered the object way.
+        if (isCompiledQuery(text)) entry.text.compiled = text
+        else entry.text = null
+      }
     }
     return entry
+  }
+
+  // The rewritten document on the extended schema; the object path when a text cannot be used.
+  const runText = async (
+    entry: Entry,
+    request: { document: DocumentNode; variables: Record<string, unknown> | undefined; operationName: string | undefined; context: unknown },
+  ): Promise<ExecutionResult | null> => {
+    const text = entry.text
+    if (!text || !jsonText?.applies(request.context)) return null
+    const { context, variables, operationName } = request
+    beginJsonTexts(context as object)
+    const result = text.compiled
+      ? withGraphqlErrors(await text.compiled.query(undefined, context, variables ?? {}))
+      : await execute({ schema: jsonText.execution.schema, document: text.document, contextValue: context, variableValues: variables, operationName })
+    return endJsonTexts(context as object, result.data) === 'done' ? result : null
   }
 
   const executor = async (request: { document: DocumentNode; request: { operationName?: string; variables?: Record<string, unknown> }; context: unknown }): Promise<ExecutionResult> => {
@@ -72,14 +107,18 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     const { operationName, variables } = request.request
     const entry = entryFor(document, operationName)
     const compiled = entry.compiled
-    if (!compiled) return execute({ schema, document, contextValue: context, variableValues: variables, operationName })
+    if (!compiled) {
+      const text = await runText(entry, { document, variables, operationName, context })
+      return text ?? execute({ schema, document, contextValue: context, variableValues: variables, operationName })
+    }
     // graphql-js coerces the variables first, so a bad variable is refused with its exact words
     // (and Apollo's BAD_USER_INPUT): graphql-jit words some of those errors differently.
     if (entry.variables && entry.variables.length > 0) {
       const coerced = getVariableValues(schema, entry.variables, variables ?? {}, { maxErrors: 50 })
       if (coerced.errors) return { errors: coerced.errors }
     }
-    return withGraphqlErrors(await compiled.query(undefined, context, variables ?? {}))
+    const text = await runText(entry, { document, variables, operationName, context })
+    return text ?? withGraphqlErrors(await compiled.query(undefined, context, variables ?? {}))
   }
 
   return {

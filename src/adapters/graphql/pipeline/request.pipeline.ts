@@ -15,6 +15,8 @@ import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
 import { compiledExecution } from './jit.executor.js'
+import { jsonTextExecution } from './json.rewrite.js'
+import { stringifyWithJsonTexts, withJsonTextsParsed } from '../reads/json.parts.js'
 import { queryLimitsChecker } from './query.limits.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { loadTrustedDocuments, trustedDocumentsPlugin } from './trusted.documents.js'
@@ -40,6 +42,17 @@ export interface PipelineOptions {
   config: Config
   log: FastifyBaseLogger
   metrics?: Metrics | undefined
+  /**
+   * A task page's pure-data parts written by PostgreSQL as JSON text (json.rewrite.ts). By
+   * default where the runtime has `JSON.rawJSON` (Node 22 and later): Node 20 keeps the object
+   * path it was measured with. Answers are the same bytes either way.
+   */
+  jsonText?: boolean | undefined
+}
+
+/** Whether the JSON text path is on by default: where `JSON.rawJSON` exists. */
+export function jsonTextByDefault(): boolean {
+  return typeof (JSON as { rawJSON?: unknown }).rawJSON === 'function'
 }
 
 /**
@@ -72,11 +85,15 @@ export class RequestPipeline {
     const { config, log } = options
     const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
+    const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
+    // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
+    const jsonText = text ? { execution: text, applies: (context: unknown) => !(context as GraphqlContext).subscription } : undefined
     this.apollo = new ApolloServer<GraphqlContext>({
-      gateway: withSocketSubscriptions(compiledExecution(schema), schema),
+      gateway: withSocketSubscriptions(compiledExecution(schema, { jsonText }), schema),
       includeStacktraceInErrorResponses: false,
       // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
-      stringifyResult: JSON.stringify,
+      // The JSON texts of a task page's parts are written in where their markers are.
+      stringifyResult: stringifyWithJsonTexts,
       // The schema is a published contract (schema/schema.graphql), and the playground reads it.
       introspection: true,
       // Our own CSRF policy (http.policy.ts) runs first, as a fastify hook: Apollo's would refuse the
@@ -126,7 +143,8 @@ export class RequestPipeline {
     if (stream) return { kind: 'stream', ...stream }
     // Subscriptions and incremental delivery are not served by Apollo: a single result always.
     const body = response.body as { kind: 'single'; singleResult: FormattedExecutionResult }
-    return { kind: 'answer', result: body.singleResult, document: context.subscription?.document }
+    // Whoever serializes this answer does it with JSON.stringify: no marker may reach it.
+    return { kind: 'answer', result: withJsonTextsParsed(body.singleResult), document: context.subscription?.document }
   }
 
   /** An event's result, computed outside {@link run} (a subscription's), formatted and masked as run's are. */

@@ -1,7 +1,8 @@
 import type { FieldNode, FragmentDefinitionNode, GraphQLResolveInfo, SelectionSetNode } from 'graphql'
 
 import { deriveTask } from '../../../fold/task.derive.js'
-import type { TaskColumn, TaskListRow } from '../../../storage/graph/task.queries.js'
+import type { TaskColumn, TaskJsonRead, TaskListRow } from '../../../storage/graph/task.queries.js'
+import { keepJsonTexts } from './json.parts.js'
 import type { StoredTaskNode, TaskView } from '../../../storage/tables/task.node.js'
 
 /**
@@ -21,6 +22,8 @@ const COLUMN_OF_FIELD: Readonly<Record<string, TaskColumn | null>> = {
   userName: 'author',
   // A loader, keyed by the service code and the author.
   user: 'author',
+  // A part read as JSON text (json.parts.ts), its own column.
+  _livegateJsonText: null,
 }
 
 // A document's selection is the same on every request: walked once per field node.
@@ -67,7 +70,13 @@ export function asksForPageInfo(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'f
 const readsPageInfo = new WeakMap<FieldNode, boolean>()
 
 /** A task row as the node `Task` resolves from: the stored node when it was read, else the columns that were. */
-export function taskNodeOf(row: TaskListRow): TaskView | StoredTaskNode {
+export function taskNodeOf(row: TaskListRow, json?: TaskJsonRead): TaskView | StoredTaskNode {
+  const node = nodeOfRow(row)
+  keepJsonTexts(row, node, json)
+  return node
+}
+
+function nodeOfRow(row: TaskListRow): TaskView | StoredTaskNode {
   // Stored times are epoch milliseconds, which the DateTime scalar writes as it writes a Date.
   if (row.node) return row.node
   if (row.state) return deriveTask(row.state)

@@ -1,6 +1,7 @@
 import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
 import type { GraphQLResolveInfo } from 'graphql'
-import { countTasks, listTasks, type TaskColumn, type TaskKey, type TaskQuery, taskCountsByServiceCode, type TaskCountsRow } from '../../../storage/graph/task.queries.js'
+import { countTasks, listTasks, type TaskColumn, type TaskJsonRead, type TaskKey, type TaskQuery, taskCountsByServiceCode, type TaskCountsRow } from '../../../storage/graph/task.queries.js'
+import { jsonReadOf } from '../reads/json.parts.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
@@ -28,12 +29,12 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
  * A page of tasks as a connection; the rows also prime the task loader. The benchmark's ceiling
  * serves its page through this too, so both issue the very same statements.
  */
-export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>): Promise<ConnectionData<TaskView>> {
-  const rows = await listTasks(db, query, window.after, window.fetch, columns)
+export async function taskConnection(db: Db, query: TaskQuery, window: PageWindow<TaskKey>, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<ConnectionData<TaskView>> {
+  const rows = await listTasks(db, query, window.after, window.fetch, columns, json)
   return toConnection(rows, window, {
     codec: taskCursor,
     keyOf: (row) => ({ sortAt: row.sortAtMs, id: row.id }),
-    toNode: taskNodeOf,
+    toNode: (row) => taskNodeOf(row, json),
     countAll: () => countTasks(db, query),
   })
 }
@@ -51,7 +52,8 @@ export class TaskResolver {
     const query = taskQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
-    return taskConnection(db, query, window, taskColumnsOf(info))
+    // The parts the document asks as JSON text, when it was rewritten for them (json.rewrite.ts).
+    return taskConnection(db, query, window, taskColumnsOf(info), jsonReadOf(info, config.graphql))
   }
 
   @Query(() => Task, { nullable: true, description: 'One task by its global id (`Task.id`); null when there is none the caller may read.' })

@@ -1,0 +1,221 @@
+/**
+ * A task's pure-data parts (outputs, recordings, thumbnails) written by PostgreSQL as JSON text in
+ * exactly the shape and bytes an answer has: keys as asked, in the order asked, compact, values as
+ * the GraphQL scalars write them. Built from the stored `tasks.node`, whose layout this knows.
+ *
+ * Where a stored value would not be written as a plain value (an Int past 32 bits, a missing
+ * non-null time, a float JavaScript writes with an exponent), the text carries
+ * {@link JSON_FALLBACK_MARK} instead: the reader then answers the request the object way, which
+ * says what is wrong the way it always did.
+ */
+
+/** A field of an answer object: its response key, the schema field it reads, and what is asked of it when it is an object. */
+export interface JsonField {
+  key: string
+  name: string
+  fields?: readonly JsonField[] | undefined
+  /** For a field of an abstract type: the fields asked of each object type it can be, by type name. */
+  byType?: Readonly<Record<string, readonly JsonField[]>> | undefined
+}
+
+/** The task node's parts that can be written as text. */
+export type TaskJsonKind = 'outputs' | 'recordings' | 'thumbnails'
+
+/** One part of a task to write as text: which one and its selection. */
+export type TaskJsonPart =
+  | { kind: TaskJsonKind; fields: readonly JsonField[] }
+  /** The task's newest `perTask` notifications as a connection (`edges` only); null: not written (the object path answers). */
+  | { kind: 'notifications'; fields: readonly JsonField[]; perTask: number | null }
+
+/** In a part's text where a value cannot be written as the object path would write it. */
+export const JSON_FALLBACK_MARK = '\\u0001livegate-fallback'
+export const P = `'"${JSON_FALLBACK_MARK}"'`
+
+// The parts' object types, each field as the SQL text of its value from the element `e` (jsonb).
+type Writer = (e: string, depth: number) => string
+/** An object type as text: each field's writer, or the object type of its value and where that is. */
+export interface JsonType {
+  name: string
+  fields: Record<string, { write: Writer } | { type: string; list: boolean; at: string | ((e: string) => string) }>
+}
+
+const typeOf = (v: string) => `coalesce(jsonb_typeof(${v}), 'null')`
+// PostgreSQL writes a jsonb string or number as JSON text; its string escapes are JavaScript's.
+export const str = (v: string, nullable = true) => `case ${typeOf(v)} when 'string' then (${v})::text when 'null' then ${nullable ? `'null'` : P} else ${P} end`
+// Numbers JavaScript wrote: integers and decimals PostgreSQL writes back digit for digit.
+const num = (v: string, test: string) => `case ${typeOf(v)} when 'null' then 'null' when 'number' then case when ${test} then (${v})::text else ${P} end else ${P} end`
+export const int = (v: string) => num(v, `(${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0`)
+export const safeInt = (v: string) => num(v, `abs((${v})::numeric) <= 9007199254740991 and scale((${v})::numeric) = 0`)
+// JavaScript writes below 1e-6 and from 1e21 with an exponent, PostgreSQL never.
+export const float = (v: string) => num(v, `(${v})::numeric = 0 or abs((${v})::numeric) between 0.000001 and 999999999999999999999`)
+// DateTime: epoch milliseconds as RFC 3339 at UTC with milliseconds, years 1 to 9999.
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+export const dateTime = (v: string, nullable = true) =>
+  `case ${typeOf(v)} when 'null' then ${nullable ? `'null'` : P} when 'number' then case when (${v})::numeric between -62135596800000 and 253402300799999 and scale((${v})::numeric) = 0
+    then '"' || to_char(timestamp 'epoch' + (${v})::bigint * interval '1 millisecond', ${ISO}) || '"' else ${P} end else ${P} end`
+const at = (key: string) => (e: string) => `${e}->'${key}'`
+const field = (write: (v: string) => string, key: string) => ({ write: (e: string) => write(at(key)(e)) })
+// An enum stored by its value's name: each name as itself, anything else the object path's error.
+const enumOf = (v: string, names: readonly string[], nullText: string) =>
+  `case when ${typeOf(v)} = 'null' then ${nullText} when jsonb_typeof(${v}) = 'string' and (${v} #>> '{}') in (${names.map((name) => `'${name}'`).join(', ')}) then '"' || (${v} #>> '{}') || '"' else ${P} end`
+export const typename = (name: string) => ({ write: () => `'"${name}"'` })
+
+const MEDIA_FORMAT: JsonType = {
+  name: 'MediaFormat',
+  fields: {
+    __typename: typename('MediaFormat'),
+    containerName: field((v) => str(v, false), 'container'),
+    // The documented containers by name in any case; JavaScript's upper case is PostgreSQL's for ASCII only.
+    container: {
+      write: (e) => {
+        const text = `(${e} #>> '{container}')`
+        return `case when jsonb_typeof(${e}->'container') is distinct from 'string' then ${P} when upper(${text}) in ('FLV', 'RTMP', 'M3U8', 'MP4') then '"' || upper(${text}) || '"'
+          when octet_length(${text}) = char_length(${text}) then '"OTHER"' else ${P} end`
+      },
+    },
+    videoCodec: field(str, 'videoCodec'),
+    audioCodec: field(str, 'audioCodec'),
+  },
+}
+
+const STREAM: JsonType = {
+  name: 'Stream',
+  fields: {
+    __typename: typename('Stream'),
+    index: field(int, 'index'),
+    kind: field((v) => enumOf(v, ['VIDEO', 'AUDIO'], `'"UNKNOWN"'`), 'kind'),
+    codecId: field(int, 'codecId'),
+    // An audio stream's size is none (values.resolver.ts).
+    width: { write: (e) => `case when ${e}->>'kind' = 'AUDIO' then 'null' else ${int(at('width')(e))} end` },
+    height: { write: (e) => `case when ${e}->>'kind' = 'AUDIO' then 'null' else ${int(at('height')(e))} end` },
+    copyMode: field((v) => enumOf(v, ['COPY', 'TRANSCODE'], `'null'`), 'copyMode'),
+    bitRate: field(safeInt, 'bitRate'),
+  },
+}
+
+const RECORDING: JsonType = {
+  name: 'Recording',
+  fields: {
+    __typename: typename('Recording'),
+    outputIndex: field(int, 'outputIndex'),
+    tag: field(str, 'tag'),
+    playUrl: field(str, 'url'),
+    path: field(str, 'path'),
+    fileName: field(str, 'fileName'),
+    format: { type: 'MediaFormat', list: false, at: 'format' },
+    width: field(int, 'width'),
+    height: field(int, 'height'),
+    duration: field(float, 'duration'),
+    inputBytes: field(safeInt, 'inputBytes'),
+    httpOutputBytes: field(safeInt, 'httpOutputBytes'),
+    createdAt: field(dateTime, 'createdAt'),
+    receivedAt: field((v) => dateTime(v, false), 'receivedAt'),
+  },
+}
+
+const THUMBNAIL: JsonType = {
+  name: 'Thumbnail',
+  fields: {
+    __typename: typename('Thumbnail'),
+    imageUrl: field(str, 'url'),
+    path: field(str, 'path'),
+    fileName: field(str, 'fileName'),
+    width: field(int, 'width'),
+    height: field(int, 'height'),
+    receivedAt: field((v) => dateTime(v, false), 'receivedAt'),
+  },
+}
+
+const OUTPUT: JsonType = {
+  name: 'Output',
+  fields: {
+    __typename: typename('Output'),
+    index: field(int, 'index'),
+    tag: field(str, 'tag'),
+    format: { type: 'MediaFormat', list: false, at: 'format' },
+    playUrl: field(str, 'playUrl'),
+    timeShiftUrl: field(str, 'timeShiftUrl'),
+    fileName: field(str, 'fileName'),
+    relativeDir: field(str, 'relativeDir'),
+    width: field(int, 'width'),
+    height: field(int, 'height'),
+    httpOutputBytes: field(safeInt, 'httpOutputBytes'),
+    connections: field(int, 'connections'),
+    streams: { type: 'Stream', list: true, at: 'streams' },
+    startedAt: field(dateTime, 'startedAt'),
+    endedAt: field(dateTime, 'endedAt'),
+    recordings: { type: 'Recording', list: true, at: 'recordings' },
+  },
+}
+
+export const TYPES: Record<string, JsonType> = { MediaFormat: MEDIA_FORMAT, Stream: STREAM, Recording: RECORDING, Thumbnail: THUMBNAIL, Output: OUTPUT }
+
+/** The object type each part's elements are, by GraphQL type name. */
+export const TASK_JSON_PART_TYPE: Readonly<Record<TaskJsonKind, string>> = { outputs: 'Output', recordings: 'Recording', thumbnails: 'Thumbnail' }
+
+/** Adds an object type that parts can be written in (notification.json.ts adds the notifications'). */
+export function addJsonType(type: JsonType): void {
+  TYPES[type.name] = type
+}
+
+/**
+ * The fields of each type that can be written as text, with the type of those that are objects:
+ * what the reader checks a selection against before it asks for a part as text.
+ */
+export function jsonFieldsOf(typeName: string): ReadonlyMap<string, string | null> | undefined {
+  const type = TYPES[typeName]
+  if (!type) return undefined
+  return new Map(Object.entries(type.fields).map(([name, spec]) => [name, 'type' in spec ? spec.type : null]))
+}
+
+// PostgreSQL's json_build_object takes at most 100 arguments; this builder concatenates, and
+// stays well inside what a plan holds.
+const MAX_KEYS = 200
+const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/
+
+export function objectText(type: JsonType, fields: readonly JsonField[], e: string, depth: number): string {
+  if (fields.length > MAX_KEYS) throw new Error(`a text part asks for ${fields.length} keys`)
+  // Response keys are GraphQL names: nothing to escape in SQL or JSON, checked all the same.
+  for (const asked of fields) if (!NAME.test(asked.key)) throw new Error(`not a GraphQL name: ${asked.key}`)
+  const parts = fields.map((asked, i) => {
+    const spec = type.fields[asked.name]
+    if (!spec) throw new Error(`${type.name}.${asked.name} cannot be written as text`)
+    const value = 'write' in spec ? spec.write(e, depth) : nestedText(spec, asked.fields ?? [], e, depth)
+    return `'${i === 0 ? '{' : ','}"${asked.key}":' || ${value}`
+  })
+  return parts.length === 0 ? `'{}'` : `${parts.join(' || ')} || '}'`
+}
+
+function nestedText(spec: { type: string; list: boolean; at: string | ((e: string) => string) }, fields: readonly JsonField[], e: string, depth: number): string {
+  const type = TYPES[spec.type] as JsonType
+  const v = typeof spec.at === 'function' ? spec.at(e) : `${e}->'${spec.at}'`
+  if (!spec.list) return `case ${typeOf(v)} when 'null' then 'null' when 'object' then ${objectText(type, fields, v, depth)} else ${P} end`
+  return listText(type, fields, v, depth + 1)
+}
+
+function listText(type: JsonType, fields: readonly JsonField[], list: string, depth: number): string {
+  const x = `x${depth}`
+  // A limit of the array's own length changes nothing but the planner's guess of its rows (a
+  // tenth of the set function's 100): nested lists guessed at 100 × 100 rows cost a page past
+  // jit_above_cost, and JIT compiling took 60 ms to save nothing on a statement that runs in 2.
+  return `case when jsonb_typeof(${list}) = 'array' then (select coalesce('[' || string_agg(${objectText(type, fields, x, depth)}, ',' order by n${depth}) || ']', '[]')
+    from (select * from jsonb_array_elements(${list}) with ordinality as a${depth}(value, place) limit jsonb_array_length(${list})) as e${depth}(${x}, n${depth})) else ${P} end`
+}
+
+/** The SQL text of one part's JSON text, from the stored node `node` (jsonb; SQL null when the row has none). */
+export function taskJsonPartSql(part: TaskJsonPart & { kind: TaskJsonKind }, node: string): string {
+  // A document's parts are the same objects on every request: their text is made once.
+  const known = madeFor.get(part.fields)?.get(`${part.kind}:${node}`)
+  if (known) return known
+  const type = TYPES[TASK_JSON_PART_TYPE[part.kind]] as JsonType
+  const text = `case when ${node} is null then null else ${listText(type, part.fields, `${node}->'${part.kind}'`, 1)} end`
+  madeFor.set(part.fields, new Map([...(madeFor.get(part.fields) ?? []), [`${part.kind}:${node}`, text]]))
+  return text
+}
+
+const madeFor = new WeakMap<readonly JsonField[], ReadonlyMap<string, string>>()
+
+/** Whether a part's text must be answered the object way instead (see {@link JSON_FALLBACK_MARK}). */
+export function needsObjectPath(text: string | null): boolean {
+  return text === null || text.includes(JSON_FALLBACK_MARK)
+}
