@@ -9,13 +9,15 @@ import type { Sql } from 'postgres'
  */
 export const PREPARED_TEXTS_MAX = 500
 
-// A text seen once may never come again (a statement with its values written into its text, as
-// the group commit's JSON is); the seen-once set is forgotten whenever it fills.
+// A text seen once may never come again (a statement with its values written into its text); the
+// seen-once set is forgotten whenever it holds this many texts or characters.
 const SEEN_ONCE_MAX = 2000
+const SEEN_ONCE_CHARS_MAX = 4 * 1024 * 1024
 
-// A longer text is not remembered at all: it carries values (a long list written into it), and
-// two thousand of them would be memory kept for nothing.
-const TEXT_LENGTH_MAX = 8192
+// A longer text is not remembered at all: it carries values (a long list written into it). A task
+// page that writes its parts as JSON text is about 20 kB of SQL, the same for every request of a
+// document, and parsing and planning it is what preparing saves most.
+const TEXT_LENGTH_MAX = 64 * 1024
 
 type Unsafe = Sql['unsafe']
 type UnsafeOptions = NonNullable<Parameters<Unsafe>[2]>
@@ -67,17 +69,23 @@ function wrapTransactions(client: Sql, texts: PreparedTexts): void {
 export class PreparedTexts {
   private readonly prepared = new Set<string>()
   private seenOnce = new Set<string>()
+  private seenOnceChars = 0
 
   prepare(text: string): boolean {
     if (text.length > TEXT_LENGTH_MAX) return false
     if (this.prepared.has(text)) return true
     if (!this.seenOnce.has(text)) {
-      if (this.seenOnce.size >= SEEN_ONCE_MAX) this.seenOnce = new Set()
+      if (this.seenOnce.size >= SEEN_ONCE_MAX || this.seenOnceChars + text.length > SEEN_ONCE_CHARS_MAX) {
+        this.seenOnce = new Set()
+        this.seenOnceChars = 0
+      }
       this.seenOnce.add(text)
+      this.seenOnceChars += text.length
       return false
     }
     if (this.prepared.size >= PREPARED_TEXTS_MAX) return false
     this.seenOnce.delete(text)
+    this.seenOnceChars -= text.length
     this.prepared.add(text)
     return true
   }

@@ -62,6 +62,6 @@ it(`prepares a text from its second time, at most ${PREPARED_TEXTS_MAX} texts, a
   expect([texts.prepare('a'), texts.prepare('a'), texts.prepare('a')]).toEqual([false, true, true])
   for (let n = 0; n < PREPARED_TEXTS_MAX + 10; n++) texts.prepare(`t${n}`), texts.prepare(`t${n}`)
   expect(texts.size).toBe(PREPARED_TEXTS_MAX)
-  const long = 'x'.repeat(10_000)
+  const long = 'x'.repeat(70_000)
   expect([texts.prepare(long), texts.prepare(long)]).toEqual([false, false])
 })
