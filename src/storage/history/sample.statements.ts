@@ -135,7 +135,7 @@ export async function writeSamples(tx: Db, samples: AnswerSamples): Promise<void
         input_seconds = m.input_seconds + excluded.input_seconds`)
   await tx.execute(sql`
     with h as (select * from jsonb_to_record(${head}) as h(code text, at timestamptz, minute text, hour text, "liveTasks" int, viewers bigint, "inputBytes" bigint, seconds float8)),
-    t as (select * from json_to_recordset(${jsonLiteral(tasks, 'json')}) as t(task_id text, viewers int, input_bytes bigint, output_bytes bigint, input_rate float8, output_rate float8, ib bigint, isec float8, ob bigint, osec float8, outputs jsonb)),
+    t as (select * from jsonb_to_recordset(${jsonLiteral(tasks)}) as t(task_id text, viewers int, input_bytes bigint, output_bytes bigint, input_rate float8, output_rate float8, ib bigint, isec float8, ob bigint, osec float8, outputs jsonb)),
     raw as (insert into task_samples (service_code, task_id, at, viewers, input_bytes, output_bytes, input_rate, output_rate, outputs)
       select h.code, t.task_id, h.at, t.viewers, t.input_bytes, t.output_bytes, t.input_rate, t.output_rate, t.outputs from t, h),
     tm as (${taskBucket('task_metrics_minute', 'minute')}),

@@ -30,11 +30,11 @@ export function upsertJson<T extends PgTable>(table: T, rows: ReadonlyArray<Reco
  * without parameters goes in one round trip: through Drizzle, postgres.js first asks the server
  * to describe any statement that has parameters, which doubled every batch's round trips.
  */
-export function jsonLiteral(value: unknown, type: 'json' | 'jsonb' = 'jsonb'): SQL {
+export function jsonLiteral(value: unknown): SQL {
   const json = JSON.stringify(value)
   let tag = 'lg'
   for (let n = 0; json.includes(`$${tag}$`); n++) tag = `lg${n}`
-  return sql.raw(`$${tag}$${json}$${tag}$::${type}`)
+  return sql.raw(`$${tag}$${json}$${tag}$::jsonb`)
 }
 
 /** `"name" = excluded."name"` for each column: the incoming row wins. */
