@@ -1,6 +1,6 @@
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import { type Logger, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
@@ -156,24 +156,31 @@ function pgliteOptions(defaults: readonly string[]): { startParams: string[] } {
 }
 
 // initdb grows PGlite's WebAssembly heap to about twice what a started database needs, and that
-// heap never shrinks. Run in a worker thread that then ends, it leaves that memory behind with
-// the worker, and a first start on a data directory idles about as light as a restart, for about
-// a second more. (In memory the cluster would have to be handed over as a tar image, which
+// heap never shrinks; compiling and running it also leaves the C allocator's arenas of the threads
+// that did it holding about 100 MiB more, freed but never given back to the system (so a worker
+// thread that ends does not take them along). Run in a child process that then exits, initdb
+// leaves all of it behind, and a first start on a data directory idles as light as a restart, for
+// about a second more. (In memory the cluster would have to be handed over as a tar image, which
 // doubles an in-memory start, what every test pays: `memory://` keeps initdb in its own heap.)
-const INITDB_WORKER = `
-const { workerData } = require('node:worker_threads')
-import(workerData.module).then(async ({ PGlite }) => {
-  const client = new PGlite(workerData.dataDir, workerData.settings)
+const INITDB_PROCESS = `
+const [pglite, dataDir, settings] = process.argv.slice(-3)
+import(pglite).then(async ({ PGlite }) => {
+  const client = new PGlite(dataDir, JSON.parse(settings))
   await client.waitReady
   await client.close()
 })`
 
-/** Runs initdb for a fresh data directory in a worker thread. */
+/** Runs initdb for a fresh data directory in a child process. */
 async function initdbApart(dataDir: string, settings: { startParams: string[] }): Promise<void> {
-  const worker = new Worker(INITDB_WORKER, { eval: true, workerData: { module: import.meta.resolve('@electric-sql/pglite'), dataDir, settings } })
+  const args = ['-e', INITDB_PROCESS, '--', import.meta.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(settings)]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  let said = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    said += chunk
+  })
   await new Promise<void>((resolve, reject) => {
-    worker.once('error', reject)
-    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb ended with ${code}`))))
+    child.once('error', reject)
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb ended with ${code}: ${said.trim().split('\n').slice(-3).join(' ')}`))))
   })
 }
 

@@ -50,7 +50,7 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
 
   const write = (payload: Buffer): void => {
     if (ended || socket.readyState !== socket.OPEN) return
-    if (socket.bufferedAmount === 0) next.write(payload)
+    if (next.buffered() === 0) next.write(payload)
     else if (++stuck > target.limit) return cutOff()
     else next.write(payload, unstick)
     target.delivered()
@@ -105,7 +105,7 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
       const payload = pending instanceof PendingPayload ? await new Promise<Buffer>((resolve, reject) => pending.wait(resolve, reject)) : pending
       // The client may have completed the subscription while the result was computed.
       if (ended || socket.readyState !== socket.OPEN) continue
-      if (socket.bufferedAmount > 0) await new Promise<void>((resolve) => next.write(payload, resolve))
+      if (next.buffered() > 0) await new Promise<void>((resolve) => next.write(payload, resolve))
       else next.write(payload)
       target.delivered()
     }
