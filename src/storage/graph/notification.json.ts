@@ -88,7 +88,9 @@ addJsonType({ name: 'NotificationConnection', fields: { __typename: typename('No
 
 /**
  * The connection's text for the task whose `hashed_id` is `taskId` (SQL text): its fields as
- * asked, `edges` the newest `perTask` stored callbacks of that task within the scope.
+ * asked, `edges` the newest `perTask` stored callbacks of that task within the scope. `perTask`
+ * is a parameter: it keeps one text for any `first`, and lets the page's statement be planned
+ * once (see listTasksWithJson).
  */
 export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: string, perTask: number, allowedServiceCodes: readonly string[] | undefined): SQL {
   const scope = allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`
@@ -100,7 +102,7 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
       const edge = edgeText(field.fields ?? [])
       pieces.push(sql`${open} || (select coalesce('[' || string_agg(${sql.raw(edge)}, ',' order by c.xid desc, c.id desc) || ']', '[]') from (
         select xid, id, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, deliveries, signature, values from ${callbacks}
-        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${sql.raw(String(perTask))}) c)`)
+        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${perTask}::int) c)`)
     } else throw new Error(`NotificationConnection.${field.name} cannot be written as text`)
   })
   return pieces.length === 0 ? sql`'{}'` : sql`${sql.join(pieces, sql` || `)} || '}'`
