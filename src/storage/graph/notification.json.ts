@@ -45,8 +45,12 @@ const COMMON: JsonType['fields'] = {
   cursor: { write: () => quoted(base64url(`'n2:' || c.xid || ':' || c.id`)) },
 }
 
+// The stored values' top key a view field reads: the row subquery reads each asked one once, as
+// the column `v_<key>`, where every use in a field's text read it anew (a new jsonb value each).
+const topKey = (field: ViewField) => field.from.split('.')[0] as string
+
 function viewField(field: ViewField): JsonType['fields'][string] {
-  const v = field.from === 'size.width' || field.from === 'size.height' ? `c.values->'size'->'${field.from.slice(5)}'` : `c.values->'${field.from}'`
+  const v = field.from === 'size.width' || field.from === 'size.height' ? `c.v_size->'${field.from.slice(5)}'` : `c.v_${topKey(field)}`
   if (field.from === 'createdAt') return { write: () => timeText('c.service_created_at', true) }
   if (field.from === 'size.width' || field.from === 'size.height') return { write: () => int32(v) }
   switch (field.as) {
@@ -88,7 +92,9 @@ addJsonType({ name: 'NotificationConnection', fields: { __typename: typename('No
 
 /**
  * The connection's text for the task whose `hashed_id` is `taskId` (SQL text): its fields as
- * asked, `edges` the newest `perTask` stored callbacks of that task within the scope.
+ * asked, `edges` the newest `perTask` stored callbacks of that task within the scope. `perTask`
+ * is a parameter: it keeps one text for any `first`, and lets the page's statement be planned
+ * once (see listTasksWithJson).
  */
 export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: string, perTask: number, allowedServiceCodes: readonly string[] | undefined): SQL {
   const scope = allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`
@@ -98,9 +104,10 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
     if (field.name === '__typename') pieces.push(sql`${open} || '"NotificationConnection"'`)
     else if (field.name === 'edges') {
       const edge = edgeText(field.fields ?? [])
+      const reads = valueReads(field.fields ?? [])
       pieces.push(sql`${open} || (select coalesce('[' || string_agg(${sql.raw(edge)}, ',' order by c.xid desc, c.id desc) || ']', '[]') from (
-        select xid, id, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, deliveries, signature, values from ${callbacks}
-        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${sql.raw(String(perTask))}) c)`)
+        select xid, id, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, deliveries, signature${sql.raw(reads)} from ${callbacks}
+        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${perTask}::int) c)`)
     } else throw new Error(`NotificationConnection.${field.name} cannot be written as text`)
   })
   return pieces.length === 0 ? sql`'{}'` : sql`${sql.join(pieces, sql` || `)} || '}'`
@@ -108,6 +115,26 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
 
 // A document's selection is the same objects on every request: its text is made once.
 const edgeTexts = new WeakMap<readonly JsonField[], string>()
+const readTexts = new WeakMap<readonly JsonField[], string>()
+const VIEWS: Readonly<Record<string, Record<string, ViewField>>> = Object.fromEntries(Object.values(KINDS).map((entry) => [entry.graphqlType as string, entry.view as Record<string, ViewField>]))
+
+/** The row subquery's reads of the stored values the edges' fields write: `, values->'k' as v_k` each. */
+function valueReads(fields: readonly JsonField[]): string {
+  const known = readTexts.get(fields)
+  if (known !== undefined) return known
+  const keys = new Set<string>()
+  for (const edge of fields) {
+    for (const [typeName, asked] of Object.entries(edge.name === 'node' ? (edge.byType ?? {}) : {})) {
+      for (const field of asked) {
+        const view = VIEWS[typeName]?.[field.name]
+        if (view && view.from !== 'createdAt') keys.add(topKey(view))
+      }
+    }
+  }
+  const text = [...keys].map((key) => `, values->'${key}' as v_${key}`).join('')
+  readTexts.set(fields, text)
+  return text
+}
 
 function edgeText(fields: readonly JsonField[]): string {
   const known = edgeTexts.get(fields)
