@@ -44,7 +44,9 @@ try {
   }
   for (const [build, values] of figures) {
     const sorted = [...values].sort((a, b) => a - b)
-    console.log(`small (${build}): median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(3)} ms, min ${sorted[0]?.toFixed(3)}, max ${sorted.at(-1)?.toFixed(3)} ms Node CPU per request (Node ${process.version})`)
+    console.log(
+      `small (${build}): median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(3)} ms, min ${sorted[0]?.toFixed(3)}, max ${sorted.at(-1)?.toFixed(3)} ms Node CPU per request (Node ${process.version})`,
+    )
   }
   if (process.env.SMALL_PROFILE && gateways[0]) {
     const session = new Session()
