@@ -139,13 +139,43 @@ export function toConnection<R, K, N>(
   parts: { codec: CursorCodec<K>; keyOf: (row: R) => K; toNode: (row: R, cursor: string) => N; countAll: () => Promise<number> },
 ): ConnectionData<N> {
   const page = rows.slice(0, window.size)
+  // A cursor is encoded when it is read: most documents ask for nodes alone. A toNode that takes
+  // the cursor gets it.
+  const eager = parts.toNode.length > 1
   const edges = page.map((row) => {
-    const cursor = parts.codec.encode(parts.keyOf(row))
-    return { cursor, node: parts.toNode(row, cursor) }
+    const edge = new LazyEdge<R, K, N>(row, parts)
+    edge.node = parts.toNode(row, eager ? edge.cursor : '')
+    return edge
   })
+  const last = edges.at(-1)
   return {
     edges,
-    pageInfo: { hasNextPage: rows.length > window.size, endCursor: edges.at(-1)?.cursor ?? null },
+    pageInfo: new LazyPageInfo(rows.length > window.size, last),
     countAll: parts.countAll,
+  }
+}
+
+/** An edge whose cursor is encoded on first read (on the prototype: no closure per edge). */
+class LazyEdge<R, K, N> {
+  node!: N
+  #cursor: string | undefined
+  constructor(
+    private readonly row: R,
+    private readonly parts: { codec: CursorCodec<K>; keyOf: (row: R) => K },
+  ) {}
+  get cursor(): string {
+    if (this.#cursor === undefined) this.#cursor = this.parts.codec.encode(this.parts.keyOf(this.row))
+    return this.#cursor
+  }
+}
+
+/** Page info whose end cursor is the last edge's, read when asked. */
+class LazyPageInfo {
+  constructor(
+    readonly hasNextPage: boolean,
+    private readonly last: { cursor: string } | undefined,
+  ) {}
+  get endCursor(): string | null {
+    return this.last?.cursor ?? null
   }
 }
