@@ -1,5 +1,5 @@
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -50,12 +50,15 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     ] as const) {
       expect((await deliverTo(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>)).status).toBe(200)
     }
-    // BRAVO's upstream is known to be down before anything is asked.
-    for (let tries = 0; tries < 400; tries++) {
-      const answer = await graphql(gateway, '{ upstream(serviceCode: "BRAVO") { lastError { kind } } }', {}, all)
-      if (answer.data?.upstream.lastError?.kind === 'NETWORK') break
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    // Before anything is asked, BRAVO's upstream is known to be down and ALPHA's first poll is
+    // stored: a refused connection fails at once, but ALPHA's answer is folded in a transaction,
+    // which on a busy machine can take longer than BRAVO's failure and the first test together.
+    const ready = async () => {
+      const answer = await graphql(gateway, '{ upstreams { serviceCode lastSuccessAt lastError { kind } } }', {}, all)
+      const [a, b] = answer.data?.upstreams ?? []
+      if (a?.lastSuccessAt == null || b?.lastError?.kind !== 'NETWORK') throw new Error(`upstreams not polled yet: ${JSON.stringify(answer.data)}`)
     }
+    await vi.waitFor(ready, { timeout: 60_000, interval: 50 })
   }, 300_000)
 
   afterAll(async () => {
