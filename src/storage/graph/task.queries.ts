@@ -4,6 +4,7 @@ import { type Db, resultRows } from '../database.client.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 import { taskNotificationsJsonSql } from './notification.json.js'
+import { countTasksKept } from './task-count.statements.js'
 import { type TaskJsonKind, type TaskJsonPart, taskJsonPartSql } from './task.json.js'
 import { foldCase, foldCaseSql, prefixPattern, userKeyList } from '../tables/text.match.js'
 
@@ -184,8 +185,12 @@ async function listTasksWithJson(db: Db, filter: TaskQuery, where: SQL, limit: n
   return resultRows<TaskListRow>(result)
 }
 
-/** How many tasks match the filter. */
+// The criteria the counts kept per (service code, status) can answer (task-count.statements.ts).
+const COUNTED = new Set(['serviceCode', 'status', 'allowedServiceCodes'])
+
+/** How many tasks match the filter: from the kept counts where they can tell, else counted. */
 export async function countTasks(db: Db, filter: TaskQuery): Promise<number> {
+  if (Object.entries(filter).every(([key, value]) => value === undefined || value === null || COUNTED.has(key))) return countTasksKept(db, filter)
   const [row] = await db.select({ n: count() }).from(tasks).where(taskConditions(filter))
   return row?.n ?? 0
 }

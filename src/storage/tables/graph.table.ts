@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import type { TaskState } from '../../fold/task.fold.js'
 import type { UserState } from '../../fold/user.fold.js'
 import type { StoredTaskNode } from './task.node.js'
@@ -58,6 +58,23 @@ export const users = pgTable(
     index('users_online_idx').on(t.serviceCode).where(sql`${t.online}`),
     index('users_user_name_prefix_idx').on(sql`${foldCaseSql(t.userName)} text_pattern_ops`),
   ],
+)
+
+/**
+ * How many tasks each (service code, status) has, as changes: triggers on `tasks` (migration
+ * 0008) append what each statement added and took away, so no two writers ever wait on one
+ * counter row, and the projector folds the rows into one per pair now and then. `totalCount`
+ * of a page filtered only by code and status sums a few of these rows instead of counting every
+ * task: a deployment's tasks grow with its log, a page's cost should not.
+ */
+export const taskCounts = pgTable(
+  'task_counts',
+  {
+    serviceCode: text('service_code').notNull(),
+    status: text('status').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('task_counts_key_idx').on(t.serviceCode, t.status)],
 )
 
 /** The health of each service code's task_list, as the poller last saw it (shared by instances). */

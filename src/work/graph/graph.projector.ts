@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../../storage/projector.statements.js'
+import { compactTaskCounts } from '../../storage/graph/task-count.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
 import { PassScheduler } from '../pass.scheduler.js'
@@ -9,6 +10,10 @@ import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
 
 /** The projection's name in the checkpoint table. */
 export const GRAPH_PROJECTION = 'graph'
+
+// Every write of tasks appends a row or two to task_counts; a minute's are folded into one per
+// code and status, so a count reads a few rows however long the gateway runs.
+const COUNTS_COMPACT_MS = 60_000
 
 /** What {@link GraphProjector} is built from. */
 export interface ProjectorOptions {
@@ -97,6 +102,10 @@ export class GraphProjector {
     return pass
   }
 
+  // When the task counts' changes were last folded into a row per code and status (by whichever
+  // instance folds the log: one at a time).
+  private countsCompactedAt = 0
+
   // The traceparents of the callbacks the last fold folded, for the pass's span.
   private lastFolded: Array<string | null> = []
 
@@ -106,6 +115,11 @@ export class GraphProjector {
     const pass = await database.db.transaction(async (tx) => {
       this.leading = await tryProjectorLock(tx)
       if (!this.leading) return { kind: 'busy' } as const
+      const at = Date.now()
+      if (at - this.countsCompactedAt >= COUNTS_COMPACT_MS) {
+        await compactTaskCounts(tx)
+        this.countsCompactedAt = at
+      }
       const from = await readCheckpoint(tx, GRAPH_PROJECTION)
       const read = await logAfter(tx, from, this.batchSize)
       const last = read.rows.at(-1)

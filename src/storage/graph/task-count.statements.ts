@@ -1,0 +1,43 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import { type Db, resultRows } from '../database.client.js'
+import { taskCounts } from '../tables/graph.table.js'
+
+/** What the kept counts can answer: the service code, the statuses and the caller's scope. */
+export interface CountedFilter {
+  serviceCode?: string | null | undefined
+  status?: readonly string[] | null | undefined
+  allowedServiceCodes?: readonly string[] | undefined
+}
+
+/**
+ * How many tasks match, from the counts kept by the triggers on `tasks`: a few rows summed,
+ * however many tasks are kept.
+ */
+export async function countTasksKept(db: Db, filter: CountedFilter): Promise<number> {
+  const where = and(
+    filter.serviceCode ? eq(taskCounts.serviceCode, filter.serviceCode) : undefined,
+    filter.status && filter.status.length > 0 ? inArray(taskCounts.status, [...filter.status]) : undefined,
+    filter.allowedServiceCodes !== undefined ? inArray(taskCounts.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+  )
+  const [row] = await db
+    .select({ n: sql<number>`coalesce(sum(${taskCounts.n}), 0)::float8` })
+    .from(taskCounts)
+    .where(where)
+  return row?.n ?? 0
+}
+
+/**
+ * Folds the kept changes into one row per (service code, status), in one statement. Safe beside
+ * writers: rows they append after this statement's snapshot are left for the next time. Returns
+ * how many rows it folded.
+ */
+export async function compactTaskCounts(db: Db): Promise<number> {
+  const result = await db.execute(sql`
+    with gone as (delete from ${taskCounts} returning service_code, status, n),
+    kept as (
+      insert into ${taskCounts} (service_code, status, n)
+      select service_code, status, sum(n) from gone group by service_code, status having sum(n) <> 0
+    )
+    select count(*)::float8 as n from gone`)
+  return resultRows<{ n: number }>(result)[0]?.n ?? 0
+}
