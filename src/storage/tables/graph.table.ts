@@ -62,8 +62,8 @@ export const users = pgTable(
 
 /**
  * How many tasks each (service code, status) has, as changes: triggers on `tasks` (migration
- * 0008) append what each statement added and took away, so no two writers ever wait on one
- * counter row, and the projector folds the rows into one per pair now and then. `totalCount`
+ * 0008) append what a statement inserted or deleted and each status a task moved from and to, so
+ * no two writers ever wait on one counter row, and the projector folds the rows into one per pair now and then. `totalCount`
  * of a page filtered only by code and status sums a few of these rows instead of counting every
  * task: a deployment's tasks grow with its log, a page's cost should not.
  */
