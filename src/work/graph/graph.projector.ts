@@ -11,8 +11,9 @@ import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
 /** The projection's name in the checkpoint table. */
 export const GRAPH_PROJECTION = 'graph'
 
-// Every write of tasks appends a row or two to task_counts; a minute's are folded into one per
-// code and status, so a count reads a few rows however long the gateway runs.
+// Inserts and deletes of tasks append a row per code and status to task_counts, and a status
+// move two; a minute's are folded into one per code and status, so a count reads a few rows
+// however long the gateway runs.
 const COUNTS_COMPACT_MS = 60_000
 
 /** What {@link GraphProjector} is built from. */
