@@ -12,6 +12,8 @@ import { ingestPolicy } from './model/callback.verdict.js'
 import { type Database, openDatabase } from './storage/database.client.js'
 import { backfillLegacyValues } from './storage/legacy.backfill.js'
 import { ActionRunner } from './work/outbound/action.runner.js'
+import { ActionClient } from './work/outbound/action.client.js'
+import { CloudClient } from './work/cloud.client.js'
 import { CallbackStore } from './work/ingest/callback.store.js'
 import { EventHub } from './work/realtime/event.hub.js'
 import { GraphProjector } from './work/graph/graph.projector.js'
@@ -19,10 +21,12 @@ import { MetricsHistory } from './work/graph/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob } from './work/retention.job.js'
 import { WebhookService } from './work/outbound/webhook.service.js'
+import { IncidentWatch } from './work/alerts/incident.watch.js'
 import { CallbackSpool } from './work/ingest/spool/callback.spool.js'
 import { spoolLocation } from './work/ingest/spool/spool.owner.js'
 import { SpoolReplayer } from './work/ingest/spool/spool.replayer.js'
 import { pollerFor, type TaskListPoller } from './work/graph/task-list.poller.js'
+import { type ArchivePoller, archivePollerFor } from './work/graph/archive.poller.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
 import type { Tracing } from './adapters/ops/tracing.sdk.js'
@@ -43,10 +47,14 @@ import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
 /** The units of work of a running gateway. */
 export interface GatewayParts {
   metrics: Metrics
+  /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
+  cloud: CloudClient
   spool: CallbackSpool
   store: CallbackStore
   replayer: SpoolReplayer
   poller: TaskListPoller | undefined
+  /** Asks each code's archive (`list_files`) into the catalogue of recordings. */
+  archive: ArchivePoller | undefined
   projector: GraphProjector
   hub: EventHub
   /** Audience and health over time: the poller samples each answer into it. */
@@ -56,6 +64,8 @@ export interface GatewayParts {
   actions: ActionRunner
   /** Signed webhooks of the log and of what is derived: the outbox's enqueuer and delivery workers. */
   webhooks: WebhookService
+  /** Alert rules: opens, resolves and tells incidents. */
+  incidents: IncidentWatch
 }
 
 /** A running gateway: its address, its parts, and how to stop it. */
@@ -184,21 +194,27 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
   const history = new MetricsHistory({ config, database, log, registry: metrics.registry, now: options.now })
+  const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
+  const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
+  const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })
   return {
     metrics,
+    cloud,
     spool,
     store,
     replayer: new SpoolReplayer({ spool, store, log }),
     history,
-    poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, now: options.now }),
+    poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, ...(options.now ? { now: options.now } : {}), cloud }),
+    archive: archivePollerFor(config, database.db, cloud, log),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
     projector: new GraphProjector({ database, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
     hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
-    actions: new ActionRunner({ db: database.db, config, log, metrics }),
+    actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
     webhooks: new WebhookService({ config, database, log, registry: metrics.registry, shapes: webhookShapes }),
+    incidents: new IncidentWatch({ config, database, log, registry: metrics.registry, now: options.now }),
   }
 }
 
@@ -206,10 +222,12 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.replayer.start()
   await parts.history.start()
   await parts.poller?.start()
+  parts.archive?.start()
   await parts.projector.start()
   await parts.hub.start()
   await parts.actions.start()
   await parts.webhooks.start()
+  await parts.incidents.start()
   parts.retention.start()
   if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
 }
@@ -218,12 +236,15 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
 async function stopParts(parts: GatewayParts): Promise<void> {
   parts.actions.close()
   await parts.retention.stop()
+  await parts.incidents.stop()
   await parts.webhooks.stop()
   await parts.hub.stop()
   await parts.projector.stop()
   await parts.poller?.stop()
+  await parts.archive?.stop()
   await parts.history.stop()
   await parts.replayer.stop()
+  parts.cloud.close()
   await parts.spool.close()
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { z } from 'zod'
+import { closestKey, jsonErrorPlace, keysAt } from './config.keys.js'
 import { type Config, type ConfigFile, configFileSchema } from './config.schema.js'
 import { isWebhookSecret, WEBHOOK_SECRET_MESSAGE } from './webhook.schema.js'
 
@@ -28,7 +29,7 @@ export function loadConfig(sources: ConfigSources): Config {
   const raw: Record<string, unknown> = sources.value ?? (file ? readJsonFile(file) : {})
   const withEnv = applyEnvOverrides(raw, env)
   const parsed = configFileSchema.safeParse(withEnv)
-  if (!parsed.success) throw new ConfigError(describeIssue(file, env, parsed.error.issues[0]))
+  if (!parsed.success) throw new ConfigError(describeIssues(file, env, parsed.error.issues, withEnv))
   return resolveSecrets(parsed.data, env, file)
 }
 
@@ -43,7 +44,7 @@ function readJsonFile(file: string): Record<string, unknown> {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(`config file ${file}: not valid JSON (${(error as Error).message})`)
+    throw new ConfigError(`config file ${file}: not valid JSON at ${jsonErrorPlace(text, error as Error)}`)
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`config file ${file}: must hold a JSON object`)
@@ -139,14 +140,51 @@ export function settingOrigin(key: string, sources: Pick<ConfigSources, 'file' |
   return sources.value ? `configuration: ${key}` : `the default of ${key}`
 }
 
-function describeIssue(file: string | undefined, env: ConfigSources['env'], issue: z.core.$ZodIssue | undefined): string {
+const keyText = (path: readonly PropertyKey[]) => path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '')
+
+/** The value at `path` of what was read, or undefined where there is none. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>((inner, part) => (typeof inner === 'object' && inner !== null ? (inner as Record<PropertyKey, unknown>)[part] : undefined), value)
+}
+
+/**
+ * One line for what is wrong. A key the schema needs that is missing beside an unknown key that
+ * looks like it (`"servicecode"`) is said first, as the misspelling it is; an unknown key is
+ * named with the known one it resembles; anything else is the schema's first word on it.
+ */
+function describeIssues(file: string | undefined, env: ConfigSources['env'], issues: readonly z.core.$ZodIssue[], value: unknown): string {
   const where = file ? `config file ${file}` : 'configuration'
+  // A value that fits none of a union's forms (a secret: a string or { "env" }) holds each form's
+  // own issues: a misspelt key of one of them is found there.
+  const expand = (issue: z.core.$ZodIssue): z.core.$ZodIssue[] =>
+    issue.code === 'invalid_union' ? [issue, ...issue.errors.flat().flatMap((inner) => expand({ ...inner, path: [...issue.path, ...inner.path] }))] : [issue]
+  const every = issues.flatMap(expand)
+  const unknownKeys = every.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ parent: issue.path, key })) : []))
+  for (const issue of every) {
+    const wanted = issue.path.at(-1)
+    if (issue.code !== 'invalid_type' || typeof wanted !== 'string' || valueAt(value, issue.path) !== undefined) continue
+    const parent = issue.path.slice(0, -1)
+    const typo = unknownKeys.find((unknown) => keyText(unknown.parent) === keyText(parent) && closestKey(unknown.key, [wanted]) === wanted)
+    if (typo) return `${where}: ${keyText(issue.path)}: missing, and ${keyText(parent) || 'the top level'} has "${typo.key}": did you mean "${wanted}"?`
+  }
+  const issue = issues[0]
   if (!issue) return `${where}: invalid`
-  const key = issue.path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '')
-  const unknown = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message
+  const key = keyText(issue.path)
+  const unknown = issue.code === 'unrecognized_keys' ? unknownKeysText(issue.path, issue.keys) : issue.message
   const name = envNameOf(key, env)
   if (name && env[name]) return `environment ${name}: ${unknown}`
   return `${where}: ${key || '(top level)'}: ${unknown}`
+}
+
+/** `unknown key "prot": did you mean "port"?`, for each key the schema does not have. */
+function unknownKeysText(path: readonly PropertyKey[], keys: readonly string[]): string {
+  const known = keysAt(configFileSchema as unknown as z.ZodType, path)
+  return keys
+    .map((key) => {
+      const meant = closestKey(key, known)
+      return `unknown key "${key}"${meant ? `: did you mean "${meant}"?` : ''}`
+    })
+    .join('; ')
 }
 
 function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: string | undefined): Config {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { alertsSchema } from './alerts.schema.js'
 import { historySchema, reconcileSchema } from './history.schema.js'
 import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 
@@ -82,6 +83,19 @@ const limitsSchema = z.strictObject({
 const actionsSchema = z.strictObject({
   /** Days the audit of actions (and refused attempts) is kept; 0 keeps it forever. */
   retention: z.int().min(0).max(36_500).default(400),
+})
+
+const archiveSchema = z.strictObject({
+  /** How often each service code's archive (`list_files`) is asked for; 0 never asks. */
+  pollIntervalMs: z.int().min(0).max(86_400_000).default(60_000),
+  /** The newest files one `list_files` request asks for. */
+  limit: z.int().min(1).max(1000).default(100),
+  /** How long after a task ended with `live_only` 0 its recording may take before it is missing. */
+  graceMs: z
+    .int()
+    .min(0)
+    .max(7 * 86_400_000)
+    .default(600_000),
 })
 
 const graphqlSchema = z.strictObject({
@@ -176,10 +190,12 @@ export const configFileSchema = z
     retention: retentionSchema.default(() => retentionSchema.parse({})),
     limits: limitsSchema.default(() => limitsSchema.parse({})),
     actions: actionsSchema.default(() => actionsSchema.parse({})),
+    archive: archiveSchema.default(() => archiveSchema.parse({})),
     history: historySchema.default(() => historySchema.parse({})),
     reconcile: reconcileSchema.default(() => reconcileSchema.parse({})),
     tracing: tracingSchema.default(() => tracingSchema.parse({})),
     webhooks: webhooksSchema.default(() => webhooksSchema.parse({})),
+    alerts: alertsSchema.default(() => alertsSchema.parse({})),
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -215,7 +231,7 @@ export interface ServiceConfig {
   /** Every secret that may have signed a request; more than one while a secret rotates. */
   secrets: string[]
   verify: 'enforce' | 'log' | 'off'
-  baseUrl?: string
+  baseUrl?: string | undefined
 }
 
 /** An API key as livegate holds it: only its SHA-256, and what it may read. */

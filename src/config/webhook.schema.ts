@@ -26,6 +26,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'upstream.recovered',
   'action.succeeded',
   'action.failed',
+  'incident.opened',
+  'incident.acknowledged',
+  'incident.resolved',
+  'recording.ready',
 ] as const
 
 /** One event type a webhook carries. */

@@ -1,5 +1,7 @@
 import { CallbackSender, type DeliveryFailure } from './callback.sender.js'
 import { CloudActions } from './cloud.actions.js'
+import { type ArchivePlan, countsOf, planArchive } from './archive.plan.js'
+import type { ListedFile } from './list-files.answer.js'
 import type { DayProfile, Scenario } from './scenario.model.js'
 import { roundSeed } from './seeded.random.js'
 import { generateScenario } from './session.scenario.js'
@@ -29,6 +31,8 @@ export interface SimulatorOptions {
   audience?: boolean
   /** Paced like a day (tasks that live minutes, some throughout) instead of packed to `rate`: the demo's. */
   day?: DayProfile
+  /** The archive's mishaps: some type 2 callbacks forgotten, some archives never made (archive.plan.ts). */
+  archiveMishaps?: boolean
   /** Told of every task_list answer the simulator makes, as it makes it (tests compare it with the samples). */
   onTaskList?: (serviceCode: string, answer: SimulatedTaskList) => void
 }
@@ -57,6 +61,8 @@ export interface Simulator {
   server: TaskListServer
   /** The scenario playing now (the last one, once finished). */
   scenario(): Scenario
+  /** The archive of the scenario playing now, with each file's fate: the ground truth of `list_files`. */
+  archive(): ArchivePlan
   stats(): SimulatorStats
   /** Resolves when playback is over: the scenario ended (without `loop`) or `stop()` was called. */
   done: Promise<SimulatorStats>
@@ -86,7 +92,34 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       ...(options.day ? { day: options.day } : {}),
     })
   // Generating once checks the options before anything listens; playback generates it again at its start.
-  let current = { scenario: scenarioAt(0, Date.now()), startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>() }
+  const mishaps = options.archiveMishaps ?? false
+  const initial = scenarioAt(0, Date.now())
+  let current = { scenario: initial, startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>(), archive: planArchive(initial, mishaps) }
+  // Files of earlier rounds stay in the archive, with the time they were listed from.
+  const pastFiles: Array<{ file: ArchivePlan['files'][number]; listedAtMs: number }> = []
+  const filesOf = (serviceCode: string): ListedFile[] => {
+    const now = Date.now()
+    const { archive, startedAtMs } = current
+    const present = archive.files.filter((file) => now - startedAtMs >= file.listedFromMs).map((file) => ({ file, listedAtMs: startedAtMs + file.listedFromMs }))
+    return [...pastFiles, ...present]
+      .filter(({ file }) => file.serviceCode === serviceCode)
+      .map(({ file, listedAtMs }) => {
+        const { views, likes } = countsOf(file, now - listedAtMs)
+        return {
+          file_name: file.fileName,
+          created_at: file.createdAt,
+          duration: file.duration,
+          width: file.width,
+          height: file.height,
+          user_name: file.userName,
+          description: file.description,
+          url: file.url,
+          location: file.location,
+          access_cnt: views,
+          zan_cnt: likes,
+        }
+      })
+  }
 
   const sender = options.gatewayUrl
     ? new CallbackSender({
@@ -109,6 +142,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       return live
     },
     onAction: (operation, params) => cloud.handle(operation, params),
+    files: filesOf,
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
   })
@@ -120,10 +154,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const play = async (): Promise<void> => {
     for (let round = 0; round === 0 || options.loop; round++) {
       const startedAtMs = Date.now()
-      current = { scenario: scenarioAt(round, startedAtMs), startedAtMs, shown: new Set<string>() }
+      if (round > 0) for (const file of current.archive.files) pastFiles.push({ file, listedAtMs: current.startedAtMs + file.listedFromMs })
+      // A long demo keeps its newest files; list_files asks for the newest anyway.
+      if (pastFiles.length > 5000) pastFiles.splice(0, pastFiles.length - 5000)
+      const scenario = scenarioAt(round, startedAtMs)
+      current = { scenario, startedAtMs, shown: new Set<string>(), archive: planArchive(scenario, mishaps) }
       cloud.playing(current)
       rounds++
-      for (const callback of current.scenario.callbacks) {
+      // The callbacks the cloud sends: without the type 2 it forgets or never has.
+      for (const callback of current.archive.callbacks) {
         if (!(await pacer.until(startedAtMs + callback.atMs))) return
         callbacksDue++
         // A stopped task sent its ends when it stopped, and sends nothing more.
@@ -157,6 +196,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: server.url,
     server,
     scenario: () => current.scenario,
+    archive: () => current.archive,
     stats,
     done,
     stop() {

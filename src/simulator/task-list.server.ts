@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { verifySignature } from '../model/signature.verify.js'
 import { API_VERSION_PATH, TASK_LIST_PATH } from '../model/task-list.schema.js'
 import type { SimulatedTaskList } from './task-list.snapshot.js'
+import { answerManagement, type ListedFile } from './list-files.answer.js'
 
 /**
  * The non-zero `ret` values the simulated task_list answers with, always with HTTP 200 and empty
@@ -23,6 +24,10 @@ export const SIMULATOR_RETS = {
   UNKNOWN_USER: 40402,
   /** An action without a parameter it needs. */
   MISSING_PARAMETER: 40002,
+  /** management: a function the simulator does not play. */
+  UNKNOWN_FUNCTION: 40003,
+  /** management: a body or parameter it cannot read (not JSON, an unknown field, a bad limit). */
+  BAD_PARAMETER: 40004,
 } as const
 
 /** The actions the simulated cloud serves beside task_list (operations.md). */
@@ -68,6 +73,8 @@ export interface TaskListServerOptions {
   now?: () => number
   /** Plays `cancel_task` and `send_txt_msg`; without it every signed action answers ret 0. */
   onAction?: ActionHandler
+  /** The archive `list_files` lists for a service code now; none unless given. */
+  files?: (serviceCode: string) => readonly ListedFile[]
 }
 
 /** A test hook: how the next answers misbehave. */
@@ -88,8 +95,12 @@ export interface TaskListServer {
   readonly requests: number
   /** The signed actions received (`cancel_task`, `send_txt_msg`), oldest first; also at `GET {url}/simulator/actions`. */
   readonly actions: readonly ReceivedAction[]
-  /** Sets how every following request misbehaves; `behave({})` restores normal answers. */
+  /** How many management (`list_files`) requests arrived, whatever their answer. */
+  readonly managementRequests: number
+  /** Sets how every following task_list request misbehaves; `behave({})` restores normal answers. */
   behave(fault: TaskListFault): void
+  /** The same for management (`list_files`) requests alone. */
+  behaveFiles(fault: TaskListFault): void
   close(): Promise<void>
 }
 
@@ -105,13 +116,16 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   const now = options.now ?? Date.now
   const waits = new Set<() => void>()
   let fault: TaskListFault = {}
+  let filesFault: TaskListFault = {}
   let requests = 0
+  let managementRequests = 0
+  const managementPath = `${prefix}${API_VERSION_PATH}/management`
   const received: ReceivedAction[] = []
   // task_list requests answered by service code, shown beside the actions (how many polls a stop took).
   const polls: Record<string, number> = {}
   const operations = new Map<string, SimulatedOperation>((['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]))
 
-  const verified = (request: IncomingMessage, path: string, rawQuery: string): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
+  const verified = (request: IncomingMessage, path: string, rawQuery: string, body: Uint8Array = EMPTY_BODY): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
     const serviceCode = new URLSearchParams(rawQuery).get('service_code')
     if (!serviceCode) return { ok: false, ret: SIMULATOR_RETS.MISSING_SERVICE_CODE }
     const service = services.get(serviceCode)
@@ -120,7 +134,7 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     const verdict = verifySignature({
       path,
       rawQuery,
-      body: EMPTY_BODY,
+      body,
       signatureHeader: header(request, `${spelling}-signature`),
       timestampHeader: header(request, `${spelling}-timestamp`),
       secrets: [service.secret],
@@ -143,6 +157,24 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   }
   let closed = false
 
+  // A signed POST with a JSON body, verified over path + query + the raw body + timestamp.
+  const manage = async (request: IncomingMessage, response: ServerResponse, path: string, rawQuery: string) => {
+    if (request.method !== 'POST') return send(response, 405, { message: 'management is a POST' })
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    managementRequests++
+    const misbehave = filesFault
+    if (misbehave.delayMs) await pause(misbehave.delayMs)
+    if (closed || response.destroyed) return
+    if (misbehave.status !== undefined) return send(response, misbehave.status, { message: 'simulated failure' })
+    if (misbehave.ret !== undefined) return send(response, 200, { ret: misbehave.ret, msg: 'simulated refusal' })
+    const body = Buffer.concat(chunks)
+    const check = verified(request, path, rawQuery, body)
+    if (!check.ok) return send(response, 200, { ret: check.ret, msg: 'refused' })
+    const files = options.files ? options.files(check.serviceCode) : []
+    return send(response, 200, answerManagement(body.toString('utf8'), files, SIMULATOR_RETS))
+  }
+
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const done = () => {
@@ -161,6 +193,7 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     const rawQuery = mark < 0 ? '' : target.slice(mark + 1)
     const operation = operations.get(path)
     if (operation) return act(request, response, operation, path, rawQuery)
+    if (path === managementPath) return manage(request, response, path, rawQuery)
     if (path === `${prefix}/simulator/actions` && request.method === 'GET') return send(response, 200, { actions: received, taskListAnswers: polls })
     if (path !== taskListPath) return send(response, 404, { message: 'not found' })
     if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
@@ -204,8 +237,14 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     get actions() {
       return received
     },
+    get managementRequests() {
+      return managementRequests
+    },
     behave(next) {
       fault = { ...next }
+    },
+    behaveFiles(next) {
+      filesFault = { ...next }
     },
     async close() {
       closed = true

@@ -10,8 +10,8 @@ export interface ReceiverReport {
   verified: number
   /** Deliveries whose signature did not verify (answered 400). */
   refused: number
-  /** The newest deliveries, newest first: id, type, task and when. */
-  latest: Array<{ id: string; type: string; taskId: unknown; receivedAt: string }>
+  /** The newest deliveries, newest first: id, type, task and when, and the verified payload as sent. */
+  latest: Array<{ id: string; type: string; taskId: unknown; receivedAt: string; payload: unknown }>
 }
 
 /** A running receiver: where to send to, where to look, and how to stop it. */
@@ -38,7 +38,8 @@ function readBody(request: IncomingMessage): Promise<string> {
 /**
  * The small webhook receiver `livegate demo` starts beside the gateway: it verifies every
  * delivery's Standard Webhooks signature with the `standardwebhooks` package, as a user's own
- * receiver would, and shows what it got at `/` (counts by type, the newest deliveries).
+ * receiver would, and shows what it got at `/` (counts by type, the newest deliveries with their
+ * payloads).
  */
 export async function startDemoReceiver(secret: string, host = '127.0.0.1', port = 0): Promise<DemoReceiver> {
   const webhook = new Webhook(secret)
@@ -64,7 +65,9 @@ export async function startDemoReceiver(secret: string, host = '127.0.0.1', port
       }
       report.verified += 1
       report.byType[event.type] = (report.byType[event.type] ?? 0) + 1
-      report.latest.unshift({ id: String(request.headers['webhook-id']), type: event.type, taskId: event.data?.taskId ?? null, receivedAt: new Date().toISOString() })
+      // The whole payload, so a newcomer sees what a receiver of their own would get, not only counts.
+      const delivery = { id: String(request.headers['webhook-id']), type: event.type, taskId: event.data?.taskId ?? null, receivedAt: new Date().toISOString(), payload: event }
+      report.latest.unshift(delivery)
       report.latest.length = Math.min(report.latest.length, LATEST)
       response.writeHead(204).end()
     })()

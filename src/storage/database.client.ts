@@ -17,8 +17,10 @@ import * as graphTables from './tables/graph.table.js'
 import * as refusalTables from './tables/refusal.table.js'
 import * as actionTables from './tables/action.table.js'
 import * as webhookTables from './tables/webhook.table.js'
+import * as recordingTables from './tables/recording.table.js'
 
-const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables, ...webhookTables }
+/** Every table, as Drizzle knows them (its relational queries and a test's own handle take the same set). */
+export const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables, ...webhookTables, ...recordingTables }
 
 /** The Drizzle database, the same type on PGlite and on postgres.js. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof tables>

@@ -21,27 +21,27 @@ export interface NotificationRow
 
 /** Which stored callbacks to read; every criterion given must hold. */
 export interface NotificationCriteria {
-  serviceCode?: string | null
+  serviceCode?: string | null | undefined
   /** Any of these types; an empty list matches nothing. */
-  types?: readonly number[] | null
-  taskId?: string | null
+  types?: readonly number[] | null | undefined
+  taskId?: string | null | undefined
   /** Any of these tasks (`hashed_id`); an empty list matches nothing. */
-  taskIds?: readonly string[] | null
+  taskIds?: readonly string[] | null | undefined
   /** The user exactly as the callback names it. */
-  userName?: string | null
+  userName?: string | null | undefined
   /**
    * Any of these published types, or (with `unknownKinds`) any type outside `knownTypes`; an
    * empty list without `unknownKinds` matches nothing. Flat fields, as the event hub groups
    * subscribers by their top-level keys.
    */
-  kindTypes?: readonly number[] | null
-  unknownKinds?: boolean | null
+  kindTypes?: readonly number[] | null | undefined
+  unknownKinds?: boolean | null | undefined
   /** Every published type: what `unknownKinds` excludes. */
-  knownTypes?: readonly number[] | null
+  knownTypes?: readonly number[] | null | undefined
   /** `received_at` at or after this time. */
-  receivedFrom?: Date | null
+  receivedFrom?: Date | null | undefined
   /** `received_at` before this time. */
-  receivedTo?: Date | null
+  receivedTo?: Date | null | undefined
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
 }

@@ -30,6 +30,8 @@ export interface Metrics {
   /** The projector's passes, by outcome: `folded`, `empty`, or `standby` (another instance held the lock). */
   projectorPasses: Counter<'outcome'>
   actions: Counter<'kind' | 'state'>
+  /** Seconds one signed request to the cloud took, by operation and outcome (`ok` or the failure kind). */
+  cloudRequestSeconds: Histogram<'operation' | 'outcome'>
 }
 
 /** A fresh set of metrics on a registry of its own. */
@@ -52,6 +54,13 @@ export function createMetrics(): Metrics {
       name: 'livegate_upstream_poll_seconds',
       help: 'Seconds a task_list poll took.',
       labelNames: ['service_code', 'outcome'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    cloudRequestSeconds: new Histogram({
+      name: 'livegate_cloud_request_seconds',
+      help: 'Seconds one signed request to the cloud took, by operation and outcome.',
+      labelNames: ['operation', 'outcome'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),

@@ -1,5 +1,6 @@
 import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
 import type { Database } from '../storage/database.client.js'
+import { WakeScheduler } from './wake.scheduler.js'
 
 /**
  * What one pass over a log did: `busy` when another instance holds the pass's lock; else whether
@@ -28,17 +29,27 @@ const ERROR_RETRY_MS = 1000
 /**
  * When the readers of the log run their passes (the projector, the webhook enqueuer): at the
  * log's doorbell, at every tick, at once again while a batch was full, never two at a time in one
- * process, and not after `stop`. A doorbell that rings during a pass asks for one more pass after
- * it, so no commit waits for the tick.
+ * process, and not after `stop` (a {@link WakeScheduler}). A doorbell that rings during a pass asks
+ * for one more pass after it, so no commit waits for the tick.
  */
 export class PassScheduler {
-  private running: Promise<void> | undefined
-  private again = false
-  private stopped = false
-  private timer: NodeJS.Timeout | undefined
+  private readonly scheduler: WakeScheduler
   private unlisten: (() => Promise<void>) | undefined
 
-  constructor(private readonly options: PassSchedulerOptions) {}
+  constructor(private readonly options: PassSchedulerOptions) {
+    this.scheduler = new WakeScheduler({
+      run: async () => {
+        const pass = await options.pass()
+        // Another instance holds the lock: it answers the doorbell, this one looks at the tick.
+        if (pass.kind === 'busy') return { within: options.tickMs, rest: true }
+        return { again: pass.more, within: pass.pending ? PENDING_RETRY_MS : options.tickMs }
+      },
+      onError: (error) => {
+        options.onError(error)
+        return ERROR_RETRY_MS
+      },
+    })
+  }
 
   /** Listens for the doorbell and runs a first pass. */
   async start(): Promise<void> {
@@ -47,21 +58,20 @@ export class PassScheduler {
     this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
       if (payload === LOG_GREW && (this.options.answersDoorbell?.() ?? true)) this.wake()
     })
-    this.schedule(0)
+    this.scheduler.wakeIn(0)
   }
 
   /** Stops listening and waits for a pass under way. */
   async stop(): Promise<void> {
-    this.stopped = true
-    if (this.timer) clearTimeout(this.timer)
+    const stopped = this.scheduler.stop()
     await this.unlisten?.()
-    await this.running
+    await stopped
   }
 
   /** Runs passes until the log holds nothing final behind the checkpoint: what tests and the bench wait on. */
   async catchUp(): Promise<void> {
     for (;;) {
-      await this.running
+      await this.scheduler.settled()
       const pass = await this.options.pass()
       if (pass.kind === 'done' && !pass.more && !pass.pending) return
       await new Promise((resolve) => setTimeout(resolve, pass.kind === 'busy' || pass.pending ? 20 : 0))
@@ -70,39 +80,6 @@ export class PassScheduler {
 
   /** Asks for a pass: now if none runs, else once the running one ends. */
   wake(): void {
-    if (this.stopped) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.running = this.loop().finally(() => {
-      this.running = undefined
-    })
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.wake(), delayMs)
-    this.timer.unref()
-  }
-
-  private async loop(): Promise<void> {
-    let retryMs = this.options.tickMs
-    try {
-      for (;;) {
-        this.again = false
-        const pass = await this.options.pass()
-        if (pass.kind === 'done' && pass.more) continue
-        if (pass.kind === 'done' && pass.pending) retryMs = PENDING_RETRY_MS
-        // Another instance holds the lock: it answers the doorbell, this one looks at the tick.
-        if (pass.kind === 'busy') break
-        if (!this.again) break
-      }
-    } catch (error) {
-      this.options.onError(error)
-      retryMs = ERROR_RETRY_MS
-    }
-    this.schedule(retryMs)
+    this.scheduler.wake()
   }
 }

@@ -20,6 +20,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   fanout: { file: './fanout.bench.js', run: 'runFanoutBench' },
   startup: { file: './startup.bench.js', run: 'runStartupBench' },
   metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
+  delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
 }
 
 function machine(serverVersion: string): string {

@@ -261,7 +261,7 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
   }
 }
 
-const SCALE_OUT = 'several gateway processes behind one balancer share PostgreSQL and LISTEN/NOTIFY (README, Realtime).'
+const SCALE_OUT = 'several gateway processes behind one balancer share PostgreSQL and LISTEN/NOTIFY (docs/realtime.md, docs/scaling.md).'
 
 /** Where a delivery's time goes, from this run's figures; and, if 10k misses its p99, why and what would meet it. */
 function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string {

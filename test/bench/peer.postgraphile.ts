@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { freePort } from '../support/free.port.js'
@@ -9,13 +10,27 @@ import type { Work, WorkFigure } from './query.windows.js'
 
 /**
  * The query bench's second baseline: PostGraphile 5 (amber preset, connection-filter plugin) over
- * livegate's own tables, in a process of its own (test/bench/peer.process.ts), answering the task
+ * livegate's own tables, in a process of its own (test/bench/peer/peer.process.ts), answering the task
  * page and the small query written in its schema. Before any window, each of its answers is
  * checked against livegate's for the same information: both normalized to one plain structure
  * (times as epoch ms, ids as the task's service code and hashed_id, cursors left out) and deep-equal.
  */
 
-const ENTRY = fileURLToPath(new URL('./peer.process.ts', import.meta.url))
+const ENTRY = fileURLToPath(new URL('./peer/peer.process.ts', import.meta.url))
+
+/**
+ * PostGraphile and its family are the bench's alone, and want Node 22: they live in a package of
+ * their own (test/bench/peer/package.json, with its lockfile), which the bench installs into the
+ * ignored test/bench/peer/node_modules the first time it needs it, so livegate's own install
+ * never fetches them nor warns about their engines.
+ */
+function installPeer(): void {
+  const folder = fileURLToPath(new URL('./peer/', import.meta.url))
+  if (existsSync(`${folder}node_modules/postgraphile/package.json`)) return
+  console.error(`bench: installing PostGraphile into ${folder}node_modules (once)`)
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+  execFileSync(npm, ['ci', '--prefix', folder, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: 'inherit' })
+}
 export const PEER = 'PostGraphile 5, one process'
 
 /** What the query section says of this baseline. */
@@ -203,6 +218,7 @@ export class PostGraphilePeer {
 
   /** Starts `peer.process.ts` on this Node (the bench's own) and waits until it listens. */
   static async start(databaseUrl: string): Promise<PostGraphilePeer> {
+    installPeer()
     const port = await freePort()
     const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, databaseUrl, String(port)], {
       env: { ...process.env, NODE_ENV: 'production', GRAPHILE_ENV: 'production' },

@@ -41,7 +41,7 @@ async function dashboardBehind(browser: Browser, url: string, key: string): Prom
 }
 
 describe.skipIf(SKIP_REASON !== undefined)(`the dashboard's actions in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`, () => {
-  browserTest('an operate key presses Stop (reason, confirm) and sees the stop through; a read key sees no button and no actions', { timeout: 420_000 }, async ({ browser, db }) => {
+  browserTest('Stop: an operate key presses it and sees it through, every tab shows why the task ended, a read key sees no button', { timeout: 420_000 }, async ({ browser, db }) => {
     const simulatorPort = await freePort()
     const config = loadConfig({
       env: {},
@@ -99,9 +99,28 @@ describe.skipIf(SKIP_REASON !== undefined)(`the dashboard's actions in Chromium 
       expect(await listed.locator('.by').innerText()).toBe('desk')
       expect(await listed.locator('.state').innerText()).toBe('succeeded')
 
+      // Why it ended is on the row, from the task's own data: in the tab that pressed Stop, in the
+      // reader's tab, open all along, and in a second operator's tab opened only now.
+      await expect.poll(() => row.locator('.end-reason').getAttribute('data-value'), { timeout: 20_000 }).toBe('STOPPED')
+      expect(await row.locator('.end-reason').innerText()).toBe('stopped')
+      const readerRow = reader.page.locator(`tr[data-task-id="${taskId}"]`)
+      await expect.poll(() => readerRow.locator('.end-reason').getAttribute('data-value'), { timeout: 60_000 }).toBe('STOPPED')
+      expect(await readerRow.locator('.end-reason').innerText()).toBe('stopped')
+      expect(await readerRow.locator('.status').getAttribute('data-value')).toBe('ENDED')
+      const second = await dashboardBehind(browser, gateway.url, OPERATOR_KEY)
+      pages.push(second.page)
+      const secondRow = second.page.locator(`tr[data-task-id="${taskId}"]`)
+      await expect.poll(() => secondRow.locator('.stop-state').innerText(), { timeout: 60_000 }).toBe('stopped')
+      expect(await secondRow.locator('.end-reason').innerText()).toBe('stopped')
+      // Every ended row says why, with a reason of the schema's.
+      const reasons = await reader.page.locator('tr.ended .end-reason').evaluateAll((badges) => badges.map((badge) => badge.getAttribute('data-value')))
+      expect(reasons.length).toBeGreaterThan(0)
+      for (const reason of reasons) expect(['STOPPED', 'USER_STOPPED', 'ABNORMAL', 'VANISHED']).toContain(reason)
+
       // The reader's page, open all along, still offers nothing.
       expect(await reader.page.locator('button.stop').count()).toBe(0)
       expect(operator.problems).toEqual([])
+      expect(second.problems).toEqual([])
       expect(reader.problems).toEqual([])
     } finally {
       for (const page of pages)

@@ -22,10 +22,12 @@ const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const API_KEY = 'dash-key-5c1e0a7d9b3f42e8'
 // Run in the page: the key the dashboard keeps for the tab.
 const KEPT_KEY = "sessionStorage.getItem('livegate.dashboard.apiKey')"
-// What dashboard.client.ts and dashboard.actions.ts send, and the task query a row's link opens.
+// What dashboard.client.ts, dashboard.actions.ts and dashboard.incidents.ts send, and the task query a row's link opens.
 const PAGE_OPERATIONS = [
+  'DashboardAcknowledge',
   'DashboardActions',
   'DashboardChanges',
+  'DashboardIncidents',
   'DashboardReplay',
   'DashboardSamples',
   'DashboardService',
@@ -139,7 +141,15 @@ describe(`the dashboard over HTTP (${driverName})`, () => {
       ).toEqual([])
     }
     const assets = [...html.matchAll(/(?:src|href)="(dashboard\/[^"]+)"/g)].map((match) => match[1] as string)
-    expect(assets.sort()).toEqual(['dashboard/dashboard.actions.js', 'dashboard/dashboard.css', 'dashboard/dashboard.js', 'dashboard/graphql-ws.js', 'dashboard/uplot.css', 'dashboard/uplot.js'])
+    expect(assets.sort()).toEqual([
+      'dashboard/dashboard.actions.js',
+      'dashboard/dashboard.css',
+      'dashboard/dashboard.incidents.js',
+      'dashboard/dashboard.js',
+      'dashboard/graphql-ws.js',
+      'dashboard/uplot.css',
+      'dashboard/uplot.js',
+    ])
     for (const asset of assets) {
       const file = await fetch(`${gateway.url}/${asset}`)
       expect(file.status, asset).toBe(200)

@@ -30,7 +30,8 @@ describe('the client kit committed under schema/', () => {
     for (const type of Object.values(schema.getTypeMap())) {
       if (type.name.startsWith('__')) continue
       if (isAbstractType(type))
-        expect(possibleTypes[type.name], type.name).toEqual(
+        // A set to Apollo Client: the generator's order (by localeCompare) is not what is compared.
+        expect([...(possibleTypes[type.name] ?? [])].sort(), type.name).toEqual(
           schema
             .getPossibleTypes(type)
             .map((member) => member.name)

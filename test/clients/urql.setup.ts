@@ -35,7 +35,7 @@ export function urqlClient(gatewayUrl: string, extra: Partial<CacheExchangeOpts>
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => ({
-          subscribe: (sink) => ({ unsubscribe: sockets.subscribe({ ...request, query: request.query ?? '' }, sink) }),
+          subscribe: (sink) => ({ unsubscribe: sockets.subscribe({ ...request, query: request.query ?? '' }, sink as Parameters<typeof sockets.subscribe>[1]) }),
         }),
       }),
     ],

@@ -13,7 +13,7 @@ const gateway = new ApolloGateway({
   supergraphSdl: readFileSync(process.argv[2] as string, 'utf8'),
   buildService: ({ url }) =>
     new RemoteGraphQLDataSource<Context>({
-      url,
+      ...(url ? { url } : {}),
       willSendRequest({ request, context }) {
         if (context.authorization) request.http?.headers.set('authorization', context.authorization)
       },

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { buildSchema, type GraphQLSchema, parse, validate } from 'graphql'
 import { describe, expect, it } from 'vitest'
 import { demoCommand } from '../../src/adapters/cli/demo.command.js'
@@ -7,7 +7,7 @@ import { startGateway } from '../../src/gateway.assembly.js'
 import { driverName } from '../support/database.fixture.js'
 import { send, test } from '../support/gateway.fixture.js'
 
-// Every GraphQL operation a user is shown (README.md, schema/operations.graphql, the playground's
+// Every GraphQL operation a user is shown (README.md and docs/, schema/operations.graphql, the playground's
 // tabs, what `livegate demo` prints) parses and validates against the emitted schema: a renamed
 // field fails here, not in the first query a new user pastes.
 
@@ -23,16 +23,24 @@ function problemsOf(source: string): string[] {
   }
 }
 
-/** The ```graphql blocks of the README. */
-const README_BLOCKS = [...read('README.md').matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1] as string)
+/** The guide's pages: the README and every page of docs/. */
+const PAGES = [
+  'README.md',
+  ...readdirSync(new URL('../../docs/', import.meta.url))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
+
+/** The ```graphql blocks of the guide, each with its page. */
+const GUIDE_BLOCKS = PAGES.flatMap((path) => [...read(path).matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => [path, match[1] as string] as const))
 
 describe(`the operations users are shown validate against the schema (${driverName})`, () => {
-  it.each(README_BLOCKS.map((block, index) => [index + 1, block] as const))('README.md, graphql block %i', async (_index, block) => {
+  it.each(GUIDE_BLOCKS.map(([path, block], index) => [path, index + 1, block] as const))('%s, graphql block %i', async (_path, _index, block) => {
     expect(problemsOf(block), block).toEqual([])
   })
 
   it('README.md has graphql blocks, and schema/operations.graphql validates whole', async () => {
-    expect(README_BLOCKS.length).toBeGreaterThan(0)
+    expect(GUIDE_BLOCKS.filter(([path]) => path === 'README.md').length).toBeGreaterThan(0)
     expect(problemsOf(read('schema/operations.graphql'))).toEqual([])
   })
 

@@ -65,7 +65,7 @@ interface Page {
   }
 }
 
-const list = (gateway: GatewayFixtures['gateway'], variables: { filter?: Filter; first?: number; after?: string | null }) => graphql<Page>(gateway, NOTIFICATIONS, variables)
+const list = (gateway: GatewayFixtures['gateway'], variables: { filter?: Filter; first?: number; after?: string | null | undefined }) => graphql<Page>(gateway, NOTIFICATIONS, variables)
 
 /** The page's data, failing the test with the answer when it carries errors. */
 function pageOf(answer: GraphqlAnswer<Page>): Page['notifications'] {

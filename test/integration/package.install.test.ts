@@ -30,7 +30,7 @@ describe('the npm package', () => {
     tarball = join(work, report[0].filename)
     packed = report[0].files.map((file) => file.path)
 
-    // An empty project, as `npm init -y` would leave it, with the review the README asks for: the
+    // An empty project, as `npm init -y` would leave it, with the review docs/install.md asks for: the
     // one install script among livegate's dependencies (a version-scheme notice of protobufjs)
     // need not run. npm 11 also lists livegate's own `prepare` (it builds a checkout) for a package
     // from a file or git, not from a registry, under the name npm gives such a source; it does not
@@ -51,6 +51,9 @@ describe('the npm package', () => {
       expect.arrayContaining([
         'LICENSE',
         'README.md',
+        // The README's links lead into its guide and the changelog, installed too.
+        'docs/configuration.md',
+        'CHANGELOG.md',
         'package.json',
         'dist/main.js',
         'schema/migrations/meta/_journal.json',
@@ -66,7 +69,7 @@ describe('the npm package', () => {
     expect(own.filter((path) => path.startsWith('test/') || path.endsWith('.ts') || path.endsWith('.map') || path.includes('tsbuildinfo'))).toEqual([])
     // The pages' compile emits the codegen types' module too (their imports are types only): not shipped.
     expect(own.filter((path) => path.startsWith('dist/pages/schema/'))).toEqual([])
-    // postgres.js travels inside the package, patched (src/storage/patches): see the README's "Installing".
+    // postgres.js travels inside the package, patched (src/storage/patches): see docs/install.md.
     expect(packed).toContain('node_modules/postgres/src/connection.js')
     expect(packed).toContain('node_modules/drizzle-orm/postgres-js/driver.js')
   })

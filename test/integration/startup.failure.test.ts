@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -83,6 +83,24 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     expect(existsSync(dataDir)).toBe(false)
   })
 
+  it('--port wins over PORT, for serve and demo alike; a bad one is refused with the usage', async () => {
+    const holder = createServer()
+    servers.push(holder)
+    const port = await listening(holder)
+    const other = String(await freePort())
+    const [serve, demo, bad] = await Promise.all([
+      livegate(['serve', '--port', String(port)], { PORT: other, LIVEGATE_DATA_DIR: 'memory://' }),
+      livegate(['demo', '--port', String(port), '--simulator-port', String(await freePort())], { PORT: other }),
+      livegate(['serve', '--port', 'http'], { LIVEGATE_DATA_DIR: 'memory://' }),
+    ])
+    for (const run of [serve, demo]) {
+      expect(run.code, run.stderr).toBe(1)
+      expect(run.stderr).toContain(`livegate: port ${port} on 127.0.0.1 is already in use (EADDRINUSE)`)
+    }
+    expect(bad.code).toBe(2)
+    expect(lines(bad.stderr)[0]).toBe('livegate serve: --port: "http" is not a port number from 0 to 65535')
+  })
+
   it('a refused database: the cause, the host and port, and where the URL came from', async () => {
     const port = await freePort()
     const run = await livegate(['serve'], { PORT: '0', DATABASE_URL: `postgres://livegate:hunter22@127.0.0.1:${port}/livegate` })
@@ -162,7 +180,11 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
   it('an unknown option is an error with the short usage, not ignored', async () => {
     const run = await livegate(['serve', '--confg', 'livegate.json'], { LIVEGATE_DATA_DIR: 'memory://' })
     expect(run.code).toBe(2)
-    expect(lines(run.stderr)).toEqual(["livegate serve: unknown option '--confg'", 'usage: livegate serve [--config file.json] [--workers N]', '  start the gateway (migrates the database first)'])
+    expect(lines(run.stderr)).toEqual([
+      "livegate serve: unknown option '--confg'",
+      'usage: livegate serve [--config file.json] [--port N] [--workers N]',
+      '  start the gateway (migrates the database first)',
+    ])
   })
 
   it('`npm start --config x.json` (npm took the option) says how to write it', async () => {
@@ -176,13 +198,26 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     expect(lines(eleven.stderr)).toEqual(['livegate: npm took --config for itself, so livegate never saw it: write the options after --, as in: npm start -- --config livegate.json'])
   })
 
-  it('--help for every command', async () => {
+  it('--help for every command: usage, options, environment, an example', async () => {
     const commands = ['serve', 'migrate', 'demo', 'schema', 'sign', 'simulate']
     const runs = await Promise.all(commands.map((command) => livegate([command, '--help'])))
     for (const [index, command] of commands.entries()) {
+      const stdout = runs[index]?.stdout ?? ''
       expect(runs[index]?.code, command).toBe(0)
-      expect(runs[index]?.stdout, command).toMatch(new RegExp(`^usage: livegate ${command} \\[--config file\\.json\\]`))
+      expect(stdout, command).toMatch(new RegExp(`^usage: livegate ${command} \\[--config file\\.json\\]`))
+      expect(stdout, command).toMatch(/\noptions:\n {2}\S/)
+      expect(stdout, command).toMatch(new RegExp(`\\nexample:\\n {2}(eval "\\$\\()?(\\S+=\\S+ )?livegate ${command}`))
+      if (command !== 'schema') expect(stdout, command).toMatch(/\nenvironment:\n {2}[A-Z_]+ /)
     }
+    // serve and demo state the one rule for the port.
+    for (const index of [0, 2]) expect(runs[index]?.stdout).toContain('The port is --port, else PORT, else "port" in the config file, else 4000.')
+  })
+
+  it('--version names the version of package.json', async () => {
+    const run = await livegate(['--version'])
+    expect(run.code).toBe(0)
+    expect(run.stdout.trim()).toMatch(/^livegate \d+\.\d+\.\d+/)
+    expect(run.stdout.trim()).toBe(`livegate ${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}`)
   })
 })
 

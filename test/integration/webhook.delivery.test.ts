@@ -112,10 +112,10 @@ describe('webhook delivery', () => {
       const dead = await deliveriesOf(gateway, 'dead')
       expect(dead.every((delivery) => delivery.attempts === 2 && delivery.lastStatusCode === 500)).toBe(true)
       const firstId = dead.find((delivery) => JSON.parse(delivery.body).data.taskId === first)?.eventId as string
-      expect(await gateway.parts.webhooks.redeliver('dead', { eventIds: [firstId] })).toBe(1)
+      expect(await gateway.parts.webhooks.redeliver('dead', { eventIds: [firstId] })).toEqual({ count: 1 })
       await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).find((delivery) => delivery.eventId === firstId)?.status, { timeout: 20_000 }).toBe('DELIVERED')
       // `since` puts back dead letters and delivered events alike.
-      expect(await gateway.parts.webhooks.redeliver('dead', { since: before })).toBe(2)
+      expect(await gateway.parts.webhooks.redeliver('dead', { since: before })).toEqual({ count: 2 })
       await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DELIVERED', 'DELIVERED'])
       const receipts = await receiver.received('/hooks/dead')
       expect(receipts.every((receipt) => receipt.verified)).toBe(true)

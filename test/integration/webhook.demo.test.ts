@@ -17,13 +17,18 @@ describe('livegate demo and its webhook receiver', () => {
     demo.stderr?.on('data', (chunk: Buffer) => (printed += chunk))
     try {
       // A limit against a hang: on a busy machine the demo itself takes long to start.
-      await expect.poll(() => /see what it got at (http:\/\/\S+)/.exec(printed)?.[1], { timeout: 240_000, interval: 250 }).toBeDefined()
-      const reportUrl = /see what it got at (http:\/\/\S+)/.exec(printed)?.[1] as string
-      const report = async () => (await (await fetch(reportUrl)).json()) as { verified: number; refused: number; byType: Record<string, number> }
+      await expect.poll(() => /see what it got .* at (http:\/\/\S+)/.exec(printed)?.[1], { timeout: 240_000, interval: 250 }).toBeDefined()
+      const reportUrl = /see what it got .* at (http:\/\/\S+)/.exec(printed)?.[1] as string
+      type Delivery = { id: string; type: string; payload: { type: string; timestamp: string; data: Record<string, unknown> } }
+      const report = async () => (await (await fetch(reportUrl)).json()) as { verified: number; refused: number; byType: Record<string, number>; latest: Delivery[] }
       await expect.poll(async () => (await report()).byType['task.started'] ?? 0, { timeout: 120_000, interval: 500 }).toBeGreaterThan(0)
       await expect.poll(async () => (await report()).byType['callback.live_start'] ?? 0, { timeout: 120_000, interval: 500 }).toBeGreaterThan(0)
       const seen = await report()
       expect(seen.refused).toBe(0)
+      // Each delivery shows its payload as sent, not only a count.
+      const started = seen.latest.find((delivery) => delivery.type === 'task.started')
+      expect(started?.payload).toMatchObject({ type: 'task.started', data: { serviceCode: 'DEMO', status: 'LIVE' } })
+      expect(typeof started?.payload.timestamp).toBe('string')
       const exited = once(demo, 'exit')
       demo.kill('SIGTERM')
       expect((await exited)[0], printed).toBe(0)

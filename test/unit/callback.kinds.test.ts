@@ -123,12 +123,12 @@ describe('the kinds table', () => {
   })
 })
 
-describe("the README's list of required fields", () => {
+describe("docs/callbacks.md's list of required fields", () => {
   it('names, for each published type, the fields the kinds table requires', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const readme = readFileSync(new URL('../../docs/callbacks.md', import.meta.url), 'utf8')
     // "the known types also need: type 0, 2, 9 `hashed_id`; type 1 `hashed_id`, `reach_end`; ..." up to the full stop.
     const list = /the known types also need:([\s\S]*?)\.\s/.exec(readme)?.[1]
-    expect(list, 'README says which fields each type needs').toBeDefined()
+    expect(list, 'docs/callbacks.md says which fields each type needs').toBeDefined()
     const said: Record<number, string[]> = {}
     for (const clause of (list as string).split(';')) {
       const [, types = '', fields = ''] = /type\s+([\d,\s]+?)\s+(`[\s\S]*)$/.exec(clause.trim()) ?? []

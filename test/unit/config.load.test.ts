@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -48,10 +48,49 @@ describe('loadConfig', () => {
     ['{ "services": [{ "serviceCode": "A", "secrets": ["x"] }, { "serviceCode": "A", "secrets": ["y"] }] }', /services\[1\]\.serviceCode: "A" is configured twice/],
     ['{ "services": [{ "serviceCode": "A", "secrets": [{ "env": "NOPE" }] }] }', /services\[0\]\.secrets\[0\]: environment variable NOPE is not set/],
     ['{ "database": { "url": "mysql://x" } }', /database\.url: must be a postgres/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.mood" }] } }', /^config file .*: alerts\.rules\[0\]\.when: Invalid option/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.health", "is": ["SLEEPY"] }] } }', /alerts\.rules\[0\]\.is\[0\]: Invalid option/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "below": 3 }] } }', /alerts\.rules\[0\]\.below: "upstream\.stale" takes no threshold/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "service.callbacksMissing", "below": 3 }] } }', /alerts\.rules\[0\]\.below: "service\.callbacksMissing" takes only "above"/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.viewers" }] } }', /alerts\.rules\[0\]\.below: "task\.viewers" needs exactly one of "below", "above"/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale" }, { "name": "a", "when": "upstream.stale" }] } }', /alerts\.rules\[1\]\.name: "a" is configured twice/],
+    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "for": "soon" }] } }', /alerts\.rules\[0\]\.for: /],
   ])('names the key of a bad file: %s', (content, message) => {
     const path = file(content)
     expect(() => loadConfig({ file: path, env: {} })).toThrowError(ConfigError)
     expect(() => loadConfig({ file: path, env: {} })).toThrowError(message)
+  })
+
+  it.each([
+    // A required key misspelt: the key that was there, and the one meant.
+    ['{ "services": [{ "servicecode": "TESTING", "secrets": ["x"] }] }', 'services[0].serviceCode: missing, and services[0] has "servicecode": did you mean "serviceCode"?'],
+    // Unknown keys, at any depth, with the known key they resemble (case, a slip, two letters swapped).
+    ['{ "prot": 80 }', '(top level): unknown key "prot": did you mean "port"?'],
+    ['{ "ingest": { "bodylimit": 5 } }', 'ingest: unknown key "bodylimit": did you mean "bodyLimit"?'],
+    ['{ "webhooks": { "endpoint": [] } }', 'webhooks: unknown key "endpoint": did you mean "endpoints"?'],
+    ['{ "services": [{ "serviceCode": "A", "secrets": [{ "evn": "X" }] }] }', 'services[0].secrets[0].env: missing, and services[0].secrets[0] has "evn": did you mean "env"?'],
+    ['{ "apiKeys": [{ "name": "a", "key": "k", "serviceCodes": ["*"], "cna": [] }] }', 'apiKeys[0]: unknown key "cna": did you mean "can"?'],
+    ['{ "zzz": 1 }', '(top level): unknown key "zzz"'],
+    // JSON syntax: the line and column, counted from 1, on every Node.
+    ['{\n  "port": 4000\n  "host": "x"\n}', "not valid JSON at line 3, column 3: Expected ',' or '}' after property value"],
+    ['{\n  "services": [\n    { "serviceCode": "A", "secrets": [abc] }\n  ]\n}', "not valid JSON at line 3, column 39: Unexpected token 'a'"],
+    ['{ "port": 4000', 'not valid JSON at line 1, column 15: '],
+  ])('says what was meant, in one plain line: %s', (content, message) => {
+    const path = file(content)
+    let said = ''
+    try {
+      loadConfig({ file: path, env: {} })
+    } catch (error) {
+      said = (error as Error).message
+    }
+    expect(said.startsWith(`config file ${path}: ${message}`), said).toBe(true)
+    expect(said).not.toContain('\n')
+  })
+
+  it("reads alert rules with their defaults: for 0, clearFor the rule's for, every code, WARNING", () => {
+    const config = loadConfig({ env: {}, value: { alerts: { rules: [{ name: 'stale', when: 'upstream.stale', for: '1m' }] } } })
+    expect(config.alerts.rules).toEqual([{ name: 'stale', when: 'upstream.stale', for: 60_000, serviceCodes: '*', severity: 'WARNING' }])
+    expect(loadConfig({ env: {} }).alerts.rules).toEqual([])
   })
 
   it('names a missing file and a bad PORT', () => {
@@ -63,5 +102,13 @@ describe('loadConfig', () => {
     const config = loadConfig({ value: { upstream: { cacheMs: 2000 } }, env: {} })
     expect(retiredSettingWarnings(config)).toEqual([expect.stringMatching(/^upstream\.cacheMs is no longer used .*upstream\.pollIntervalMs.*remove it/)])
     expect(retiredSettingWarnings(loadConfig({ env: {} }))).toEqual([])
+  })
+
+  it("loads the README's first configuration as it is, so it can be copied", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+    const example = /```json\n([\s\S]*?)```/.exec(readme)?.[1]
+    expect(example, 'the README shows a configuration').toBeDefined()
+    const config = loadConfig({ file: file(example as string), env: {} })
+    expect(config.services[0]).toMatchObject({ serviceCode: 'TESTING', verify: 'enforce' })
   })
 })

@@ -2,17 +2,18 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { type CatalogueCode, type CatalogueEntry, errorCatalogue } from '../../src/model/error.catalogue.js'
 
-// The README's tables of codes are checked against the one catalogue: a code added to either
-// without the other fails here.
+// The guide's tables of codes are checked against the one catalogue: a code added to either
+// without the other fails here. The callback answers are in docs/callbacks.md, the GraphQL codes
+// in docs/querying.md, the websocket close codes in docs/realtime.md.
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const page = (name: string) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8')
 const entries = Object.entries(errorCatalogue) as Array<[CatalogueCode, CatalogueEntry]>
 
-/** The rows of the README table whose header line starts with `header`: each row's cells. */
-function tableRows(header: string): string[][] {
-  const lines = README.split('\n')
+/** The rows of the page's table whose header line starts with `header`: each row's cells. */
+function tableRows(name: string, header: string): string[][] {
+  const lines = page(name).split('\n')
   const start = lines.findIndex((line) => line.startsWith(header))
-  expect(start, `README has a table headed "${header}"`).toBeGreaterThanOrEqual(0)
+  expect(start, `docs/${name} has a table headed "${header}"`).toBeGreaterThanOrEqual(0)
   const rows: string[][] = []
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break
@@ -42,20 +43,23 @@ describe('the catalogue of codes', () => {
     }
   })
 
-  it("is the README's table of callback answers, row for row", () => {
-    const rows = tableRows('| HTTP | `code` | `ret` |').map(([status, code, ret]) => [Number(status), codesIn(code ?? '')[0], Number(ret)])
+  it("is docs/callbacks.md's table of callback answers, row for row", () => {
+    const rows = tableRows('callbacks.md', '| HTTP | `code` | `ret` |').map(([status, code, ret]) => [Number(status), codesIn(code ?? '')[0], Number(ret)])
     const http = entries.flatMap(([code, entry]) => (entry.on === 'http' ? [[entry.status, code, entry.ret]] : []))
     expect(rows.sort()).toEqual(http.sort())
   })
 
-  it("is the README's table of GraphQL codes, row for row", () => {
-    const rows = tableRows('| HTTP | `extensions.code` |').flatMap(([status, codes]) => codesIn(codes ?? '').map((code) => [Number(status), code]))
+  it("is docs/querying.md's table of GraphQL codes, row for row", () => {
+    const rows = tableRows('querying.md', '| HTTP | `extensions.code` |').flatMap(([status, codes]) => codesIn(codes ?? '').map((code) => [Number(status), code]))
     const graphql = entries.flatMap(([code, entry]) => (entry.on === 'graphql' ? [[entry.status, code]] : []))
     expect(rows.sort()).toEqual(graphql.sort())
   })
 
-  it('names every websocket close code the README names, and no other', () => {
-    const paragraph = README.split('\n\n').find((part) => part.startsWith('**Close codes.**')) ?? ''
+  it('names every websocket close code docs/realtime.md names, and no other', () => {
+    const paragraph =
+      page('realtime.md')
+        .split('\n\n')
+        .find((part) => part.startsWith('**Close codes.**')) ?? ''
     const named = [...paragraph.matchAll(/`(\d{4})`/g)].map((match) => Number(match[1]))
     const closes = entries.flatMap(([, entry]) => (entry.on === 'websocket' ? [entry.close] : []))
     expect(named.sort()).toEqual(closes.sort())

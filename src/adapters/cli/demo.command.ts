@@ -9,6 +9,13 @@ import type { Command } from './command.model.js'
 const DEMO_SERVICE = 'DEMO'
 const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
 
+const DEMO_RULES: Config['alerts']['rules'] = [
+  { name: 'starving', when: 'task.health', is: ['STARVING'], for: 10_000, severity: 'CRITICAL', serviceCodes: '*' },
+  { name: 'thin-audience', when: 'task.viewers', below: 3, for: 10_000, clearFor: 10_000, severity: 'INFO', serviceCodes: '*' },
+  { name: 'stale-list', when: 'upstream.stale', for: 30_000, severity: 'CRITICAL', serviceCodes: '*' },
+  { name: 'forgetful-cloud', when: 'service.callbacksMissing', above: 0, for: 0, severity: 'WARNING', serviceCodes: '*' },
+]
+
 const USAGE = 'usage: livegate demo [--port 4000] [--simulator-port 4100] [--profile day|burst] [--sessions 24] [--rate 4]'
 
 /**
@@ -49,6 +56,9 @@ export const demoCommand: Command = async (args, config, io, context) => {
     // Warnings and errors still show; LOG_LEVEL asks for more.
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
     webhooks: { ...config.webhooks, endpoints: [{ name: 'demo', url: receiver.hookUrl, secret: webhookSecret, serviceCodes: '*', events: ['*'] }] },
+    // A few rules, unless the file has its own: a task's audience ramps up from nothing, so a thin
+    // audience opens and resolves in the first minutes, and the day's stalls and forgotten callbacks show too.
+    alerts: config.alerts.rules.length > 0 ? config.alerts : { rules: DEMO_RULES },
   }
   const gateway = await io
     .startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
@@ -86,7 +96,8 @@ export const demoCommand: Command = async (args, config, io, context) => {
   io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
-  io.out(`livegate demo: every callback and derived event goes as a signed webhook to a receiver that verifies it; see what it got at ${receiver.reportUrl}`)
+  io.out('livegate demo: every callback and derived event goes as a signed webhook to a receiver that verifies it;')
+  io.out(`livegate demo: see what it got (counts, and the latest payloads) at ${receiver.reportUrl}`)
   io.out('livegate demo: Ctrl-C stops it; nothing is kept')
   const signal = await io.stopSignal
   io.out(`livegate demo: stopping (${signal})`)

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { type SimulatorStats, startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
-const USAGE = 'usage: livegate simulate [--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop]'
+const USAGE = 'usage: livegate simulate [--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop] [--archive-mishaps]'
 
 /**
  * `livegate simulate`: plays the live-streaming cloud for the configured service codes that have
@@ -48,6 +48,7 @@ export const simulateCommand: Command = async (args, config, io) => {
     sessions,
     rate,
     loop: values.loop ?? false,
+    archiveMishaps: values['archive-mishaps'] ?? false,
     headerPrefix: config.ingest.signatureHeaderPrefixes[0] ?? 'svc',
     ...(values.gateway !== undefined ? { gatewayUrl: values.gateway } : {}),
   })
@@ -55,6 +56,7 @@ export const simulateCommand: Command = async (args, config, io) => {
   io.out(`livegate simulate: task_list at ${simulator.url}/api/20140928/task_list for ${codes}`)
   io.out(`livegate simulate: give the gateway "baseUrl": "${simulator.url}" for these service codes`)
   io.out(`livegate simulate: cancel_task and send_txt_msg served beside it; what arrived at ${simulator.url}/simulator/actions`)
+  io.out(`livegate simulate: the archive's list_files at ${simulator.url}/api/20140928/management${values['archive-mishaps'] ? ' (with mishaps)' : ''}`)
   io.out(
     values.gateway
       ? `livegate simulate: ${sessions} sessions (seed ${seed}) at ${rate} callbacks/s to ${values.gateway.replace(/\/+$/, '')}/callbacks${values.loop ? ', looping' : ''}`
@@ -82,6 +84,7 @@ function parse(args: string[]) {
       sessions: { type: 'string' },
       rate: { type: 'string' },
       loop: { type: 'boolean' },
+      'archive-mishaps': { type: 'boolean' },
     },
     allowPositionals: false,
   })

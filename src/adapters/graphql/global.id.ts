@@ -7,7 +7,7 @@ import { badUserInput } from './graphql.errors.js'
  */
 
 /** The node types and the number of parts of their keys. */
-const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1, Action: 1 } as const
+const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1, Action: 1, Incident: 1, ArchiveRecording: 2 } as const
 
 /** A type that implements `Node`. */
 export type NodeTypeName = keyof typeof KEY_PARTS
@@ -57,7 +57,7 @@ export function parseGlobalId(id: string): GlobalId | undefined {
   }
   const parts = KEY_PARTS[type as NodeTypeName]
   if (!Array.isArray(key) || key.length !== parts || !key.every((part) => typeof part === 'string' && !part.includes('\u0000'))) return undefined
-  if ((type === 'Notification' || type === 'Action') && !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))) return undefined
+  if ((type === 'Notification' || type === 'Action' || type === 'Incident') && !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))) return undefined
   return { type: type as NodeTypeName, key: key as string[] }
 }
 

@@ -22,6 +22,27 @@ export function refuseNul(values: Record<string, string | null | undefined>, arg
   }
 }
 
+// PostgreSQL's timestamptz reaches from 4713 BC to 294276 AD, but writes no year 0 and reads no
+// ISO year below 1 or above 9999 as JavaScript writes them: these four-digit years are the times
+// every store can compare with.
+const EARLY_YEAR_ONE = new Date(0).setUTCFullYear(1, 0, 1)
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/** Refuses a time no stored row can be compared with: before the year 1 or after 9999. */
+export function refuseFarTime(value: Date | null | undefined, argumentName: string): void {
+  if (!value) return
+  const at = value.getTime()
+  if (Number.isNaN(at) || at < EARLY_YEAR_ONE || at > LATEST) {
+    throw badUserInput(`${argumentName} must be a time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.`, argumentName)
+  }
+}
+
+/** A caller's text shown back in a message, cut to a readable length. */
+export function echoed(value: string, max = 80): string {
+  const characters = [...value]
+  return characters.length <= max ? value : `${characters.slice(0, max).join('')}…`
+}
+
 const INTERNAL_MESSAGE = 'Internal error.'
 
 /** A GraphQL error with a code of the catalogue (model/error.catalogue.ts). */

@@ -24,6 +24,7 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.js', { file: await pageScriptFile('dashboard/dashboard.client'), type: JS }],
     ['dashboard.css', { file: STYLE_FILE, type: CSS }],
     ['dashboard.actions.js', { file: await pageScriptFile('dashboard/dashboard.actions'), type: JS }],
+    ['dashboard.incidents.js', { file: await pageScriptFile('dashboard/dashboard.incidents'), type: JS }],
     // The modules dashboard.js imports, by the names its imports give.
     ['dashboard.page.js', { file: await pageScriptFile('dashboard/dashboard.page'), type: JS }],
     ['dashboard.service.js', { file: await pageScriptFile('dashboard/dashboard.service'), type: JS }],
@@ -106,6 +107,7 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 <script src="dashboard/graphql-ws.js"></script>
 <script type="module" src="dashboard/dashboard.js"></script>
 <script type="module" src="dashboard/dashboard.actions.js"></script>
+<script type="module" src="dashboard/dashboard.incidents.js"></script>
 </body>
 </html>
 `

@@ -76,6 +76,10 @@ export function createHttpServer(logging: ServerLogging): FastifyInstance {
     // Every body outside the callback route is small; the callback route sets its own limit.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Fastify gives each plugin 10 s to start; on a machine at a load of 20 and more a plugin that
+    // only reads two files took longer, and the gateway refused to start. A start that is stuck
+    // rather than slow still fails, after two minutes.
+    pluginTimeout: 120_000,
     // Fastify's two lines per request are replaced by one, below, at a level by outcome.
     logController: new LogController({ disableRequestLogging: true }),
   })
@@ -136,7 +140,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope, closeSocket, slot) => createContext(deps, scope as Scope, closeSocket, slot),
+    context: (scope, closeSocket) => createContext(deps, scope as Scope, closeSocket),
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: metrics.registry,
   })

@@ -135,7 +135,7 @@ export function loggerOptions(
   config: Pick<Config, 'log' | 'services' | 'database' | 'ingest' | 'apiKeys'> & Partial<Pick<Config, 'tracing'>>,
   stream?: DestinationStream,
   tty = false,
-): FastifyServerOptions['logger'] {
+): NonNullable<FastifyServerOptions['logger']> {
   const secrets = configuredSecrets(config)
   // Readable lines on a terminal (or when asked), JSON lines for files and collectors.
   const pretty = config.log.format === 'pretty' || (config.log.format === 'auto' && tty)
@@ -151,7 +151,7 @@ export function loggerOptions(
     // Traced, each line written inside a span names its trace, so a trace finds its lines.
     ...(config.tracing?.enabled ? { mixin: traceMixin } : {}),
   }
-  return options as FastifyServerOptions['logger']
+  return options as NonNullable<FastifyServerOptions['logger']>
 }
 
 // A fresh object each time: pino merges the line's own fields into what the mixin returns.

@@ -9,7 +9,7 @@ import { joinCluster } from './cluster.link.js'
 
 /** Open subscriptions by kind, as the EventHub counts them. */
 export interface SubscriptionCounts {
-  readonly subscriptions: { notifications: number; tasks: number; actions?: number }
+  readonly subscriptions: { notifications: number; tasks: number; actions?: number; incidents?: number }
   /** Whether the hub hears the event channel. */
   readonly listening: boolean
 }
@@ -28,7 +28,7 @@ export interface OpsPluginOptions {
 }
 
 // The GraphQL field each of the hub's counts belongs to: the `field` label's values.
-const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged', actions: 'actionChanged' } as const
+const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged', actions: 'actionChanged', incidents: 'incidentChanged' } as const
 
 /**
  * Operations: `/healthz` (the process answers), `/readyz` (the database answers, with the spool

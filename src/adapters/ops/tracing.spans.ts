@@ -61,18 +61,35 @@ const MAX_DOCUMENT_CHARS = 8192
  */
 export function withOperationSpan<T>(operation: OperationTrace, run: (span: Span | undefined) => T): T {
   if (!tracingActive()) return run(undefined)
+  const parent = operation.parent ? contextFromTraceparent(operation.parent, operation.parentState) : undefined
+  // Over HTTP the request's span is the server span; a graphql-ws operation has none above it.
+  const kind = operation.transport === 'ws' ? SpanKind.SERVER : SpanKind.INTERNAL
+  return inSpan(operationSpanName(operation), { kind, attributes: operationAttributes(operation), ...(parent ? { parent } : {}) }, run)
+}
+
+/**
+ * Names `span` (one {@link withOperationSpan} opened before the document was read: a graphql-ws
+ * request's, opened around the whole request) once the operation is known.
+ */
+export function describeOperationSpan(span: Span, operation: OperationTrace): void {
+  span.updateName(operationSpanName(operation))
+  span.setAttributes(operationAttributes(operation))
+}
+
+function operationSpanName({ operationType, operationName }: OperationTrace): string {
+  return operationType ? (operationName ? `${operationType} ${operationName}` : operationType) : 'GraphQL Operation'
+}
+
+function operationAttributes(operation: OperationTrace): Record<string, string> {
   const { operationType, operationName, document } = operation
-  const name = operationType ? (operationName ? `${operationType} ${operationName}` : operationType) : 'GraphQL Operation'
   const attributes: Record<string, string> = { 'livegate.transport': operation.transport }
   if (operationType) attributes[ATTR_GRAPHQL_OPERATION_TYPE] = operationType
   if (operationName) attributes[ATTR_GRAPHQL_OPERATION_NAME] = operationName
   if (document !== undefined && document.length <= MAX_DOCUMENT_CHARS) attributes[ATTR_GRAPHQL_DOCUMENT] = document
-  const hash = operation.documentHash ?? (document !== undefined && document.length > MAX_DOCUMENT_CHARS ? createHash('sha256').update(document).digest('hex') : undefined)
+  const long = document !== undefined && document.length > MAX_DOCUMENT_CHARS
+  const hash = operation.documentHash ?? (long ? createHash('sha256').update(document).digest('hex') : undefined)
   if (hash) attributes['livegate.document.sha256'] = hash
-  const parent = operation.parent ? contextFromTraceparent(operation.parent, operation.parentState) : undefined
-  // Over HTTP the request's span is the server span; a graphql-ws operation has none above it.
-  const kind = operation.transport === 'ws' ? SpanKind.SERVER : SpanKind.INTERNAL
-  return inSpan(name, { kind, attributes, ...(parent ? { parent } : {}) }, run)
+  return attributes
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
+import { type ASTNode, type DocumentNode, type FormattedExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
 import { Counter, type Registry } from 'prom-client'
 
 /**
@@ -45,15 +45,20 @@ interface Waiter {
 /** The bytes of a `next` message's payload and the message's closing brace. */
 const payloadBytes = (result: FormattedExecutionResult): Buffer => Buffer.from(`${JSON.stringify(result)}}`)
 
+/** One event's result, formatted and masked: at once, or once its resolvers settle. */
+export type EventResult = (event: unknown) => FormattedExecutionResult | Promise<FormattedExecutionResult>
+
 /**
  * Subscription results, computed once per event per distinct operation and handed, as the same
  * bytes, to every subscriber of that operation.
  *
- * An operation is its document, operation name, the variables its execution reads and the
- * caller's scope ({@link operationKey}): subscribers that agree on all four would compute the
- * very same result, so the first one to ask executes it and the others wait for that. Results are kept against the event object itself (the hub
- * hands one object to every subscriber of a filter), in a WeakMap: they go when the event does,
- * and an event read for one subscriber only (a replay) is never shared.
+ * The rule: a result is shared under the key (event, operation). The operation is the string
+ * {@link operationKey} makes: its document, operation name, the variables its execution reads and
+ * the caller's scope; subscribers that agree on all four compute the very same result, so the
+ * first to ask executes it and the others wait for that. The event is the object a source hands
+ * out: the hub hands one object per event to every subscriber of a filter (one node per committed
+ * notification, one per task or action change), and a replay hands each subscriber objects of its
+ * own, which are never shared. Results are kept in a WeakMap on the event: they go when it does.
  */
 export class SharedResults {
   private readonly byEvent = new WeakMap<object, Map<string, SharedPayload>>()
@@ -63,11 +68,8 @@ export class SharedResults {
   private executed = 0
   private delivered = 0
 
-  /** `format` formats and masks a result's errors as the request pipeline does. */
-  constructor(private readonly format: (result: ExecutionResult) => FormattedExecutionResult) {}
-
   /** The payload of `event` for `operation`; `execute` runs only if none is known yet. */
-  resultOf(operation: string, event: unknown, execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>): SharedPayload {
+  resultOf(operation: string, event: unknown, execute: EventResult): SharedPayload {
     if (typeof event !== 'object' || event === null) return this.run(execute, event)
     const last = this.last
     if (last && last.event === event && last.operation === operation && !(last.payload instanceof PendingPayload)) return last.payload
@@ -104,10 +106,10 @@ export class SharedResults {
     return { executed: this.executed, delivered: this.delivered }
   }
 
-  private run(execute: (event: unknown) => ExecutionResult | Promise<ExecutionResult>, event: unknown): SharedPayload {
+  private run(execute: EventResult, event: unknown): SharedPayload {
     this.executed++
     const result = execute(event)
-    return result instanceof Promise ? new PendingPayload(result.then((settled) => payloadBytes(this.format(settled)))) : payloadBytes(this.format(result))
+    return result instanceof Promise ? new PendingPayload(result.then(payloadBytes)) : payloadBytes(result)
   }
 }
 
@@ -118,11 +120,18 @@ export class SharedResults {
  * own subscribe resolver, so variables used only there (a filter, an `after` cursor) do not
  * change a result, and a resumed subscriber shares with the others once its replay is done.
  */
-export function operationKey(args: ExecutionArgs, auth: unknown): string {
-  const text = args.document.loc?.source.body ?? print(args.document)
-  const values = (args.variableValues ?? {}) as Record<string, unknown>
-  const read = [...executionVariables(args.document, args.operationName)].sort().map((name) => [name, values[name]])
-  return JSON.stringify([text, args.operationName ?? null, read, auth])
+export function operationKey(operation: SharedOperation, auth: unknown): string {
+  const { document, operationName, variables } = operation
+  const text = document.loc?.source.body ?? print(document)
+  const read = [...executionVariables(document, operationName)].sort().map((name) => [name, variables[name]])
+  return JSON.stringify([text, operationName, read, auth])
+}
+
+/** An operation as {@link operationKey} reads it. */
+export interface SharedOperation {
+  document: DocumentNode
+  operationName: string | null
+  variables: Record<string, unknown>
 }
 
 /** The variables an operation reads anywhere but in its root fields' arguments. */

@@ -1,15 +1,15 @@
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { execute, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql'
+import { type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError, parse } from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
 import type { Registry } from 'prom-client'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
-import type { GraphqlContext, SubscriptionSlot } from '../graphql/reads/request.context.js'
+import type { GraphqlContext } from '../graphql/reads/request.context.js'
 import { traceparentOfConnectionInit } from '../ops/tracing.spans.js'
-import type { PipelineOutcome, RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
+import type { PipelineOutcome, RequestPipeline, SocketTrace } from '../graphql/pipeline/request.pipeline.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */
 export const SLOW_CONSUMER_CLOSE = closeFor('SUBSCRIBER_TOO_SLOW')
@@ -20,19 +20,15 @@ export const UNAUTHORIZED_CLOSE = closeFor('UNAUTHORIZED')
 /** What the websocket transport needs. */
 export interface WebsocketOptions {
   /** The one request pipeline: every subscribe message runs through it. */
-  pipeline: Pick<RequestPipeline, 'run' | 'format' | 'schema'>
+  pipeline: Pick<RequestPipeline, 'run' | 'schema'>
   path: string
   /**
    * Authenticates a socket from its `connection_init` payload: what `context` is then given,
    * or null to close the socket with 4401.
    */
   authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => unknown | null
-  /**
-   * The GraphQL context of one operation; `closeSocket` ends the client's socket, and `slot` is
-   * where the pipeline leaves a subscription. A shared result is executed with a context of its
-   * own, made without either.
-   */
-  context: (auth: unknown, closeSocket?: (code: number, reason: string) => void, slot?: SubscriptionSlot) => GraphqlContext
+  /** The GraphQL context of one operation, or of one event of a subscription; `closeSocket` ends the client's socket. */
+  context: (auth: unknown, closeSocket: (code: number, reason: string) => void) => GraphqlContext
   /** Largest message a client may send. */
   maxPayload: number
   /** How many undelivered events one subscriber may have before it is cut off (4009). */
@@ -41,21 +37,58 @@ export interface WebsocketOptions {
   registry?: Registry | undefined
 }
 
-/** What graphql-ws is handed back for an operation the pipeline has already run or started. */
-interface Ran {
-  outcome: PipelineOutcome
-  socket: WebSocket
-  id: string
+/** Who is on a socket, known from its `connection_init` (graphql-ws keeps it in the connection's `extra`). */
+interface Caller {
   auth: unknown
+  trace: SocketTrace
+}
+
+// graphql-ws tells a query from a subscription by the document it is handed: an answered
+// operation is handed this one, and its answer as the execution's result.
+const ANSWERED = parse('query Answered { __typename }')
+
+/**
+ * An error as the pipeline formatted and masked it, for graphql-ws, which takes GraphQLErrors
+ * and writes each as its `toJSON()`.
+ */
+class FormattedError extends GraphQLError {
+  constructor(private readonly formatted: GraphQLFormattedError) {
+    super(formatted.message)
+  }
+
+  override toJSON(): GraphQLFormattedError {
+    return this.formatted
+  }
+}
+
+const asExecutionResult = ({ errors, ...rest }: FormattedExecutionResult): ExecutionResult => (errors ? { ...rest, errors: errors.map((error) => new FormattedError(error)) } : rest)
+
+/**
+ * What graphql-ws is handed to run for one operation: the pipeline's outcome, already decided.
+ * It travels as the execution's context, the one value graphql-ws hands from `onSubscribe` to
+ * `execute` and `subscribe`.
+ */
+class SocketOperation {
+  constructor(
+    readonly outcome: PipelineOutcome,
+    readonly caller: Caller,
+    /** The client's socket, the TCP socket it was upgraded from (see `nextWriter`), and the operation's id. */
+    readonly socket: { client: WebSocket; transport: Duplex; id: string },
+  ) {}
+
+  static of(args: ExecutionArgs): SocketOperation {
+    if (args.contextValue instanceof SocketOperation) return args.contextValue
+    throw new Error('graphql-ws ran an operation the pipeline did not hand it')
+  }
 }
 
 /**
  * The graphql-ws transport, on the gateway's own HTTP server, at the same path as queries. It
  * only translates: a subscribe message goes through the request pipeline as an HTTP request
- * does (so scope, trusted documents, limits, masking and metrics are the same), and the outcome
- * is written back: an answer as `next` and `complete` (a refusal, with no data, as `error`), a
- * subscription's events as they come. Sockets are closed with 1001 (`GOING_AWAY` in the
- * catalogue) before the server stops taking connections.
+ * does (so scope, trusted documents, limits, compiled execution, masking and metrics are the
+ * same), and the outcome is written back: an answer as `next` and `complete` (a refusal, with no
+ * data, as `error`), a subscription's events as they come. Sockets are closed with 1001
+ * (`GOING_AWAY` in the catalogue) before the server stops taking connections.
  *
  * Subscriptions share their results: subscribers of the same operation (document, operation
  * name, the variables its execution reads, scope) get one execution and one serialized payload
@@ -65,27 +98,17 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
   const { pipeline } = options
   // No per-message deflate (ws's default, said here because `nextWriter` writes frames as they are without it).
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, perMessageDeflate: false })
-  // The TCP socket each client was upgraded from: ours, handed to us by Node's `upgrade` event.
-  const transports = new WeakMap<WebSocket, Duplex>()
   app.server.on('upgrade', (request, socket, head) => {
     const path = (request.url ?? '').split('?', 1)[0]
     if (path !== options.path) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
       return
     }
-    wss.handleUpgrade(request, socket, head, (client) => {
-      transports.set(client, socket)
-      wss.emit('connection', client, request)
-    })
+    wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request))
   })
-  const authByConnection = new WeakMap<object, unknown>()
-  const tracesByConnection = new WeakMap<object, { parent?: string; parentState?: string }>()
-  // graphql-ws hands `execute` and `subscribe` only the execution arguments: their context leads back here.
-  const ran = new WeakMap<object, Ran>()
-  const formattedRefusals = new WeakMap<readonly GraphQLError[], readonly GraphQLFormattedError[]>()
-  const shared = new SharedResults((result) => pipeline.format(result))
+  const shared = new SharedResults()
   if (options.registry) countShared(options.registry, shared)
-  const server = useServer(
+  const server = useServer<Record<string, unknown>, { caller: Caller }>(
     {
       // Close reasons never carry internal error messages.
       isProd: true,
@@ -96,52 +119,53 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
           ctx.extra.socket.close(UNAUTHORIZED_CLOSE.code, UNAUTHORIZED_CLOSE.reason)
           return false
         }
-        authByConnection.set(ctx, auth)
-        tracesByConnection.set(ctx, traceparentOfConnectionInit(ctx.connectionParams))
+        // The socket's operations continue the trace its connection_init named, if any.
+        ctx.extra.caller = { auth, trace: traceparentOfConnectionInit(ctx.connectionParams) }
         return true
       },
       onSubscribe: async (ctx, id, payload) => {
-        const auth = authByConnection.get(ctx)
-        const socket = ctx.extra.socket
-        // The socket's operations continue the trace its connection_init named, if any.
-        const slot: SubscriptionSlot = { ...tracesByConnection.get(ctx) }
-        const context = options.context(auth, (code, reason) => socket.close(code, reason), slot)
-        const outcome = await pipeline.run(payload, context)
+        const { socket, caller, request } = ctx.extra
+        if (!caller) throw new Error('a subscribe message before the connection was acknowledged')
+        const context = options.context(caller.auth, (code, reason) => socket.close(code, reason))
+        const outcome = await pipeline.run(payload, context, caller.trace)
+        // Node hands the upgrade the request's own TCP socket, which `ws` then writes to.
+        const target = { client: socket, transport: request.socket, id }
         if (outcome.kind === 'stream') {
-          ran.set(outcome.args.contextValue as object, { outcome, socket, id, auth })
-          return outcome.args
+          const { document, operationName } = outcome
+          return { schema: pipeline.schema, document, operationName, contextValue: new SocketOperation(outcome, caller, target) }
         }
-        // Refused before it ran (no data at all): graphql-ws's `error` message, as the protocol asks,
-        // carrying the errors as the pipeline formatted them (see onError).
-        const { result, document } = outcome
-        if (result.data === undefined || !document) {
+        // Refused before it ran (no data at all): graphql-ws's `error` message, as the protocol asks.
+        const { result } = outcome
+        if (result.data === undefined) {
           const refused = result.errors?.length ? result.errors : [{ message: 'Internal error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]
-          const errors = refused.map((error) => new GraphQLError(error.message))
-          formattedRefusals.set(errors, refused)
-          return errors
+          return refused.map((error) => new FormattedError(error))
         }
-        ran.set(context, { outcome, socket, id, auth })
-        return { schema: pipeline.schema, document, operationName: payload.operationName ?? null, contextValue: context }
+        return { schema: pipeline.schema, document: ANSWERED, contextValue: new SocketOperation(outcome, caller, target) }
       },
-      onError: (_ctx, _id, _payload, errors) => formattedRefusals.get(errors) as GraphQLFormattedError[] | undefined,
-      // Answers come from the pipeline formatted and masked: written as they are.
-      onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
-      // The pipeline has run the query or mutation already: its answer is handed over as it is.
+      // The pipeline has run the query or mutation already: its answer is written as it came,
+      // formatted and masked (graphql-ws would write its fields in an order of its own).
+      onNext: (_ctx, _id, _payload, args) => {
+        const { outcome } = SocketOperation.of(args)
+        return outcome.kind === 'answer' ? outcome.result : undefined
+      },
       execute: (args) => {
-        const { outcome } = ran.get(args.contextValue as object) as Ran
-        return (outcome as { result: FormattedExecutionResult }).result as never
+        const { outcome } = SocketOperation.of(args)
+        if (outcome.kind !== 'answer') throw new Error('a subscription was handed to execute')
+        return asExecutionResult(outcome.result)
       },
       subscribe: (args) => {
-        const { outcome, socket, id, auth } = ran.get(args.contextValue as object) as Ran
-        if (outcome.kind !== 'stream') return outcome.result as never
-        const key = operationKey(outcome.args, auth)
+        const { outcome, caller, socket: target } = SocketOperation.of(args)
+        if (outcome.kind !== 'stream') return asExecutionResult(outcome.result)
+        const socket = target.client
+        const key = operationKey(outcome, caller.auth)
+        const close = (code: number, reason: string) => socket.close(code, reason)
         // A result is executed with a context of its own: loaders must not outlive one event.
-        const executeShared = (event: unknown) => execute({ ...outcome.args, rootValue: event, contextValue: options.context(auth) })
+        const execute = (event: unknown) => outcome.execute(event, options.context(caller.auth, close))
         return sharedStream(outcome.source, {
           socket,
-          transport: transports.get(socket),
-          id,
-          resultOf: (event) => shared.resultOf(key, event, executeShared),
+          transport: target.transport,
+          id: target.id,
+          resultOf: (event) => shared.resultOf(key, event, execute),
           delivered: () => shared.countDelivery(),
           limit: options.subscriberBuffer,
           overflow: () => socket.close(SLOW_CONSUMER_CLOSE.code, SLOW_CONSUMER_CLOSE.reason),

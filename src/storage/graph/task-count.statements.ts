@@ -1,6 +1,10 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
+import { ShapedStatements } from '../statement.cache.js'
 import { taskCounts } from '../tables/graph.table.js'
+
+// The count's text per filter shape (see statement.cache.ts).
+const keptStatements = new ShapedStatements()
 
 /** What the kept counts can answer: the service code, the statuses and the caller's scope. */
 export interface CountedFilter {
@@ -14,16 +18,22 @@ export interface CountedFilter {
  * however many tasks are kept.
  */
 export async function countTasksKept(db: Db, filter: CountedFilter): Promise<number> {
-  const where = and(
-    filter.serviceCode ? eq(taskCounts.serviceCode, filter.serviceCode) : undefined,
-    filter.status && filter.status.length > 0 ? inArray(taskCounts.status, [...filter.status]) : undefined,
-    filter.allowedServiceCodes !== undefined ? inArray(taskCounts.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+  const status = filter.status && filter.status.length > 0 ? filter.status : undefined
+  const shape = `${filter.serviceCode ? 'c' : ''},${status?.length ?? ''},${filter.allowedServiceCodes?.length ?? ''}`
+  const result = await keptStatements.run(
+    db,
+    shape,
+    () => {
+      const where = and(
+        filter.serviceCode ? eq(taskCounts.serviceCode, filter.serviceCode) : undefined,
+        status ? inArray(taskCounts.status, [...status]) : undefined,
+        filter.allowedServiceCodes !== undefined ? inArray(taskCounts.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+      )
+      return sql`select coalesce(sum(${taskCounts.n}), 0)::float8 as n from ${taskCounts} where ${where ?? sql`true`}`
+    },
+    () => [...(filter.serviceCode ? [filter.serviceCode] : []), ...(status ?? []), ...(filter.allowedServiceCodes ?? [])],
   )
-  const [row] = await db
-    .select({ n: sql<number>`coalesce(sum(${taskCounts.n}), 0)::float8` })
-    .from(taskCounts)
-    .where(where)
-  return row?.n ?? 0
+  return resultRows<{ n: number }>(result)[0]?.n ?? 0
 }
 
 /**

@@ -1,95 +1,21 @@
-import { and, count, desc, eq, getTableColumns, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { TaskState } from '../../fold/task.fold.js'
 import { type Db, resultRows } from '../database.client.js'
+import { ShapedStatements } from '../statement.cache.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 import { taskNotificationsJsonSql } from './notification.json.js'
 import { countTasksKept } from './task-count.statements.js'
+import { type TaskKey, type TaskQuery, taskConditions, taskFilterParams, taskFilterShape } from './task.filter.js'
 import { type TaskJsonKind, type TaskJsonPart, taskJsonPartSql } from './task.json.js'
-import { foldCase, foldCaseSql, prefixPattern, userKeyList } from '../tables/text.match.js'
+import { userKeyList } from '../tables/text.match.js'
+
+export { type TaskKey, type TaskQuery, taskMatches } from './task.filter.js'
 
 /** A task's natural key: unique across service codes, and stable for its life. */
 export interface TaskKeyPair {
   serviceCode: string
   taskId: string
-}
-
-/** The `tasks` query's filter, already validated. Every criterion given must hold. */
-export interface TaskQuery {
-  serviceCode?: string | null | undefined
-  status?: readonly string[] | null | undefined
-  /**
-   * Any of these tasks, as [service code, `hashed_id`]; an empty list matches nothing. Tuples,
-   * not objects: the event hub groups subscribers by the filter's JSON over its top-level keys.
-   */
-  keys?: ReadonlyArray<readonly [string, string]> | null | undefined
-  /** Any of these `hashed_id`s; an empty list matches nothing. */
-  taskIds?: readonly string[] | null | undefined
-  /** The user who started the live: A–Z case-insensitive prefix (see {@link foldCase}). */
-  userName?: string | null | undefined
-  /** Started by any of these users, as [service code, user name], exactly; an empty list matches nothing. */
-  owners?: ReadonlyArray<readonly [string, string]> | null | undefined
-  vsId?: string | null | undefined
-  startedFrom?: Date | null | undefined
-  startedTo?: Date | null | undefined
-  /** The caller's scope: only these service codes (undefined: all). */
-  allowedServiceCodes?: readonly string[] | undefined
-}
-
-/** Where a page of tasks starts: the last task seen, by its sort time and row id. */
-export interface TaskKey {
-  sortAt: number
-  id: number
-}
-
-// The server a task is on, as the fold derives it (deriveTask's vsId): the latest callback's
-// `vs_id`, else the task list's.
-const taskVsId = sql`coalesce(${tasks.state}->'vsId'->>'value', ${tasks.state}->'sighting'->'task'->'value'->>'vs_id')`
-
-/** The same as {@link taskVsId}, for a row already read. */
-function rowVsId(row: Pick<TaskRow, 'state'>): string | null {
-  const vsId = row.state.vsId?.value ?? row.state.sighting.task?.value.vs_id
-  return vsId === undefined || vsId === null ? null : String(vsId)
-}
-
-function taskConditions(filter: TaskQuery): SQL | undefined {
-  return and(
-    filter.serviceCode ? eq(tasks.serviceCode, filter.serviceCode) : undefined,
-    filter.status && filter.status.length > 0 ? inArray(tasks.status, [...filter.status]) : undefined,
-    filter.keys ? keyCondition(filter.keys) : undefined,
-    filter.taskIds ? (filter.taskIds.length > 0 ? inArray(tasks.taskId, [...filter.taskIds]) : sql`false`) : undefined,
-    filter.userName ? sql`${foldCaseSql(tasks.author)} like ${prefixPattern(filter.userName)}` : undefined,
-    filter.owners ? ownerCondition(filter.owners) : undefined,
-    filter.vsId ? sql`${taskVsId} = ${filter.vsId}` : undefined,
-    filter.startedFrom ? gte(tasks.sortAt, filter.startedFrom) : undefined,
-    filter.startedTo ? lt(tasks.sortAt, filter.startedTo) : undefined,
-    filter.allowedServiceCodes !== undefined ? inArray(tasks.serviceCode, [...filter.allowedServiceCodes]) : undefined,
-  )
-}
-
-function keyCondition(keys: ReadonlyArray<readonly [string, string]>): SQL {
-  if (keys.length === 0) return sql`false`
-  return or(...keys.map(([serviceCode, taskId]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, taskId)))) as SQL
-}
-
-function ownerCondition(owners: ReadonlyArray<readonly [string, string]>): SQL {
-  if (owners.length === 0) return sql`false`
-  return or(...owners.map(([serviceCode, userName]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.author, userName)))) as SQL
-}
-
-/** Whether a task row matches the filter: the same rules as the SQL above, for rows already read. */
-export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' | 'taskId' | 'status' | 'author' | 'sortAt' | 'state'>): boolean {
-  if (filter.serviceCode && row.serviceCode !== filter.serviceCode) return false
-  if (filter.status && filter.status.length > 0 && !filter.status.includes(row.status)) return false
-  if (filter.keys && !filter.keys.some(([serviceCode, taskId]) => serviceCode === row.serviceCode && taskId === row.taskId)) return false
-  if (filter.taskIds && !filter.taskIds.includes(row.taskId)) return false
-  if (filter.userName && !(row.author !== null && foldCase(row.author).startsWith(foldCase(filter.userName)))) return false
-  if (filter.owners && !filter.owners.some(([serviceCode, userName]) => serviceCode === row.serviceCode && userName === row.author)) return false
-  if (filter.vsId && rowVsId(row) !== filter.vsId) return false
-  if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
-  if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false
-  if (filter.allowedServiceCodes !== undefined && !filter.allowedServiceCodes.includes(row.serviceCode)) return false
-  return true
 }
 
 /** The task rows for these (service code, task id) pairs, in one statement; only those in scope when one is given. */
@@ -99,6 +25,15 @@ export function tasksByKeys(db: Db, keys: readonly TaskKeyPair[], allowedService
     .select()
     .from(tasks)
     .where(taskConditions({ keys: keys.map((key) => [key.serviceCode, key.taskId] as const), allowedServiceCodes }))
+}
+
+// The texts of a page's and a count's statements, per filter shape (see statement.cache.ts).
+const pageStatements = new ShapedStatements()
+const countStatements = new ShapedStatements()
+
+/** Shapes whose listed values disagreed with Drizzle's, across the task reads: zero, or a bug. */
+export function taskStatementMismatches(): number {
+  return pageStatements.mismatches + countStatements.mismatches
 }
 
 function keysetAfter(after: TaskKey | undefined): SQL | undefined {
@@ -145,10 +80,24 @@ const COLUMN_SQL: Record<TaskColumn, string> = {
  * reading only the `columns` asked for: a page of three scalar fields never reads a state.
  */
 export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<TaskListRow[]> {
-  const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
-  if (json && json.parts.length > 0) return listTasksWithJson(db, filter, where, limit, new Set(columns), json)
-  const select = [KEY_COLUMNS, ...[...new Set(columns)].map((column) => COLUMN_SQL[column])].join(', ')
-  const result = await db.execute(sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`)
+  if (json && json.parts.length > 0) return listTasksWithJson(db, filter, after, limit, new Set(columns), json)
+  const asked = [...new Set(columns)]
+  const shape = `${taskFilterShape(filter)}|${after ? 'a' : ''}|${asked.join(',')}`
+  const result = await pageStatements.run(
+    db,
+    shape,
+    () => {
+      const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
+      const select = [KEY_COLUMNS, ...asked.map((column) => COLUMN_SQL[column])].join(', ')
+      return sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`
+    },
+    () => {
+      const params = taskFilterParams(filter, [])
+      if (after) params.push(new Date(after.sortAt).toISOString(), after.id)
+      params.push(limit)
+      return params
+    },
+  )
   return resultRows<TaskListRow>(result)
 }
 
@@ -157,22 +106,7 @@ export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | unde
  * read out of its TOAST once (`n`, a fresh value) rather than once per part that reads it; the
  * node handed to the objects leaves out the parts written as text, so they are not parsed twice.
  */
-async function listTasksWithJson(db: Db, filter: TaskQuery, where: SQL, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
-  const select: SQL[] = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])].map((text) => sql.raw(text))
-  if (columns.has('node')) {
-    const dropped = json.dropFromNode.length > 0 ? ` - '{${[...new Set(json.dropFromNode)].join(',')}}'::text[]` : ''
-    select.push(sql.raw(`n${dropped} as node, case when n is null then state end as state`))
-  }
-  json.parts.forEach((part, i) => {
-    const text =
-      part.kind !== 'notifications'
-        ? sql.raw(taskJsonPartSql(part, 'n'))
-        : part.perTask === null
-          ? sql`null::text`
-          : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
-    select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
-  })
-  const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status, end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit `
+async function listTasksWithJson(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
   // Planning this statement (~20 kB of expressions) costs PostgreSQL about a fifth of running it,
   // and a prepared statement is planned anew each time while its custom plan looks cheaper than
   // the generic one: with the limit a parameter, the generic plan guesses a tenth of the table
@@ -181,8 +115,51 @@ async function listTasksWithJson(db: Db, filter: TaskQuery, where: SQL, limit: n
   // per connection. A statement with no parameter at all is not prepared: the limit stays one
   // unless the notifications' `perTask` is there.
   const literal = Number.isSafeInteger(limit) && limit >= 0 && json.parts.some((part) => part.kind === 'notifications' && part.perTask !== null)
-  const result = await db.execute(sql`${body}${literal ? sql.raw(String(limit)) : sql`${limit}`}) t order by sort_at desc, id desc`)
-  return resultRows<TaskListRow>(result)
+  const dropped = columns.has('node') && json.dropFromNode.length > 0 ? [...new Set(json.dropFromNode)].join(',') : ''
+  const shape = [taskFilterShape(filter), after ? 'a' : '', [...columns].join(','), dropped, json.parts.map(partShape).join(';'), literal ? limit : 'p'].join('|')
+  const build = () => {
+    const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
+    const select: SQL[] = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])].map((text) => sql.raw(text))
+    if (columns.has('node')) select.push(sql.raw(`n${dropped ? ` - '{${dropped}}'::text[]` : ''} as node, case when n is null then state end as state`))
+    json.parts.forEach((part, i) => {
+      const text =
+        part.kind !== 'notifications'
+          ? sql.raw(taskJsonPartSql(part, 'n'))
+          : part.perTask === null
+            ? sql`null::text`
+            : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
+      select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
+    })
+    const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status, end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit `
+    return sql`${body}${literal ? sql.raw(String(limit)) : sql`${limit}`}) t order by sort_at desc, id desc`
+  }
+  const params = () => {
+    // In the text's order: the notifications' scope and count in the select list, then the filter, the keyset, the limit.
+    const values: unknown[] = []
+    for (const part of json.parts) {
+      if (part.kind !== 'notifications' || part.perTask === null) continue
+      for (const field of part.fields) if (field.name === 'edges') values.push(...(filter.allowedServiceCodes ?? []), part.perTask)
+    }
+    taskFilterParams(filter, values)
+    if (after) values.push(new Date(after.sortAt).toISOString(), after.id)
+    if (!literal) values.push(limit)
+    return values
+  }
+  return resultRows<TaskListRow>(await pageStatements.run(db, shape, build, params))
+}
+
+// A part's selection is the same objects on every request of a document (see task.json.ts): its
+// identity names the text it is written as, and a number stands for it in the shape.
+const selectionIds = new WeakMap<object, number>()
+let selections = 0
+
+function partShape(part: TaskJsonPart): string {
+  let id = selectionIds.get(part.fields)
+  if (id === undefined) {
+    id = ++selections
+    selectionIds.set(part.fields, id)
+  }
+  return `${part.kind}:${id}${part.kind === 'notifications' && part.perTask === null ? ':none' : ''}`
 }
 
 // The criteria the counts kept per (service code, status) can answer (task-count.statements.ts).
@@ -191,8 +168,13 @@ const COUNTED = new Set(['serviceCode', 'status', 'allowedServiceCodes'])
 /** How many tasks match the filter: from the kept counts where they can tell, else counted. */
 export async function countTasks(db: Db, filter: TaskQuery): Promise<number> {
   if (Object.entries(filter).every(([key, value]) => value === undefined || value === null || COUNTED.has(key))) return countTasksKept(db, filter)
-  const [row] = await db.select({ n: count() }).from(tasks).where(taskConditions(filter))
-  return row?.n ?? 0
+  const result = await countStatements.run(
+    db,
+    taskFilterShape(filter),
+    () => sql`select count(*)::float8 as n from ${tasks} where ${taskConditions(filter) ?? sql`true`}`,
+    () => taskFilterParams(filter, []),
+  )
+  return resultRows<{ n: number }>(result)[0]?.n ?? 0
 }
 
 /** A user's natural key. */

@@ -77,7 +77,11 @@ export async function abandonPending(db: Db, before: Date, finishedAt: Date): Pr
   return db.transaction(async (tx) => {
     const rows = await tx
       .update(actions)
-      .set({ state: 'FAILED', finishedAt, message: "livegate stopped before the cloud's answer was recorded; the cloud may have acted." })
+      .set({
+        state: 'FAILED',
+        finishedAt,
+        message: sql`case when ${actions.kind} in ('STOP_TASK', 'SEND_MESSAGE') then 'livegate stopped before the cloud''s answer was recorded; the cloud may have acted.' else 'livegate stopped before this action''s end was recorded; it may have taken effect.' end`,
+      })
       .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
       .returning()
     for (const row of rows) await announce(tx, row.id)
@@ -105,7 +109,9 @@ async function announce(tx: Db, id: number): Promise<void> {
  * message said is never in it, as it is never in the log lines.
  */
 async function tellWebhooks(tx: Db, rows: readonly ActionRow[]): Promise<void> {
-  const ended = rows.filter((row) => row.state === 'SUCCEEDED' || row.state === 'FAILED')
+  // Only the cloud's actions are events of the webhook contract; a replay or a switch of an
+  // endpoint stays in the audit (an endpoint would otherwise be told of its own replays).
+  const ended = rows.filter((row) => (row.kind === 'STOP_TASK' || row.kind === 'SEND_MESSAGE') && (row.state === 'SUCCEEDED' || row.state === 'FAILED'))
   if (ended.length === 0) return
   await appendWebhookEvents(
     tx,

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { LogPosition } from '../../model/log.position.js'
 import { projections } from '../tables/callback.table.js'
 import { type Db, resultRows } from '../database.client.js'
@@ -200,21 +200,37 @@ export async function enableEndpoint(db: Db, name: string): Promise<void> {
   await db.update(webhookEndpoints).set({ enabled: true, disabledReason: null, failingSince: null }).where(eq(webhookEndpoints.name, name))
 }
 
+/** What {@link redeliver} did: how many it put back in line, or that the endpoint is off. */
+export type Redelivered = { count: number } | { disabled: true }
+
 /**
  * Puts dead letters and delivered events of an endpoint back in line: those with these event
- * ids, or created since a time (both: either). Resolves to how many.
+ * ids, or created since a time (both: either), at most `limit` of them. An endpoint that is off
+ * gets none: its worker makes no attempts, so the rows would wait PENDING where retention never
+ * reaches. The endpoint's row is read FOR SHARE, so a switch-off committing meanwhile (which turns
+ * what waits into dead letters) is seen before any row is put back.
  */
-export async function redeliver(db: Db, endpoint: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }): Promise<number> {
-  const chosen = []
+export async function redeliver(db: Db, endpoint: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }, limit: number): Promise<Redelivered> {
+  const chosen: SQL[] = []
   if (which.eventIds) chosen.push(which.eventIds.length > 0 ? inArray(webhookDeliveries.eventId, [...which.eventIds]) : sql`false`)
   if (which.since) chosen.push(sql`${webhookDeliveries.createdAt} >= ${which.since.toISOString()}::timestamptz`)
   if (chosen.length === 0) chosen.push(sql`${webhookDeliveries.status} = 'DEAD'`)
-  const rows = await db
-    .update(webhookDeliveries)
-    .set({ status: 'PENDING', attempts: 0, nextAttemptAt: sql`now()`, finishedAt: null, deliveredAt: null, lockedUntil: null, owner: null })
-    .where(and(eq(webhookDeliveries.endpoint, endpoint), inArray(webhookDeliveries.status, ['DEAD', 'DELIVERED']), sql`(${sql.join(chosen, sql` or `)})`))
-    .returning({ id: webhookDeliveries.id })
-  return rows.length
+  return db.transaction(async (tx) => {
+    const [state] = resultRows<{ enabled: boolean }>(await tx.execute(sql`select enabled from webhook_endpoints where name = ${endpoint} for share`))
+    if (state && !state.enabled) return { disabled: true as const }
+    const batch = tx
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.endpoint, endpoint), inArray(webhookDeliveries.status, ['DEAD', 'DELIVERED']), sql`(${sql.join(chosen, sql` or `)})`))
+      .limit(limit)
+      .for('update', { skipLocked: true })
+    const rows = await tx
+      .update(webhookDeliveries)
+      .set({ status: 'PENDING', attempts: 0, nextAttemptAt: sql`now()`, finishedAt: null, deliveredAt: null, lockedUntil: null, owner: null })
+      .where(inArray(webhookDeliveries.id, batch))
+      .returning({ id: webhookDeliveries.id })
+    return { count: rows.length }
+  })
 }
 
 /**

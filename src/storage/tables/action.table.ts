@@ -15,6 +15,8 @@ export const actions = pgTable(
     serviceCode: text('service_code').notNull(),
     taskId: text('task_id'),
     userName: text('user_name'),
+    /** The webhook endpoint a replay or a switch acted on; null for a cloud action. */
+    endpoint: text('endpoint'),
     /** A message's text; null for a stop. */
     text: text('text'),
     /** A message's sender name as the cloud shows it. */

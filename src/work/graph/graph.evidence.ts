@@ -7,6 +7,9 @@ import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../../sto
 import { notifyStatement } from '../../storage/notify.statements.js'
 import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.js'
 import { type DerivedEvent, taskTransitions } from '../../fold/task.transitions.js'
+import { taskAuthor } from '../../fold/task.derive.js'
+import type { TaskState } from '../../fold/task.fold.js'
+import { type AnnouncedRecording, upsertAnnouncedRecordings, type WrittenRecording } from '../../storage/graph/recording.statements.js'
 
 /** Evidence about one service code's graph: which entities it is about, and how it folds into them. */
 export interface GraphEvidence {
@@ -60,6 +63,7 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     evidence.map((e) => e.serviceCode),
   )
   const derived: DerivedEvent[] = []
+  const announced: Array<{ serviceCode: string; recordings: AnnouncedRecording[] }> = []
   for (const part of evidence) {
     const scope = await part.scope(tx)
     if (scope.taskIds.length === 0 && scope.userNames.length === 0) continue
@@ -68,8 +72,51 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     changes.tasks.push(...folded.tasks)
     changes.users.push(...folded.users)
     if (deriving) for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
+    const recordings = folded.tasks.flatMap((task) => newRecordings(states.tasks.get(task.taskId), task))
+    if (recordings.length > 0) announced.push({ serviceCode: part.serviceCode, recordings })
   }
   const notify = notifyStatement(taskEvents(changes.tasks))
-  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined, appendWebhookEvents(tx, derived)])
+  // The catalogue learns of a type 2 in the fold's transaction: a recording is never announced twice.
+  const catalogue = announced.map(async (code) => {
+    const written = await upsertAnnouncedRecordings(tx, code.serviceCode, code.recordings, now)
+    if (deriving) await appendRecordingReady(tx, code.serviceCode, written, 'CALLBACK', now)
+  })
+  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined, appendWebhookEvents(tx, derived), ...catalogue])
   return changes
+}
+
+// The archived files (type 2) a fold added to a task, as the catalogue of recordings keeps them.
+function newRecordings(before: TaskState | undefined, after: TaskState): AnnouncedRecording[] {
+  const known = new Set(before?.recordings.map((recording) => recording.value.fileName))
+  const author = taskAuthor(after)
+  return after.recordings
+    .map((recording) => recording.value)
+    .filter((facts) => facts.fileName && !known.has(facts.fileName))
+    .map((facts) => ({
+      fileName: facts.fileName as string,
+      taskId: after.taskId,
+      userName: author,
+      url: facts.url,
+      duration: facts.duration,
+      width: facts.size?.width ?? null,
+      height: facts.size?.height ?? null,
+    }))
+}
+
+/**
+ * `recording.ready` for each recording a statement created: the first time either channel told
+ * it, once per recording (the row is inserted once). Written by the caller in the transaction
+ * that created the rows.
+ */
+export async function appendRecordingReady(tx: Db, serviceCode: string, written: readonly WrittenRecording[], seenIn: 'CALLBACK' | 'FILE_LIST', at: Date): Promise<void> {
+  const events = written
+    .filter((row) => row.created)
+    .map((row) => ({
+      type: 'recording.ready',
+      serviceCode,
+      taskId: row.taskId,
+      occurredAt: at,
+      facts: { recording: { fileName: row.fileName, seenIn: [seenIn] } },
+    }))
+  await appendWebhookEvents(tx, events)
 }

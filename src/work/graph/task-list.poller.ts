@@ -11,6 +11,7 @@ import { foldTaskListAnswer, pollDelayMs } from './task-list.answer.js'
 import type { AnswerSampler } from './answer.sampler.js'
 import type { Metrics } from '../metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
+import type { CloudClient } from '../cloud.client.js'
 import { UpstreamWatch } from './upstream.watch.js'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { inSpan } from '../tracing.spans.js'
@@ -52,11 +53,13 @@ export function pollerFor(
   log: PollerOptions['log'],
   onChanges?: PollerOptions['onChanges'],
   metrics?: PollerOptions['metrics'],
-  more: Pick<PollerOptions, 'sampler' | 'now'> = {},
+  more: Pick<PollerOptions, 'sampler' | 'now'> & { cloud?: CloudClient } = {},
 ): TaskListPoller | undefined {
   const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
   if (serviceCodes.length === 0 || config.upstream.pollIntervalMs <= 0) return undefined
-  const client = new TaskListClient({ services: config.services, options: config.upstream, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
+  const { cloud, ...rest } = more
+  const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
+  const client = new TaskListClient({ services: config.services, options: config.upstream, headerPrefix, cloud })
   return new TaskListPoller({
     db,
     client,
@@ -68,7 +71,7 @@ export function pollerFor(
     log,
     ...(onChanges ? { onChanges } : {}),
     metrics,
-    ...more,
+    ...rest,
   })
 }
 

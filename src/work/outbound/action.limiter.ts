@@ -32,4 +32,12 @@ export class RateLimiter {
     entry.refusedSince = at
     return 'first-refusal'
   }
+
+  /**
+   * Gives back the newest request `take` counted for `key`: it turned out to be a repeat of one
+   * already counted (an idempotent retry that met its original in the database).
+   */
+  refund(key: string): void {
+    this.taken.get(key)?.times.pop()
+  }
 }

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/config.schema.js'
-import { type ActionArgs, argsFingerprint } from '../../model/action.model.js'
+import { type ActionArgs, argsFingerprint, type CloudActionArgs, type WebhookActionArgs } from '../../model/action.model.js'
 import { actionByKey } from '../../storage/outbound/action.queries.js'
-import { abandonPending, finishAction, recordAction } from '../../storage/outbound/action.statements.js'
+import { abandonPending, type ActionOutcome, finishAction, recordAction } from '../../storage/outbound/action.statements.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
 import type { Db } from '../../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
@@ -27,7 +27,10 @@ export interface ActionRequest {
 }
 
 /** How {@link ActionRunner.act} ended: an action (new, or the one the idempotency key made before), or a refusal. */
-export type ActOutcome = { kind: 'action'; row: ActionRow } | { kind: 'refused'; code: 'FORBIDDEN' | 'RATE_LIMITED'; row: ActionRow | undefined } | { kind: 'key-reused'; row: ActionRow }
+export type ActOutcome = { kind: 'action'; row: ActionRow } | { kind: 'refused'; code: 'RATE_LIMITED'; row: ActionRow | undefined } | { kind: 'key-reused'; row: ActionRow }
+
+/** What a webhook action did, for the audit's `message`; a problem ends it FAILED with that text. */
+export type WorkDone = { done: string } | { problem: string }
 
 /** What {@link ActionRunner} is built from. */
 export interface ActionRunnerOptions {
@@ -41,10 +44,11 @@ export interface ActionRunnerOptions {
 }
 
 /**
- * Acts: checks the permission and the key's rate, records the action in the audit, calls the
- * cloud (within `upstream.actionTimeoutMs`), and records how it ended; a stop the cloud accepted
- * is folded into its task in the same transaction. Refused attempts are recorded too. Logs never
- * carry a message's text.
+ * Acts: checks the key's rate, records the action in the audit, calls the cloud (within
+ * `upstream.actionTimeoutMs`), and records how it ended; a stop the cloud accepted is folded into
+ * its task in the same transaction. The caller has checked the permission; attempts refused for it
+ * are recorded through {@link ActionRunner.refuse}, under a code the key may read only, and take a
+ * slot of the same rate. Logs never carry a message's text.
  */
 export class ActionRunner {
   readonly client: ActionClient
@@ -64,28 +68,61 @@ export class ActionRunner {
   }
 
   /** Asks for an action; see {@link ActOutcome}. */
-  async act(actor: Actor, args: ActionArgs, request: ActionRequest): Promise<ActOutcome> {
+  async act(actor: Actor, args: CloudActionArgs, request: ActionRequest): Promise<ActOutcome> {
+    if (!actor.canOperate) throw new Error('ActionRunner.act: the caller must check the permission first')
     const keyScope = actor.keyName ?? ''
-    const argsHash = argsFingerprint(args)
+    const argsHash = argsFingerprint(args, request.reason)
     const now = this.now()
     const reuseAfter = new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)
-    if (!actor.canOperate) return { kind: 'refused', code: 'FORBIDDEN', row: await this.refusal(actor, args, request, argsHash, 'FORBIDDEN', 'The API key may only read.') }
     if (request.idempotencyKey) {
       // A request repeated under its key is answered without counting against the rate.
       const earlier = await actionByKey(this.options.db, keyScope, request.idempotencyKey)
       if (earlier && earlier.requestedAt >= reuseAfter) return earlier.argsHash === argsHash ? { kind: 'action', row: earlier } : { kind: 'key-reused', row: earlier }
     }
-    const rate = this.limiter.take(keyScope)
-    if (rate !== 'allowed') {
-      // One refusal a window is recorded: a client hammering past its limit cannot flood the audit.
-      const row =
-        rate === 'first-refusal' ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${this.options.config.limits.actionsPerMinute} actions a minute.`) : undefined
-      if (!row) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
-      return { kind: 'refused', code: 'RATE_LIMITED', row }
-    }
+    const refused = await this.overRate(actor, args, request, argsHash)
+    if (refused) return refused
     const recorded = await recordAction(this.options.db, { ...rowOf(actor, args, request, argsHash), state: 'PENDING', requestedAt: now }, reuseAfter)
-    if (!recorded.fresh) return recorded.row.argsHash === argsHash ? { kind: 'action', row: recorded.row } : { kind: 'key-reused', row: recorded.row }
+    if (!recorded.fresh) {
+      // A retry that raced its original to the database: the original's slot is the one that counts.
+      this.limiter.refund(keyScope)
+      return recorded.row.argsHash === argsHash ? { kind: 'action', row: recorded.row } : { kind: 'key-reused', row: recorded.row }
+    }
     return { kind: 'action', row: await this.send(recorded.row, args) }
+  }
+
+  /**
+   * Records an attempt refused because the key may only read, and takes a slot of the key's rate
+   * for it, so refusals cannot flood the audit either: the first refusal past the rate is recorded,
+   * the rest only counted. `mayRecord` is false when the code it named is not one the key may read
+   * (or no code livegate knows): then nothing is written anywhere a tenant could read.
+   */
+  async refuse(actor: Actor, args: ActionArgs, request: ActionRequest, mayRecord: boolean): Promise<void> {
+    const rate = this.limiter.take(actor.keyName ?? '')
+    if (mayRecord && rate !== 'refused') await this.refusal(actor, args, request, argsFingerprint(args, request.reason), 'FORBIDDEN', 'The API key may only read.')
+    else this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
+  }
+
+  /**
+   * An action on livegate's own outbox (a replay, switching an endpoint): rate limited and
+   * recorded like a cloud action, PENDING while `work` runs, then SUCCEEDED with what it did or
+   * FAILED with the problem it met. It carries no idempotency key: doing it again is harmless.
+   */
+  async perform(actor: Actor, args: WebhookActionArgs, request: ActionRequest, work: () => Promise<WorkDone>): Promise<ActOutcome> {
+    if (!actor.canOperate) throw new Error('ActionRunner.perform: the caller must check the permission first')
+    const argsHash = argsFingerprint(args, request.reason)
+    const refused = await this.overRate(actor, args, request, argsHash)
+    if (refused) return refused
+    const now = this.now()
+    const { row } = await recordAction(this.options.db, { ...rowOf(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now }, now)
+    let outcome: WorkDone
+    try {
+      outcome = await work()
+    } catch (error) {
+      await this.end(row, { state: 'FAILED', ret: null, message: 'livegate failed while doing it (an internal error).', attempts: 0, finishedAt: this.now() })
+      throw error
+    }
+    const ended = 'done' in outcome ? { state: 'SUCCEEDED' as const, message: outcome.done } : { state: 'FAILED' as const, message: outcome.problem }
+    return { kind: 'action', row: await this.end(row, { ...ended, ret: null, attempts: 0, finishedAt: this.now() }) }
   }
 
   /**
@@ -103,8 +140,27 @@ export class ActionRunner {
     this.client.close()
   }
 
-  private async send(row: ActionRow, args: ActionArgs): Promise<ActionRow> {
-    const { answer, attempts } = await this.client.call(args)
+  private async overRate(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash: string): Promise<ActOutcome | undefined> {
+    const rate = this.limiter.take(actor.keyName ?? '')
+    if (rate === 'allowed') return undefined
+    // One refusal a window is recorded: a client hammering past its limit cannot flood the audit.
+    const limit = this.options.config.limits.actionsPerMinute
+    const row = rate === 'first-refusal' ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${limit} actions a minute.`) : undefined
+    if (!row) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
+    return { kind: 'refused', code: 'RATE_LIMITED', row }
+  }
+
+  private async send(row: ActionRow, args: CloudActionArgs): Promise<ActionRow> {
+    let called: Awaited<ReturnType<ActionClient['call']>>
+    try {
+      called = await this.client.call(args)
+    } catch (error) {
+      // The client answers every cloud outcome; a throw is our own fault, and must not leave the
+      // action PENDING (a retry under its key would answer PENDING until the next start).
+      this.options.log.warn({ action: row.id, err: error }, `action ${row.id} (${row.kind}) failed inside livegate`)
+      return this.end(row, { state: 'FAILED', ret: null, message: 'livegate failed before sending it (an internal error); nothing was asked of the cloud.', attempts: 0, finishedAt: this.now() })
+    }
+    const { answer, attempts } = called
     const succeeded = answer.kind === 'answered' && answer.ret === 0
     const outcome = {
       state: succeeded ? ('SUCCEEDED' as const) : ('FAILED' as const),
@@ -114,11 +170,27 @@ export class ActionRunner {
       finishedAt: this.now(),
     }
     const stop = succeeded && args.kind === 'STOP_TASK' ? stopEvidence(args.serviceCode, args.taskId, row.requestedAt) : undefined
-    const finished = await finishAction(this.options.db, row.id, outcome, stop ? (tx) => applyToGraph(tx, [stop], outcome.finishedAt) : undefined)
+    return this.end(row, outcome, stop ? (tx) => applyToGraph(tx, [stop], outcome.finishedAt) : undefined)
+  }
+
+  private async end(row: ActionRow, outcome: ActionOutcome, alsoInTransaction?: (tx: Db) => Promise<unknown>): Promise<ActionRow> {
+    const { attempts } = outcome
+    const finished = await finishAction(this.options.db, row.id, outcome, alsoInTransaction)
     const result = finished ?? { ...row, ...outcome }
     this.options.metrics?.actions.inc({ kind: row.kind, state: result.state })
     this.options.log.info(
-      { action: row.id, kind: row.kind, serviceCode: row.serviceCode, taskId: row.taskId, userName: row.userName, requestedBy: row.requestedBy, state: result.state, ret: result.ret, attempts },
+      {
+        action: row.id,
+        kind: row.kind,
+        serviceCode: row.serviceCode,
+        taskId: row.taskId,
+        userName: row.userName,
+        endpoint: row.endpoint,
+        requestedBy: row.requestedBy,
+        state: result.state,
+        ret: result.ret,
+        attempts,
+      },
       `action ${row.id} (${row.kind}) ${result.state}${result.ret !== null ? ` (ret ${result.ret})` : ''}`,
     )
     return result
@@ -144,6 +216,7 @@ function rowOf(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash:
     serviceCode: args.serviceCode,
     taskId: args.kind === 'STOP_TASK' ? args.taskId : null,
     userName: args.kind === 'SEND_MESSAGE' ? args.userName : null,
+    endpoint: 'endpoint' in args ? args.endpoint : null,
     text: args.kind === 'SEND_MESSAGE' ? args.text : null,
     fromName: args.kind === 'SEND_MESSAGE' ? args.from : null,
     requestedBy: actor.keyName ?? null,

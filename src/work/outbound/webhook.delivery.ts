@@ -7,6 +7,7 @@ import type { Db } from '../../storage/database.client.js'
 import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
+import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
 
 const SUCCESS_NOTE_MS = 1000
 
@@ -55,6 +56,9 @@ export function deliveryOwner(): string {
   return `${process.pid}:${randomUUID()}`
 }
 
+// The soonest a timer wakes the worker: a retry due now is claimed in one look, not one per retry.
+const MIN_WAKE_MS = 10
+
 /**
  * Delivers one endpoint's deliveries: claims those due (at most `concurrency` in flight), signs
  * each per Standard Webhooks with the event's id as `webhook-id`, POSTs it over keep-alive, and
@@ -66,10 +70,7 @@ export class EndpointDelivery {
   private readonly signer: Webhook
   private readonly leaseMs: number
   private inFlight = 0
-  private looking: Promise<void> | undefined
-  private again = false
-  private stopped = false
-  private timer: NodeJS.Timeout | undefined
+  private readonly scheduler: WakeScheduler
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
   private readonly stopping = new AbortController()
@@ -78,81 +79,59 @@ export class EndpointDelivery {
   private failedSinceNoted = true
 
   private readonly target: { url: string; authorization: Record<string, string> }
-  /** When the timer will wake the worker (this process's clock). */
-  private timerAt = Infinity
 
   constructor(private readonly options: DeliveryOptions) {
     this.signer = new Webhook(options.endpoint.secret)
     this.leaseMs = options.timeoutMs * 2 + 5000
     this.target = splitCredentials(options.endpoint.url)
+    this.scheduler = new WakeScheduler({ run: () => this.look() })
   }
 
   start(): void {
-    this.stopped = false
+    this.scheduler.restart()
     this.wake()
   }
 
   /** Stops claiming and waits for the attempts under way. */
   async stop(): Promise<void> {
-    this.stopped = true
     // Attempts under way are cut, not waited for: a hanging endpoint must not hold up a shutdown.
     this.stopping.abort()
-    if (this.timer) clearTimeout(this.timer)
-    await this.looking
+    await this.scheduler.stop()
     await Promise.allSettled([...this.attempts])
   }
 
   /** Looks for due deliveries now (a new one was put in line, or replayed). */
   wake(): void {
-    if (this.stopped) return
-    if (this.looking) {
-      this.again = true
-      return
-    }
-    this.looking = this.look().finally(() => {
-      this.looking = undefined
-      if (this.again) this.wake()
-    })
+    this.scheduler.wake()
   }
 
   /**
-   * Claims due deliveries while there is room. Then it waits for a wake (a delivery put in line,
-   * a replay, an attempt ending with room for a batch), for a retry this process scheduled, or at
-   * most `idleMs`: what another process scheduled, or a lease that ran out, is found then.
+   * Claims due deliveries while there is room: once more at once after a full batch. Then it
+   * waits for a wake (a delivery put in line, a replay, an attempt ending with room for a batch),
+   * for a retry this process scheduled, or at most `idleMs`: what another process scheduled, or
+   * a lease that ran out, is found then.
    */
-  private async look(): Promise<void> {
+  private async look(): Promise<RunVerdict | undefined> {
     const { db, endpoint, owner, concurrency } = this.options
-    const idleMs = this.options.idleMs ?? 1000
+    const within = Math.max(MIN_WAKE_MS, this.options.idleMs ?? 1000)
+    const room = concurrency - this.inFlight
+    // No room: the attempts in flight wake the worker as they end.
+    if (room <= 0) return undefined
     try {
-      do {
-        this.again = false
-        const room = concurrency - this.inFlight
-        if (room <= 0) return
-        const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
-        for (const delivery of claimed) this.launch(delivery)
-        if (claimed.length === room) this.again = true
-      } while (this.again && !this.stopped)
+      const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
+      for (const delivery of claimed) this.launch(delivery)
       this.failingLogged = false
+      return { again: claimed.length === room, within }
     } catch (error) {
       if (!this.failingLogged) this.options.log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: cannot read the deliveries; looking again')
       this.failingLogged = true
+      return { within }
     }
-    this.wakeIn(idleMs)
   }
 
   /** Makes sure the worker looks again within `ms`. */
   private wakeIn(ms: number): void {
-    if (this.stopped) return
-    const at = Date.now() + Math.max(10, ms)
-    if (this.timer && this.timerAt <= at) return
-    if (this.timer) clearTimeout(this.timer)
-    this.timerAt = at
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      this.timerAt = Infinity
-      this.wake()
-    }, at - Date.now())
-    this.timer.unref()
+    this.scheduler.wakeIn(Math.max(MIN_WAKE_MS, ms))
   }
 
   private launch(delivery: ClaimedDelivery): void {

@@ -5,7 +5,7 @@ import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, redeliver, WEBHOOK_CHANNEL } from '../../storage/outbound/webhook.statements.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, type Redelivered, redeliver, WEBHOOK_CHANNEL } from '../../storage/outbound/webhook.statements.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
@@ -16,6 +16,8 @@ const DAY_MS = 86_400_000
 /** Dead letters are kept this long. */
 export const DEAD_LETTER_RETENTION_MS = 30 * DAY_MS
 const GAUGE_REFRESH_MS = 5000
+/** Most deliveries one replay puts back in line; a larger replay is several calls. */
+export const MAX_REDELIVERED_PER_CALL = 10_000
 
 /** What {@link WebhookService} is built from. */
 export interface WebhookServiceOptions {
@@ -150,10 +152,10 @@ export class WebhookService {
   }
 
   /** Puts dead letters or delivered events back in line; answers how many. */
-  async redeliver(name: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }): Promise<number> {
-    const count = await redeliver(this.options.database.db, name, which)
-    if (count > 0) this.workers.get(name)?.wake()
-    return count
+  async redeliver(name: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }): Promise<Redelivered> {
+    const done = await redeliver(this.options.database.db, name, which, MAX_REDELIVERED_PER_CALL)
+    if ('count' in done && done.count > 0) this.workers.get(name)?.wake()
+    return done
   }
 
   /** Switches an endpoint on or off, as an operator asked. */

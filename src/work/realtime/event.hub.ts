@@ -9,8 +9,11 @@ import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../../
 import { ChannelHeartbeat } from './channel.heartbeat.js'
 import { deliverySpan } from '../tracing.spans.js'
 import { SubscriptionQueue } from './subscription.queue.js'
+import { WakeScheduler } from '../wake.scheduler.js'
 import { type ActionCriteria, actionMatches, actionsByIds } from '../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
+import { type IncidentCriteria, incidentMatches, incidentsByIds } from '../../storage/alerts/incident.queries.js'
+import type { IncidentRow } from '../../storage/tables/incident.table.js'
 
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
@@ -24,6 +27,10 @@ export interface HubOptions {
    */
   tickMs?: number
 }
+
+type RowKind = 'action' | 'incident'
+type ReadRows<R> = (db: Database['db'], ids: number[]) => Promise<R[]>
+type Matches<F, R> = (filter: F, row: R) => boolean
 
 interface Group<F, T> {
   filter: F
@@ -51,16 +58,17 @@ export class EventHub {
   private tailAgain = false
   /** Whether `position` is where live delivery stands: false once the log grew while nobody listened. */
   private current = true
-  private retry: NodeJS.Timeout | undefined
+  // A look again soon, when committed callbacks wait behind an older running transaction.
+  private readonly retry = new WakeScheduler({ run: () => void this.receive(LOG_GREW) })
+  private readonly ticker: WakeScheduler
   private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
   private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
-  // Actions: each changed action read once per batch, matched once per distinct filter.
   private readonly actionGroups = new Map<string, Group<ActionCriteria, ActionRow>>()
+  private readonly incidentGroups = new Map<string, Group<IncidentCriteria, IncidentRow>>()
   private pending: RealtimeEvent[] = []
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
   private unlisten: (() => Promise<void>) | undefined
-  private ticker: NodeJS.Timeout | undefined
   private lastDoorbellAt = 0
   // Task changes whose reading failed: read again at the next dispatch rather than lost.
   private unreadTasks: RealtimeEvent[] = []
@@ -70,14 +78,19 @@ export class EventHub {
   constructor(private readonly options: HubOptions) {
     this.tickMs = options.tickMs ?? TICK_MS
     this.heartbeat = new ChannelHeartbeat(options.database, this.tickMs, () => this.listen(), options.log)
+    this.ticker = new WakeScheduler({
+      run: () => {
+        this.tick()
+        return { within: this.tickMs }
+      },
+    })
   }
 
   /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
   async start(): Promise<void> {
     await this.listen()
     this.position = await logEnd(this.options.database.db)
-    this.ticker = setInterval(() => this.tick(), this.tickMs)
-    this.ticker.unref()
+    this.ticker.wakeIn(this.tickMs)
   }
 
   /** Whether the hub hears the event channel (`/readyz`): false while its listening connection is lost. */
@@ -109,7 +122,7 @@ export class EventHub {
 
   private tick(): void {
     this.heartbeat.beat()
-    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0
+    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0 || this.incidentGroups.size > 0
     if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
 
@@ -120,21 +133,20 @@ export class EventHub {
 
   /** Stops listening and ends every subscription. */
   async stop(): Promise<void> {
-    if (this.retry) clearTimeout(this.retry)
-    if (this.ticker) clearInterval(this.ticker)
+    await Promise.all([this.retry.stop(), this.ticker.stop()])
     this.heartbeat.stop()
     await this.unlisten?.()
     this.unlisten = undefined
     await this.chain
-    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values()]) {
+    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values(), ...this.incidentGroups.values()]) {
       for (const queue of group.queues) queue.close()
     }
   }
 
   /** How many subscriptions are open, of each kind. */
-  get subscriptions(): { notifications: number; tasks: number; actions: number } {
-    const count = (groups: Iterable<{ queues: { size: number } }>) => [...groups].reduce((n, group) => n + group.queues.size, 0)
-    return { notifications: count(this.notificationGroups.values()), tasks: count(this.taskGroups.values()), actions: count(this.actionGroups.values()) }
+  get subscriptions(): { notifications: number; tasks: number; actions: number; incidents: number } {
+    const count = (groups: Map<string, { queues: { size: number } }>) => [...groups.values()].reduce((n, group) => n + group.queues.size, 0)
+    return { notifications: count(this.notificationGroups), tasks: count(this.taskGroups), actions: count(this.actionGroups), incidents: count(this.incidentGroups) }
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
@@ -162,6 +174,11 @@ export class EventHub {
   /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
   subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
     return this.join(this.actionGroups, criteria, onOverflow)
+  }
+
+  /** A queue of the incidents, as stored now, opened, acknowledged or resolved from now on that match `criteria`. */
+  subscribeIncidents(criteria: IncidentCriteria, onOverflow: () => void): SubscriptionQueue<IncidentRow> {
+    return this.join(this.incidentGroups, criteria, onOverflow)
   }
 
   private join<F, T>(groups: Map<string, Group<F, T>>, filter: F, onOverflow: () => void): SubscriptionQueue<T> {
@@ -196,7 +213,9 @@ export class EventHub {
     const batch = this.unreadTasks.length > 0 ? [...this.unreadTasks, ...this.pending] : this.pending
     this.pending = []
     this.unreadTasks = []
-    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), Promise.all([this.dispatchTasks(batch), this.dispatchActions(batch)])])
+    const actions = this.dispatchRows(batch, 'action', this.actionGroups, actionsByIds, actionMatches)
+    const incidents = this.dispatchRows(batch, 'incident', this.incidentGroups, incidentsByIds, incidentMatches)
+    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), Promise.all([this.dispatchTasks(batch), actions, incidents])])
     // The database is away (a restart, a failover): the position has not moved past what was not
     // handed out, so the next look (a doorbell, the tick, the listening connection's return)
     // reads on from it. Subscribers wait; none is ended, none misses a callback.
@@ -205,7 +224,7 @@ export class EventHub {
       this.options.log.warn({ err: callbacks.reason }, 'realtime: the log could not be read; reading on from the same position at the next look')
     }
     if (tasks.status === 'rejected') {
-      this.unreadTasks = batch.filter((event) => event.kind === 'task' || event.kind === 'action')
+      this.unreadTasks = batch.filter((event) => event.kind !== 'log')
       this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks or actions could not be read; reading them again at the next look')
     }
   }
@@ -252,12 +271,7 @@ export class EventHub {
   }
 
   private retryTail(): void {
-    if (this.retry) return
-    this.retry = setTimeout(() => {
-      this.retry = undefined
-      this.receive(LOG_GREW)
-    }, PENDING_RETRY_MS)
-    this.retry.unref()
+    this.retry.wakeIn(PENDING_RETRY_MS)
   }
 
   private async dispatchTasks(batch: RealtimeEvent[]): Promise<void> {
@@ -274,16 +288,13 @@ export class EventHub {
     }
   }
 
-  private async dispatchActions(batch: RealtimeEvent[]): Promise<void> {
-    if (this.actionGroups.size === 0) return
-    const ids = [...new Set(batch.flatMap((event) => (event.kind === 'action' ? [event.id] : [])))]
+  // Actions and incidents alike: each changed row read once per batch, matched once per distinct filter.
+  private async dispatchRows<F, R extends { id: number }>(batch: RealtimeEvent[], kind: RowKind, groups: Map<string, Group<F, R>>, read: ReadRows<R>, matches: Matches<F, R>): Promise<void> {
+    if (groups.size === 0) return
+    const ids = [...new Set(batch.flatMap((event) => (event.kind === kind ? [event.id] : [])))]
     if (ids.length === 0) return
-    const rows = (await actionsByIds(this.options.database.db, ids)).sort((a, b) => a.id - b.id)
-    for (const row of rows) {
-      for (const group of this.actionGroups.values()) {
-        if (!actionMatches(group.filter, row)) continue
-        for (const queue of group.queues) queue.push(row)
-      }
+    for (const row of (await read(this.options.database.db, ids)).sort((a, b) => a.id - b.id)) {
+      for (const group of groups.values()) if (matches(group.filter, row)) for (const queue of group.queues) queue.push(row)
     }
   }
 }

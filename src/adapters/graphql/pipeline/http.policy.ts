@@ -58,7 +58,11 @@ export function csrfHook(path: string) {
 const REQUEST_ERROR_CODES = new Set<string>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'] satisfies GraphqlErrorCode[])
 
 /**
- * GraphQL-over-HTTP asks for 200 on every well-formed request when the answer is
+ * Two rules of GraphQL-over-HTTP for the status. First, an answer with data is a 2xx: a request
+ * whose fields answer on their own (several mutations, say) may have some answered and some
+ * refused, and a refusal's status (403, 429) then belongs to its field; a client that read 429 as
+ * "nothing happened" and retried would act twice. Second, GraphQL-over-HTTP asks for 200 on every
+ * well-formed request when the answer is
  * application/json, because such a client may not read the body of a 4xx. A client that names
  * application/json and not application/graphql-response+json gets a 200 for a document that does
  * not parse or validate, or for variables that do not coerce; a client that accepts the GraphQL
@@ -67,7 +71,14 @@ const REQUEST_ERROR_CODES = new Set<string>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VA
 export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
   const listener = {
     async willSendResponse({ request, response }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
-      if (response.http.status !== 400 || response.body.kind !== 'single') return
+      const status = response.http.status
+      if (status === undefined || status < 400 || response.body.kind !== 'single') return
+      const answered = response.body.singleResult.data
+      if (answered && Object.values(answered).some((value) => value !== null)) {
+        response.http.status = 200
+        return
+      }
+      if (status !== 400) return
       const accepted = mediaTypes(request.http?.headers.get('accept'))
       if (!accepted.includes('application/json') || accepted.includes(GRAPHQL_RESPONSE_JSON)) return
       const { data, errors } = response.body.singleResult
@@ -82,11 +93,10 @@ export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlu
  * A subscription sent over HTTP is refused with a clear 400: subscriptions are served over
  * graphql-ws on the same URL (their resolvers need the socket, and HTTP would answer once).
  */
-export function subscriptionsOverSocketPlugin<C extends BaseContext & { subscription: unknown }>(): ApolloServerPlugin<C> {
+export function subscriptionsOverSocketPlugin<C extends BaseContext & { transport: 'http' | 'ws' }>(): ApolloServerPlugin<C> {
   const listener: GraphQLRequestListener<C> = {
     async didResolveOperation({ operation, contextValue }) {
-      // A request that came over a socket has a slot for its subscription (context.ts).
-      if (operation?.operation === 'subscription' && !contextValue.subscription) {
+      if (operation?.operation === 'subscription' && contextValue.transport !== 'ws') {
         throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', { http: { status: 400 } })
       }
     },

@@ -28,6 +28,18 @@ export interface CompiledExecutionOptions {
    * says: those whose answer is serialized by `stringifyWithJsonTexts`.
    */
   jsonText?: { execution: JsonTextExecution; applies(context: unknown): boolean } | undefined
+  /** Runs each operation inside `run` (its span, tracing.spans.ts); as is when absent. */
+  around?: ((request: ExecutorRequest, run: () => Promise<ExecutionResult>) => Promise<ExecutionResult>) | undefined
+}
+
+/** What Apollo hands the executor of one operation (the parts read here). */
+export interface ExecutorRequest {
+  document: DocumentNode
+  source?: string | undefined
+  operation?: OperationDefinitionNode | undefined
+  operationName?: string | null | undefined
+  request: { operationName?: string; variables?: Record<string, unknown> }
+  context: unknown
 }
 
 /** What each parsed document remembers, per operation name. */
@@ -102,7 +114,7 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     return endJsonTexts(context as object, result.data) === 'done' ? result : null
   }
 
-  const executor = async (request: { document: DocumentNode; request: { operationName?: string; variables?: Record<string, unknown> }; context: unknown }): Promise<ExecutionResult> => {
+  const run = async (request: ExecutorRequest): Promise<ExecutionResult> => {
     const { document, context } = request
     const { operationName, variables } = request.request
     const entry = entryFor(document, operationName)
@@ -120,6 +132,8 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     const text = await runText(entry, { document, variables, operationName, context })
     return text ?? withGraphqlErrors(await compiled.query(undefined, context, variables ?? {}))
   }
+  const around = options.around
+  const executor = around ? (request: ExecutorRequest) => around(request, () => run(request)) : run
 
   return {
     onSchemaLoadOrUpdate(callback) {
@@ -130,6 +144,35 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
       return { executor: executor as never }
     },
     async stop() {},
+  }
+}
+
+/** One subscription event's execution: the operation's selection run with the event as its root. */
+export type EventExecution = (event: unknown, context: unknown, variables: Record<string, unknown>) => ExecutionResult | Promise<ExecutionResult>
+
+/**
+ * The execution of a subscription's events, compiled by graphql-jit when the subscription starts
+ * (an event is executed once per distinct operation, often for thousands of subscribers, so it
+ * pays to compile at once), with graphql-js only where graphql-jit refuses the operation. Kept per
+ * document as Apollo's document cache hands it, like {@link compiledExecution}'s queries.
+ */
+export function compiledEvents(schema: GraphQLSchema): (document: DocumentNode, operationName: string | null) => EventExecution {
+  const byDocument = new WeakMap<DocumentNode, Map<string | null, EventExecution>>()
+  return (document, operationName) => {
+    let executions = byDocument.get(document)
+    if (!executions) byDocument.set(document, (executions = new Map()))
+    let execution = executions.get(operationName)
+    if (!execution) {
+      const compiled = compileQuery(schema, document, operationName ?? undefined)
+      execution = isCompiledQuery(compiled)
+        ? (event, context, variables) => {
+            const result = compiled.query(event, context, variables)
+            return result instanceof Promise ? result.then(withGraphqlErrors) : withGraphqlErrors(result)
+          }
+        : (event, context, variables) => execute({ schema, document, rootValue: event, contextValue: context, variableValues: variables, operationName })
+      executions.set(operationName, execution)
+    }
+    return execution
   }
 }
 

@@ -5,16 +5,17 @@ import {
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled'
+import { trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
-import { createSourceEventStream, type DocumentNode, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, getOperationAST, type GraphQLSchema } from 'graphql'
+import { createSourceEventStream, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLSchema, Kind } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { graphqlMetricsPlugin } from '../../ops/graphql.metrics.js'
-import { traceExtensions, tracingActive, withOperationSpan } from '../../ops/tracing.spans.js'
+import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/tracing.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
-import { compiledExecution } from './jit.executor.js'
+import { compiledEvents, compiledExecution, type EventExecution, type ExecutorRequest } from './jit.executor.js'
 import { jsonTextExecution } from './json.rewrite.js'
 import { stringifyWithJsonTexts, withJsonTextsParsed } from '../reads/json.parts.js'
 import { queryLimitsChecker } from './query.limits.js'
@@ -30,12 +31,32 @@ export interface PipelineRequest {
   extensions?: Record<string, unknown> | null | undefined
 }
 
+/** A subscription started over a socket: its source of events and how each event becomes its result. */
+export interface SubscriptionStream {
+  source: AsyncIterator<unknown>
+  /** The operation as admitted: with the caller's scope, what says which subscribers share a result. */
+  document: DocumentNode
+  operationName: string | null
+  variables: Record<string, unknown>
+  /**
+   * One event's result: the operation executed with the event as its root by the compiled
+   * executor, in `context` (made for the event: loaders must not outlive it), its errors
+   * formatted and masked as every answer's are.
+   */
+  execute(event: unknown, context: GraphqlContext): FormattedExecutionResult | Promise<FormattedExecutionResult>
+}
+
 /**
  * What one request came to: an answer (a query's or a mutation's result, or the refusal of any
- * operation, every error formatted and masked), or, for a subscription over a socket, the source
- * of its events and the arguments each event's result is executed with.
+ * operation, every error formatted and masked), or, for a subscription over a socket, its stream.
  */
-export type PipelineOutcome = { kind: 'answer'; result: FormattedExecutionResult; document?: DocumentNode | undefined } | { kind: 'stream'; source: AsyncIterator<unknown>; args: ExecutionArgs }
+export type PipelineOutcome = { kind: 'answer'; result: FormattedExecutionResult } | ({ kind: 'stream' } & SubscriptionStream)
+
+/** Socket-only: the `traceparent` and `tracestate` a socket's operations continue (its `connection_init`'s). */
+export interface SocketTrace {
+  parent?: string | undefined
+  parentState?: string | undefined
+}
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -87,9 +108,11 @@ export class RequestPipeline {
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
     // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
-    const jsonText = text ? { execution: text, applies: (context: unknown) => !(context as GraphqlContext).subscription } : undefined
+    const jsonText = text ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' } : undefined
+    const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
     this.apollo = new ApolloServer<GraphqlContext>({
-      gateway: withSocketSubscriptions(compiledExecution(schema, { jsonText }), schema),
+      // Apollo's supported way to run operations with an executor of one's own (jit.executor.ts).
+      gateway: compiledExecution(schema, { jsonText, around: inOperationSpan }),
       includeStacktraceInErrorResponses: false,
       // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
       // The JSON texts of a task page's parts are written in where their markers are.
@@ -118,8 +141,9 @@ export class RequestPipeline {
         subscriptionsOverSocketPlugin<GraphqlContext>(),
         queryLimitsPlugin<GraphqlContext>(config.graphql),
         trustedDocumentsPlugin<GraphqlContext>(trusted),
-        documentPlugin(),
         traceIdPlugin(),
+        // Last: it answers a subscription once every other plugin has admitted it.
+        subscriptionStartPlugin(schema, compiledEvents(schema), format),
       ],
     })
   }
@@ -128,8 +152,16 @@ export class RequestPipeline {
     return this.apollo.stop()
   }
 
-  /** Runs one request in `context` (made for its caller and transport) to its outcome. */
-  async run(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
+  /**
+   * Runs one request in `context` (made for its caller and transport) to its outcome. Over a
+   * socket the whole request is one operation span, continuing `socket`'s trace.
+   */
+  run(request: PipelineRequest, context: GraphqlContext, socket: SocketTrace = {}): Promise<PipelineOutcome> {
+    if (context.transport === 'http') return this.outcome(request, context)
+    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () => this.outcome(request, context))
+  }
+
+  private async outcome(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
     const response = await this.apollo.executeOperation(
       {
         ...(request.query ? { query: request.query } : {}),
@@ -139,74 +171,79 @@ export class RequestPipeline {
       },
       { contextValue: context },
     )
-    const stream = context.subscription?.stream
-    if (stream) return { kind: 'stream', ...stream }
-    // Subscriptions and incremental delivery are not served by Apollo: a single result always.
-    const body = response.body as { kind: 'single'; singleResult: FormattedExecutionResult }
+    const body = response.body
+    if (body instanceof StartedSubscription) return { kind: 'stream', ...body.stream }
+    // Apollo answers incrementally only what its own executor defers: never here.
+    if (body.kind !== 'single') throw new Error('an incremental answer was not expected')
     // Whoever serializes this answer does it with JSON.stringify: no marker may reach it.
-    return { kind: 'answer', result: withJsonTextsParsed(body.singleResult), document: context.subscription?.document }
+    return { kind: 'answer', result: withJsonTextsParsed(body.singleResult) }
   }
+}
 
-  /** An event's result, computed outside {@link run} (a subscription's), formatted and masked as run's are. */
-  format(result: ExecutionResult): FormattedExecutionResult {
-    return formatResultErrors(result, this.mask)
+/** The operation's span: over HTTP one of its own; over a socket, the request's, named now. */
+function inOperationSpan(request: ExecutorRequest, run: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
+  const context = request.context as GraphqlContext
+  const operation: OperationTrace = {
+    operationType: request.operation?.operation,
+    operationName: request.operationName,
+    document: request.source,
+    transport: context.transport,
   }
+  if (context.transport === 'http') return withOperationSpan(operation, run)
+  const span = tracingActive() ? trace.getActiveSpan() : undefined
+  if (span) describeOperationSpan(span, operation)
+  return run()
+}
+
+/** The body Apollo answers a started subscription with: what {@link RequestPipeline.run} hands on. */
+class StartedSubscription {
+  readonly kind = 'single'
+  readonly singleResult: FormattedExecutionResult = {}
+  constructor(readonly stream: SubscriptionStream) {}
 }
 
 /**
- * Apollo runs operations through its gateway interface (jit.executor.ts). A subscription that
- * came over a socket is not executed there: its source event stream is created with the
- * caller's context and left in the context's slot for the socket to read from; over HTTP the
- * pipeline has refused it before (http.policy.ts).
+ * Starts a subscription that every plugin before it admitted (over HTTP one never is:
+ * http.policy.ts), as Apollo's `responseForOperation` lets a plugin answer an operation itself:
+ * its variables coerced, its source event stream created with the caller's context, and its
+ * events executed by the compiled executor. A start that fails (a bad variable, a subscribe
+ * resolver's refusal) is answered with its errors, as Apollo formats an execution's.
  */
-function withSocketSubscriptions(gateway: ReturnType<typeof compiledExecution>, schema: GraphQLSchema): ReturnType<typeof compiledExecution> {
-  return {
-    ...gateway,
-    async load(options) {
-      const { executor } = await gateway.load(options)
-      if (!executor) throw new Error('the compiled executor is missing')
-      const run = async (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
-        const { document, operationName } = request
-        const context = request.context as GraphqlContext
-        const slot = context.subscription
-        if (slot && getOperationAST(document, operationName)?.operation === 'subscription') {
-          const args: ExecutionArgs = { schema, document, operationName: operationName ?? null, variableValues: request.request.variables ?? {}, contextValue: context }
-          const source = await createSourceEventStream(args)
-          if (!(Symbol.asyncIterator in source)) return source
-          slot.stream = { source: source[Symbol.asyncIterator](), args }
-          return {}
-        }
-        return executor(request)
+function subscriptionStartPlugin(
+  schema: GraphQLSchema,
+  events: (document: DocumentNode, operationName: string | null) => EventExecution,
+  format: (result: ExecutionResult) => FormattedExecutionResult,
+): ApolloServerPlugin<GraphqlContext> {
+  const listener: GraphQLRequestListener<GraphqlContext> = {
+    async responseForOperation({ operation, document, request, contextValue, source, response }) {
+      // Apollo asks even when no operation resolved (an unknown name): its executor answers that.
+      if (operation?.operation !== 'subscription') return null
+      const span = tracingActive() ? trace.getActiveSpan() : undefined
+      if (span) describeOperationSpan(span, { operationType: 'subscription', operationName: operation.name?.value, document: source, transport: 'ws' })
+      const operationName = request.operationName ?? null
+      const variables = request.variables ?? {}
+      const started = await createSourceEventStream({ schema, document, operationName, variableValues: variables, contextValue })
+      if (!(Symbol.asyncIterator in started)) return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
+      const execution = events(document, operationName)
+      const execute = (event: unknown, context: GraphqlContext) => {
+        const result = execution(event, context, variables)
+        return result instanceof Promise ? result.then(format) : format(result)
       }
-      // Each operation in a span of its own, whichever transport brought it (tracing.spans.ts).
-      const traced = (request: Parameters<typeof executor>[0]): Promise<ExecutionResult> => {
-        const slot = (request.context as GraphqlContext).subscription
-        const operation = {
-          operationType: request.operation?.operation,
-          operationName: request.operationName,
-          document: request.source,
-          transport: slot ? 'ws' : 'http',
-          parent: slot?.parent,
-          parentState: slot?.parentState,
-        } as const
-        return withOperationSpan(operation, (span) => {
-          if (span && slot) slot.traceId = span.spanContext().traceId
-          return run(request)
-        })
-      }
-      return { executor: traced as typeof executor }
+      const stream = { source: started[Symbol.asyncIterator](), document, operationName, variables, execute }
+      return { http: response.http, body: new StartedSubscription(stream) }
     },
   }
+  return { requestDidStart: async ({ contextValue }) => (contextValue.transport === 'ws' ? listener : undefined) }
 }
 
-/** Leaves the resolved document in a socket request's slot: graphql-ws needs it to tell the operation's type. */
-function documentPlugin(): ApolloServerPlugin<GraphqlContext> {
-  const listener: GraphQLRequestListener<GraphqlContext> = {
-    async didResolveOperation({ document, contextValue }) {
-      if (contextValue.subscription) contextValue.subscription.document = document
-    },
-  }
-  return { requestDidStart: async ({ contextValue }) => (contextValue.subscription ? listener : undefined) }
+/** A variable that does not coerce is the caller's mistake: Apollo's BAD_USER_INPUT, as a query's would be. */
+function asApolloErrors(result: ExecutionResult): ExecutionResult {
+  const errors = result.errors?.map((error) =>
+    error.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION && error.extensions.code == null
+      ? new GraphQLError(error.message, { nodes: error.nodes, originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } })
+      : error,
+  )
+  return errors ? { ...result, errors } : result
 }
 
 /**
@@ -216,9 +253,9 @@ function documentPlugin(): ApolloServerPlugin<GraphqlContext> {
  */
 function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
   const listener: GraphQLRequestListener<GraphqlContext> = {
-    async willSendResponse({ response, contextValue }) {
+    async willSendResponse({ response }) {
       if (response.body.kind !== 'single' || !response.body.singleResult.errors) return
-      const traceId = contextValue.subscription?.traceId ?? traceExtensions().traceId
+      const traceId = traceExtensions().traceId
       if (!traceId) return
       response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({ ...error, extensions: { ...error.extensions, traceId } }))
     },

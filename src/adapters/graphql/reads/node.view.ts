@@ -3,6 +3,8 @@ import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
 import { actionsByIds } from '../../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../../storage/tables/action.table.js'
+import { incidentsByIds } from '../../../storage/alerts/incident.queries.js'
+import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from './request.context.js'
 import { type GlobalId, toGlobalId } from '../global.id.js'
@@ -11,12 +13,14 @@ import { tagNode } from '../types/node.type.js'
 import { notificationTypeName } from '../types/notification.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import type { OutputView } from '../types/output.type.js'
+import { recordingByKey } from '../../../storage/graph/recording.queries.js'
+import { type RecordingView, recordingView } from './recording.view.js'
 
 /** What a `Node` resolves from. */
 /** An output as `Output` resolves from: of a derived task or of a stored one. */
 export type OutputValue = TaskView['outputs'][number] & OutputView
 
-export type NodeValue = TaskView | UserNode | OutputValue | NotificationNode | ActionRow
+export type NodeValue = TaskView | UserNode | OutputValue | NotificationNode | ActionRow | IncidentRow | RecordingView
 
 /** A task's global id: of its service code and `hashed_id`. */
 export function taskGlobalId(task: Pick<TaskView, 'serviceCode' | 'id'>): string {
@@ -70,6 +74,16 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
     case 'Action': {
       const [row] = await actionsByIds(context.db, [Number(first)])
       return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Action') : null
+    }
+    case 'Incident': {
+      const [row] = await incidentsByIds(context.db, [Number(first)])
+      return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Incident') : null
+    }
+    case 'ArchiveRecording': {
+      // Another tenant's recording reads as none: its existence is not told.
+      if (!inScope(context.scope, first)) return null
+      const row = await recordingByKey(context.db, first, second)
+      return row ? tagNode(recordingView(row), 'ArchiveRecording') : null
     }
   }
 }

@@ -1,4 +1,3 @@
-import type { DocumentNode, ExecutionArgs } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { ActionRunner } from '../../../work/outbound/action.runner.js'
@@ -30,22 +29,8 @@ export interface GraphqlContext {
   scope: Scope
   /** Acts on the cloud (`stopTask`, `sendMessage`); absent where nothing may act. */
   actions: ActionRunner | undefined
-  /**
-   * Present on a request that came over a socket, where a subscription may run: the request
-   * pipeline leaves there the document it resolved and a subscription's source of events.
-   */
-  subscription: SubscriptionSlot | undefined
-}
-
-/** Where the request pipeline leaves what a socket needs of a request (request.pipeline.ts). */
-export interface SubscriptionSlot {
-  document?: DocumentNode
-  stream?: { source: AsyncIterator<unknown>; args: ExecutionArgs }
-  /** The `traceparent` (and `tracestate`) the socket's `connection_init` carried, which its operations continue. */
-  parent?: string | undefined
-  parentState?: string | undefined
-  /** The trace the operation ran in, for its errors' `extensions.traceId`. */
-  traceId?: string | undefined
+  /** What brought the request: HTTP, or a graphql-ws socket (where subscriptions are served). */
+  transport: 'http' | 'ws'
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -60,8 +45,11 @@ export interface ContextDeps {
   webhooks?: WebhookService | undefined
 }
 
-/** A new context with its own loaders, for a caller already authenticated to `scope`. */
-export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void, subscription?: SubscriptionSlot): GraphqlContext {
+/**
+ * A new context with its own loaders, for a caller already authenticated to `scope`; over a
+ * socket, `closeSocket` ends the caller's socket.
+ */
+export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,
@@ -72,7 +60,7 @@ export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (co
     webhooks: deps.webhooks,
     closeSocket,
     scope,
-    subscription,
+    transport: closeSocket ? 'ws' : 'http',
     actions: deps.actions,
   }
 }

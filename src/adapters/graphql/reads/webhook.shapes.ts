@@ -14,9 +14,19 @@ export const webhookShapes: WebhookShapes = {
   },
   event(row) {
     const task = row.taskId === null ? {} : { id: toGlobalId('Task', row.serviceCode, row.taskId), taskId: row.taskId }
-    const { action, ...facts } = row.facts as { action?: { actionId: number } & Record<string, unknown> }
+    const { action, incident, recording, ...facts } = row.facts as {
+      action?: { actionId: number } & Record<string, unknown>
+      incident?: { incidentId: number } & Record<string, unknown>
+      recording?: { fileName: string } & Record<string, unknown>
+    }
     // An action's event carries the action as `Action` shapes it: its global id, beside the task's.
     const shaped = action ? { action: { id: toGlobalId('Action', action.actionId), ...withoutRowId(action) } } : {}
+    if (incident) {
+      const { incidentId, ...rest } = incident
+      return { ...task, serviceCode: row.serviceCode, ...facts, incident: { id: toGlobalId('Incident', incidentId), ...rest, serviceCode: row.serviceCode, taskId: row.taskId } }
+    }
+    // A recording's event carries its `ArchiveRecording` global id.
+    if (recording) Object.assign(shaped, { recording: { id: toGlobalId('ArchiveRecording', row.serviceCode, recording.fileName), ...recording } })
     return { ...task, serviceCode: row.serviceCode, ...facts, ...shaped }
   },
 }

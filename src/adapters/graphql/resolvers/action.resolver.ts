@@ -1,15 +1,16 @@
 import DataLoader from 'dataloader'
 
 import { deriveTask } from '../../../fold/task.derive.js'
-import { type ActionArgs, textProblem } from '../../../model/action.model.js'
+import { type CloudActionArgs, idempotencyKeyProblem, textProblem } from '../../../model/action.model.js'
 import { type ActionCriteria, actionPage, countActions, latestStops } from '../../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../../storage/tables/action.table.js'
 import { tasksByKeys } from '../../../storage/graph/task.queries.js'
-import type { ActionRequest, ActionRunner } from '../../../work/outbound/action.runner.js'
-import { allowedCodes, inScope, requireOperate, type Scope } from '../auth.scope.js'
+import type { ActionRequest } from '../../../work/outbound/action.runner.js'
+import { allowedCodes, inScope, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
-import { badUserInput, graphqlError } from '../graphql.errors.js'
+import { badUserInput } from '../graphql.errors.js'
+import { actionOf, refuseReadOnly, requireRunner } from './action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { overflowAction, requireHub } from './realtime.subscription.js'
@@ -26,8 +27,9 @@ const DEFAULT_FROM = 'livegate'
 @Resolver(() => Action)
 export class ActionResolver {
   @Mutation(() => StopTaskPayload, {
+    nullable: true,
     description:
-      'Stops a running task through the cloud (`cancel_task`). Needs an API key with `"can": ["operate"]` (else FORBIDDEN, recorded). The answer comes once the cloud answered, or after `upstream.actionTimeoutMs`: a cloud that refuses (`ret` ≠ 0) or hangs gives a FAILED action, not an error. The task ends, with `endReason: STOPPED`, when a callback or the task list says so.',
+      'Stops a running task through the cloud (`cancel_task`). Needs an API key with `"can": ["operate"]` (else FORBIDDEN, recorded when the key reads the task\'s service code). Null, with an error, when refused: each field of a request answers on its own, so a request of several shows every action it sent. The answer comes once the cloud answered, or after `upstream.actionTimeoutMs`: a cloud that refuses (`ret` ≠ 0) or hangs gives a FAILED action, not an error. The task ends, with `endReason: STOPPED`, when a callback or the task list says so.',
   })
   async stopTask(
     @Arg('id', () => ID, { description: "The task's global id (`Task.id`)." }) id: string,
@@ -39,18 +41,19 @@ export class ActionResolver {
     const [serviceCode = '', taskId = ''] = requireGlobalId(id, 'id', ['Task']).key
     const request = checkedRequest(reason, idempotencyKey)
     const runner = requireRunner(context.actions)
-    const args: ActionArgs = { kind: 'STOP_TASK', serviceCode, taskId }
-    if (!context.scope.canOperate) await refuse(runner, context.scope, args, request, 'stopping a task')
+    const args: CloudActionArgs = { kind: 'STOP_TASK', serviceCode, taskId }
+    if (!context.scope.canOperate) await refuseReadOnly(runner, context.scope, args, request, knownCode(context, serviceCode), 'stopping a task')
     // Out of scope or unknown: the same answer, so a key learns nothing of another tenant's tasks.
     const known = inScope(context.scope, serviceCode) ? await context.loaders.task.load({ serviceCode, taskId }) : null
     if (!known) throw badUserInput('id names no task livegate knows.', 'id')
     if (!runner.canReach(serviceCode)) throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'id')
-    const row = await acted(runner, context.scope, args, request)
+    const row = actionOf(await runner.act(actorOf(context.scope), args, request))
     const [now] = await tasksByKeys(context.db, [{ serviceCode, taskId }])
     return { action: row, task: now ? deriveTask(now.state) : null }
   }
 
   @Mutation(() => SendMessagePayload, {
+    nullable: true,
     description:
       'Sends a text message to a connected client SDK (a broadcaster\'s app) through the cloud (`send_txt_msg`). Needs `"can": ["operate"]`. Sent at most once: a cloud that hangs gives a FAILED action, never a second message.',
   })
@@ -74,12 +77,12 @@ export class ActionResolver {
     }
     const request = checkedRequest(undefined, idempotencyKey)
     const runner = requireRunner(context.actions)
-    const args: ActionArgs = { kind: 'SEND_MESSAGE', serviceCode, userName, text, from: from ?? DEFAULT_FROM }
-    if (!context.scope.canOperate) await refuse(runner, context.scope, args, request, 'sending a message')
-    const known = inScope(context.scope, serviceCode) && context.config.services.some((service) => service.serviceCode === serviceCode)
+    const args: CloudActionArgs = { kind: 'SEND_MESSAGE', serviceCode, userName, text, from: from ?? DEFAULT_FROM }
+    const known = knownCode(context, serviceCode)
+    if (!context.scope.canOperate) await refuseReadOnly(runner, context.scope, args, request, known, 'sending a message')
     if (!known) throw badUserInput('serviceCode names no service code livegate knows.', 'serviceCode')
     if (!runner.canReach(serviceCode)) throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'serviceCode')
-    return { action: await acted(runner, context.scope, args, request) }
+    return { action: actionOf(await runner.act(actorOf(context.scope), args, request)) }
   }
 
   @Query(() => ActionConnection, { description: 'The audit log: every action and every refused attempt to act, newest first.' })
@@ -144,8 +147,8 @@ export function actionCriteria(filter: ActionFilter | null | undefined, scope: S
   const criteria: ActionCriteria = { allowedServiceCodes: allowedCodes(scope) }
   if (!filter) return criteria
   if (filter.serviceCode?.includes('\u0000')) throw badUserInput('filter.serviceCode may not contain a NUL character.', 'filter')
-  criteria.serviceCode = filter.serviceCode
-  criteria.kind = filter.kind
+  criteria.serviceCode = filter.serviceCode ?? null
+  criteria.kind = filter.kind ?? null
   if (filter.state) criteria.states = filter.state === 'FAILED' ? ['FAILED', 'REFUSED'] : [filter.state]
   if (filter.task) {
     const [serviceCode = '', taskId = ''] = requireGlobalId(filter.task, 'filter', ['Task'], 'filter.task').key
@@ -157,39 +160,20 @@ export function actionCriteria(filter: ActionFilter | null | undefined, scope: S
 }
 
 function checkedRequest(reason: string | null | undefined, idempotencyKey: string | null | undefined): ActionRequest {
-  for (const [name, value] of [
-    ['reason', reason],
-    ['idempotencyKey', idempotencyKey],
-  ] as const) {
-    const problem = value == null ? undefined : textProblem(name, value)
-    if (problem) throw badUserInput(problem, name)
-  }
+  const problem = reason == null ? undefined : textProblem('reason', reason)
+  if (problem) throw badUserInput(problem, 'reason')
+  const keyProblem = idempotencyKey == null ? undefined : idempotencyKeyProblem(idempotencyKey)
+  if (keyProblem) throw badUserInput(keyProblem, 'idempotencyKey')
   return { reason: reason ?? null, idempotencyKey: idempotencyKey ?? null }
 }
 
-function requireRunner(runner: ActionRunner | undefined): ActionRunner {
-  if (!runner) throw graphqlError('INTERNAL_SERVER_ERROR', 'Actions are not available in this process.')
-  return runner
+/** Whether a service code is one the caller reads and livegate is configured with. */
+function knownCode(context: GraphqlContext, serviceCode: string): boolean {
+  return inScope(context.scope, serviceCode) && context.config.services.some((service) => service.serviceCode === serviceCode)
 }
 
-/** Records the refused attempt, then refuses with FORBIDDEN. */
-async function refuse(runner: ActionRunner, scope: Scope, args: ActionArgs, request: ActionRequest, what: string): Promise<never> {
-  await runner.act({ keyName: scope.keyName, canOperate: false }, args, request)
-  requireOperate(scope, what)
-  throw new Error('unreachable: requireOperate refuses a key that may not operate')
-}
-
-async function acted(runner: ActionRunner, scope: Scope, args: ActionArgs, request: ActionRequest): Promise<ActionRow> {
-  const outcome = await runner.act({ keyName: scope.keyName, canOperate: scope.canOperate }, args, request)
-  switch (outcome.kind) {
-    case 'action':
-      return outcome.row
-    case 'key-reused':
-      throw badUserInput('idempotencyKey was used (within 24 h) for an action with other arguments; use a new key for a new action.', 'idempotencyKey')
-    case 'refused':
-      if (outcome.code === 'FORBIDDEN') requireOperate(scope, 'acting')
-      throw graphqlError('RATE_LIMITED', 'Too many actions: this API key may ask for `limits.actionsPerMinute` a minute; retry later.', { http: { status: 429 } })
-  }
+function actorOf(scope: Scope): { keyName: string | undefined; canOperate: boolean } {
+  return { keyName: scope.keyName, canOperate: scope.canOperate }
 }
 
 const stopLoaders = new WeakMap<GraphqlContext, DataLoader<string, ActionRow | undefined>>()

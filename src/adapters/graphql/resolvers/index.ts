@@ -1,7 +1,9 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
 import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
+import { IncidentResolver, TaskIncidentsResolver } from './incident.resolver.js'
 import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
+import { ArchiveRecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
@@ -31,4 +33,7 @@ export const resolvers: NonEmptyArray<Function> = [
   ActionResolver,
   TaskStopRequestResolver,
   WebhookResolver,
+  IncidentResolver,
+  TaskIncidentsResolver,
+  ArchiveRecordingResolver,
 ]

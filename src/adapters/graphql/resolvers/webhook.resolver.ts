@@ -1,8 +1,11 @@
 import type { WebhookDeliveryRow } from '../../../storage/tables/webhook.table.js'
 import type { EndpointView } from '../../../work/outbound/webhook.service.js'
-import { allowedCodes, requireOperate } from '../auth.scope.js'
+import { textProblem, type WebhookActionArgs } from '../../../model/action.model.js'
+import type { ActionRequest, WorkDone } from '../../../work/outbound/action.runner.js'
+import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { badUserInput, refuseNul } from '../graphql.errors.js'
+import { badUserInput, echoed, refuseFarTime, refuseNul } from '../graphql.errors.js'
+import { actionOf, refuseReadOnly, requireRunner } from './action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { type WebhookDelivery, WebhookDeliveryConnection, WebhookDeliveryStatus, WebhookEndpoint, WebhookEndpointState } from '../types/webhook.type.js'
@@ -45,43 +48,106 @@ export class WebhookResolver {
   }
 
   @Mutation(() => Int, {
+    nullable: true,
     description:
-      'Puts an endpoint\'s dead letters or delivered events back in line (with their `webhook-id`): those with these `eventIds`, or put in line since `since` (both: either; neither: every dead letter). Answers how many. Needs an API key with `"can": ["operate"]`.',
+      'Puts an endpoint\'s dead letters or delivered events back in line (with their `webhook-id`): those with these `eventIds`, or put in line since `since` (both: either; neither: every dead letter), at most 10,000 a call (call again for more). Answers how many. Needs an API key with `"can": ["operate"]`; recorded in the audit (`actions`, kind REPLAY_WEBHOOKS) and counted against `limits.actionsPerMinute`. An endpoint switched off is refused: switch it on first.',
   })
   async redeliverWebhooks(
     @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
     @Arg('eventIds', () => [ID], { nullable: true, description: 'The events to send again (`WebhookDelivery.eventId`).' }) eventIds: string[] | null,
     @Arg('since', () => Date, { nullable: true, description: 'Every dead letter or delivered event put in line at or after this time.' }) since: Date | null,
+    @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<number> {
-    requireOperate(context.scope, 'replaying webhooks')
-    const view = await visible(context, endpoint)
     if (eventIds && eventIds.length > MAX_EVENT_IDS) throw badUserInput(`eventIds may name at most ${MAX_EVENT_IDS} events; got ${eventIds.length}. Use since, or several calls.`, 'eventIds')
-    return (context.webhooks as NonNullable<GraphqlContext['webhooks']>).redeliver(view.name, { eventIds: eventIds ?? undefined, since: since ?? undefined })
+    for (const eventId of eventIds ?? []) refuseNul({ eventId }, 'eventIds')
+    refuseFarTime(since, 'since')
+    let count = 0
+    await this.perform(context, endpoint, 'REPLAY_WEBHOOKS', reason, 'replaying webhooks', async (service, name) => {
+      const done = await service.redeliver(name, { eventIds: eventIds ?? undefined, since: since ?? undefined })
+      if ('disabled' in done) return { problem: SWITCHED_OFF }
+      count = done.count
+      return { done: `${count} deliveries put back in line.` }
+    })
+    return count
   }
 
   @Mutation(() => WebhookEndpoint, {
+    nullable: true,
     description:
-      'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`.',
+      'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`; recorded in the audit (kinds ENABLE_WEBHOOK_ENDPOINT, DISABLE_WEBHOOK_ENDPOINT) and counted against `limits.actionsPerMinute`.',
   })
   async setWebhookEndpointEnabled(
     @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
     @Arg('enabled', () => Boolean, { description: 'On (true) or off (false).' }) enabled: boolean,
+    @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<WebhookEndpoint> {
-    requireOperate(context.scope, 'switching a webhook endpoint on or off')
-    const view = await visible(context, endpoint)
+    const by = context.scope.keyName ? `API key "${context.scope.keyName}"` : 'the local user'
+    const kind = enabled ? 'ENABLE_WEBHOOK_ENDPOINT' : 'DISABLE_WEBHOOK_ENDPOINT'
+    const name = await this.perform(context, endpoint, kind, reason, 'switching a webhook endpoint on or off', async (service, name) => {
+      await service.setEnabled(name, enabled, by)
+      return { done: `Switched ${enabled ? 'on' : 'off'}.` }
+    })
     const service = context.webhooks as NonNullable<GraphqlContext['webhooks']>
-    await service.setEnabled(view.name, enabled, context.scope.keyName ? `API key "${context.scope.keyName}"` : 'the local user')
-    return endpointOf((await service.visibleEndpoint(view.name, allowedCodes(context.scope))) as EndpointView)
+    return endpointOf((await service.visibleEndpoint(name, allowedCodes(context.scope))) as EndpointView)
   }
+
+  /**
+   * A webhook action: the arguments checked, a read-only key refused (recorded only when it may
+   * see the endpoint), then rate limited, done and recorded by the action runner. Resolves to the
+   * endpoint's name.
+   */
+  private async perform(
+    context: GraphqlContext,
+    endpoint: string,
+    kind: WebhookActionArgs['kind'],
+    reason: string | null | undefined,
+    what: string,
+    work: (service: NonNullable<GraphqlContext['webhooks']>, name: string) => Promise<WorkDone>,
+  ): Promise<string> {
+    const problem = reason == null ? undefined : textProblem('reason', reason)
+    if (problem) throw badUserInput(problem, 'reason')
+    const request: ActionRequest = { reason: reason ?? null }
+    const runner = requireRunner(context.actions)
+    if (!context.scope.canOperate) {
+      const seen = await visibleOrNone(context, endpoint)
+      const args = seen ? argsOf(kind, seen) : { kind, serviceCode: '', endpoint: '' }
+      await refuseReadOnly(runner, context.scope, args, request, seen !== undefined, what)
+    }
+    const view = await visible(context, endpoint)
+    if (kind === 'REPLAY_WEBHOOKS' && view.state?.enabled === false) throw badUserInput(SWITCHED_OFF, 'endpoint')
+    const service = context.webhooks as NonNullable<GraphqlContext['webhooks']>
+    const actor = { keyName: context.scope.keyName, canOperate: true }
+    const row = actionOf(await runner.perform(actor, argsOf(kind, view), request, () => work(service, view.name)))
+    // The endpoint was switched off between the check and the statement: nothing was put back.
+    if (row.state === 'FAILED') throw badUserInput(row.message ?? SWITCHED_OFF, 'endpoint')
+    return view.name
+  }
+}
+
+const SWITCHED_OFF = 'The endpoint is switched off: switch it on (setWebhookEndpointEnabled) before replaying to it.'
+
+/**
+ * The audit's row names the endpoint's one service code; an endpoint of several (or of every
+ * code) is recorded under `*`, which only a key that reads every code sees: never more tenants
+ * than could see the endpoint itself.
+ */
+function argsOf(kind: WebhookActionArgs['kind'], view: EndpointView): WebhookActionArgs {
+  const codes = view.serviceCodes
+  return { kind, serviceCode: codes !== '*' && codes.length === 1 ? (codes[0] as string) : '*', endpoint: view.name }
+}
+
+async function visibleOrNone(context: GraphqlContext, name: string): Promise<EndpointView | undefined> {
+  if (name.includes('\u0000')) return undefined
+  return context.webhooks?.visibleEndpoint(name, allowedCodes(context.scope))
 }
 
 /** The endpoint by name if the caller may see it; one it may not reads as unknown. */
 async function visible(context: GraphqlContext, name: string): Promise<EndpointView> {
   refuseNul({ name }, 'endpoint')
   const view = await context.webhooks?.visibleEndpoint(name, allowedCodes(context.scope))
-  if (!view) throw badUserInput(`No webhook endpoint is named "${name}" (among those this API key may see).`, 'endpoint')
+  if (!view) throw badUserInput(`No webhook endpoint is named "${echoed(name)}" (among those this API key may see).`, 'endpoint')
   return view
 }
 

@@ -5,13 +5,24 @@ import { DateTimeScalar } from './scalars.type.js'
 import { Task } from './task.type.js'
 
 /** What an action does. */
-export const ActionKind = { STOP_TASK: 'STOP_TASK', SEND_MESSAGE: 'SEND_MESSAGE' } as const
+export const ActionKind = {
+  STOP_TASK: 'STOP_TASK',
+  SEND_MESSAGE: 'SEND_MESSAGE',
+  REPLAY_WEBHOOKS: 'REPLAY_WEBHOOKS',
+  ENABLE_WEBHOOK_ENDPOINT: 'ENABLE_WEBHOOK_ENDPOINT',
+  DISABLE_WEBHOOK_ENDPOINT: 'DISABLE_WEBHOOK_ENDPOINT',
+  ACKNOWLEDGE_INCIDENT: 'ACKNOWLEDGE_INCIDENT',
+} as const
 registerEnumType(ActionKind, {
   name: 'ActionKind',
-  description: 'What an action asked the cloud to do.',
+  description: 'What an action asked the cloud, or livegate itself (its webhook outbox, its incidents), to do.',
   valuesConfig: {
     STOP_TASK: { description: "Stop a running task (the cloud's `cancel_task`)." },
     SEND_MESSAGE: { description: "Send a text message to a connected client SDK, a broadcaster's app (the cloud's `send_txt_msg`)." },
+    REPLAY_WEBHOOKS: { description: 'Put webhook deliveries back in line (`redeliverWebhooks`); `message` says how many.' },
+    ENABLE_WEBHOOK_ENDPOINT: { description: 'Switch a webhook endpoint on (`setWebhookEndpointEnabled`).' },
+    DISABLE_WEBHOOK_ENDPOINT: { description: 'Switch a webhook endpoint off (`setWebhookEndpointEnabled`).' },
+    ACKNOWLEDGE_INCIDENT: { description: "Acknowledge an incident (`acknowledgeIncident`): livegate's own, no call to the cloud; `reason` is the note." },
   },
 })
 
@@ -34,9 +45,10 @@ registerEnumType(ActionState, {
 @ObjectType('Action', { simpleResolvers: true, implements: Node, description: "An action asked for through livegate (a stop, a message), or an attempt livegate refused: the audit log's entry." })
 export class Action extends Node {
   @Field(() => ActionKind, { description: 'What it asked the cloud to do.' }) kind!: keyof typeof ActionKind
-  @Field(() => String, { description: 'The service code it acted under.' }) serviceCode!: string
+  @Field(() => String, { description: 'The service code it acted under; `*` for a webhook endpoint of several codes (only a key that reads every code sees it).' }) serviceCode!: string
   @Field(() => String, { nullable: true, description: "The stopped task's `hashed_id`; null for a message." }) taskId!: string | null
   @Field(() => String, { nullable: true, description: 'The user a message was sent to (`dst_username`); null for a stop.' }) userName!: string | null
+  @Field(() => String, { nullable: true, description: 'The webhook endpoint a replay or a switch acted on; null for a cloud action.' }) endpoint!: string | null
   @Field(() => String, { nullable: true, description: "The API key's name that asked; null for the local user (no keys configured)." }) requestedBy!: string | null
   @Field(() => String, { nullable: true, description: 'Why, as the operator said.' }) reason!: string | null
   @Field(() => DateTimeScalar, { description: 'When it was asked for.' }) requestedAt!: Date

@@ -14,6 +14,7 @@ import type {
 
 const KEY_STORAGE = 'livegate.dashboard.apiKey'
 const LATEST = 15
+const KIND_WORDS: Record<string, string> = { STOP_TASK: 'stop', SEND_MESSAGE: 'message', ACKNOWLEDGE_INCIDENT: 'acknowledge' }
 const REFRESH_MS = 5000
 const endpoint = new URL('graphql', window.location.href)
 
@@ -89,7 +90,8 @@ function decorateRow(tr: HTMLTableRowElement) {
   let box = cell.querySelector<HTMLElement>('.stop-box')
   const live = !tr.classList.contains('ended')
   const id = tr.dataset.taskId ?? ''
-  const asked = requested.get(id)
+  // This tab's own press first (it knows a refusal's message), else the stop the task's data holds.
+  const asked = requested.get(id) ?? (tr.dataset.stopState ? { state: tr.dataset.stopState, message: null } : undefined)
   if (!canOperate || (!live && !asked)) return box?.remove()
   if (!box) {
     box = document.createElement('div')
@@ -144,7 +146,8 @@ async function stop(tr: HTMLTableRowElement, box: HTMLElement, reason: string) {
   decorateRow(tr)
   try {
     const data = await request('DashboardStop', { id, reason: reason || null, key: pressKey() })
-    requested.set(id, data.stopTask.action)
+    // Null only beside an error, which request() throws; the fallback keeps the row honest anyway.
+    requested.set(id, data.stopTask?.action ?? { state: 'FAILED', message: 'livegate gave no action.' })
   } catch (error) {
     requested.set(id, { state: 'FAILED', message: error instanceof Error ? error.message : String(error) })
   }
@@ -175,11 +178,11 @@ async function refresh() {
     const rows = data.actions.edges.map(({ node }) => {
       const tr = document.createElement('tr')
       tr.dataset.actionId = node.id
-      const target = node.kind === 'STOP_TASK' ? `${node.serviceCode} / ${node.taskId}` : `${node.serviceCode} / ${node.userName}`
+      const target = node.kind === 'SEND_MESSAGE' ? `${node.serviceCode} / ${node.userName}` : `${node.serviceCode} / ${node.taskId ?? ''}`
       const cloud = node.refusal ? `refused: ${node.refusal}` : node.ret === null ? node.message || '' : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
       const cells: Array<[string, string]> = [
         [when(node.requestedAt), 'when'],
-        [node.kind === 'STOP_TASK' ? 'stop' : 'message', 'kind'],
+        [KIND_WORDS[node.kind] ?? node.kind, 'kind'],
         [target, 'target'],
         [node.requestedBy || 'local user', 'by'],
         [node.reason || '', 'reason'],
@@ -227,7 +230,7 @@ async function check() {
 }
 
 // Rows come and go, and end (their class), as the main script redraws them.
-new MutationObserver(decorateSoon).observe(servicesEl, { childList: true, subtree: true, attributes: true, attributeFilter: ['class'] })
+new MutationObserver(decorateSoon).observe(servicesEl, { childList: true, subtree: true, attributes: true, attributeFilter: ['class', 'data-stop-state'] })
 // A new key (or none): dashboard.js keeps it first, its listeners being registered earlier.
 $('key-form').addEventListener('submit', () => void check())
 $('forget-key').addEventListener('click', () => void check())

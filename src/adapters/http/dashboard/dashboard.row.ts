@@ -1,6 +1,14 @@
 // A task's row in a service's table of the dashboard.
 import { SPARK_MS, type Task, operationText, within, count, bitrate, ago, duration, isLive, windowEnding, spanShown, cssVar, type Spark } from './dashboard.page.js'
 
+/** Why a task ended, as its badge says it and as its title explains it (the schema's EndReason). */
+const END_REASONS: Record<string, [string, string]> = {
+  STOPPED: ['stopped', 'stopped through livegate (Stop), accepted by the cloud'],
+  USER_STOPPED: ['user stopped', 'the live end said the broadcaster stopped (reach_end=1)'],
+  ABNORMAL: ['abnormal', 'the live end said it ended abnormally (reach_end=0)'],
+  VANISHED: ['vanished', 'it left the task list without a live end callback'],
+}
+
 /** A task's table row, with its input-bitrate sparkline. */
 export class TaskRow {
   spark: Spark = []
@@ -13,7 +21,8 @@ export class TaskRow {
     this.tr = document.createElement('tr')
     this.tr.dataset.taskId = task.id
     this.tr.innerHTML =
-      '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge status"></span></td><td><span class="badge health"></span></td>' +
+      '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge status"></span><span class="badge end-reason" hidden></span></td>' +
+      '<td><span class="badge health"></span></td>' +
       '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
       '<td class="open"><a>Open in playground</a></td>'
     const link = within<HTMLAnchorElement>(this.tr, 'a')
@@ -60,6 +69,15 @@ export class TaskRow {
     const status = cell('status')
     status.textContent = task.status.replace('_', ' ').toLowerCase()
     status.dataset.value = task.status
+    // Why it ended, from the task itself: every tab shows it, whichever pressed Stop.
+    const reason = cell('end-reason')
+    const [said, why] = (task.endReason && END_REASONS[task.endReason]) || [task.endReason?.toLowerCase() ?? '', '']
+    reason.hidden = !task.endReason
+    reason.textContent = said
+    reason.title = why
+    reason.dataset.value = task.endReason ?? ''
+    // The stop asked for it, from any tab: dashboard.actions.ts shows it on the row.
+    this.tr.dataset.stopState = task.stopRequest?.state ?? ''
     const health = cell('health')
     health.textContent = task.health.state.toLowerCase()
     health.dataset.value = task.health.state

@@ -38,7 +38,7 @@ const fetcher: PlaygroundFetcher = (params, options) => {
   if (only.kind === 'subscription') {
     return wsClient.iterate({ query: params.query ?? '', variables: params.variables as Record<string, unknown> | undefined, operationName: only.name })
   }
-  return send({ ...params, operationName: only.name }, options)
+  return send({ ...params, ...(only.name ? { operationName: only.name } : {}) }, options)
 }
 
 // A link may open an operation of its own (the dashboard's task rows do): `#query=…&variables=…`.

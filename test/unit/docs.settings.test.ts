@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { configFileSchema } from '../../src/config/index.js'
 
-// The README's settings table and the configuration schema name the same keys: a setting added
-// to the schema without a row, or a row naming a key the schema refuses, fails here.
+// The settings tables of docs/configuration.md and the configuration schema name the same keys: a
+// setting added to the schema without a row, or a row naming a key the schema refuses, fails here.
+// The page groups them by key: each table sits under a heading that names its group.
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+const PAGE = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')
 
 /** Every key path of a schema (`ingest.bodyLimit`, `services[].verify`), interior ones included. */
 function keyPaths(schema: z.ZodType, prefix = ''): string[] {
@@ -31,23 +32,33 @@ function keyPaths(schema: z.ZodType, prefix = ''): string[] {
   }
 }
 
-/** The keys the README's settings table names, each cell's backquoted keys. */
-function readmeKeys(): string[] {
-  const lines = README.split('\n')
-  const start = lines.findIndex((line) => line.startsWith('| key | default | meaning |'))
-  expect(start, 'README has the settings table').toBeGreaterThanOrEqual(0)
-  const keys: string[] = []
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith('|')) break
-    const cell = line.split('|')[1] ?? ''
-    keys.push(...[...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1] as string))
+/** Each settings table's rows, with the group its heading names (`ingest`; '' for the top level). */
+function settingsTables(): Array<{ group: string; keys: string[][] }> {
+  const lines = PAGE.split('\n')
+  const tables: Array<{ group: string; keys: string[][] }> = []
+  let group = ''
+  for (const [index, line] of lines.entries()) {
+    // "### `ingest`" names a group; "### The process: `port`, …" is the top level's.
+    if (line.startsWith('### ')) group = line.startsWith('### `') ? (/`([^`]+)`/.exec(line)?.[1] ?? '') : ''
+    if (!line.startsWith('| key | default | meaning |')) continue
+    const keys: string[][] = []
+    for (const row of lines.slice(index + 2)) {
+      if (!row.startsWith('|')) break
+      const cell = row.split('|')[1] ?? ''
+      keys.push([...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1] as string))
+    }
+    tables.push({ group, keys })
   }
-  return keys
+  expect(tables.length, 'docs/configuration.md has settings tables').toBeGreaterThan(0)
+  return tables
 }
 
-describe("the README's settings table", () => {
+/** The keys the settings tables name, each first cell's backquoted keys. */
+const documentedKeys = () => settingsTables().flatMap((table) => table.keys.flat())
+
+describe("docs/configuration.md's settings tables", () => {
   const schemaKeys = keyPaths(configFileSchema as unknown as z.ZodType)
-  const documented = readmeKeys()
+  const documented = documentedKeys()
 
   it("reads the schema's keys", () => {
     expect(schemaKeys).toContain('ingest.bodyLimit')
@@ -64,5 +75,15 @@ describe("the README's settings table", () => {
     const groups = new Set(schemaKeys.filter((key) => schemaKeys.some((other) => other.startsWith(`${key}.`) || other.startsWith(`${key}[].`))))
     const undocumented = schemaKeys.filter((key) => !groups.has(key) && !documented.some((doc) => key === doc || key.startsWith(`${doc}.`) || key.startsWith(`${doc}[]`)))
     expect(undocumented).toEqual([])
+  })
+
+  it('groups each key under the heading of its first part', () => {
+    const misplaced = settingsTables().flatMap(({ group, keys }) =>
+      keys
+        .flat()
+        .filter((key) => (group === '' ? /[.[]/.test(key) : key.split(/[.[]/)[0] !== group))
+        .map((key) => `${key} under "${group}"`),
+    )
+    expect(misplaced).toEqual([])
   })
 })

@@ -1,0 +1,65 @@
+import type { RecordingRow } from '../../../storage/tables/recording.table.js'
+import { cursorCodec } from '../connection.pagination.js'
+import { toGlobalId } from '../global.id.js'
+import type { RecordingKey } from '../../../storage/graph/recording.queries.js'
+
+/** What an `ArchiveRecording` resolves from: the catalogue's row, its global id, and where it was seen. */
+export interface RecordingView {
+  id: string
+  serviceCode: string
+  fileName: string
+  taskId: string | null
+  userName: string | null
+  playUrl: string | null
+  description: string | null
+  location: string | null
+  duration: number | null
+  width: number | null
+  height: number | null
+  views: number | null
+  likes: number | null
+  createdAt: Date | null
+  firstSeenAt: Date
+  seenIn: Array<'CALLBACK' | 'FILE_LIST'>
+}
+
+/** A recording's global id: of its service code and file name, never of a row id. */
+export function recordingGlobalId(serviceCode: string, fileName: string): string {
+  return toGlobalId('ArchiveRecording', serviceCode, fileName)
+}
+
+/** A catalogue row as the GraphQL type reads it. */
+export function recordingView(row: RecordingRow): RecordingView {
+  const seenIn: RecordingView['seenIn'] = []
+  if (row.fromCallback) seenIn.push('CALLBACK')
+  if (row.fromList) seenIn.push('FILE_LIST')
+  return {
+    id: recordingGlobalId(row.serviceCode, row.fileName),
+    serviceCode: row.serviceCode,
+    fileName: row.fileName,
+    taskId: row.taskId,
+    userName: row.userName,
+    playUrl: row.url,
+    description: row.description,
+    location: row.location,
+    duration: row.duration,
+    width: row.width,
+    height: row.height,
+    views: row.views,
+    likes: row.likes,
+    createdAt: row.recordedAt,
+    firstSeenAt: row.firstSeenAt,
+    seenIn,
+  }
+}
+
+const KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
+
+/** A recording's place in the newest-first order of `recordings`. */
+export const recordingCursor = cursorCodec<RecordingKey>('r1', {
+  toText: (key) => `${key.sortAt}:${key.id}`,
+  fromText: (text) => {
+    const match = KEY_TEXT.exec(text)
+    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
+  },
+})

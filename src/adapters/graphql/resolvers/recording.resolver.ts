@@ -1,0 +1,65 @@
+import { deriveTask } from '../../../fold/task.derive.js'
+import { countRecordings, listRecordings, type RecordingQuery } from '../../../storage/graph/recording.queries.js'
+import type { TaskView } from '../../../storage/tables/task.node.js'
+import { allowedCodes } from '../auth.scope.js'
+import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, toConnection } from '../connection.pagination.js'
+import { requireGlobalId } from '../global.id.js'
+import { refuseNul } from '../graphql.errors.js'
+import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
+import type { GraphqlContext } from '../reads/request.context.js'
+import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
+import { ArchiveRecording, ArchiveRecordingConnection, RecordingFilter } from '../types/recording.type.js'
+import { Task } from '../types/task.type.js'
+
+const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
+
+/** `recordings`: the catalogue of recorded files, and each one's task. */
+@Resolver(() => ArchiveRecording)
+export class ArchiveRecordingResolver {
+  @Query(() => ArchiveRecordingConnection, {
+    description: "The catalogue of recordings, newest first: every file the callbacks or the cloud's archive (`list_files`) named, one per file.",
+  })
+  async recordings(
+    @Arg('filter', () => RecordingFilter, { nullable: true, description: 'Which recordings; all the caller may read when absent.' })
+    filter: RecordingFilter | null | undefined,
+    @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
+    @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
+    @Ctx() { db, config, scope }: GraphqlContext,
+  ): Promise<ConnectionData<RecordingView>> {
+    const query = recordingQuery(filter, allowedCodes(scope))
+    const window = pageWindow({ first, after }, config.graphql, recordingCursor)
+    const rows = await listRecordings(db, query, window.after, window.fetch)
+    return toConnection(rows, window, {
+      codec: recordingCursor,
+      keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
+      toNode: (row) => recordingView(row),
+      countAll: () => countRecordings(db, query),
+    })
+  }
+
+  @FieldResolver(() => Task, { nullable: true, description: 'The task it was recorded from, when known without doubt; null otherwise.' })
+  async task(@Root() recording: RecordingView, @Ctx() { loaders }: GraphqlContext): Promise<TaskView | null> {
+    if (!recording.taskId) return null
+    const row = await loaders.task.load({ serviceCode: recording.serviceCode, taskId: recording.taskId })
+    return row ? deriveTask(row.state) : null
+  }
+}
+
+function recordingQuery(filter: RecordingFilter | null | undefined, allowed: readonly string[] | undefined): RecordingQuery {
+  refuseNul({ serviceCode: filter?.serviceCode, userName: filter?.userName }, 'filter')
+  const query: RecordingQuery = { allowedCodes: allowed }
+  if (!filter) return query
+  if (filter.serviceCode != null) query.serviceCode = filter.serviceCode
+  if (filter.userName != null) query.userName = filter.userName
+  if (filter.task != null) {
+    const [serviceCode = '', taskId = ''] = requireGlobalId(filter.task, 'filter', ['Task'], 'filter.task').key
+    // A task of another code than the filter's matches nothing, as its own code would.
+    if (query.serviceCode !== undefined && query.serviceCode !== serviceCode) query.allowedCodes = []
+    query.serviceCode = serviceCode
+    query.taskId = taskId
+  }
+  if (filter.seenIn != null) query.seenIn = filter.seenIn
+  if (filter.createdAfter != null) query.createdAfter = filter.createdAfter
+  if (filter.createdBefore != null) query.createdBefore = filter.createdBefore
+  return query
+}

@@ -1,0 +1,64 @@
+import { and, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
+import type { Db } from '../database.client.js'
+import { type RecordingRow, recordings } from '../tables/recording.table.js'
+
+/** Which recordings a catalogue read is about. */
+export interface RecordingQuery {
+  /** The codes the caller may read; undefined reads every code. */
+  allowedCodes?: readonly string[] | undefined
+  serviceCode?: string | undefined
+  userName?: string | undefined
+  /** A task's `hashed_id` (with `serviceCode` it names one task). */
+  taskId?: string | undefined
+  /** Seen in any of these channels; undefined or empty matches every recording. */
+  seenIn?: ReadonlyArray<'CALLBACK' | 'FILE_LIST'> | undefined
+  createdAfter?: Date | undefined
+  createdBefore?: Date | undefined
+}
+
+/** A recording's place in the newest-first order: its sort time (ms) and row id. */
+export interface RecordingKey {
+  sortAt: number
+  id: number
+}
+
+function conditions(query: RecordingQuery): SQL | undefined {
+  const parts: Array<SQL | undefined> = []
+  if (query.allowedCodes) parts.push(query.allowedCodes.length === 0 ? sql`false` : inArray(recordings.serviceCode, [...query.allowedCodes]))
+  if (query.serviceCode !== undefined) parts.push(eq(recordings.serviceCode, query.serviceCode))
+  if (query.userName !== undefined) parts.push(eq(recordings.userName, query.userName))
+  if (query.taskId !== undefined) parts.push(eq(recordings.taskId, query.taskId))
+  if (query.seenIn && query.seenIn.length > 0) {
+    const seen = query.seenIn.map((source) => (source === 'CALLBACK' ? eq(recordings.fromCallback, true) : eq(recordings.fromList, true)))
+    parts.push(or(...seen))
+  }
+  if (query.createdAfter) parts.push(gte(recordings.sortAt, query.createdAfter))
+  if (query.createdBefore) parts.push(lt(recordings.sortAt, query.createdBefore))
+  return and(...parts)
+}
+
+/** A page of recordings, newest first, after `after`, at most `limit` rows. */
+export async function listRecordings(db: Db, query: RecordingQuery, after: RecordingKey | undefined, limit: number): Promise<RecordingRow[]> {
+  const keyset = after ? sql`(${recordings.sortAt}, ${recordings.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})` : undefined
+  return db
+    .select()
+    .from(recordings)
+    .where(and(conditions(query), keyset))
+    .orderBy(desc(recordings.sortAt), desc(recordings.id))
+    .limit(limit)
+}
+
+/** How many recordings match, on every page together. */
+export async function countRecordings(db: Db, query: RecordingQuery): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(recordings).where(conditions(query))
+  return Number(row?.n ?? 0)
+}
+
+/** One recording by its natural key (service code and file name), or undefined. */
+export async function recordingByKey(db: Db, serviceCode: string, fileName: string): Promise<RecordingRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(recordings)
+    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fileName, fileName)))
+  return row
+}

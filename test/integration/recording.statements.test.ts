@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ListedFile } from '../../src/model/list-files.schema.js'
+import { upsertAnnouncedRecordings, upsertListedFiles } from '../../src/storage/graph/recording.statements.js'
+import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+
+const file = (fileName: string, views: number): ListedFile => ({
+  fileName,
+  createdAt: new Date('2026-01-02T03:04:05Z'),
+  duration: 12.5,
+  width: 720,
+  height: 1280,
+  userName: 'alice',
+  description: '',
+  url: `http://vod.example/${fileName}`,
+  location: '',
+  views,
+  likes: 0,
+})
+
+// The catalogue's writes: what a list_files answer and a type 2 write, and what they leave alone.
+describe(`the catalogue's statements on ${driverName}`, () => {
+  let db: TestDatabase
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+
+  it('an answer with nothing new writes no row; a changed count writes only its row', async () => {
+    const files = Array.from({ length: 50 }, (_, i) => file(`f${i}.mp4`, i))
+    const first = await upsertListedFiles(db.database.db, 'A', files, new Date())
+    expect(first).toHaveLength(50)
+    expect(first.every((row) => row.created)).toBe(true)
+    expect(await upsertListedFiles(db.database.db, 'A', files, new Date())).toEqual([])
+    const watched = files.map((f) => (f.fileName === 'f7.mp4' ? { ...f, views: 1000 } : f))
+    const second = await upsertListedFiles(db.database.db, 'A', watched, new Date())
+    expect(second.map((row) => [row.fileName, row.created])).toEqual([['f7.mp4', false]])
+  })
+
+  it('a type 2 for a listed file joins its row (one id), and is not written twice', async () => {
+    const announced = { fileName: 'f3.mp4', taskId: 'task-3', userName: 'alice', url: null, duration: null, width: null, height: null }
+    const [row] = await upsertAnnouncedRecordings(db.database.db, 'A', [announced], new Date())
+    expect(row).toMatchObject({ fileName: 'f3.mp4', taskId: 'task-3', created: false })
+    expect(await upsertAnnouncedRecordings(db.database.db, 'A', [announced], new Date())).toEqual([])
+    // Another code's file of the same name is another recording.
+    const [other] = await upsertAnnouncedRecordings(db.database.db, 'B', [announced], new Date())
+    expect(other).toMatchObject({ created: true })
+    expect(other?.id).not.toBe(row?.id)
+  })
+})
