@@ -188,11 +188,18 @@ const SAYS: Readonly<Record<AlertRule['when'], string>> = {
   'task.inputBitrate': 'input bits/s',
   'service.viewers': 'viewers of its live tasks',
   'upstream.stale': 'task list stale',
-  'service.callbacksMissing': 'tasks missing a start or end callback in the last hour',
+  'service.callbacksMissing': 'tasks in the last hour whose start or end the cloud never sent',
 }
 
 function summarize(rule: AlertRule, seen: Observation, heldMs: number): string {
   const who = seen.taskId === null ? seen.serviceCode : `task ${seen.serviceCode}/${seen.taskId}`
+  // A count over the last hour reads as a sentence; how long it held adds only to a rule that waits.
+  if (rule.when === 'service.callbacksMissing') {
+    const n = Math.round(seen.value ?? 0)
+    const held = rule.forMs > 0 ? `, for ${spoken(heldMs)}` : ''
+    const tasks = `${n} ${n === 1 ? 'task' : 'tasks'}`
+    return `${who}: ${tasks} in the last hour whose start or end the cloud never sent (above ${rule.above})${held}`
+  }
   const what =
     rule.when === 'task.health'
       ? `${SAYS[rule.when]} ${seen.state}`

@@ -129,7 +129,7 @@ describe('evaluateRules', () => {
     expect(decided.opens.map((o) => [o.rule.name, o.serviceCode, o.taskId, o.summary])).toEqual([
       ['drop', 'A', null, 'A: viewers of its live tasks 50 below 100 for 0 s'],
       ['stale', 'A', null, 'A: task list stale for 60 s'],
-      ['forgetful', 'A', null, 'A: tasks missing a start or end callback in the last hour 4 above 3 for 0 s'],
+      ['forgetful', 'A', null, 'A: 4 tasks in the last hour whose start or end the cloud never sent (above 3)'],
     ])
   })
 
