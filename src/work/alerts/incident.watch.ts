@@ -12,6 +12,7 @@ import type { Database } from '../../storage/database.client.js'
 import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../storage/history/upstream-status.statements.js'
 import type { IncidentRow } from '../../storage/tables/incident.table.js'
 import { SAMPLE_CHANNEL } from '../graph/sample.hub.js'
+import { WakeScheduler } from '../wake.scheduler.js'
 
 /** What {@link IncidentWatch} is built from. */
 export interface IncidentWatchOptions {
@@ -38,11 +39,12 @@ const HOUR = 3_600_000
 export class IncidentWatch {
   private readonly rules: AlertRule[]
   private tracks = new Map<string, Track>()
-  private timer: NodeJS.Timeout | undefined
   private unlisten: Array<() => Promise<void>> = []
-  private running: Promise<void> | undefined
-  private again = false
+  private readonly scheduler: WakeScheduler
+  /** Who waits in {@link evaluate} for the next pass to begin and end. */
+  private waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }> = []
   private stopped = false
+  private readonly tickMs: number
   private readonly now: () => Date
   private readonly total: Counter<'rule' | 'severity'>
   private readonly staleMs: number
@@ -51,6 +53,16 @@ export class IncidentWatch {
   constructor(private readonly options: IncidentWatchOptions) {
     this.rules = alertRules(options.config.alerts)
     this.now = options.now ?? (() => new Date())
+    this.tickMs = options.tickMs ?? 1000
+    // Never two passes at once; a sample or change during one asks for one more after it; the
+    // tick after every pass is what time alone decides (a `for` that runs out between samples).
+    this.scheduler = new WakeScheduler({
+      run: () => this.run(),
+      onError: (error) => {
+        options.log.warn({ err: error }, 'alerts: a pass failed; looking again at the next sample or tick')
+        return this.tickMs
+      },
+    })
     this.staleMs = staleAfterMs(options.config.upstream)
     const registers = [options.registry]
     // Every instance reads the same stored incidents: the whole is not the workers' sum.
@@ -77,45 +89,44 @@ export class IncidentWatch {
     await this.pass()
     if (this.rules.length === 0) return
     const { database } = this.options
-    this.unlisten.push(await database.listen(SAMPLE_CHANNEL, () => this.kick()))
+    this.unlisten.push(await database.listen(SAMPLE_CHANNEL, () => this.scheduler.wake()))
     this.unlisten.push(
       await database.listen(EVENT_CHANNEL, (payload) => {
-        if (decodeEvent(payload)?.kind === 'task') this.kick()
+        if (decodeEvent(payload)?.kind === 'task') this.scheduler.wake()
       }),
     )
-    this.timer = setInterval(() => this.kick(), this.options.tickMs ?? 1000)
-    this.timer.unref()
+    this.scheduler.wakeIn(this.tickMs)
   }
 
   async stop(): Promise<void> {
     this.stopped = true
-    clearInterval(this.timer)
+    const stopped = this.scheduler.stop()
     for (const unlisten of this.unlisten.splice(0)) await unlisten().catch(() => {})
-    await this.running
+    await stopped
+    // A wait the scheduler will no longer answer: one pass of its own.
+    for (const waiter of this.waiting.splice(0)) await this.pass().then(waiter.resolve, waiter.reject)
   }
 
   /** Resolves once a pass that began after this call has ended: what tests wait on. */
   async evaluate(): Promise<void> {
-    await this.running
-    await this.pass()
+    if (this.stopped) return this.pass()
+    const done = new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }))
+    this.scheduler.wake()
+    return done
   }
 
-  // Passes never overlap: a kick during one asks for exactly one more after it.
-  private kick(): void {
-    if (this.stopped) return
-    if (this.running) {
-      this.again = true
-      return
+  // One pass of the scheduler's: it answers those waiting since before it began.
+  private async run(): Promise<{ within?: number }> {
+    const waiters = this.waiting.splice(0)
+    try {
+      await this.pass()
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error)
+      throw error
     }
-    this.running = this.pass()
-      .catch((error: unknown) => this.options.log.warn({ err: error }, 'alerts: a pass failed; looking again at the next sample or tick'))
-      .finally(() => {
-        this.running = undefined
-        if (this.again) {
-          this.again = false
-          this.kick()
-        }
-      })
+    for (const waiter of waiters) waiter.resolve()
+    // Without rules nothing but a removed rule's incidents is looked at, and that once, at the start.
+    return this.rules.length > 0 ? { within: this.tickMs } : {}
   }
 
   private async pass(): Promise<void> {
