@@ -86,10 +86,14 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(`the dashboard's incidents in Ch
       const markOf = "getComputedStyle(document.querySelector('tr[data-incident] td')).boxShadow"
       expect(await page.evaluate(markOf)).toBe('rgb(198, 40, 40) 4px 0px 0px 0px inset')
       // The panel keeps the column of the services' panels below it: the same left and right edges.
-      const edges = (selector: string) => page.locator(selector).first().evaluate((el) => {
-        const box = el.getBoundingClientRect()
-        return [Math.round(box.left), Math.round(box.right)]
-      })
+      const edges = (selector: string) =>
+        page
+          .locator(selector)
+          .first()
+          .evaluate((el) => {
+            const box = el.getBoundingClientRect()
+            return [Math.round(box.left), Math.round(box.right)]
+          })
       expect(await edges('#incidents')).toEqual(await edges('section.service'))
 
       // A read key sees the same incidents and no button.
