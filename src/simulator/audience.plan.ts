@@ -4,12 +4,14 @@ import type { ScenarioCallback, ScenarioSession, SessionAudience } from './scena
 const STALLS = 2
 const RESETS = 3
 const FORGETS_START = 4
+const THIN = 5
 
 /**
  * Gives each session an audience that rises and falls (every fourth in the thousands) and the
- * cloud's mishaps, chosen by place so a scenario of five sessions or more shows each: a stalled
- * input (the input delivers nothing for the middle of its life), a counter reset (half way), and
- * a session whose type 0 callbacks the cloud never sends; with `swayPeriodMs` (the demo's day),
+ * cloud's mishaps, chosen by place so a scenario of six sessions or more shows each: a stalled
+ * input (the input delivers nothing for the middle of its life), a counter reset (half way), a
+ * session whose type 0 callbacks the cloud never sends, and a starving input (a trickle of its
+ * rate for the middle of its life); with `swayPeriodMs` (the demo's day),
  * inputs whose bitrate sways. Draws nothing from the seed's random
  * stream, so task ids and every other event stay what the seed alone gives.
  */
@@ -22,6 +24,7 @@ export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCa
       // 1,000 to 4,999 for the big ones, from the task id so it is the seed's.
       peak: index % 4 === 1 ? 1000 + (hash(session.taskId) % 4000) : Math.max(1, session.viewers),
       stall: index % 8 === STALLS ? { fromMs: at(0.25), untilMs: at(0.65) } : null,
+      thin: index % 8 === THIN ? { fromMs: at(0.3), untilMs: at(0.7) } : null,
       resetAtMs: index % 8 === RESETS ? at(0.5) : null,
       forgetsStart: index % 8 === FORGETS_START,
       // Each input a little off the others' beat, so the sparklines do not move in step.

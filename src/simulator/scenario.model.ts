@@ -24,6 +24,11 @@ export interface ScenarioOptions {
    * it (the tests' scenarios) the whole timeline is spread to `rate` and tasks live seconds.
    */
   day?: DayProfile
+  /**
+   * Faults of a whole service code, each code this many times over the scenario (none unless
+   * asked): its audience drops away for a while, and its task list goes stale (see fault.plan.ts).
+   */
+  serviceFaults?: number
 }
 
 /**
@@ -46,6 +51,8 @@ export interface SessionAudience {
   peak: number
   /** While the input delivers nothing: `input_bytes` stays as it was. */
   stall: { fromMs: number; untilMs: number } | null
+  /** While the input starves: it delivers {@link THIN_SHARE} of its rate; its bits/s fall, its bytes still grow. */
+  thin?: { fromMs: number; untilMs: number } | null
   /** When the counters restart from 0 (a restart in the cloud). */
   resetAtMs: number | null
   /** The cloud never sends this session's type 0 callbacks. */
@@ -122,6 +129,19 @@ export interface ScenarioCallback {
   fields: Record<string, string>
 }
 
+/**
+ * A fault of a whole service code, while `fromMs <= t < untilMs`: its audience drops away (every
+ * task's viewers read 0), or its task list goes stale (answers HTTP 503, or hangs until the end).
+ */
+export interface ServiceFault {
+  kind: 'audience-drop' | 'stale-list'
+  serviceCode: string
+  fromMs: number
+  untilMs: number
+  /** How a stale list fails. */
+  mode?: 'errors' | 'hangs'
+}
+
 /** A generated scenario: the sessions, their callbacks in time order, and how long it lasts. */
 export interface Scenario {
   seed: number
@@ -129,7 +149,12 @@ export interface Scenario {
   sessions: ScenarioSession[]
   callbacks: ScenarioCallback[]
   durationMs: number
+  /** With `serviceFaults`: the faults of whole service codes. */
+  serviceFaults?: ServiceFault[]
 }
+
+/** What share of its rate a starving input delivers. */
+export const THIN_SHARE = 0.05
 
 /** The epoch a scenario is generated at unless told: the service's sampled live start. */
 export const DEFAULT_EPOCH_MS = 1_444_701_446_000
@@ -182,7 +207,12 @@ function audienceCounters(session: ScenarioSession, audience: SessionAudience, o
   const stallFrom = audience.stall ? Math.max(from, audience.stall.fromMs) : 0
   const stallTo = audience.stall ? Math.min(to, audience.stall.untilMs) : 0
   const stalled = stallTo > stallFrom ? inputMs(stallTo) - inputMs(stallFrom) : 0
-  const inputBytes = Math.floor((session.inputBytesPerSecond * (inputMs(to) - inputMs(from) - stalled)) / 1000)
+  // A starving input loses all but THIN_SHARE of its rate over its window.
+  const thinFrom = audience.thin ? Math.max(from, audience.thin.fromMs) : 0
+  const thinTo = audience.thin ? Math.min(to, audience.thin.untilMs) : 0
+  const starved = thinTo > thinFrom ? (1 - THIN_SHARE) * (inputMs(thinTo) - inputMs(thinFrom)) : 0
+  const delivered = inputMs(to) - inputMs(from) - stalled - starved
+  const inputBytes = Math.floor((session.inputBytesPerSecond * delivered) / 1000)
   if (output?.container !== 'flv') return { seconds, inputBytes, httpOutputBytes: 0 }
   const span = session.listedUntilMs - session.liveFromMs
   // The integral of peak × sin(π t / span) over [from, to], in viewer-seconds.

@@ -1,5 +1,6 @@
 import { DEFAULT_EPOCH_MS, type Scenario, type ScenarioCallback, type ScenarioOptions, type ScenarioSession, type SessionEnding } from './scenario.model.js'
 import { withAudiences } from './audience.plan.js'
+import { planServiceFaults } from './fault.plan.js'
 import { callbackFields, materialize, type Plan, type Step } from './session.materialize.js'
 import { type SeededRandom, seededRandom } from './seeded.random.js'
 
@@ -57,7 +58,11 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   // Stable: equal times keep their generation order, so a task's own callbacks never swap.
   callbacks.sort((a, b) => a.atMs - b.atMs)
   const played = options.audience ? withAudiences(sessions, callbacks, options.day?.swayPeriodMs) : { sessions, callbacks }
-  return { seed: options.seed, epochMs, ...played, durationMs: toMs(spanU) }
+  const durationMs = toMs(spanU)
+  const perCode = options.serviceFaults ?? 0
+  const planned = perCode > 0 ? planServiceFaults(options.serviceCodes, durationMs, perCode) : undefined
+  const serviceFaults = planned ? { serviceFaults: planned } : {}
+  return { seed: options.seed, epochMs, ...played, durationMs, ...serviceFaults }
 }
 
 /** The last moment anything of these sessions happens, in units. */

@@ -7,6 +7,7 @@ import { roundSeed } from './seeded.random.js'
 import { generateScenario } from './session.scenario.js'
 import { type SimulatedService, startTaskListServer, type TaskListServer } from './task-list.server.js'
 import { EMPTY_TASK_LIST, type SimulatedTaskList, taskListAt } from './task-list.snapshot.js'
+import { faultsOf, listFaultAt, type PlannedFault } from './fault.plan.js'
 
 /** What {@link startSimulator} plays and where. */
 export interface SimulatorOptions {
@@ -33,6 +34,8 @@ export interface SimulatorOptions {
   day?: DayProfile
   /** The archive's mishaps: some type 2 callbacks forgotten, some archives never made (archive.plan.ts). */
   archiveMishaps?: boolean
+  /** Each code's audience drops away and its list goes stale this many times a round (fault.plan.ts); none if absent. */
+  serviceFaults?: number
   /** Told of every task_list answer the simulator makes, as it makes it (tests compare it with the samples). */
   onTaskList?: (serviceCode: string, answer: SimulatedTaskList) => void
 }
@@ -63,6 +66,8 @@ export interface Simulator {
   scenario(): Scenario
   /** The archive of the scenario playing now, with each file's fate: the ground truth of `list_files`. */
   archive(): ArchivePlan
+  /** The faults of the scenario playing now and when it started (Unix ms): the ground truth of the alert rules. */
+  faults(): { startedAtMs: number; faults: PlannedFault[] }
   stats(): SimulatorStats
   /** Resolves when playback is over: the scenario ended (without `loop`) or `stop()` was called. */
   done: Promise<SimulatorStats>
@@ -90,6 +95,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       epochMs,
       audience: options.audience ?? true,
       ...(options.day ? { day: options.day } : {}),
+      ...(options.serviceFaults ? { serviceFaults: options.serviceFaults } : {}),
     })
   // Generating once checks the options before anything listens; playback generates it again at its start.
   const mishaps = options.archiveMishaps ?? false
@@ -142,6 +148,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       return live
     },
     onAction: (operation, params) => cloud.handle(operation, params),
+    planned: (serviceCode) => listFaultAt(current.scenario, serviceCode, Date.now() - current.startedAtMs),
     files: filesOf,
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
@@ -197,6 +204,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     server,
     scenario: () => current.scenario,
     archive: () => current.archive,
+    faults: () => ({ startedAtMs: current.startedAtMs, faults: faultsOf(current.scenario) }),
     stats,
     done,
     stop() {

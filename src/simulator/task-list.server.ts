@@ -75,6 +75,8 @@ export interface TaskListServerOptions {
   onAction?: ActionHandler
   /** The archive `list_files` lists for a service code now; none unless given. */
   files?: (serviceCode: string) => readonly ListedFile[]
+  /** How a code's task_list misbehaves now by the scenario's plan (a stale list), while `behave` sets none. */
+  planned?: (serviceCode: string) => TaskListFault | undefined
 }
 
 /** A test hook: how the next answers misbehave. */
@@ -198,7 +200,9 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     if (path !== taskListPath) return send(response, 404, { message: 'not found' })
     if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
     requests++
-    const misbehave = fault
+    const code = new URLSearchParams(rawQuery).get('service_code')
+    const planned = code && options.planned && Object.keys(fault).length === 0 ? options.planned(code) : undefined
+    const misbehave = planned ?? fault
     if (misbehave.delayMs) await pause(misbehave.delayMs)
     // The client may have given up during the delay, or the server closed.
     if (closed || response.destroyed) return

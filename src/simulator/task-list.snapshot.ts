@@ -1,3 +1,4 @@
+import { audienceDropped } from './fault.plan.js'
 import { CODEC_IDS, countersAt, viewersAt, type Scenario, type ScenarioOutput, type ScenarioSession } from './scenario.model.js'
 
 /** A stream as task_list sends it. */
@@ -77,7 +78,10 @@ export const EMPTY_TASK_LIST: SimulatedTaskList = Object.freeze({ task_list: [],
  */
 export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: number, unseen?: (taskId: string) => boolean): SimulatedTaskList {
   const mine = scenario.sessions.filter((session) => session.serviceCode === serviceCode)
-  const task_list = mine.filter((session) => session.listedFromMs <= elapsedMs && elapsedMs < session.listedUntilMs).map((session) => taskOf(session, elapsedMs))
+  // While the code's audience has dropped away, every task of it is watched by nobody.
+  const watched = !audienceDropped(scenario, serviceCode, elapsedMs)
+  const listed = mine.filter((session) => session.listedFromMs <= elapsedMs && elapsedMs < session.listedUntilMs)
+  const task_list = listed.map((session) => taskOf(session, elapsedMs, watched))
   // A real task is listed for minutes, far longer than any poll interval; a scenario played fast
   // lists one for a fraction of a second, which a poller on a busy machine can miss entirely. A
   // task that vanishes (no end callback: only the list tells) is therefore listed once more, as it
@@ -104,7 +108,7 @@ export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: n
   return { task_list, user_list: [...users.values()] }
 }
 
-function taskOf(session: ScenarioSession, elapsedMs: number): SimulatedTask {
+function taskOf(session: ScenarioSession, elapsedMs: number, watched = true): SimulatedTask {
   return {
     id: session.taskId,
     serial: session.serial,
@@ -112,7 +116,7 @@ function taskOf(session: ScenarioSession, elapsedMs: number): SimulatedTask {
     progress: 0,
     vs_id: session.vsId,
     service_code: session.serviceCode,
-    outputs: session.outputs.map((output) => outputOf(session, output, elapsedMs)),
+    outputs: session.outputs.map((output) => outputOf(session, output, elapsedMs, watched)),
     inputs: [
       {
         url: session.inputUrl,
@@ -128,7 +132,7 @@ function taskOf(session: ScenarioSession, elapsedMs: number): SimulatedTask {
   }
 }
 
-function outputOf(session: ScenarioSession, output: ScenarioOutput, elapsedMs: number): SimulatedOutput {
+function outputOf(session: ScenarioSession, output: ScenarioOutput, elapsedMs: number, watched: boolean) {
   // Only the HTTP flv output counts bytes and connections; the service gives 0 for the others.
   const flv = output.container === 'flv'
   return {
@@ -141,7 +145,7 @@ function outputOf(session: ScenarioSession, output: ScenarioOutput, elapsedMs: n
     height: output.height,
     relative_dir: output.relativeDir,
     http_output_bytes: countersAt(session, output, elapsedMs).httpOutputBytes,
-    http_connections_num: flv ? viewersAt(session, elapsedMs) : 0,
+    http_connections_num: flv && watched ? viewersAt(session, elapsedMs) : 0,
     streams: [
       { index: 0, codec_type: 0, codec_id: CODEC_IDS.video, width: output.width, height: output.height, copy: output.copy, bit_rate: output.videoBitRate },
       { index: 1, codec_type: 1, codec_id: CODEC_IDS.audio, width: 0, height: 0, copy: output.copy, bit_rate: output.audioBitRate },
