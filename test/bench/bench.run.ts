@@ -21,6 +21,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   startup: { file: './startup.bench.js', run: 'runStartupBench' },
   metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
   delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
+  alerts: { file: './alerts.bench.js', run: 'runAlertsBench' },
 }
 
 function machine(serverVersion: string): string {
