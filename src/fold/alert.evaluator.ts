@@ -80,13 +80,16 @@ export interface Resolving {
 export interface Decisions {
   opens: Opening[]
   resolves: Resolving[]
-  tracks: Map<string, Track>
+  tracks: Tracks
 }
 
-/** The one key of a rule and a subject (a task, or a service code when `taskId` is null). */
-export function trackKey(rule: string, serviceCode: string, taskId: string | null): string {
-  return JSON.stringify([rule, serviceCode, taskId])
+/** The one key of a subject: a task, or a service code when `taskId` is null. */
+function subjectKey(serviceCode: string, taskId: string | null): string {
+  return JSON.stringify([serviceCode, taskId])
 }
+
+/** Where each rule stands for each subject: rule name → subject → track. */
+export type Tracks = ReadonlyMap<string, ReadonlyMap<string, Track>>
 
 interface Observation {
   serviceCode: string
@@ -99,36 +102,60 @@ interface Observation {
   state?: string
 }
 
-/** Decides one pass at `now`. */
-export function evaluateRules(rules: readonly AlertRule[], readings: Readings, open: readonly OpenIncident[], tracks: ReadonlyMap<string, Track>, now: number): Decisions {
-  const next = new Map<string, Track>()
+/**
+ * Decides one pass at `now`. Every rule looks at every subject in its scope, and most of them
+ * are fine: those cost one comparison. A track is kept only for a subject whose condition holds
+ * or whose incident is open (where `clearFor` counts), kept by rule and then by subject, so a
+ * pass over many rules and tasks makes nothing for the subjects that are fine.
+ */
+export function evaluateRules(rules: readonly AlertRule[], readings: Readings, open: readonly OpenIncident[], tracks: Tracks, now: number): Decisions {
+  const next = new Map<string, Map<string, Track>>()
   const opens: Opening[] = []
   const resolves: Resolving[] = []
-  const openByKey = new Map(open.map((incident) => [trackKey(incident.rule, incident.serviceCode, incident.taskId), incident]))
-  const liveTasks = new Set(readings.tasks.map((task) => JSON.stringify([task.serviceCode, task.taskId])))
+  const openByRule = new Map<string, Map<string, OpenIncident>>()
+  for (const incident of open) {
+    const here = openByRule.get(incident.rule) ?? new Map<string, OpenIncident>()
+    here.set(subjectKey(incident.serviceCode, incident.taskId), incident)
+    openByRule.set(incident.rule, here)
+  }
+  const taskKeys = readings.tasks.map((task) => subjectKey(task.serviceCode, task.taskId))
+  const liveTasks = new Set(taskKeys)
   const byName = new Map(rules.map((rule) => [rule.name, rule]))
   for (const incident of open) {
     if (!byName.has(incident.rule)) resolves.push({ id: incident.id, reason: 'rule-removed', summary: `rule "${incident.rule}" is no longer configured` })
-    else if (incident.taskId !== null && !liveTasks.has(JSON.stringify([incident.serviceCode, incident.taskId])))
+    else if (incident.taskId !== null && !liveTasks.has(subjectKey(incident.serviceCode, incident.taskId)))
       resolves.push({ id: incident.id, reason: 'task-ended', summary: `task ${incident.taskId} ended` })
   }
   for (const rule of rules) {
-    for (const seen of observe(rule, readings)) {
-      const key = trackKey(rule.name, seen.serviceCode, seen.taskId)
-      const before = tracks.get(key)
-      const track: Track = seen.holds
-        ? { holdingSince: before?.holdingSince ?? Math.min(seen.since ?? now, now), clearSince: null, value: seen.value }
-        : { holdingSince: null, clearSince: before?.clearSince ?? now, value: null }
-      next.set(key, track)
-      const incident = openByKey.get(key)
+    const before = tracks.get(rule.name)
+    const openHere = openByRule.get(rule.name)
+    const kept = new Map<string, Track>()
+    next.set(rule.name, kept)
+    observe(rule, readings, taskKeys, (subject, holds, index) => {
+      const incident = openHere?.get(subject)
+      // False with no incident open: nothing to count, so nothing kept.
+      if (!holds && !incident) return
+      const was = before?.get(subject)
+      let track: Track
+      if (!holds) track = was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
+      // Still holding: the same track (when it began, and the reading that made it hold).
+      else if (was && was.holdingSince !== null) track = was
+      else {
+        const seen = reading(rule, readings, index, holds)
+        track = { holdingSince: Math.min(seen.since ?? now, now), clearSince: null, value: seen.value }
+      }
+      kept.set(subject, track)
       if (!incident && track.holdingSince !== null && now - track.holdingSince >= rule.forMs) {
+        const seen = reading(rule, readings, index, holds)
+        const { serviceCode, taskId, value } = seen
         const threshold = rule.below ?? rule.above ?? null
-        opens.push({ rule, serviceCode: seen.serviceCode, taskId: seen.taskId, startedAt: track.holdingSince, value: seen.value, threshold, summary: summarize(rule, seen, now - track.holdingSince) })
+        const summary = summarize(rule, seen, now - track.holdingSince)
+        opens.push({ rule, serviceCode, taskId, startedAt: track.holdingSince, value, threshold, summary })
       }
       if (incident && track.clearSince !== null && now - track.clearSince >= rule.clearForMs) {
         resolves.push({ id: incident.id, reason: 'cleared', summary: `no longer true for ${spoken(now - track.clearSince)}` })
       }
-    }
+    })
   }
   return { opens, resolves, tracks: next }
 }
@@ -143,34 +170,58 @@ function compare(rule: AlertRule, value: number): boolean {
   return false
 }
 
-// What a rule reads of each subject in its scope; a subject without a reading is left out, so
-// its track neither opens nor clears on what was not seen.
-function observe(rule: AlertRule, readings: Readings): Observation[] {
-  const out: Observation[] = []
-  if (rule.when.startsWith('task.')) {
-    for (const task of readings.tasks) {
+/** Told of one subject in a rule's scope: its key, whether the condition holds, and its place in the readings. */
+type Look = (subject: string, holds: boolean, index: number) => void
+
+const isTaskRule = (rule: AlertRule) => rule.when.startsWith('task.')
+
+function valueRead(rule: AlertRule, readings: Readings, index: number): number | null {
+  if (isTaskRule(rule)) {
+    const task = readings.tasks[index] as TaskReading
+    return rule.when === 'task.viewers' ? task.viewers : rule.when === 'task.inputBitrate' ? task.inputBitrate : null
+  }
+  const service = readings.services[index] as ServiceReading
+  return rule.when === 'service.viewers' ? service.viewers : rule.when === 'service.callbacksMissing' ? service.callbacksMissing : null
+}
+
+// What a rule read of one subject, made only for the few subjects that hold or have an incident open.
+function reading(rule: AlertRule, readings: Readings, index: number, holds: boolean): Observation {
+  const value = valueRead(rule, readings, index)
+  if (isTaskRule(rule)) {
+    const task = readings.tasks[index] as TaskReading
+    const since = holds && rule.when === 'task.health' ? task.healthSince : null
+    return { serviceCode: task.serviceCode, taskId: task.taskId, holds, value, since, state: task.health }
+  }
+  const service = readings.services[index] as ServiceReading
+  const since = holds && rule.when === 'upstream.stale' ? service.staleSince : null
+  return { serviceCode: service.serviceCode, taskId: null, holds, value, since }
+}
+
+// Whether a rule holds for each subject in its scope; a subject without a reading is left out,
+// so its track neither opens nor clears on what was not seen. One comparison a subject, nothing made.
+function observe(rule: AlertRule, readings: Readings, taskKeys: readonly string[], look: Look): void {
+  if (isTaskRule(rule)) {
+    const states = rule.is ?? []
+    const health = rule.when === 'task.health'
+    for (let i = 0; i < readings.tasks.length; i++) {
+      const task = readings.tasks[i] as TaskReading
       if (!inScope(rule, task.serviceCode)) continue
-      const subject = { serviceCode: task.serviceCode, taskId: task.taskId }
-      if (rule.when === 'task.health') {
-        const holds = (rule.is ?? []).includes(task.health)
-        out.push({ ...subject, holds, value: null, since: holds ? task.healthSince : null, state: task.health })
+      if (health) {
+        look(taskKeys[i] as string, states.includes(task.health), i)
         continue
       }
       const value = rule.when === 'task.viewers' ? task.viewers : task.inputBitrate
-      if (value !== null) out.push({ ...subject, holds: compare(rule, value), value, since: null })
+      if (value !== null) look(taskKeys[i] as string, compare(rule, value), i)
     }
-    return out
+    return
   }
-  for (const service of readings.services) {
-    if (!inScope(rule, service.serviceCode)) continue
-    const subject = { serviceCode: service.serviceCode, taskId: null }
-    if (rule.when === 'upstream.stale') out.push({ ...subject, holds: service.stale, value: null, since: service.stale ? service.staleSince : null })
-    else {
-      const value = rule.when === 'service.viewers' ? service.viewers : service.callbacksMissing
-      if (value !== null) out.push({ ...subject, holds: compare(rule, value), value, since: null })
-    }
-  }
-  return out
+  readings.services.forEach((service, i) => {
+    if (!inScope(rule, service.serviceCode)) return
+    const subject = subjectKey(service.serviceCode, null)
+    if (rule.when === 'upstream.stale') return look(subject, service.stale, i)
+    const value = valueRead(rule, readings, i)
+    if (value !== null) look(subject, compare(rule, value), i)
+  })
 }
 
 /** A duration as a person says it: "20 s", "2 min", "1 h 5 min". */

@@ -1,5 +1,5 @@
 import { alertRules, type AlertRuleFile } from '../../src/config/alerts.schema.js'
-import { evaluateRules, type TaskReading, type Track } from '../../src/fold/alert.evaluator.js'
+import { evaluateRules, type TaskReading, type Tracks } from '../../src/fold/alert.evaluator.js'
 import { type LiveTask, sampleAnswer } from '../../src/fold/answer.sample.js'
 import { taskHealth } from '../../src/fold/task.health.js'
 import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
@@ -64,7 +64,7 @@ function pollPass(body: string, at: number, before: Map<string, LiveTask>): Live
 }
 
 /** The Node side of the watch's pass that sample wakes: each task's reading, then every rule. */
-function watchPass(rules: ReturnType<typeof alertRules>, live: LiveTask[], tracks: ReadonlyMap<string, Track>, at: number) {
+function watchPass(rules: ReturnType<typeof alertRules>, live: LiveTask[], tracks: Tracks, at: number) {
   const tasks: TaskReading[] = live.map((row) => {
     const sampled = { health: row.health, since: row.since }
     const view = taskHealth({ status: 'LIVE', listed: true, endedAt: null, waitingSince: null, sampled, stale: false })
@@ -92,7 +92,7 @@ function cost(log: (line: string) => void): CostFigures {
   const [first, second] = answers()
   const plain: number[] = []
   const ruled: number[] = []
-  let tracks: ReadonlyMap<string, Track> = new Map()
+  let tracks: Tracks = new Map()
   for (let round = 0; round < ROUNDS; round++) {
     // Each round from the same first answer, so every pass samples the same step.
     const before = new Map(pollPass(first, 0, new Map()).map((row) => [row.taskId, row]))

@@ -1,5 +1,5 @@
 import { type AlertRule, alertRules } from '../../src/config/alerts.schema.js'
-import { type Opening, evaluateRules, type OpenIncident, type Track } from '../../src/fold/alert.evaluator.js'
+import { type Opening, evaluateRules, type OpenIncident, type Tracks } from '../../src/fold/alert.evaluator.js'
 import { type LiveTask, sampleAnswer } from '../../src/fold/answer.sample.js'
 import { taskHealth } from '../../src/fold/task.health.js'
 import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
@@ -91,7 +91,7 @@ export function playHour(scenario: Scenario): HourFigures {
   const callbacks = scenario.callbacks
   let due = 0
   const facts = new Map<string, { hasStart: boolean; hasEnd: boolean; waiting: boolean; waitingSince: number | null }>()
-  let tracks: ReadonlyMap<string, Track> = new Map()
+  let tracks: Tracks = new Map()
   const open = new Map<string, OpenIncident & { opened: Opened }>()
   const opened: Opened[] = []
   let nextId = 1

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type AlertRule, alertRules } from '../../src/config/alerts.schema.js'
 import { loadConfig } from '../../src/config/index.js'
-import { evaluateRules, type OpenIncident, type Readings, type TaskReading, type Track } from '../../src/fold/alert.evaluator.js'
+import { evaluateRules, type OpenIncident, type Readings, type TaskReading, type Tracks } from '../../src/fold/alert.evaluator.js'
 import type { HealthState } from '../../src/fold/task.health.js'
 
 // Time is a number handed in: each pass is "now", so no clock is waited on.
@@ -19,7 +19,7 @@ const task = (health: HealthState, more: Partial<TaskReading> = {}): TaskReading
 
 /** Runs passes, keeping tracks and the incidents opened as a database would. */
 function run(ruleSet: AlertRule[]) {
-  let tracks = new Map<string, Track>()
+  let tracks: Tracks = new Map()
   let open: OpenIncident[] = []
   let nextId = 1
   const log: string[] = []
@@ -131,6 +131,18 @@ describe('evaluateRules', () => {
       ['stale', 'A', null, 'A: task list stale for 60 s'],
       ['forgetful', 'A', null, 'A: 4 tasks in the last hour whose start or end the cloud never sent (above 3)'],
     ])
+  })
+
+  it('keeps a track only for a subject that holds or whose incident is open', () => {
+    const r = run(rules([{ name: 'thin', when: 'task.viewers', below: 5, for: '10s' }]))
+    const kept = (decided: { tracks: Tracks }) => [...(decided.tracks.get('thin')?.keys() ?? [])]
+    const both = (t1: number) => tasksOnly(task('HEALTHY', { viewers: t1 }), task('HEALTHY', { taskId: 't2', viewers: 50 }))
+    expect(kept(r.pass(0, both(3)))).toEqual(['["A","t1"]'])
+    expect(r.pass(10_000, both(3)).opens.map((o) => o.taskId)).toEqual(['t1'])
+    // Fine again: its track counts `clearFor` while the incident is open, then goes.
+    expect(kept(r.pass(11_000, both(50)))).toEqual(['["A","t1"]'])
+    expect(r.pass(21_000, both(50)).resolves.map((o) => o.reason)).toEqual(['cleared'])
+    expect(kept(r.pass(22_000, both(50)))).toEqual([])
   })
 
   it('resolves the open incidents of a rule no longer configured', () => {

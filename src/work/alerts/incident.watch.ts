@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { type AlertRule, alertRules } from '../../config/alerts.schema.js'
 import type { Config } from '../../config/config.schema.js'
-import { evaluateRules, type Readings, type ServiceReading, type TaskReading, type Track } from '../../fold/alert.evaluator.js'
+import { evaluateRules, type Readings, type ServiceReading, type TaskReading, type Tracks } from '../../fold/alert.evaluator.js'
 import { taskHealth } from '../../fold/task.health.js'
 import { decodeEvent, EVENT_CHANNEL } from '../../model/event.codec.js'
 import { unresolvedCounts, unresolvedIncidents } from '../../storage/alerts/incident.queries.js'
@@ -38,7 +38,7 @@ const HOUR = 3_600_000
  */
 export class IncidentWatch {
   private readonly rules: AlertRule[]
-  private tracks = new Map<string, Track>()
+  private tracks: Tracks = new Map()
   private unlisten: Array<() => Promise<void>> = []
   private readonly scheduler: WakeScheduler
   /** Who waits in {@link evaluate} for the next pass to begin and end. */
