@@ -18,7 +18,7 @@ import { type BenchContext, type BenchSection, quantile, ratio } from './bench.r
 
 const TASKS = 10_000
 const RULES = 100
-const ROUNDS = 6
+const ROUNDS = 12
 
 // 100 rules as a busy deployment might have them, every one watching every code (the worst case).
 function hundredRules(): AlertRuleFile[] {
