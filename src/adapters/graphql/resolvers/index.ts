@@ -3,7 +3,8 @@ import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
 import { IncidentResolver, TaskIncidentsResolver } from './incident.resolver.js'
 import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
-import { ArchiveRecordingResolver } from './recording.resolver.js'
+import { OutputRecordingsResolver, TaskRecordingsResolver, UserRecordingsResolver } from './recording-links.resolver.js'
+import { RecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
@@ -35,5 +36,8 @@ export const resolvers: NonEmptyArray<Function> = [
   WebhookResolver,
   IncidentResolver,
   TaskIncidentsResolver,
-  ArchiveRecordingResolver,
+  RecordingResolver,
+  TaskRecordingsResolver,
+  OutputRecordingsResolver,
+  UserRecordingsResolver,
 ]
