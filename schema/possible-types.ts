@@ -15,6 +15,7 @@ export const keyFields: Record<string, string[] | null> = {
   ActionConnection: null,
   ActionEdge: null,
   ArchivedNotification: ["id"],
+  ArchiveStatus: null,
   CallbackReconciliation: null,
   ClientDisconnectNotification: ["id"],
   Disconnect: null,

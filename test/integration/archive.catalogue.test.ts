@@ -232,6 +232,27 @@ describe(`the archive through list_files, with the simulator as a process, on ${
     }
   })
 
+  it("shows the archive's freshness beside the task list's, and the files no type 2 announced", async () => {
+    const FRESHNESS = `query Fresh($code: String!) { upstream(serviceCode: $code) {
+      healthy archive { configured healthy stale consecutiveFailures lastSuccessAt fileCount } callbacks { missingArchived } } }`
+    const silent = truth.files.filter((file) => file.serviceCode === 'ALPHA' && file.fate === 'SILENT').length
+    expect(silent).toBeGreaterThan(0)
+    await expect
+      .poll(async () => (await graphql(gateway, FRESHNESS, { code: 'ALPHA' }, bearer(KEYS.all))).data?.upstream.callbacks.missingArchived, {
+        timeout: 60_000,
+      })
+      .toBeGreaterThanOrEqual(silent)
+    const alpha = (await graphql(gateway, FRESHNESS, { code: 'ALPHA' }, bearer(KEYS.all))).data?.upstream
+    expect(alpha.archive).toMatchObject({ configured: true, healthy: true, stale: false, consecutiveFailures: 0, lastSuccessAt: expect.any(String) })
+    expect(alpha.archive.fileCount).toBeGreaterThan(0)
+    // Asked, never answered: not healthy, and stale from the start.
+    const hangingAnswer = await graphql(gateway, FRESHNESS, { code: 'HANGING' }, bearer(KEYS.all))
+    expect(hangingAnswer.data?.upstream.archive).toMatchObject({ configured: true, healthy: false, stale: true, fileCount: null })
+    // Another tenant's code reads as one livegate knows nothing of.
+    const theirs = await graphql(gateway, FRESHNESS, { code: 'BRAVO' }, bearer(KEYS.alpha))
+    expect(theirs.data?.upstream).toMatchObject({ archive: { lastSuccessAt: null, fileCount: null }, callbacks: { missingArchived: 0 } })
+  })
+
   it('a list that hangs slows no query', async () => {
     // HANGING's requests are held open; reads answer from what is stored meanwhile.
     await expect.poll(() => held.length, { timeout: 30_000 }).toBeGreaterThan(0)

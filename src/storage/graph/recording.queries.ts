@@ -85,3 +85,12 @@ export async function recordingsOfTasks(db: Db, keys: ReadonlyArray<{ serviceCod
   }
   return byTask
 }
+
+/** A code's recordings first seen since `since` that the list names and no type 2 announced. */
+export async function countUnannounced(db: Db, serviceCode: string, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(recordings)
+    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fromList, true), eq(recordings.fromCallback, false), gte(recordings.firstSeenAt, since)))
+  return Number(row?.n ?? 0)
+}

@@ -8,7 +8,7 @@ import { RecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
-import { UpstreamResolver } from './upstream.resolver.js'
+import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
 import { WebhookResolver } from './webhook.resolver.js'
@@ -23,6 +23,7 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskResolver,
   UserResolver,
   UpstreamResolver,
+  UpstreamArchiveResolver,
   RealtimeSubscription,
   MediaFormatResolver,
   StreamResolver,
