@@ -2,7 +2,7 @@
 
 /** Each interface and union of the schema, and the object types that can stand for it. */
 export const possibleTypes: Record<string, string[]> = {
-  Node: ["Action", "ArchivedNotification", "ArchiveRecording", "ClientDisconnectNotification", "Incident", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "Output", "Task", "ThumbnailNotification", "UnknownNotification", "User"],
+  Node: ["Action", "ArchivedNotification", "ClientDisconnectNotification", "Incident", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "Output", "Recording", "Task", "ThumbnailNotification", "UnknownNotification", "User"],
   Notification: ["ArchivedNotification", "ClientDisconnectNotification", "LiveEndNotification", "LiveResumeNotification", "LiveStartNotification", "ThumbnailNotification", "UnknownNotification"],
 }
 
@@ -15,9 +15,7 @@ export const keyFields: Record<string, string[] | null> = {
   ActionConnection: null,
   ActionEdge: null,
   ArchivedNotification: ["id"],
-  ArchiveRecording: ["id"],
-  ArchiveRecordingConnection: null,
-  ArchiveRecordingEdge: null,
+  ArchiveStatus: null,
   CallbackReconciliation: null,
   ClientDisconnectNotification: ["id"],
   Disconnect: null,
@@ -34,7 +32,9 @@ export const keyFields: Record<string, string[] | null> = {
   NotificationEdge: null,
   Output: ["id"],
   PageInfo: null,
-  Recording: null,
+  Recording: ["id"],
+  RecordingConnection: null,
+  RecordingEdge: null,
   Resume: null,
   SendMessagePayload: null,
   ServiceMetricPoint: null,

@@ -27,6 +27,7 @@ import { spoolLocation } from './work/ingest/spool/spool.owner.js'
 import { SpoolReplayer } from './work/ingest/spool/spool.replayer.js'
 import { pollerFor, type TaskListPoller } from './work/graph/task-list.poller.js'
 import { type ArchivePoller, archivePollerFor } from './work/graph/archive.poller.js'
+import { RecordingMissingWatch } from './work/graph/recording-missing.watch.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
 import type { Tracing } from './adapters/ops/tracing.sdk.js'
@@ -55,6 +56,8 @@ export interface GatewayParts {
   poller: TaskListPoller | undefined
   /** Asks each code's archive (`list_files`) into the catalogue of recordings. */
   archive: ArchivePoller | undefined
+  /** Tells a task ended with `live_only` 0 and no recording after the grace (`recording.missing`). */
+  missing: RecordingMissingWatch
   projector: GraphProjector
   hub: EventHub
   /** Audience and health over time: the poller samples each answer into it. */
@@ -206,6 +209,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     history,
     poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, ...(options.now ? { now: options.now } : {}), cloud }),
     archive: archivePollerFor(config, database.db, cloud, log),
+    missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
     projector: new GraphProjector({ database, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
@@ -223,6 +227,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.history.start()
   await parts.poller?.start()
   parts.archive?.start()
+  parts.missing.start()
   await parts.projector.start()
   await parts.hub.start()
   await parts.actions.start()
@@ -242,6 +247,7 @@ async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.projector.stop()
   await parts.poller?.stop()
   await parts.archive?.stop()
+  await parts.missing.stop()
   await parts.history.stop()
   await parts.replayer.stop()
   parts.cloud.close()

@@ -317,14 +317,14 @@ export type EndedTasksQueryVariables = Exact<{
 }>;
 
 
-export type EndedTasksQuery = { tasks: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, taskId: string, userName: string | null, startedAt: string | null, endedAt: string | null, endReason: EndReason | null, recordings: Array<{ outputIndex: number | null, fileName: string | null, playUrl: string | null, duration: number | null }> } }> } };
+export type EndedTasksQuery = { tasks: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, edges: Array<{ node: { id: string, taskId: string, userName: string | null, startedAt: string | null, endedAt: string | null, endReason: EndReason | null, recordings: Array<{ outputIndex: number | null, fileName: string, playUrl: string | null, duration: number | null }> } }> } };
 
 export type TaskDetailQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type TaskDetailQuery = { task: { id: string, taskId: string, serviceCode: string, vsId: string | null, userName: string | null, status: TaskStatus, endReason: EndReason | null, isResume: boolean | null, liveOnly: boolean | null, opaque: string | null, startedAt: string | null, endedAt: string | null, listed: boolean, firstSeenAt: string | null, lastSeenAt: string | null, confirmedAt: string | null, httpLiveUrl: string | null, inputBytes: number | null, user: { id: string, userName: string, online: boolean, lastSeenAt: string | null } | null, inputs: Array<{ sourceUrl: string | null, userName: string | null, deviceType: string | null, deviceVersion: string | null }>, outputs: Array<{ id: string, index: number | null, tag: string | null, playUrl: string | null, timeShiftUrl: string | null, width: number | null, height: number | null, startedAt: string | null, endedAt: string | null, format: { container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ index: number | null, kind: StreamKind, codecId: number | null, width: number | null, height: number | null, copyMode: CopyMode | null, bitRate: number | null }>, recordings: Array<{ fileName: string | null, playUrl: string | null, duration: number | null }> }>, recordings: Array<{ outputIndex: number | null, fileName: string | null, playUrl: string | null, duration: number | null, createdAt: string | null }>, thumbnails: Array<{ imageUrl: string | null, width: number | null, height: number | null, receivedAt: string }>, resumes: Array<{ status: ResumeStatus, sentAt: string }>, notifications: { totalCount: number, edges: Array<{ node:
+export type TaskDetailQuery = { task: { id: string, taskId: string, serviceCode: string, vsId: string | null, userName: string | null, status: TaskStatus, endReason: EndReason | null, isResume: boolean | null, liveOnly: boolean | null, opaque: string | null, startedAt: string | null, endedAt: string | null, listed: boolean, firstSeenAt: string | null, lastSeenAt: string | null, confirmedAt: string | null, httpLiveUrl: string | null, inputBytes: number | null, user: { id: string, userName: string, online: boolean, lastSeenAt: string | null } | null, inputs: Array<{ sourceUrl: string | null, userName: string | null, deviceType: string | null, deviceVersion: string | null }>, outputs: Array<{ id: string, index: number | null, tag: string | null, playUrl: string | null, timeShiftUrl: string | null, width: number | null, height: number | null, startedAt: string | null, endedAt: string | null, format: { container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ index: number | null, kind: StreamKind, codecId: number | null, width: number | null, height: number | null, copyMode: CopyMode | null, bitRate: number | null }>, recordings: Array<{ fileName: string, playUrl: string | null, duration: number | null }> }>, recordings: Array<{ outputIndex: number | null, fileName: string, playUrl: string | null, duration: number | null, createdAt: string | null }>, thumbnails: Array<{ imageUrl: string | null, width: number | null, height: number | null, receivedAt: string }>, resumes: Array<{ status: ResumeStatus, sentAt: string }>, notifications: { totalCount: number, edges: Array<{ node:
           | { __typename: 'ArchivedNotification', playUrl: string | null, fileName: string | null, path: string | null, duration: number | null, width: number | null, height: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string, format: { container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null }
           | { __typename: 'ClientDisconnectNotification', sessionDuration: number | null, disconnectReason: DisconnectReason | null, disconnectReasonCode: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string }
           | { __typename: 'LiveEndNotification', reachEnd: boolean | null, outputIndex: number | null, duration: number | null, inputBytes: number | null, httpOutputBytes: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string }
@@ -351,7 +351,6 @@ export type UserPageQueryVariables = Exact<{
 
 export type UserPageQuery = { node:
     | { __typename: 'Action', id: string }
-    | { __typename: 'ArchiveRecording', id: string }
     | { __typename: 'ArchivedNotification', id: string }
     | { __typename: 'ClientDisconnectNotification', id: string }
     | { __typename: 'Incident', id: string }
@@ -359,6 +358,7 @@ export type UserPageQuery = { node:
     | { __typename: 'LiveResumeNotification', id: string }
     | { __typename: 'LiveStartNotification', id: string }
     | { __typename: 'Output', id: string }
+    | { __typename: 'Recording', id: string }
     | { __typename: 'Task', id: string }
     | { __typename: 'ThumbnailNotification', id: string }
     | { __typename: 'UnknownNotification', id: string }
@@ -393,7 +393,6 @@ export type RefetchQueryVariables = Exact<{
 
 export type RefetchQuery = { nodes: Array<
     | { __typename: 'Action', id: string }
-    | { __typename: 'ArchiveRecording', id: string }
     | { __typename: 'ArchivedNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'ClientDisconnectNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'Incident', id: string }
@@ -401,6 +400,7 @@ export type RefetchQuery = { nodes: Array<
     | { __typename: 'LiveResumeNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'LiveStartNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'Output', tag: string | null, playUrl: string | null, id: string, task: { id: string, taskId: string } }
+    | { __typename: 'Recording', id: string }
     | { __typename: 'Task', taskId: string, status: TaskStatus, id: string }
     | { __typename: 'ThumbnailNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'UnknownNotification', kind: NotificationKind, receivedAt: string, id: string }
@@ -420,8 +420,8 @@ export type OutputDetailQuery = { node:
     | { id: string }
     | { id: string }
     | { id: string }
-    | { id: string }
     | { tag: string | null, playUrl: string | null, connections: number | null, id: string, format: { container: MediaContainer, containerName: string, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ kind: StreamKind, width: number | null, height: number | null, bitRate: number | null }>, task: { id: string, taskId: string, status: TaskStatus, userName: string | null } }
+    | { id: string }
     | { id: string }
     | { id: string }
     | { id: string }

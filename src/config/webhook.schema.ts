@@ -30,6 +30,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'incident.acknowledged',
   'incident.resolved',
   'recording.ready',
+  'recording.missing',
 ] as const
 
 /** One event type a webhook carries. */

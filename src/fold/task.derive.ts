@@ -145,7 +145,8 @@ function streamNode(stream: UpstreamStream): StreamNode {
   }
 }
 
-function recordingNode({ value }: Register<RecordingFacts>): RecordingNode {
+/** An archived file (type 2) as the graph names it. */
+export function recordingNode({ value }: Register<RecordingFacts>): RecordingNode {
   return {
     outputIndex: value.outputIdx,
     tag: value.tag,

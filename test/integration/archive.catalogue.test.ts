@@ -163,12 +163,35 @@ describe(`the archive through list_files, with the simulator as a process, on ${
       })
       expect(node?.task?.taskId).toBe(file.taskId)
       expect(answer.data?.recordings.totalCount).toBe(1)
-      const again = await graphql(gateway, `query Node($id: ID!) { node(id: $id) { id ... on ArchiveRecording { fileName } } }`, { id: node?.id }, bearer(KEYS.all))
+      const again = await graphql(gateway, `query Node($id: ID!) { node(id: $id) { id ... on Recording { fileName } } }`, { id: node?.id }, bearer(KEYS.all))
       expect(again.data?.node).toEqual({ id: node?.id, fileName: file.fileName })
     }
     const onlyListed = await graphql(gateway, RECORDINGS, { filter: { seenIn: ['FILE_LIST'] }, first: 100 }, bearer(KEYS.all))
     const neverAnnounced = await graphql(gateway, RECORDINGS, { filter: { seenIn: ['CALLBACK'] }, first: 100 }, bearer(KEYS.all))
     expect(onlyListed.data?.recordings.totalCount).toBeGreaterThan(neverAnnounced.data?.recordings.totalCount)
+  })
+
+  it('a task, its output and its user answer the very recordings the catalogue does, with the same ids', async () => {
+    const LINKED = `query Linked($id: ID!) { task(id: $id) {
+      recordings { id fileName seenIn views }
+      outputs { recordings { id fileName } }
+      user { recordings(first: 100) { totalCount edges { node { id fileName } } } } } }`
+    for (const fate of ['SILENT', 'ANNOUNCED'] as const) {
+      const file = truth.files.find((candidate) => candidate.fate === fate)
+      if (!file) throw new Error(`the truth has a ${fate} file (first test)`)
+      const id = toGlobalId('Recording', file.serviceCode, file.fileName)
+      const answer = await graphql(gateway, LINKED, { id: toGlobalId('Task', file.serviceCode, file.taskId) }, bearer(KEYS.all))
+      expect(answer.errors).toBeUndefined()
+      const task = answer.data?.task
+      const mine = task.recordings.filter((recording: { id: string }) => recording.id === id)
+      expect(mine, file.fileName).toEqual([{ id, fileName: file.fileName, seenIn: expect.any(Array), views: expect.any(Number) }])
+      expect(mine[0].seenIn).toEqual(fate === 'SILENT' ? ['FILE_LIST'] : ['CALLBACK', 'FILE_LIST'])
+      // Only a type 2 names the output a file was recorded from.
+      const fromOutputs = task.outputs.flatMap((output: { recordings: Array<{ id: string }> }) => output.recordings.map((r) => r.id))
+      expect(fromOutputs.filter((other: string) => other === id)).toHaveLength(fate === 'SILENT' ? 0 : 1)
+      const ofUser = task.user.recordings.edges.map((edge: { node: { id: string } }) => edge.node.id)
+      expect(ofUser).toContain(id)
+    }
   })
 
   it("keeps each tenant to its codes: another code's recordings, ids and filters read as none", async () => {
@@ -205,8 +228,29 @@ describe(`the archive through list_files, with the simulator as a process, on ${
       const mine = receipts.filter((receipt) => (receipt.body.data.recording as { fileName: string }).fileName === file.fileName)
       // Delivered once: the event was written once, however many answers and callbacks named the file.
       expect(new Set(mine.map((receipt) => receipt.id)).size, file.fileName).toBe(1)
-      expect(mine[0]?.body.data.recording).toMatchObject({ id: toGlobalId('ArchiveRecording', 'ALPHA', file.fileName) })
+      expect(mine[0]?.body.data.recording).toMatchObject({ id: toGlobalId('Recording', 'ALPHA', file.fileName) })
     }
+  })
+
+  it("shows the archive's freshness beside the task list's, and the files no type 2 announced", async () => {
+    const FRESHNESS = `query Fresh($code: String!) { upstream(serviceCode: $code) {
+      healthy archive { configured healthy stale consecutiveFailures lastSuccessAt fileCount } callbacks { missingArchived } } }`
+    const silent = truth.files.filter((file) => file.serviceCode === 'ALPHA' && file.fate === 'SILENT').length
+    expect(silent).toBeGreaterThan(0)
+    await expect
+      .poll(async () => (await graphql(gateway, FRESHNESS, { code: 'ALPHA' }, bearer(KEYS.all))).data?.upstream.callbacks.missingArchived, {
+        timeout: 60_000,
+      })
+      .toBeGreaterThanOrEqual(silent)
+    const alpha = (await graphql(gateway, FRESHNESS, { code: 'ALPHA' }, bearer(KEYS.all))).data?.upstream
+    expect(alpha.archive).toMatchObject({ configured: true, healthy: true, stale: false, consecutiveFailures: 0, lastSuccessAt: expect.any(String) })
+    expect(alpha.archive.fileCount).toBeGreaterThan(0)
+    // Asked, never answered: not healthy, and stale from the start.
+    const hangingAnswer = await graphql(gateway, FRESHNESS, { code: 'HANGING' }, bearer(KEYS.all))
+    expect(hangingAnswer.data?.upstream.archive).toMatchObject({ configured: true, healthy: false, stale: true, fileCount: null })
+    // Another tenant's code reads as one livegate knows nothing of.
+    const theirs = await graphql(gateway, FRESHNESS, { code: 'BRAVO' }, bearer(KEYS.alpha))
+    expect(theirs.data?.upstream).toMatchObject({ archive: { lastSuccessAt: null, fileCount: null }, callbacks: { missingArchived: 0 } })
   })
 
   it('a list that hangs slows no query', async () => {

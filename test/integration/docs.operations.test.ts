@@ -80,6 +80,11 @@ describe(`the operations users are shown validate against the schema (${driverNa
       const answer = await send({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body })
       expect(answer.status, answer.text).toBe(200)
       expect(answer.body.errors, answer.text).toBeUndefined()
+      // The archive's query the demo names validates too, and runs.
+      const archive = /see (\{.*\}), recording\.ready/.exec(lines.find((line) => line.includes('recording.missing')) ?? '')?.[1] ?? ''
+      expect(problemsOf(archive), archive).toEqual([])
+      const recordings = await send({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: archive }) })
+      expect(recordings.body.errors, recordings.text).toBeUndefined()
     } finally {
       stop('SIGTERM')
       expect(await demo).toBe(0)

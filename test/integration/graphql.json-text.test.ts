@@ -8,6 +8,7 @@ import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 import { buildGraphqlSchema } from '../../src/adapters/graphql/pipeline/schema.build.js'
 import { applyToGraph, taskListEvidence } from '../../src/work/graph/graph.evidence.js'
 import type { Db } from '../../src/storage/database.client.js'
+import { upsertListedFiles } from '../../src/storage/graph/recording.statements.js'
 import { TASK_PAGE_QUERY } from '../bench/query.bench.js'
 import { SEED_SERVICE_CODE, seedTasks, taskListOf } from '../bench/query.seed.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -120,6 +121,14 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
     query: `{ tasks(first: 5) { edges { node { outputs { tag } } } } task(id: "not-an-id") { id } }`,
     textParts: 1,
   },
+  {
+    name: "recordings from the catalogue: the list's fields as text, id and seenIn the object way",
+    query: `{ tasks(first: 12) { edges { node { taskId
+      recordings { serviceCode fileName taskId userName views likes description location createdAt firstSeenAt receivedAt }
+      outputs { tag recordings { fileName outputIndex views firstSeenAt } }
+      again: recordings { id seenIn task { taskId } } } } } }`,
+    textParts: 2,
+  },
   { name: 'a refused variable', query: TASK_PAGE_QUERY, variables: { first: 'many' }, textParts: 4 },
 ]
 
@@ -200,6 +209,18 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
     ] as const) {
       for (const fields of Object.values(sampleCallbacks(task, code))) expect((await deliverTo(text, fields)).status).toBe(200)
     }
+    // The catalogue: jt-a's file also listed (one recording, seen both ways), and a file only listed, linked by its name.
+    const file = { createdAt: new Date('2026-01-02T03:04:05Z'), duration: 61.5, width: 1280, height: 720, userName: null }
+    const more = { description: 'a replay', url: 'http://vod.example/x.mp4', location: 'Lyon', views: 12, likes: 3 }
+    await upsertListedFiles(
+      db.database.db,
+      'TESTING',
+      [
+        { fileName: 'jt-a.mp4', ...file, ...more },
+        { fileName: 'jt-b.flv', ...file, ...more, views: 2_000_000 },
+      ],
+      new Date(),
+    )
     // The page's one statement reads every part as text (`json0` to `json3`) on the text path only.
     for (const [gateway, texts] of [
       [text, 4],
@@ -224,6 +245,12 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
       // Apollo writes `errors` before `data`, graphql-ws the other way round.
       if (expected.status === 200) expect(JSON.parse(socketObjects), `${operation.name}: graphql-ws as HTTP`).toEqual(JSON.parse(expected.text))
     }
+    // A task's recordings are the catalogue's: jt-b's type 2 file, and the one only listed.
+    const jtB = { query: '{ tasks(filter: { serviceCode: "TESTING", taskIds: ["jt-b"] }) { edges { node { recordings { fileName views } } } } }' }
+    expect(JSON.parse((await post(text.url, jtB)).text).data.tasks.edges[0].node.recordings).toEqual([
+      { fileName: 'jt-b.mp4', views: null },
+      { fileName: 'jt-b.flv', views: 2_000_000 },
+    ])
     // The tenant scope: the same on both paths, and no notification of another service code.
     const scoped = { query: '{ tasks(first: 50) { edges { node { serviceCode taskId notifications(first: 9) { edges { node { serviceCode taskId } } } } } } }' }
     const scopedObjects = await post(objects.url, scoped, TESTING_KEY)

@@ -317,14 +317,14 @@ export type EndedTasksQueryVariables = Exact<{
 }>;
 
 
-export type EndedTasksQuery = { __typename: 'Query', tasks: { __typename: 'TaskConnection', totalCount: number, pageInfo: { __typename: 'PageInfo', hasNextPage: boolean, endCursor: string | null }, edges: Array<{ __typename: 'TaskEdge', node: { __typename: 'Task', id: string, taskId: string, userName: string | null, startedAt: string | null, endedAt: string | null, endReason: EndReason | null, recordings: Array<{ __typename: 'Recording', outputIndex: number | null, fileName: string | null, playUrl: string | null, duration: number | null }> } }> } };
+export type EndedTasksQuery = { __typename: 'Query', tasks: { __typename: 'TaskConnection', totalCount: number, pageInfo: { __typename: 'PageInfo', hasNextPage: boolean, endCursor: string | null }, edges: Array<{ __typename: 'TaskEdge', node: { __typename: 'Task', id: string, taskId: string, userName: string | null, startedAt: string | null, endedAt: string | null, endReason: EndReason | null, recordings: Array<{ __typename: 'Recording', outputIndex: number | null, fileName: string, playUrl: string | null, duration: number | null }> } }> } };
 
 export type TaskDetailQueryVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type TaskDetailQuery = { __typename: 'Query', task: { __typename: 'Task', id: string, taskId: string, serviceCode: string, vsId: string | null, userName: string | null, status: TaskStatus, endReason: EndReason | null, isResume: boolean | null, liveOnly: boolean | null, opaque: string | null, startedAt: string | null, endedAt: string | null, listed: boolean, firstSeenAt: string | null, lastSeenAt: string | null, confirmedAt: string | null, httpLiveUrl: string | null, inputBytes: number | null, user: { __typename: 'User', id: string, userName: string, online: boolean, lastSeenAt: string | null } | null, inputs: Array<{ __typename: 'Input', sourceUrl: string | null, userName: string | null, deviceType: string | null, deviceVersion: string | null }>, outputs: Array<{ __typename: 'Output', id: string, index: number | null, tag: string | null, playUrl: string | null, timeShiftUrl: string | null, width: number | null, height: number | null, startedAt: string | null, endedAt: string | null, format: { __typename: 'MediaFormat', container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ __typename: 'Stream', index: number | null, kind: StreamKind, codecId: number | null, width: number | null, height: number | null, copyMode: CopyMode | null, bitRate: number | null }>, recordings: Array<{ __typename: 'Recording', fileName: string | null, playUrl: string | null, duration: number | null }> }>, recordings: Array<{ __typename: 'Recording', outputIndex: number | null, fileName: string | null, playUrl: string | null, duration: number | null, createdAt: string | null }>, thumbnails: Array<{ __typename: 'Thumbnail', imageUrl: string | null, width: number | null, height: number | null, receivedAt: string }>, resumes: Array<{ __typename: 'Resume', status: ResumeStatus, sentAt: string }>, notifications: { __typename: 'NotificationConnection', totalCount: number, edges: Array<{ __typename: 'NotificationEdge', node:
+export type TaskDetailQuery = { __typename: 'Query', task: { __typename: 'Task', id: string, taskId: string, serviceCode: string, vsId: string | null, userName: string | null, status: TaskStatus, endReason: EndReason | null, isResume: boolean | null, liveOnly: boolean | null, opaque: string | null, startedAt: string | null, endedAt: string | null, listed: boolean, firstSeenAt: string | null, lastSeenAt: string | null, confirmedAt: string | null, httpLiveUrl: string | null, inputBytes: number | null, user: { __typename: 'User', id: string, userName: string, online: boolean, lastSeenAt: string | null } | null, inputs: Array<{ __typename: 'Input', sourceUrl: string | null, userName: string | null, deviceType: string | null, deviceVersion: string | null }>, outputs: Array<{ __typename: 'Output', id: string, index: number | null, tag: string | null, playUrl: string | null, timeShiftUrl: string | null, width: number | null, height: number | null, startedAt: string | null, endedAt: string | null, format: { __typename: 'MediaFormat', container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ __typename: 'Stream', index: number | null, kind: StreamKind, codecId: number | null, width: number | null, height: number | null, copyMode: CopyMode | null, bitRate: number | null }>, recordings: Array<{ __typename: 'Recording', fileName: string, playUrl: string | null, duration: number | null }> }>, recordings: Array<{ __typename: 'Recording', outputIndex: number | null, fileName: string, playUrl: string | null, duration: number | null, createdAt: string | null }>, thumbnails: Array<{ __typename: 'Thumbnail', imageUrl: string | null, width: number | null, height: number | null, receivedAt: string }>, resumes: Array<{ __typename: 'Resume', status: ResumeStatus, sentAt: string }>, notifications: { __typename: 'NotificationConnection', totalCount: number, edges: Array<{ __typename: 'NotificationEdge', node:
           | { __typename: 'ArchivedNotification', playUrl: string | null, fileName: string | null, path: string | null, duration: number | null, width: number | null, height: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string, format: { __typename: 'MediaFormat', container: MediaContainer, videoCodec: string | null, audioCodec: string | null } | null }
           | { __typename: 'ClientDisconnectNotification', sessionDuration: number | null, disconnectReason: DisconnectReason | null, disconnectReasonCode: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string }
           | { __typename: 'LiveEndNotification', reachEnd: boolean | null, outputIndex: number | null, duration: number | null, inputBytes: number | null, httpOutputBytes: number | null, id: string, kind: NotificationKind, type: number, serviceCode: string, vsId: string | null, taskId: string | null, userName: string | null, receivedAt: string, deliveries: number, signatureVerified: boolean, cursor: string }
@@ -351,7 +351,6 @@ export type UserPageQueryVariables = Exact<{
 
 export type UserPageQuery = { __typename: 'Query', node:
     | { __typename: 'Action', id: string }
-    | { __typename: 'ArchiveRecording', id: string }
     | { __typename: 'ArchivedNotification', id: string }
     | { __typename: 'ClientDisconnectNotification', id: string }
     | { __typename: 'Incident', id: string }
@@ -359,6 +358,7 @@ export type UserPageQuery = { __typename: 'Query', node:
     | { __typename: 'LiveResumeNotification', id: string }
     | { __typename: 'LiveStartNotification', id: string }
     | { __typename: 'Output', id: string }
+    | { __typename: 'Recording', id: string }
     | { __typename: 'Task', id: string }
     | { __typename: 'ThumbnailNotification', id: string }
     | { __typename: 'UnknownNotification', id: string }
@@ -393,7 +393,6 @@ export type RefetchQueryVariables = Exact<{
 
 export type RefetchQuery = { __typename: 'Query', nodes: Array<
     | { __typename: 'Action', id: string }
-    | { __typename: 'ArchiveRecording', id: string }
     | { __typename: 'ArchivedNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'ClientDisconnectNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'Incident', id: string }
@@ -401,6 +400,7 @@ export type RefetchQuery = { __typename: 'Query', nodes: Array<
     | { __typename: 'LiveResumeNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'LiveStartNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'Output', tag: string | null, playUrl: string | null, id: string, task: { __typename: 'Task', id: string, taskId: string } }
+    | { __typename: 'Recording', id: string }
     | { __typename: 'Task', taskId: string, status: TaskStatus, id: string }
     | { __typename: 'ThumbnailNotification', kind: NotificationKind, receivedAt: string, id: string }
     | { __typename: 'UnknownNotification', kind: NotificationKind, receivedAt: string, id: string }
@@ -414,7 +414,6 @@ export type OutputDetailQueryVariables = Exact<{
 
 export type OutputDetailQuery = { __typename: 'Query', node:
     | { __typename: 'Action', id: string }
-    | { __typename: 'ArchiveRecording', id: string }
     | { __typename: 'ArchivedNotification', id: string }
     | { __typename: 'ClientDisconnectNotification', id: string }
     | { __typename: 'Incident', id: string }
@@ -422,6 +421,7 @@ export type OutputDetailQuery = { __typename: 'Query', node:
     | { __typename: 'LiveResumeNotification', id: string }
     | { __typename: 'LiveStartNotification', id: string }
     | { __typename: 'Output', tag: string | null, playUrl: string | null, connections: number | null, id: string, format: { __typename: 'MediaFormat', container: MediaContainer, containerName: string, videoCodec: string | null, audioCodec: string | null } | null, streams: Array<{ __typename: 'Stream', kind: StreamKind, width: number | null, height: number | null, bitRate: number | null }>, task: { __typename: 'Task', id: string, taskId: string, status: TaskStatus, userName: string | null } }
+    | { __typename: 'Recording', id: string }
     | { __typename: 'Task', id: string }
     | { __typename: 'ThumbnailNotification', id: string }
     | { __typename: 'UnknownNotification', id: string }

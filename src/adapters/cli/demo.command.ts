@@ -9,6 +9,8 @@ import type { Command } from './command.model.js'
 const DEMO_SERVICE = 'DEMO'
 const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
 
+const ARCHIVE_QUERY = '{ recordings(first: 10) { edges { node { fileName seenIn views task { taskId } } } } }'
+
 const DEMO_RULES: Config['alerts']['rules'] = [
   { name: 'starving', when: 'task.health', is: ['STARVING'], for: 10_000, severity: 'CRITICAL', serviceCodes: '*' },
   { name: 'thin-audience', when: 'task.viewers', below: 3, for: 10_000, clearFor: 10_000, severity: 'INFO', serviceCodes: '*' },
@@ -52,6 +54,9 @@ export const demoCommand: Command = async (args, config, io, context) => {
     services: [{ serviceCode: DEMO_SERVICE, secrets: [secret], verify: 'enforce', baseUrl: `http://127.0.0.1:${simulatorPort}` }],
     // Poll often, so tasks show as listed (with their streams) within seconds.
     upstream: { ...config.upstream, pollIntervalMs: 2000 },
+    // The archive asked as often, and a missing recording told a minute after its task ended: the
+    // simulator's three archive mishaps (a file listed late, a type 2 forgotten, nothing archived) show in a round.
+    archive: { ...config.archive, pollIntervalMs: 5000, graceMs: 60_000 },
     // Every callback the simulator sends would log a line: the demo's own lines would scroll away.
     // Warnings and errors still show; LOG_LEVEL asks for more.
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
@@ -77,6 +82,7 @@ export const demoCommand: Command = async (args, config, io, context) => {
       rate,
       ...(day ? { day: DEMO_DAY } : {}),
       loop: true,
+      archiveMishaps: true,
       headerPrefix: demoConfig.ingest.signatureHeaderPrefixes[0] ?? 'svc',
     })
   } catch (error) {
@@ -93,6 +99,8 @@ export const demoCommand: Command = async (args, config, io, context) => {
   const pace = day ? `a day's pace (tasks live minutes; ${sessions} per round of about ${Math.round(simulator.scenario().durationMs / 60_000)} min)` : `${rate} callbacks/s`
   io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${pace}, looping`)
   io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live; press Stop on a live task to stop it through the simulated cloud)`)
+  io.out('livegate demo: its archive (list_files) lists each recording after a delay, forgets some type 2 callbacks')
+  io.out(`livegate demo: and archives nothing for some tasks: see ${ARCHIVE_QUERY}, recording.ready and recording.missing`)
   io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
   io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)

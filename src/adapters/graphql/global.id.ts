@@ -7,7 +7,7 @@ import { badUserInput } from './graphql.errors.js'
  */
 
 /** The node types and the number of parts of their keys. */
-const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1, Action: 1, Incident: 1, ArchiveRecording: 2 } as const
+const KEY_PARTS = { Task: 2, User: 2, Output: 3, Notification: 1, Action: 1, Incident: 1, Recording: 2 } as const
 
 /** A type that implements `Node`. */
 export type NodeTypeName = keyof typeof KEY_PARTS

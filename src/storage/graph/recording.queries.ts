@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
 import { type RecordingRow, recordings } from '../tables/recording.table.js'
 
@@ -61,4 +61,36 @@ export async function recordingByKey(db: Db, serviceCode: string, fileName: stri
     .from(recordings)
     .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fileName, fileName)))
   return row
+}
+
+/**
+ * The recordings of these tasks, each task's in the order the catalogue learnt of them (oldest
+ * first), by `<service code>\0<task id>`. A task of a code outside `allowedCodes` has none.
+ */
+export async function recordingsOfTasks(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>, allowedCodes: readonly string[] | undefined): Promise<Map<string, RecordingRow[]>> {
+  const byTask = new Map<string, RecordingRow[]>()
+  const asked = allowedCodes ? keys.filter((key) => allowedCodes.includes(key.serviceCode)) : keys
+  if (asked.length === 0) return byTask
+  const pairs = asked.map((key) => sql`(${key.serviceCode}, ${key.taskId})`)
+  const rows = await db
+    .select()
+    .from(recordings)
+    .where(sql`(${recordings.serviceCode}, ${recordings.taskId}) in (${sql.join(pairs, sql`, `)})`)
+    .orderBy(asc(recordings.id))
+  for (const row of rows) {
+    const key = `${row.serviceCode}\u0000${row.taskId}`
+    const list = byTask.get(key)
+    if (list) list.push(row)
+    else byTask.set(key, [row])
+  }
+  return byTask
+}
+
+/** A code's recordings first seen since `since` that the list names and no type 2 announced. */
+export async function countUnannounced(db: Db, serviceCode: string, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(recordings)
+    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fromList, true), eq(recordings.fromCallback, false), gte(recordings.firstSeenAt, since)))
+  return Number(row?.n ?? 0)
 }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { MediaFormatNode } from '../../fold/graph.model.js'
 import type { ListedFile } from '../../model/list-files.schema.js'
 import { type Db, resultRows } from '../database.client.js'
 import { jsonParameter } from '../tables/json.rows.js'
@@ -12,6 +13,15 @@ export interface AnnouncedRecording {
   duration: number | null
   width: number | null
   height: number | null
+  outputIndex: number | null
+  tag: string | null
+  path: string | null
+  format: MediaFormatNode | null
+  inputBytes: number | null
+  httpOutputBytes: number | null
+  /** The callback's `created_at`: the live start by the cloud's clock. */
+  liveStartedAt: Date | null
+  receivedAt: Date
 }
 
 /** A catalogue row a statement wrote, and whether it is new (the first time either channel told it). */
@@ -99,17 +109,31 @@ export async function upsertAnnouncedRecordings(tx: Db, serviceCode: string, ann
     duration: a.duration,
     width: a.width,
     height: a.height,
+    output_index: a.outputIndex,
+    tag: a.tag,
+    path: a.path,
+    format: a.format,
+    input_bytes: a.inputBytes,
+    http_output_bytes: a.httpOutputBytes,
+    live_started_at: a.liveStartedAt?.toISOString() ?? null,
+    received_at: a.receivedAt.toISOString(),
   }))
   const result = await tx.execute(sql`
-    insert into recordings as r (service_code, file_name, task_id, user_name, url, duration, width, height, from_callback,
+    insert into recordings as r (service_code, file_name, task_id, user_name, url, duration, width, height, output_index,
+      tag, path, format, input_bytes, http_output_bytes, live_started_at, received_at, from_callback,
       first_seen_at, sort_at, updated_at)
-    select w.service_code, w.file_name, w.task_id, w.user_name, w.url, w.duration, w.width, w.height, true, ${at}, ${at}, ${at}
+    select w.service_code, w.file_name, w.task_id, w.user_name, w.url, w.duration, w.width, w.height, w.output_index,
+      w.tag, w.path, w.format, w.input_bytes, w.http_output_bytes, w.live_started_at, w.received_at, true, ${at}, ${at}, ${at}
     from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, task_id text, user_name text,
-      url text, duration float8, width int, height int)
+      url text, duration float8, width int, height int, output_index int, tag text, path text, format jsonb,
+      input_bytes bigint, http_output_bytes bigint, live_started_at timestamptz, received_at timestamptz)
     on conflict (service_code, file_name) do update set
       task_id = excluded.task_id, user_name = coalesce(r.user_name, excluded.user_name), url = coalesce(r.url, excluded.url),
       duration = coalesce(r.duration, excluded.duration), width = coalesce(r.width, excluded.width),
-      height = coalesce(r.height, excluded.height), from_callback = true, updated_at = excluded.updated_at
+      height = coalesce(r.height, excluded.height), output_index = excluded.output_index, tag = excluded.tag,
+      path = excluded.path, format = excluded.format, input_bytes = excluded.input_bytes,
+      http_output_bytes = excluded.http_output_bytes, live_started_at = excluded.live_started_at,
+      received_at = excluded.received_at, from_callback = true, updated_at = excluded.updated_at
     where not r.from_callback or r.task_id is distinct from excluded.task_id
     returning id, file_name, task_id, (xmax = 0) as created`)
   return resultRows<Written>(result).map((row) => ({ id: Number(row.id), fileName: row.file_name, taskId: row.task_id, created: row.created }))

@@ -32,11 +32,13 @@ export const JSON_FALLBACK_MARK = '\\u0001livegate-fallback'
 export const P = `'"${JSON_FALLBACK_MARK}"'`
 
 // The parts' object types, each field as the SQL text of its value from the element `e` (jsonb).
+// A nested list with `catalogue` is read from the catalogue of recordings, narrowed for the element.
+type NestedSpec = { type: string; list: boolean; at: string | ((e: string) => string); catalogue?: (e: string) => (r: string) => string }
 type Writer = (e: string, depth: number) => string
 /** An object type as text: each field's writer, or the object type of its value and where that is. */
 export interface JsonType {
   name: string
-  fields: Record<string, { write: Writer; key?: string; value?: (v: string) => string } | { type: string; list: boolean; at: string | ((e: string) => string) }>
+  fields: Record<string, { write: Writer; key?: string; value?: (v: string) => string } | NestedSpec>
 }
 
 const typeOf = (v: string) => `coalesce(jsonb_typeof(${v}), 'null')`
@@ -94,15 +96,23 @@ const STREAM: JsonType = {
   },
 }
 
+// A recording is the catalogue's row (recordings), built as jsonb under these keys (RECORDING_ROW).
 const RECORDING: JsonType = {
   name: 'Recording',
   fields: {
     __typename: typename('Recording'),
+    serviceCode: field((v) => str(v, false), 'serviceCode'),
+    fileName: field((v) => str(v, false), 'fileName'),
+    taskId: field(str, 'taskId'),
+    userName: field(str, 'userName'),
+    playUrl: field(str, 'url'),
+    description: field(str, 'description'),
+    location: field(str, 'location'),
+    views: field(int, 'views'),
+    likes: field(int, 'likes'),
     outputIndex: field(int, 'outputIndex'),
     tag: field(str, 'tag'),
-    playUrl: field(str, 'url'),
     path: field(str, 'path'),
-    fileName: field(str, 'fileName'),
     format: { type: 'MediaFormat', list: false, at: 'format' },
     width: field(int, 'width'),
     height: field(int, 'height'),
@@ -110,9 +120,36 @@ const RECORDING: JsonType = {
     inputBytes: field(safeInt, 'inputBytes'),
     httpOutputBytes: field(safeInt, 'httpOutputBytes'),
     createdAt: field(dateTime, 'createdAt'),
-    receivedAt: field((v) => dateTime(v, false), 'receivedAt'),
+    receivedAt: field(dateTime, 'receivedAt'),
+    firstSeenAt: field((v) => dateTime(v, false), 'firstSeenAt'),
   },
 }
+
+const ms = (time: string) => `floor(extract(epoch from ${time}) * 1000)::bigint`
+const RECORDING_ROW = (r: string) => `jsonb_build_object('serviceCode', ${r}.service_code, 'fileName', ${r}.file_name,
+  'taskId', ${r}.task_id, 'userName', ${r}.user_name, 'url', ${r}.url, 'description', ${r}.description,
+  'location', ${r}.location, 'views', ${r}.views, 'likes', ${r}.likes, 'outputIndex', ${r}.output_index, 'tag', ${r}.tag,
+  'path', ${r}.path, 'format', ${r}.format, 'width', ${r}.width, 'height', ${r}.height, 'duration', ${r}.duration,
+  'inputBytes', ${r}.input_bytes, 'httpOutputBytes', ${r}.http_output_bytes,
+  'createdAt', ${ms(`coalesce(${r}.recorded_at, ${r}.live_started_at)`)}, 'receivedAt', ${ms(`${r}.received_at`)},
+  'firstSeenAt', ${ms(`${r}.first_seen_at`)})`
+
+/**
+ * A task's recordings as text, from the catalogue (not from the node: a file only listed is one
+ * of them too), oldest first as `Task.recordings` answers them. `t` is the page's task row;
+ * `also` narrows them (an output's), given the output element `e`.
+ */
+function catalogueListText(fields: readonly JsonField[], depth: number, also?: (r: string) => string): string {
+  const [r, x] = [`rc${depth}`, `x${depth}`]
+  return `(select coalesce('[' || string_agg(${objectText(RECORDING, fields, x, depth)}, ',' order by ${r}.id) || ']', '[]')
+    from recordings ${r} cross join lateral (select ${RECORDING_ROW(r)} offset 0) as e${depth}(${x})
+    where ${r}.service_code = t.service_code and ${r}.task_id = t.task_id${also ? ` and ${also(r)}` : ''})`
+}
+
+// An output's recordings: those a type 2 names by its index, or by its tag without an index (recordedFrom).
+const OF_OUTPUT = (e: string) => (r: string) =>
+  `((jsonb_typeof(${e}->'index') = 'number' and ${r}.output_index = (${e}->>'index')::numeric)
+    or (${r}.output_index is null and ${r}.tag is not null and ${r}.tag = ${e}->>'tag'))`
 
 const THUMBNAIL: JsonType = {
   name: 'Thumbnail',
@@ -145,7 +182,7 @@ const OUTPUT: JsonType = {
     streams: { type: 'Stream', list: true, at: 'streams' },
     startedAt: field(dateTime, 'startedAt'),
     endedAt: field(dateTime, 'endedAt'),
-    recordings: { type: 'Recording', list: true, at: 'recordings' },
+    recordings: { type: 'Recording', list: true, at: 'recordings', catalogue: OF_OUTPUT },
   },
 }
 
@@ -188,7 +225,8 @@ export function objectText(type: JsonType, fields: readonly JsonField[], e: stri
   return parts.length === 0 ? `'{}'` : `${parts.join(' || ')} || '}'`
 }
 
-function nestedText(spec: { type: string; list: boolean; at: string | ((e: string) => string) }, fields: readonly JsonField[], e: string, depth: number): string {
+function nestedText(spec: NestedSpec, fields: readonly JsonField[], e: string, depth: number): string {
+  if (spec.catalogue) return catalogueListText(fields, depth + 1, spec.catalogue(e))
   const type = TYPES[spec.type] as JsonType
   const v = typeof spec.at === 'function' ? spec.at(e) : `${e}->'${spec.at}'`
   if (!spec.list) return `case ${typeOf(v)} when 'null' then 'null' when 'object' then ${objectText(type, fields, v, depth)} else ${P} end`
@@ -217,7 +255,8 @@ export function taskJsonPartSql(part: TaskJsonPart & { kind: TaskJsonKind }, nod
   const known = madeFor.get(part.fields)?.get(`${part.kind}:${node}`)
   if (known) return known
   const type = TYPES[TASK_JSON_PART_TYPE[part.kind]] as JsonType
-  const text = `case when ${node} is null then null else ${listText(type, part.fields, `${node}->'${part.kind}'`, 1)} end`
+  const list = part.kind === 'recordings' ? catalogueListText(part.fields, 1) : listText(type, part.fields, `${node}->'${part.kind}'`, 1)
+  const text = `case when ${node} is null then null else ${list} end`
   madeFor.set(part.fields, new Map([...(madeFor.get(part.fields) ?? []), [`${part.kind}:${node}`, text]]))
   return text
 }

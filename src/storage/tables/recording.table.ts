@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
-import { bigserial, boolean, doublePrecision, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import type { MediaFormatNode } from '../../fold/graph.model.js'
+import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 /**
  * The catalogue of recordings: one row per file of a service code, whichever channel told it
@@ -25,6 +26,16 @@ export const recordings = pgTable(
     views: integer('views'),
     likes: integer('likes'),
     recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }),
+    // What only the type 2 callback says (null for a file only listed).
+    outputIndex: integer('output_index'),
+    tag: text('tag'),
+    path: text('path'),
+    format: jsonb('format').$type<MediaFormatNode>(),
+    inputBytes: bigint('input_bytes', { mode: 'number' }),
+    httpOutputBytes: bigint('http_output_bytes', { mode: 'number' }),
+    // The callback's `created_at` (the live start by the cloud's clock), and when it was received.
+    liveStartedAt: timestamp('live_started_at', { withTimezone: true, mode: 'date' }),
+    receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }),
     fromCallback: boolean('from_callback').notNull().default(false),
     fromList: boolean('from_list').notNull().default(false),
     firstSeenAt: timestamp('first_seen_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -52,6 +63,20 @@ export const archiveStatus = pgTable('archive_status', {
   fileCount: integer('file_count'),
   consecutiveFailures: integer('consecutive_failures').notNull().default(0),
 })
+
+/**
+ * The tasks told as `recording.missing`: ended with `live_only` 0 and no recording after the
+ * grace. The key makes the telling once per task, whichever instance decides it first.
+ */
+export const recordingMissing = pgTable(
+  'recording_missing',
+  {
+    serviceCode: text('service_code').notNull(),
+    taskId: text('task_id').notNull(),
+    toldAt: timestamp('told_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.serviceCode, t.taskId] })],
+)
 
 /** A recording row as read. */
 export type RecordingRow = typeof recordings.$inferSelect

@@ -75,7 +75,9 @@ export class IncidentWatch {
       aggregator: 'max',
       registers,
       async collect() {
-        const counts = await unresolvedCounts(database.db)
+        // A database that cannot answer keeps the last counts: /metrics must answer through an outage.
+        const counts = await unresolvedCounts(database.db).catch(() => undefined)
+        if (!counts) return
         this.reset()
         for (const count of counts) this.set({ rule: count.rule, severity: count.severity }, count.n)
       },

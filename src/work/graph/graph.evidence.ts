@@ -7,7 +7,7 @@ import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../../sto
 import { notifyStatement } from '../../storage/notify.statements.js'
 import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.js'
 import { type DerivedEvent, taskTransitions } from '../../fold/task.transitions.js'
-import { taskAuthor } from '../../fold/task.derive.js'
+import { recordingNode, taskAuthor } from '../../fold/task.derive.js'
 import type { TaskState } from '../../fold/task.fold.js'
 import { type AnnouncedRecording, upsertAnnouncedRecordings, type WrittenRecording } from '../../storage/graph/recording.statements.js'
 
@@ -89,18 +89,29 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
 function newRecordings(before: TaskState | undefined, after: TaskState): AnnouncedRecording[] {
   const known = new Set(before?.recordings.map((recording) => recording.value.fileName))
   const author = taskAuthor(after)
-  return after.recordings
-    .map((recording) => recording.value)
-    .filter((facts) => facts.fileName && !known.has(facts.fileName))
-    .map((facts) => ({
-      fileName: facts.fileName as string,
-      taskId: after.taskId,
-      userName: author,
-      url: facts.url,
-      duration: facts.duration,
-      width: facts.size?.width ?? null,
-      height: facts.size?.height ?? null,
-    }))
+  return (
+    after.recordings
+      // A file named twice (a type 2 repeated) is one row: the statement may touch a row once.
+      .filter((recording) => recording.value.fileName && !known.has(recording.value.fileName) && known.add(recording.value.fileName))
+      .map(recordingNode)
+      .map((node) => ({
+        fileName: node.fileName as string,
+        taskId: after.taskId,
+        userName: author,
+        url: node.url,
+        duration: node.duration,
+        width: node.width,
+        height: node.height,
+        outputIndex: node.outputIndex,
+        tag: node.tag,
+        path: node.path,
+        format: node.format,
+        inputBytes: node.inputBytes,
+        httpOutputBytes: node.httpOutputBytes,
+        liveStartedAt: node.createdAt,
+        receivedAt: node.receivedAt,
+      }))
+  )
 }
 
 /**

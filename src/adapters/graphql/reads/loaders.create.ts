@@ -4,6 +4,8 @@ import type { TaskRow, UserRow } from '../../../storage/tables/graph.table.js'
 import { countNotificationsForTasks, latestNotificationsForTasks, type NotificationRow, notificationsByIds } from '../../../storage/notification.queries.js'
 import { countTasksOfUsers, type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/task.queries.js'
 import { usersByKeys } from '../../../storage/graph/user.queries.js'
+import { recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
+import type { RecordingRow } from '../../../storage/tables/recording.table.js'
 
 /**
  * The DataLoaders of one GraphQL request. They batch the lookups of one request into one
@@ -22,6 +24,8 @@ export interface Loaders {
   task: DataLoader<TaskKeyPair, TaskRow | null, string>
   /** A user row by its (service code, user name); a page of users primes it. */
   user: DataLoader<UserKeyPair, UserRow | null, string>
+  /** The catalogue's recordings of a task, oldest first: `Task.recordings` and `Output.recordings` of a page in one statement. */
+  recordingsOfTask: DataLoader<TaskKeyPair, RecordingRow[], string>
   /** A stored notification by its row id. */
   notification: DataLoader<number, NotificationRow | null>
   /**
@@ -72,6 +76,13 @@ export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | u
         return keys.map((key) => byKey.get(userKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+    ),
+    recordingsOfTask: new DataLoader<TaskKeyPair, RecordingRow[], string>(
+      async (keys) => {
+        const found = await recordingsOfTasks(db, keys, allowedServiceCodes)
+        return keys.map((key) => found.get(taskCacheKey(key)) ?? [])
+      },
+      { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
     ),
     notification: new DataLoader<number, NotificationRow | null>(
       async (ids) => {

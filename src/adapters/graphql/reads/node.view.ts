@@ -79,11 +79,11 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
       const [row] = await incidentsByIds(context.db, [Number(first)])
       return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Incident') : null
     }
-    case 'ArchiveRecording': {
+    case 'Recording': {
       // Another tenant's recording reads as none: its existence is not told.
       if (!inScope(context.scope, first)) return null
       const row = await recordingByKey(context.db, first, second)
-      return row ? tagNode(recordingView(row), 'ArchiveRecording') : null
+      return row ? tagNode(recordingView(row), 'Recording') : null
     }
   }
 }

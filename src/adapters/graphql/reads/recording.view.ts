@@ -1,9 +1,10 @@
+import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
 import { cursorCodec } from '../connection.pagination.js'
 import { toGlobalId } from '../global.id.js'
 import type { RecordingKey } from '../../../storage/graph/recording.queries.js'
 
-/** What an `ArchiveRecording` resolves from: the catalogue's row, its global id, and where it was seen. */
+/** What a `Recording` resolves from: the catalogue's row, its global id, and where it was seen. */
 export interface RecordingView {
   id: string
   serviceCode: string
@@ -19,13 +20,20 @@ export interface RecordingView {
   views: number | null
   likes: number | null
   createdAt: Date | null
+  outputIndex: number | null
+  tag: string | null
+  path: string | null
+  format: MediaFormatNode | null
+  inputBytes: number | null
+  httpOutputBytes: number | null
+  receivedAt: Date | null
   firstSeenAt: Date
   seenIn: Array<'CALLBACK' | 'FILE_LIST'>
 }
 
 /** A recording's global id: of its service code and file name, never of a row id. */
 export function recordingGlobalId(serviceCode: string, fileName: string): string {
-  return toGlobalId('ArchiveRecording', serviceCode, fileName)
+  return toGlobalId('Recording', serviceCode, fileName)
 }
 
 /** A catalogue row as the GraphQL type reads it. */
@@ -47,7 +55,14 @@ export function recordingView(row: RecordingRow): RecordingView {
     height: row.height,
     views: row.views,
     likes: row.likes,
-    createdAt: row.recordedAt,
+    createdAt: row.recordedAt ?? row.liveStartedAt,
+    outputIndex: row.outputIndex,
+    tag: row.tag,
+    path: row.path,
+    format: row.format,
+    inputBytes: row.inputBytes,
+    httpOutputBytes: row.httpOutputBytes,
+    receivedAt: row.receivedAt,
     firstSeenAt: row.firstSeenAt,
     seenIn,
   }

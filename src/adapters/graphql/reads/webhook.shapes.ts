@@ -25,8 +25,8 @@ export const webhookShapes: WebhookShapes = {
       const { incidentId, ...rest } = incident
       return { ...task, serviceCode: row.serviceCode, ...facts, incident: { id: toGlobalId('Incident', incidentId), ...rest, serviceCode: row.serviceCode, taskId: row.taskId } }
     }
-    // A recording's event carries its `ArchiveRecording` global id.
-    if (recording) Object.assign(shaped, { recording: { id: toGlobalId('ArchiveRecording', row.serviceCode, recording.fileName), ...recording } })
+    // A recording's event carries its `Recording` global id.
+    if (recording) Object.assign(shaped, { recording: { id: toGlobalId('Recording', row.serviceCode, recording.fileName), ...recording } })
     return { ...task, serviceCode: row.serviceCode, ...facts, ...shaped }
   },
 }

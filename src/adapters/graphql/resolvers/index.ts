@@ -3,11 +3,12 @@ import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
 import { IncidentResolver, TaskIncidentsResolver } from './incident.resolver.js'
 import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
 import { NodeResolver } from './node.resolver.js'
-import { ArchiveRecordingResolver } from './recording.resolver.js'
+import { OutputRecordingsResolver, TaskRecordingsResolver, UserRecordingsResolver } from './recording-links.resolver.js'
+import { RecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
-import { UpstreamResolver } from './upstream.resolver.js'
+import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
 import { WebhookResolver } from './webhook.resolver.js'
@@ -22,6 +23,7 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskResolver,
   UserResolver,
   UpstreamResolver,
+  UpstreamArchiveResolver,
   RealtimeSubscription,
   MediaFormatResolver,
   StreamResolver,
@@ -35,5 +37,8 @@ export const resolvers: NonEmptyArray<Function> = [
   WebhookResolver,
   IncidentResolver,
   TaskIncidentsResolver,
-  ArchiveRecordingResolver,
+  RecordingResolver,
+  TaskRecordingsResolver,
+  OutputRecordingsResolver,
+  UserRecordingsResolver,
 ]

@@ -12,6 +12,7 @@ import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } fro
 import { closeFor } from '../../../model/error.catalogue.js'
 import { TaskFilter } from '../types/task.type.js'
 import { taskQuery } from './task.resolver.js'
+import { countUnannounced } from '../../../storage/graph/recording.queries.js'
 import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/metrics.type.js'
 import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
@@ -128,8 +129,10 @@ export class ServiceMetricsResolver {
 export class UpstreamCallbacksResolver {
   @FieldResolver(() => CallbackReconciliation, { description: 'Push against poll over the last hour: callbacks found missing, and how late callbacks arrive.' })
   async callbacks(@Root() status: UpstreamStatus, @Ctx() { db, scope }: GraphqlContext): Promise<CallbackReconciliation> {
-    if (!inScope(scope, status.serviceCode)) return { missingStart: 0, missingEnd: 0, delayP50Ms: null, delayP99Ms: null }
-    return reconciliation(db, status.serviceCode, new Date(Date.now() - HOUR))
+    if (!inScope(scope, status.serviceCode)) return { missingStart: 0, missingEnd: 0, missingArchived: 0, delayP50Ms: null, delayP99Ms: null }
+    const since = new Date(Date.now() - HOUR)
+    const [pushed, missingArchived] = await Promise.all([reconciliation(db, status.serviceCode, since), countUnannounced(db, status.serviceCode, since)])
+    return { ...pushed, missingArchived }
   }
 }
 

@@ -8,15 +8,15 @@ import { refuseNul } from '../graphql.errors.js'
 import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
-import { ArchiveRecording, ArchiveRecordingConnection, RecordingFilter } from '../types/recording.type.js'
+import { Recording, RecordingConnection, RecordingFilter } from '../types/recording.type.js'
 import { Task } from '../types/task.type.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 
 /** `recordings`: the catalogue of recorded files, and each one's task. */
-@Resolver(() => ArchiveRecording)
-export class ArchiveRecordingResolver {
-  @Query(() => ArchiveRecordingConnection, {
+@Resolver(() => Recording)
+export class RecordingResolver {
+  @Query(() => RecordingConnection, {
     description: "The catalogue of recordings, newest first: every file the callbacks or the cloud's archive (`list_files`) named, one per file.",
   })
   async recordings(

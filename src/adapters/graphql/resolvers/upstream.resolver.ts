@@ -3,8 +3,9 @@ import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storag
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { refuseNul } from '../graphql.errors.js'
-import { Arg, Ctx, Query, Resolver } from '../type-graphql.shim.js'
-import { UpstreamStatus, upstreamErrorKind } from '../types/upstream.type.js'
+import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from '../type-graphql.shim.js'
+import { readArchiveStatus } from '../../../storage/history/archive-status.statements.js'
+import { ArchiveStatus, UpstreamStatus, upstreamErrorKind } from '../types/upstream.type.js'
 
 @Resolver()
 export class UpstreamResolver {
@@ -48,5 +49,28 @@ function statusOf(context: GraphqlContext, serviceCode: string, row: UpstreamSta
     lastLatencyMs: row?.lastLatencyMs ?? null,
     taskCount: row?.taskCount ?? null,
     userCount: row?.userCount ?? null,
+  }
+}
+
+@Resolver(() => UpstreamStatus)
+export class UpstreamArchiveResolver {
+  @FieldResolver(() => ArchiveStatus, { description: "How fresh the code's archive (`list_files`) is, beside the task list's." })
+  async archive(@Root() status: UpstreamStatus, @Ctx() { db, config, scope }: GraphqlContext): Promise<ArchiveStatus> {
+    const row = inScope(scope, status.serviceCode) ? (await readArchiveStatus(db, [status.serviceCode])).get(status.serviceCode) : undefined
+    const service = config.services.find((candidate) => candidate.serviceCode === status.serviceCode)
+    const configured = Boolean(service?.baseUrl && service.secrets.length > 0 && config.archive.pollIntervalMs > 0)
+    const staleMs = configured ? 3 * config.archive.pollIntervalMs + config.upstream.timeoutMs : 0
+    const { healthy, stale } = judgeUpstream(row, new Date(), staleMs)
+    const lastError = row?.lastErrorAt && row.lastErrorKind ? { at: row.lastErrorAt, kind: upstreamErrorKind(row.lastErrorKind), message: row.lastErrorMessage ?? '', ret: row.lastRet } : null
+    return {
+      configured,
+      healthy,
+      stale,
+      consecutiveFailures: row?.consecutiveFailures ?? 0,
+      lastPollAt: row?.lastPollAt ?? null,
+      lastSuccessAt: row?.lastSuccessAt ?? null,
+      lastError,
+      fileCount: row?.fileCount ?? null,
+    }
   }
 }

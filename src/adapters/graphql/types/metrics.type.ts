@@ -83,6 +83,10 @@ export class TaskSample {
 export class CallbackReconciliation {
   @Field(() => Int, { description: 'Tasks the task list showed live with no type 0 within `reconcile.graceMs`, found in the last hour.' }) missingStart!: number
   @Field(() => Int, { description: 'Tasks that left the task list with no type 1 within `reconcile.graceMs`, found in the last hour.' }) missingEnd!: number
+  @Field(() => Int, {
+    description: "Archived files first seen in the last hour that the cloud's archive (`list_files`) lists and no type 2 announced; a file whose type 2 comes later leaves the count.",
+  })
+  missingArchived!: number
   @Field(() => Float, { nullable: true, description: 'The median callback delay in the last hour, in milliseconds: received time minus the signed `svc-timestamp`.' })
   delayP50Ms!: number | null
   @Field(() => Float, { nullable: true, description: 'The 99th percentile of the callback delay in the last hour, in milliseconds.' }) delayP99Ms!: number | null

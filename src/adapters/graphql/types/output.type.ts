@@ -5,7 +5,6 @@ import { Node } from './node.type.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 import { Task } from './task.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
-import { Recording } from './task-parts.type.js'
 
 /** `codec_type` of a stream. */
 export const StreamKind = { VIDEO: 'VIDEO', AUDIO: 'AUDIO', UNKNOWN: 'UNKNOWN' } as const
@@ -71,5 +70,5 @@ export class Output extends Node implements OutputView {
   @Field(() => [Stream], { description: 'Its audio and video streams, from the task list.' }) streams!: Stream[]
   @Field(() => DateTimeScalar, { nullable: true, description: 'When its live start (type 0) arrived.' }) startedAt!: Date | null
   @Field(() => DateTimeScalar, { nullable: true, description: 'When its live end (type 1) arrived.' }) endedAt!: Date | null
-  @Field(() => [Recording], { description: 'The archived files recorded from it.' }) recordings!: Recording[]
+  // `recordings` is resolved by OutputRecordingsResolver, from the catalogue.
 }

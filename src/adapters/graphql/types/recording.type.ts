@@ -1,7 +1,9 @@
+import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
-import { DateTimeScalar } from './scalars.type.js'
+import { MediaFormat } from './media-format.type.js'
+import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 
 /** Where livegate learnt of a recording. */
 export const RecordingSource = { CALLBACK: 'CALLBACK', FILE_LIST: 'FILE_LIST' } as const
@@ -14,13 +16,13 @@ registerEnumType(RecordingSource, {
   },
 })
 
-// `id` and `task` are resolved by ArchiveRecordingResolver.
-@ObjectType('ArchiveRecording', {
+// `id` and `task` are resolved by RecordingResolver.
+@ObjectType('Recording', {
   simpleResolvers: true,
   implements: Node,
   description: "A recorded file of a service code in livegate's catalogue: one per file, whichever channel told it first (a type 2 notification or the cloud's `list_files`).",
 })
-export class ArchiveRecording extends Node {
+export class Recording extends Node {
   @Field(() => String, { description: 'The service code the file belongs to.' }) serviceCode!: string
   @Field(() => String, { description: 'The file name (`file_name`): unique within its service code.' }) fileName!: string
   @Field(() => String, { nullable: true, description: "The task's `hashed_id`, when it is known (see `task`)." }) taskId!: string | null
@@ -33,8 +35,26 @@ export class ArchiveRecording extends Node {
   @Field(() => Int, { nullable: true, description: 'Video height in pixels.' }) height!: number | null
   @Field(() => Int, { nullable: true, description: "How many times it was watched (`access_cnt`), as the list's latest answer says." }) views!: number | null
   @Field(() => Int, { nullable: true, description: "How many likes it has (`zan_cnt`), as the list's latest answer says." }) likes!: number | null
-  @Field(() => DateTimeScalar, { nullable: true, description: "When it was recorded (the list's `created_at`); null until the list names it." })
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: "When it was recorded: the list's `created_at`, else the type 2's (the live start by the cloud's clock).",
+  })
   createdAt!: Date | null
+  @Field(() => Int, { nullable: true, description: '`output_idx`: the output it was recorded from (type 2).' })
+  outputIndex!: number | null
+  @Field(() => String, { nullable: true, description: 'The label of the output format it was recorded from (`tag`, type 2).' })
+  tag!: string | null
+  @Field(() => String, { nullable: true, description: 'Where the file is saved, relative (`path`, type 2).' }) path!: string | null
+  @Field(() => MediaFormat, { nullable: true, description: 'Its format (`format`, type 2).' }) format!: MediaFormatNode | null
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of input of the live (`input_bytes`, type 2).' })
+  inputBytes!: number | null
+  @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes sent through HTTP live (`http_output_bytes`, type 2).' })
+  httpOutputBytes!: number | null
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When livegate received its type 2 notification; null for a file only the list names.',
+  })
+  receivedAt!: Date | null
   @Field(() => DateTimeScalar, { description: 'When livegate first learnt of it, through either channel.' }) firstSeenAt!: Date
   @Field(() => [RecordingSource], { description: 'The channels that told of it: a file only listed was never announced by a type 2.' })
   seenIn!: Array<keyof typeof RecordingSource>
@@ -51,5 +71,5 @@ export class RecordingFilter {
   @Field(() => DateTimeScalar, { nullable: true, description: 'Recorded (else first seen) before this time.' }) createdBefore?: Date | null
 }
 
-@ObjectType('ArchiveRecordingConnection', { simpleResolvers: true, description: 'A page of recordings, newest first.' })
-export class ArchiveRecordingConnection extends ConnectionType('ArchiveRecording', () => ArchiveRecording) {}
+@ObjectType('RecordingConnection', { simpleResolvers: true, description: 'A page of recordings, newest first.' })
+export class RecordingConnection extends ConnectionType('Recording', () => Recording) {}

@@ -1,7 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
-import { Input, Recording, Resume, Thumbnail } from './task-parts.type.js'
+import { Input, Resume, Thumbnail } from './task-parts.type.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 
 /** Where a task is in its life (the fold's rules: README, "How a task's state is derived"). */
@@ -59,7 +59,7 @@ export class Task extends Node {
   @Field(() => String, { nullable: true, description: 'The prefix of the HTTP flv play address (`http_live_url`).' }) httpLiveUrl!: string | null
   @Field(() => SafeIntScalar, { nullable: true, description: 'Bytes of input so far (`input_bytes`).' }) inputBytes!: number | null
   @Field(() => [Input], { description: 'Its inputs, from the task list; a combined-screen task has several.' }) inputs!: Input[]
-  @Field(() => [Recording], { description: 'Its archived files (type 2), oldest first.' }) recordings!: Recording[]
+  // `recordings` is resolved by TaskRecordingsResolver, from the catalogue.
   @Field(() => [Thumbnail], { description: 'The latest thumbnails, newest first (at most 5).' }) thumbnails!: Thumbnail[]
   @Field(() => [Resume], { description: 'Disconnects and resumes (type 15), oldest first.' }) resumes!: Resume[]
 }

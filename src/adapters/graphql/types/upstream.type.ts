@@ -61,3 +61,23 @@ export class UpstreamStatus {
   @Field(() => Int, { nullable: true, description: 'Tasks in the last successful answer.' }) taskCount!: number | null
   @Field(() => Int, { nullable: true, description: 'Users in the last successful answer.' }) userCount!: number | null
 }
+
+@ObjectType('ArchiveStatus', {
+  simpleResolvers: true,
+  description: "How fresh one service code's archive (`list_files`) is, as its poller last stored it: the task list's shape.",
+})
+export class ArchiveStatus {
+  @Field(() => Boolean, { description: 'Whether livegate asks this code (it has a baseUrl and a secret, and `archive.pollIntervalMs` is not 0).' })
+  configured!: boolean
+  @Field(() => Boolean, { description: 'The last request succeeded.' }) healthy!: boolean
+  @Field(() => Boolean, {
+    description: 'Asked, and no successful answer within three intervals and one request timeout. Never true for a code not asked.',
+  })
+  stale!: boolean
+  @Field(() => Int, { description: 'Failed requests since the last success.' }) consecutiveFailures!: number
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last request, successful or not, was made.' }) lastPollAt!: Date | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last successful answer was taken: what the listed values are as fresh as.' })
+  lastSuccessAt!: Date | null
+  @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
+  @Field(() => Int, { nullable: true, description: 'Files in the last successful answer.' }) fileCount!: number | null
+}
