@@ -88,7 +88,11 @@ function subjectKey(serviceCode: string, taskId: string | null): string {
   return JSON.stringify([serviceCode, taskId])
 }
 
-/** Where each rule stands for each subject: rule name → subject → track. */
+/**
+ * Where each condition stands for each subject: condition → subject → track. Rules that differ
+ * only in `for`, `clearFor` or severity watch one condition, which holds or clears at the same
+ * moments for all of them: one track serves them all, and each rule reads its own durations off it.
+ */
 export type Tracks = ReadonlyMap<string, ReadonlyMap<string, Track>>
 
 interface Observation {
@@ -102,62 +106,89 @@ interface Observation {
   state?: string
 }
 
+/** Rules that watch one condition: the same signal, states, threshold and codes. */
+interface Condition {
+  key: string
+  rules: AlertRule[]
+  /** Subjects that have an incident of one of these rules open. */
+  open: Set<string>
+}
+
+function conditions(rules: readonly AlertRule[]): Map<string, Condition> {
+  const byKey = new Map<string, Condition>()
+  for (const rule of rules) {
+    const key = JSON.stringify([rule.when, rule.is ?? null, rule.below ?? null, rule.above ?? null, rule.serviceCodes])
+    const condition = byKey.get(key) ?? { key, rules: [], open: new Set<string>() }
+    condition.rules.push(rule)
+    byKey.set(key, condition)
+  }
+  return byKey
+}
+
 /**
- * Decides one pass at `now`. Every rule looks at every subject in its scope, and most of them
- * are fine: those cost one comparison. A track is kept only for a subject whose condition holds
- * or whose incident is open (where `clearFor` counts), kept by rule and then by subject, so a
- * pass over many rules and tasks makes nothing for the subjects that are fine.
+ * Decides one pass at `now`. Every condition looks at every subject in its scope, and most of
+ * them are fine: those cost one comparison. A track is kept only for a subject whose condition
+ * holds or whose incident is open (where `clearFor` counts), so a pass over many rules and tasks
+ * makes nothing for the subjects that are fine.
  */
 export function evaluateRules(rules: readonly AlertRule[], readings: Readings, open: readonly OpenIncident[], tracks: Tracks, now: number): Decisions {
   const next = new Map<string, Map<string, Track>>()
   const opens: Opening[] = []
   const resolves: Resolving[] = []
+  const watched = conditions(rules)
+  const conditionOf = new Map<string, Condition>()
+  for (const condition of watched.values()) for (const rule of condition.rules) conditionOf.set(rule.name, condition)
   const openByRule = new Map<string, Map<string, OpenIncident>>()
   for (const incident of open) {
+    const subject = subjectKey(incident.serviceCode, incident.taskId)
     const here = openByRule.get(incident.rule) ?? new Map<string, OpenIncident>()
-    here.set(subjectKey(incident.serviceCode, incident.taskId), incident)
+    here.set(subject, incident)
     openByRule.set(incident.rule, here)
+    conditionOf.get(incident.rule)?.open.add(subject)
   }
   const taskKeys = readings.tasks.map((task) => subjectKey(task.serviceCode, task.taskId))
   const liveTasks = new Set(taskKeys)
-  const byName = new Map(rules.map((rule) => [rule.name, rule]))
   for (const incident of open) {
-    if (!byName.has(incident.rule)) resolves.push({ id: incident.id, reason: 'rule-removed', summary: `rule "${incident.rule}" is no longer configured` })
+    if (!conditionOf.has(incident.rule)) resolves.push({ id: incident.id, reason: 'rule-removed', summary: `rule "${incident.rule}" is no longer configured` })
     else if (incident.taskId !== null && !liveTasks.has(subjectKey(incident.serviceCode, incident.taskId)))
       resolves.push({ id: incident.id, reason: 'task-ended', summary: `task ${incident.taskId} ended` })
   }
-  for (const rule of rules) {
-    const before = tracks.get(rule.name)
-    const openHere = openByRule.get(rule.name)
+  for (const condition of watched.values()) {
+    const before = tracks.get(condition.key)
     const kept = new Map<string, Track>()
-    next.set(rule.name, kept)
-    observe(rule, readings, taskKeys, (subject, holds, index) => {
-      const incident = openHere?.get(subject)
+    next.set(condition.key, kept)
+    const first = condition.rules[0] as AlertRule
+    observe(first, readings, taskKeys, (subject, holds, index) => {
       // False with no incident open: nothing to count, so nothing kept.
-      if (!holds && !incident) return
+      if (!holds && !condition.open.has(subject)) return
       const was = before?.get(subject)
       let track: Track
       if (!holds) track = was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
       // Still holding: the same track (when it began, and the reading that made it hold).
       else if (was && was.holdingSince !== null) track = was
       else {
-        const seen = reading(rule, readings, index, holds)
+        const seen = reading(first, readings, index, holds)
         track = { holdingSince: Math.min(seen.since ?? now, now), clearSince: null, value: seen.value }
       }
       kept.set(subject, track)
-      if (!incident && track.holdingSince !== null && now - track.holdingSince >= rule.forMs) {
-        const seen = reading(rule, readings, index, holds)
-        const { serviceCode, taskId, value } = seen
-        const threshold = rule.below ?? rule.above ?? null
-        const summary = summarize(rule, seen, now - track.holdingSince)
-        opens.push({ rule, serviceCode, taskId, startedAt: track.holdingSince, value, threshold, summary })
-      }
-      if (incident && track.clearSince !== null && now - track.clearSince >= rule.clearForMs) {
-        resolves.push({ id: incident.id, reason: 'cleared', summary: `no longer true for ${spoken(now - track.clearSince)}` })
-      }
+      for (const rule of condition.rules) decide(rule, subject, track, index)
     })
   }
   return { opens, resolves, tracks: next }
+
+  function decide(rule: AlertRule, subject: string, track: Track, index: number): void {
+    const incident = openByRule.get(rule.name)?.get(subject)
+    if (!incident && track.holdingSince !== null && now - track.holdingSince >= rule.forMs) {
+      const seen = reading(rule, readings, index, true)
+      const { serviceCode, taskId, value } = seen
+      const threshold = rule.below ?? rule.above ?? null
+      const summary = summarize(rule, seen, now - track.holdingSince)
+      opens.push({ rule, serviceCode, taskId, startedAt: track.holdingSince, value, threshold, summary })
+    }
+    if (incident && track.clearSince !== null && now - track.clearSince >= rule.clearForMs) {
+      resolves.push({ id: incident.id, reason: 'cleared', summary: `no longer true for ${spoken(now - track.clearSince)}` })
+    }
+  }
 }
 
 function inScope(rule: AlertRule, serviceCode: string): boolean {

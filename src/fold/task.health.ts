@@ -12,6 +12,8 @@ export interface HealthTrack {
   /** Samples in a row whose input bytes equal the one before. */
   stillSamples: number
   inputBytes: number | null
+  /** When the latest sample was taken (a task's stored row has it). */
+  at?: number
 }
 
 /**
@@ -19,13 +21,18 @@ export interface HealthTrack {
  * the same in two consecutive samples; HEALTHY again as soon as they grow (or restart: a counter
  * that went down means the input is being fed again). A sample without input bytes says
  * nothing and keeps the health as it was.
+ *
+ * A stall is dated from the earlier of the two samples: the input has not grown since then, which
+ * is what STARVING says, and an alert rule's `for` then counts from when the input stopped as
+ * far as the samples can tell, not from one poll later.
  */
 export function nextHealth(previous: HealthTrack | undefined, inputBytes: number | null, at: number): HealthTrack {
-  if (!previous) return { health: 'HEALTHY', since: at, stillSamples: 0, inputBytes }
-  if (inputBytes === null || previous.inputBytes === null) return { ...previous, inputBytes: inputBytes ?? previous.inputBytes }
+  if (!previous) return { health: 'HEALTHY', since: at, stillSamples: 0, inputBytes, at }
+  if (inputBytes === null || previous.inputBytes === null) return { ...previous, inputBytes: inputBytes ?? previous.inputBytes, at }
   const stillSamples = inputBytes === previous.inputBytes ? previous.stillSamples + 1 : 0
   const health: SampledHealth = stillSamples >= 1 ? 'STARVING' : 'HEALTHY'
-  return { health, since: health === previous.health ? previous.since : at, stillSamples, inputBytes }
+  if (health === previous.health) return { health, since: previous.since, stillSamples, inputBytes, at }
+  return { health, since: health === 'STARVING' ? (previous.at ?? at) : at, stillSamples, inputBytes, at }
 }
 
 /** What a task's health is read from. */

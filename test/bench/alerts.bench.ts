@@ -132,12 +132,15 @@ export async function runAlertsBench(ctx: BenchContext): Promise<BenchSection> {
   rows.push(['reconnects resumed within `for`', `${hour.reconnects} played`, `${hour.reconnectIncidents} incidents`, ''])
   rows.push(['a poll pass of 10k tasks, Node CPU', `${spent.passMs.toFixed(1)} ms`, `with ${RULES} rules ${spent.withRulesMs.toFixed(1)} ms`, ratio(spent.withRulesMs, spent.passMs)])
   const detection = hour.detected / hour.faults
+  const interrupted = Object.values(hour.kinds).reduce((sum, kind) => sum + (kind.interrupted ?? 0), 0)
   return {
     title: 'Alerts',
     description:
       `A simulated hour (${hour.sessions} tasks on 3 codes, the simulator's faults with their ground truth, fault.plan.ts) played in simulated time through livegate's pure parts: ` +
       `each poll's answer (every ${POLL_MS / 1000} s) sampled by the fold, the callbacks due folded into each task's life, the rules decided at every poll and every second, \`for\` ${FOR_MS / 1000} s. ` +
       "Latency is from the fault beginning in the cloud's data to the opening decision; the database and the webhook's delivery are not in it. " +
+      `A stale list begins when its signal says so (its last success + staleAfterMs); ${interrupted} task faults a reconnect broke inside their first \`for\` ` +
+      '(RECONNECTING is not STARVING: the rule rightly waits its `for` again) count for detection and not for latency. ' +
       `${hour.masked} task faults fell while their code's list was stale (nothing to see) and are not counted. ` +
       `Cost: the Node CPU of a poll pass of ${TASKS} tasks (JSON, schema, evidence, samples) with and without the watch's pass over ${RULES} rules ` +
       "(readings and the evaluator), median of the rounds after two of warm-up; the database's reads of the watch are not in it.",

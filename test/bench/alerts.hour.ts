@@ -63,7 +63,7 @@ export interface HourFigures {
   faults: number
   detected: number
   /** Per fault kind: how many, how many found, the latencies (ms from the fault to the opening). */
-  kinds: Record<string, { faults: number; detected: number; latencies: number[] }>
+  kinds: Record<string, { faults: number; detected: number; latencies: number[]; interrupted?: number }>
   reconnects: number
   reconnectIncidents: number
   duplicates: number
@@ -205,7 +205,14 @@ function judge(scenario: Scenario, opened: Opened[], passes: number): HourFigure
     explained.add(hit)
     kind.detected++
     detected++
-    if (hit.at >= fault.fromMs) kind.latencies.push(hit.at - fault.fromMs)
+    // A stale list is a fault of the signal's own definition (`upstream(code).stale`: no success for
+    // staleAfterMs): it appears in the data when the list is stale, after its last success.
+    const appears = fault.kind === 'stale-list' ? Math.ceil(fault.fromMs / POLL_MS) * POLL_MS - POLL_MS + STALE_MS : fault.fromMs
+    // A reconnect that begins inside a task fault's first `for` breaks its condition (the task is
+    // RECONNECTING, not STARVING): the rule rightly starts its `for` again, so the bound cannot apply.
+    const broken = fault.taskId !== null && faults.some((f) => f.kind === 'reconnect' && f.taskId === fault.taskId && f.fromMs >= fault.fromMs && f.fromMs < fault.fromMs + FOR_MS + POLL_MS)
+    if (broken) kind.interrupted = (kind.interrupted ?? 0) + 1
+    else if (hit.at >= fault.fromMs) kind.latencies.push(hit.at - appears)
   }
   // A stall's bits/s fall too: weak-input opening inside a stall is explained by it.
   for (const o of opened) {

@@ -135,7 +135,7 @@ describe('evaluateRules', () => {
 
   it('keeps a track only for a subject that holds or whose incident is open', () => {
     const r = run(rules([{ name: 'thin', when: 'task.viewers', below: 5, for: '10s' }]))
-    const kept = (decided: { tracks: Tracks }) => [...(decided.tracks.get('thin')?.keys() ?? [])]
+    const kept = (decided: { tracks: Tracks }) => [...decided.tracks.values()].flatMap((bySubject) => [...bySubject.keys()])
     const both = (t1: number) => tasksOnly(task('HEALTHY', { viewers: t1 }), task('HEALTHY', { taskId: 't2', viewers: 50 }))
     expect(kept(r.pass(0, both(3)))).toEqual(['["A","t1"]'])
     expect(r.pass(10_000, both(3)).opens.map((o) => o.taskId)).toEqual(['t1'])
