@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { asc, desc, inArray, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
+import { recordingMissing } from '../tables/recording.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 
 /** A task just decided to have a missing recording, with its stored node (for the event). */
@@ -53,4 +54,11 @@ export async function missingOf(db: Db, keys: ReadonlyArray<{ serviceCode: strin
   const result = await db.execute(sql`
     select service_code, task_id from recording_missing where (service_code, task_id) in (${sql.join(pairs, sql`, `)})`)
   return new Set(resultRows<{ service_code: string; task_id: string }>(result).map((row) => `${row.service_code}\u0000${row.task_id}`))
+}
+
+/** The tasks told as missing their recording, the latest told first, within the codes a caller may read. */
+export async function latestMissing(db: Db, allowedCodes: readonly string[] | undefined, limit: number): Promise<Array<{ serviceCode: string; taskId: string; toldAt: Date }>> {
+  if (allowedCodes?.length === 0) return []
+  const scope = allowedCodes ? inArray(recordingMissing.serviceCode, [...allowedCodes]) : undefined
+  return db.select().from(recordingMissing).where(scope).orderBy(desc(recordingMissing.toldAt), asc(recordingMissing.taskId)).limit(limit)
 }
