@@ -47,18 +47,18 @@ export async function claimMissingRecordings(tx: Db, graceMs: number, now: Date,
   return resultRows<Claimed>(result).map((row) => ({ serviceCode: row.service_code, taskId: row.task_id, node: row.node }))
 }
 
-/** Of these tasks, those told as missing their recording, as `<service code>\0<task id>`. */
-export async function missingOf(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>): Promise<Set<string>> {
-  if (keys.length === 0) return new Set()
-  const pairs = keys.map((key) => sql`(${key.serviceCode}, ${key.taskId})`)
-  const result = await db.execute(sql`
-    select service_code, task_id from recording_missing where (service_code, task_id) in (${sql.join(pairs, sql`, `)})`)
-  return new Set(resultRows<{ service_code: string; task_id: string }>(result).map((row) => `${row.service_code}\u0000${row.task_id}`))
-}
+/** A task told as missing its recording, and when. */
+export type MissingRow = typeof recordingMissing.$inferSelect
 
 /** The tasks told as missing their recording, the latest told first, within the codes a caller may read. */
-export async function latestMissing(db: Db, allowedCodes: readonly string[] | undefined, limit: number): Promise<Array<{ serviceCode: string; taskId: string; toldAt: Date }>> {
-  if (allowedCodes?.length === 0) return []
-  const scope = allowedCodes ? inArray(recordingMissing.serviceCode, [...allowedCodes]) : undefined
-  return db.select().from(recordingMissing).where(scope).orderBy(desc(recordingMissing.toldAt), asc(recordingMissing.taskId)).limit(limit)
+export async function latestMissing(db: Db, codes: readonly string[] | undefined, max: number): Promise<MissingRow[]> {
+  if (codes?.length === 0) return []
+  const scope = codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined
+  const order = [desc(recordingMissing.toldAt), asc(recordingMissing.taskId)]
+  return db
+    .select()
+    .from(recordingMissing)
+    .where(scope)
+    .orderBy(...order)
+    .limit(max)
 }

@@ -39,14 +39,14 @@ export class RecordingResolver {
   }
 
   @Query(() => [MissingRecording], {
-    description: 'The tasks whose recording is missing (`recording.missing`), the latest told first; only tasks of codes the caller may read.',
+    description: 'Tasks with a missing recording (`recording.missing`), latest told first, of the codes the key reads.',
   })
   async missingRecordings(
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
   ): Promise<Array<{ task: TaskView | null; toldAt: Date }>> {
     const rows = await latestMissing(db, allowedCodes(scope), pageSize(first ?? null, config.graphql))
-    const tasks = await Promise.all(rows.map((row) => loaders.task.load({ serviceCode: row.serviceCode, taskId: row.taskId })))
+    const tasks = await Promise.all(rows.map(({ serviceCode, taskId }) => loaders.task.load({ serviceCode, taskId })))
     return rows.flatMap((row, i) => {
       const task = tasks[i]
       return task ? [{ task: deriveTask(task.state), toldAt: row.toldAt }] : []

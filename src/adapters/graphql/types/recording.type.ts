@@ -77,7 +77,7 @@ export class RecordingConnection extends ConnectionType('Recording', () => Recor
 
 @ObjectType('MissingRecording', {
   simpleResolvers: true,
-  description: 'A task that ended with `live_only` 0 and had no recording after `archive.graceMs` (told as `recording.missing`).',
+  description: 'A task that ended with `live_only` 0 and no recording after `archive.graceMs` (`recording.missing`).',
 })
 export class MissingRecording {
   @Field(() => Task, { description: 'The task, as it is now: a recording may have come since.' }) task!: unknown

@@ -3,16 +3,20 @@
 // by a type 2: flagged), and the tasks whose recording is missing (`recording.missing`). Loaded
 // after dashboard.js, beside the incidents panel; its operation is schema/operations.graphql's,
 // typed by codegen.
-import type { DashboardRecordingsQuery, DashboardRecordingsQueryVariables } from '../../../../schema/client/operations.js'
+import type * as Operations from '../../../../schema/client/operations.js'
 
 const KEY_STORAGE = 'livegate.dashboard.apiKey'
 const NEWEST = 20
+const OPERATION = 'DashboardRecordings'
 const REFRESH_MS = 5000
 const endpoint = new URL('graphql', window.location.href)
-const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<string, string>
+const operationsText = document.getElementById('dashboard-operations')?.textContent ?? '{}'
+const operationTexts = JSON.parse(operationsText) as Record<string, string>
 
-type Recording = DashboardRecordingsQuery['recordings']['edges'][number]['node']
-type Missing = DashboardRecordingsQuery['missingRecordings'][number]
+type Answer = Operations.DashboardRecordingsQuery
+type Variables = Operations.DashboardRecordingsQueryVariables
+type Recording = Answer['recordings']['edges'][number]['node']
+type Missing = Answer['missingRecordings'][number]
 
 const servicesEl = document.getElementById('services')
 const panel = document.createElement('section')
@@ -31,15 +35,15 @@ const noMissing = panel.querySelector('.no-missing') as HTMLElement
 let timer: ReturnType<typeof setTimeout> | undefined
 let generation = 0
 
-async function load(): Promise<DashboardRecordingsQuery> {
+async function load(): Promise<Answer> {
   const key = sessionStorage.getItem(KEY_STORAGE)
-  const variables: DashboardRecordingsQueryVariables = { first: NEWEST }
+  const variables: Variables = { first: NEWEST }
   const response = await fetch(endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify({ query: operationTexts.DashboardRecordings ?? '', operationName: 'DashboardRecordings', variables }),
+    body: JSON.stringify({ query: operationTexts[OPERATION] ?? '', operationName: OPERATION, variables }),
   })
-  const answer = (await response.json().catch(() => ({}))) as { data?: DashboardRecordingsQuery | null; errors?: unknown[] }
+  const answer: { data?: Answer | null; errors?: unknown[] } = await response.json().catch(() => ({}))
   if (answer.errors?.length || !answer.data) throw new Error(`the gateway answered ${response.status}`)
   return answer.data
 }
@@ -80,7 +84,8 @@ function missingItem(missing: Missing): HTMLLIElement {
   const li = document.createElement('li')
   li.dataset.taskId = missing.task.id
   const who = missing.task.userName ? ` (${missing.task.userName})` : ''
-  li.textContent = `${missing.task.serviceCode} / ${missing.task.taskId}${who}: no recording, told ${new Date(missing.toldAt).toLocaleTimeString()}`
+  const told = new Date(missing.toldAt).toLocaleTimeString()
+  li.textContent = `${missing.task.serviceCode} / ${missing.task.taskId}${who}: no recording, told ${told}`
   return li
 }
 
