@@ -73,6 +73,12 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(`the dashboard's recordings in C
       await expect.poll(() => missing.allInnerTexts(), { timeout: 60_000 }).toEqual([expect.stringMatching(/^TESTING \/ lost \(alice\): no recording, told /)])
       expect(await page.locator('#recordings .no-missing').isHidden()).toBe(true)
       expect(await page.locator('#recordings').innerText()).not.toContain('other')
+      // A late type 2 takes `lost` off the list: it was told missing once, and is no longer.
+      const late = { ...sampleCallbacks('lost', 'TESTING').archived, created_at: now } as Record<string, string>
+      expect((await deliverTo(gateway, late)).status).toBe(200)
+      await expect.poll(() => missing.count(), { timeout: 60_000 }).toBe(0)
+      expect(await page.locator('#recordings .no-missing').isVisible()).toBe(true)
+      await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(3)
       expect(problems).toEqual([])
     } finally {
       await page

@@ -1,6 +1,6 @@
-import { asc, desc, inArray, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, notExists, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
-import { recordingMissing } from '../tables/recording.table.js'
+import { recordingMissing, recordings } from '../tables/recording.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 
 /** A task just decided to have a missing recording, with its stored node (for the event). */
@@ -50,15 +50,22 @@ export async function claimMissingRecordings(tx: Db, graceMs: number, now: Date,
 /** A task told as missing its recording, and when. */
 export type MissingRow = typeof recordingMissing.$inferSelect
 
-/** The tasks told as missing their recording, the latest told first, within the codes a caller may read. */
+/**
+ * The tasks told as missing their recording and still without one, the latest told first, within
+ * the codes a caller may read (a recording that came late takes its task off the list).
+ */
 export async function latestMissing(db: Db, codes: readonly string[] | undefined, max: number): Promise<MissingRow[]> {
   if (codes?.length === 0) return []
   const scope = codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined
+  const late = db
+    .select({ one: sql`1` })
+    .from(recordings)
+    .where(and(eq(recordings.serviceCode, recordingMissing.serviceCode), eq(recordings.taskId, recordingMissing.taskId)))
   const order = [desc(recordingMissing.toldAt), asc(recordingMissing.taskId)]
   return db
     .select()
     .from(recordingMissing)
-    .where(scope)
+    .where(and(scope, notExists(late)))
     .orderBy(...order)
     .limit(max)
 }

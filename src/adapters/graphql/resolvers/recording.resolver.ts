@@ -39,7 +39,7 @@ export class RecordingResolver {
   }
 
   @Query(() => [MissingRecording], {
-    description: 'Tasks with a missing recording (`recording.missing`), latest told first, of the codes the key reads.',
+    description: 'Tasks still without the recording told missing (`recording.missing`), latest first, of codes the key reads.',
   })
   async missingRecordings(
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
