@@ -28,6 +28,7 @@ export const keyFields: Record<string, string[] | null> = {
   LiveStartNotification: ["id"],
   MediaFormat: null,
   MetricPoint: null,
+  MissingRecording: null,
   NotificationConnection: null,
   NotificationEdge: null,
   Output: ["id"],

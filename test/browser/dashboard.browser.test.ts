@@ -22,12 +22,13 @@ const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const API_KEY = 'dash-key-5c1e0a7d9b3f42e8'
 // Run in the page: the key the dashboard keeps for the tab.
 const KEPT_KEY = "sessionStorage.getItem('livegate.dashboard.apiKey')"
-// What dashboard.client.ts, dashboard.actions.ts and dashboard.incidents.ts send, and the task query a row's link opens.
+// What dashboard.client.ts, dashboard.actions.ts, dashboard.incidents.ts and dashboard.recordings.ts send, and the task query a row's link opens.
 const PAGE_OPERATIONS = [
   'DashboardAcknowledge',
   'DashboardActions',
   'DashboardChanges',
   'DashboardIncidents',
+  'DashboardRecordings',
   'DashboardReplay',
   'DashboardSamples',
   'DashboardService',
@@ -146,6 +147,7 @@ describe(`the dashboard over HTTP (${driverName})`, () => {
       'dashboard/dashboard.css',
       'dashboard/dashboard.incidents.js',
       'dashboard/dashboard.js',
+      'dashboard/dashboard.recordings.js',
       'dashboard/graphql-ws.js',
       'dashboard/uplot.css',
       'dashboard/uplot.js',

@@ -25,6 +25,7 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.css', { file: STYLE_FILE, type: CSS }],
     ['dashboard.actions.js', { file: await pageScriptFile('dashboard/dashboard.actions'), type: JS }],
     ['dashboard.incidents.js', { file: await pageScriptFile('dashboard/dashboard.incidents'), type: JS }],
+    ['dashboard.recordings.js', { file: await pageScriptFile('dashboard/dashboard.recordings'), type: JS }],
     // The modules dashboard.js imports, by the names its imports give.
     ['dashboard.page.js', { file: await pageScriptFile('dashboard/dashboard.page'), type: JS }],
     ['dashboard.service.js', { file: await pageScriptFile('dashboard/dashboard.service'), type: JS }],
@@ -108,6 +109,7 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 <script type="module" src="dashboard/dashboard.js"></script>
 <script type="module" src="dashboard/dashboard.actions.js"></script>
 <script type="module" src="dashboard/dashboard.incidents.js"></script>
+<script type="module" src="dashboard/dashboard.recordings.js"></script>
 </body>
 </html>
 `

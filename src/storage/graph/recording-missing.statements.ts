@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, notExists, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
+import { recordingMissing, recordings } from '../tables/recording.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 
 /** A task just decided to have a missing recording, with its stored node (for the event). */
@@ -46,11 +47,25 @@ export async function claimMissingRecordings(tx: Db, graceMs: number, now: Date,
   return resultRows<Claimed>(result).map((row) => ({ serviceCode: row.service_code, taskId: row.task_id, node: row.node }))
 }
 
-/** Of these tasks, those told as missing their recording, as `<service code>\0<task id>`. */
-export async function missingOf(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>): Promise<Set<string>> {
-  if (keys.length === 0) return new Set()
-  const pairs = keys.map((key) => sql`(${key.serviceCode}, ${key.taskId})`)
-  const result = await db.execute(sql`
-    select service_code, task_id from recording_missing where (service_code, task_id) in (${sql.join(pairs, sql`, `)})`)
-  return new Set(resultRows<{ service_code: string; task_id: string }>(result).map((row) => `${row.service_code}\u0000${row.task_id}`))
+/** A task told as missing its recording, and when. */
+export type MissingRow = typeof recordingMissing.$inferSelect
+
+/**
+ * The tasks told as missing their recording and still without one, the latest told first, within
+ * the codes a caller may read (a recording that came late takes its task off the list).
+ */
+export async function latestMissing(db: Db, codes: readonly string[] | undefined, max: number): Promise<MissingRow[]> {
+  if (codes?.length === 0) return []
+  const scope = codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined
+  const late = db
+    .select({ one: sql`1` })
+    .from(recordings)
+    .where(and(eq(recordings.serviceCode, recordingMissing.serviceCode), eq(recordings.taskId, recordingMissing.taskId)))
+  const order = [desc(recordingMissing.toldAt), asc(recordingMissing.taskId)]
+  return db
+    .select()
+    .from(recordingMissing)
+    .where(and(scope, notExists(late)))
+    .orderBy(...order)
+    .limit(max)
 }

@@ -1,14 +1,15 @@
 import { deriveTask } from '../../../fold/task.derive.js'
+import { latestMissing } from '../../../storage/graph/recording-missing.statements.js'
 import { countRecordings, listRecordings, type RecordingQuery } from '../../../storage/graph/recording.queries.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import { allowedCodes } from '../auth.scope.js'
-import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, toConnection } from '../connection.pagination.js'
+import { type ConnectionData, PAGE_ARGUMENTS, pageSize, pageWindow, toConnection } from '../connection.pagination.js'
 import { requireGlobalId } from '../global.id.js'
 import { refuseNul } from '../graphql.errors.js'
 import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
-import { Recording, RecordingConnection, RecordingFilter } from '../types/recording.type.js'
+import { MissingRecording, Recording, RecordingConnection, RecordingFilter } from '../types/recording.type.js'
 import { Task } from '../types/task.type.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
@@ -34,6 +35,21 @@ export class RecordingResolver {
       keyOf: (row) => ({ sortAt: row.sortAt.getTime(), id: row.id }),
       toNode: (row) => recordingView(row),
       countAll: () => countRecordings(db, query),
+    })
+  }
+
+  @Query(() => [MissingRecording], {
+    description: 'Tasks still without the recording told missing (`recording.missing`), latest first, of codes the key reads.',
+  })
+  async missingRecordings(
+    @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
+    @Ctx() { db, config, loaders, scope }: GraphqlContext,
+  ): Promise<Array<{ task: TaskView | null; toldAt: Date }>> {
+    const rows = await latestMissing(db, allowedCodes(scope), pageSize(first ?? null, config.graphql))
+    const tasks = await Promise.all(rows.map(({ serviceCode, taskId }) => loaders.task.load({ serviceCode, taskId })))
+    return rows.flatMap((row, i) => {
+      const task = tasks[i]
+      return task ? [{ task: deriveTask(task.state), toldAt: row.toldAt }] : []
     })
   }
 

@@ -2,6 +2,7 @@ import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import { Field, Float, InputType, Int, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { ConnectionType } from './connection.type.js'
 import { Node } from './node.type.js'
+import { Task } from './task.type.js'
 import { MediaFormat } from './media-format.type.js'
 import { DateTimeScalar, SafeIntScalar } from './scalars.type.js'
 
@@ -73,3 +74,12 @@ export class RecordingFilter {
 
 @ObjectType('RecordingConnection', { simpleResolvers: true, description: 'A page of recordings, newest first.' })
 export class RecordingConnection extends ConnectionType('Recording', () => Recording) {}
+
+@ObjectType('MissingRecording', {
+  simpleResolvers: true,
+  description: 'A task that ended with `live_only` 0 and no recording after `archive.graceMs` (`recording.missing`).',
+})
+export class MissingRecording {
+  @Field(() => Task, { description: 'The task, as it is now: a recording may have come since.' }) task!: unknown
+  @Field(() => DateTimeScalar, { description: 'When livegate decided it was missing.' }) toldAt!: Date
+}
