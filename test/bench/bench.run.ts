@@ -21,6 +21,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   startup: { file: './startup.bench.js', run: 'runStartupBench' },
   metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
   delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
+  archive: { file: './archive.bench.js', run: 'runArchiveBench' },
 }
 
 function machine(serverVersion: string): string {
