@@ -22,10 +22,15 @@ const CONNECTIONS = Number(process.env.BENCH_QUERY_CONNECTIONS ?? 16)
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000)
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 8000)
 
-// postgres.js serializes a parameter the server types as jsonb itself: the logged JSON text goes back as its value.
+// postgres.js serializes a parameter the server types as jsonb itself: the logged JSON text goes
+// back as its value.
+function parsed(param: unknown): unknown {
+  const json = typeof param === 'string' && param.startsWith('[{')
+  return json ? JSON.parse(param) : param
+}
 const asSent = (statement: Statement): Statement => ({
   ...statement,
-  params: statement.params.map((param) => (typeof param === 'string' && param.startsWith('[{') ? JSON.parse(param) : param)),
+  params: statement.params.map(parsed),
 })
 
 /** What one catalogue's answers cost, summed over its batches: the three ways of taking one in. */
@@ -43,7 +48,12 @@ function add(into: IntakeCost | undefined, cost: IntakeCost): IntakeCost {
   if (!into) return cost
   const answers = into.answers + cost.answers
   const mean = (pick: (c: IntakeCost) => number) => (pick(into) * into.answers + pick(cost) * cost.answers) / answers
-  return { nodeMs: mean((c) => c.nodeMs), postgresMs: mean((c) => c.postgresMs), wallMs: mean((c) => c.wallMs), answers }
+  return {
+    nodeMs: mean((c) => c.nodeMs),
+    postgresMs: mean((c) => c.postgresMs),
+    wallMs: mean((c) => c.wallMs),
+    answers,
+  }
 }
 
 /** A database of livegate's layout (its migrations run), `count` recordings seeded; the seconds it took. */
@@ -66,9 +76,11 @@ async function measureIntake(ctx: BenchContext, catalogues: Array<Awaited<Return
   const opened = []
   try {
     for (const catalogue of catalogues) {
-      const cloud = await startArchiveCloud({ services: [{ serviceCode: ARCHIVE_CODE, secret: SECRET }], files: { [ARCHIVE_CODE]: catalogue.files } })
+      const services = [{ serviceCode: ARCHIVE_CODE, secret: SECRET }]
+      const cloud = await startArchiveCloud({ services, files: { [ARCHIVE_CODE]: catalogue.files } })
       const recorder = statementRecorder()
-      const intake = await openIntake({ databaseUrl: catalogue.url, postgresPort, serviceCode: ARCHIVE_CODE, secret: SECRET, cloud, logger: recorder.logger }).catch(async (error) => {
+      const asked = { databaseUrl: catalogue.url, postgresPort, serviceCode: ARCHIVE_CODE, secret: SECRET, cloud }
+      const intake = await openIntake({ ...asked, logger: recorder.logger }).catch(async (error) => {
         await cloud.stop()
         throw error
       })
@@ -83,7 +95,9 @@ async function measureIntake(ctx: BenchContext, catalogues: Array<Awaited<Return
       const order = batch % 2 === 0 ? opened : [...opened].reverse()
       for (const one of order) {
         const sum = sums[opened.indexOf(one)] as Partial<Record<'poll' | 'handed' | 'upsert', IntakeCost>>
-        for (const way of ['poll', 'handed', 'upsert'] as const) sum[way] = add(sum[way], await one.intake[way](ANSWERS))
+        for (const way of ['poll', 'handed', 'upsert'] as const) {
+          sum[way] = add(sum[way], await one.intake[way](ANSWERS))
+        }
       }
     }
     const figures: IntakeFigures[] = []
@@ -91,9 +105,11 @@ async function measureIntake(ctx: BenchContext, catalogues: Array<Awaited<Return
       if (intake.written() !== 0) throw new Error(`an answer with nothing new wrote ${intake.written()} catalogue rows`)
       const { statements } = await recorder.record(() => intake.upsert(1))
       const sum = sums[i] as Record<'poll' | 'handed' | 'upsert', IntakeCost>
-      figures.push({ recordings: catalogue.count, ...sum, answerBytes: intake.answerBytes(), explained: await explainStatements(catalogue.url, statements.map(asSent)) })
+      const explained = await explainStatements(catalogue.url, statements.map(asSent))
+      figures.push({ recordings: catalogue.count, ...sum, answerBytes: intake.answerBytes(), explained })
       const { handed } = sum
-      ctx.log(`archive: ${catalogue.count} recordings: one answer taken in: Node ${ms(handed.nodeMs)} ms, PostgreSQL ${ms(handed.postgresMs)} ms`)
+      const cpu = `Node ${ms(handed.nodeMs)} ms, PostgreSQL ${ms(handed.postgresMs)} ms`
+      ctx.log(`archive: ${catalogue.count} recordings: one answer taken in: ${cpu}`)
     }
     return figures
   } finally {
@@ -108,7 +124,9 @@ async function measureIntake(ctx: BenchContext, catalogues: Array<Awaited<Return
 async function measurePages(ctx: BenchContext, url: string) {
   const recorder = statementRecorder()
   const database = await openDatabase({ url, dataDir: MEMORY_DATA_DIR, logger: recorder.logger })
-  const bench = await startBenchGateway({ databaseUrl: url, service: { serviceCode: ARCHIVE_CODE, secret: SECRET }, value: { retention: { intervalMs: 0 } }, database })
+  const service = { serviceCode: ARCHIVE_CODE, secret: SECRET }
+  const value = { retention: { intervalMs: 0 } }
+  const bench = await startBenchGateway({ databaseUrl: url, service, value, database })
   const ceiling = await startArchiveCeiling(url)
   try {
     const livegate = bench.gateway.url
@@ -122,6 +140,8 @@ async function measurePages(ctx: BenchContext, url: string) {
       explained.push(await explainStatements(url, statements))
     }
     const millions = `${LARGE / 1_000_000}M recordings`
+    const postgresPort = new URL(ctx.serverUrl).port
+    const turns = { rounds: 2, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, postgresPort }
     const figures: WorkFigure[] = await measureInTurns(
       [
         { name: `by user: SQL ceiling, ${millions}`, url: ceiling.url, pool: byUser },
@@ -129,11 +149,12 @@ async function measurePages(ctx: BenchContext, url: string) {
         { name: `by code and user: SQL ceiling, ${millions}`, url: ceiling.url, pool: byCode },
         { name: `by code and user: livegate, ${millions}`, url: livegate, pool: byCode },
       ],
-      { rounds: 2, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, postgresPort: new URL(ctx.serverUrl).port },
+      turns,
     )
     for (const figure of figures) {
       const { rps } = figure.result
-      ctx.log(`archive: ${figure.name}: ${rps.toFixed(0)} req/s, Node ${ms(figure.nodeCpuMs)} ms, PostgreSQL ${ms(figure.postgresCpuMs)} ms`)
+      const cpu = `Node ${ms(figure.nodeCpuMs)} ms, PostgreSQL ${ms(figure.postgresCpuMs)} ms`
+      ctx.log(`archive: ${figure.name}: ${rps.toFixed(0)} req/s, ${cpu}`)
     }
     return { figures, explained }
   } finally {
@@ -151,7 +172,9 @@ export async function runArchiveBench(ctx: BenchContext): Promise<BenchSection> 
     try {
       const intake = await measureIntake(ctx, [small, large])
       const pages = await measurePages(ctx, large.url)
-      return archiveSection({ seedMs: large.seedMs, recordings: LARGE, intake, ...pages, answers: ANSWERS * BATCHES, connections: CONNECTIONS })
+      const answers = ANSWERS * BATCHES
+      const { seedMs } = large
+      return archiveSection({ seedMs, recordings: LARGE, intake, ...pages, answers, connections: CONNECTIONS })
     } finally {
       await large.drop()
     }

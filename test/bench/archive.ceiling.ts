@@ -28,13 +28,17 @@ interface Variables {
 const CURSOR = /^r1:(\d{1,15}):([1-9]\d{0,15})$/
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 // PostgreSQL's base64 breaks lines every 76 characters; base64url has none.
-const base64url = (text: string) => `rtrim(translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`
+function base64url(text: string): string {
+  const base64 = `encode(convert_to(${text}, 'UTF8'), 'base64')`
+  return `rtrim(translate(${base64}, E'+/\\n', '-_'), '=')`
+}
 const CURSOR_OF = base64url(`'r1:' || floor(extract(epoch from p.sort_at) * 1000)::bigint || ':' || p.id`)
 const NODE = `json_build_object(
     'id', ${base64url(`'Recording:[' || to_json(p.service_code)::text || ',' || to_json(p.file_name)::text || ']'`)},
     'fileName', p.file_name, 'playUrl', p.url, 'userName', p.user_name, 'views', p.views, 'likes', p.likes,
     'createdAt', to_char(coalesce(p.recorded_at, p.live_started_at) at time zone 'UTC', ${ISO}),
-    'seenIn', array_remove(array[case when p.from_callback then 'CALLBACK' end, case when p.from_list then 'FILE_LIST' end], null))`
+    'seenIn', array_remove(array[case when p.from_callback then 'CALLBACK' end,
+      case when p.from_list then 'FILE_LIST' end], null))`
 
 /** The statement answering one page: the codes to read, the page of each, the newest `first` of all. */
 function pageStatement(sql: postgres.Sql, variables: Variables) {
@@ -50,13 +54,14 @@ function pageStatement(sql: postgres.Sql, variables: Variables) {
     ? sql`select ${variables.serviceCode}::text as code`
     : sql`select min(service_code) as code from recordings
       union all
-      select (select min(service_code) from recordings where service_code > c.code) from codes c where c.code is not null`
+      select (select min(service_code) from recordings where service_code > c.code)
+      from codes c where c.code is not null`
   return sql`
     with recursive codes(code) as (${codes}),
     page as materialized (
       select r.* from codes c cross join lateral (
-        select r.id, r.service_code, r.file_name, r.url, r.user_name, r.views, r.likes, r.recorded_at, r.live_started_at,
-          r.from_callback, r.from_list, r.sort_at
+        select r.id, r.service_code, r.file_name, r.url, r.user_name, r.views, r.likes, r.recorded_at,
+          r.live_started_at, r.from_callback, r.from_list, r.sort_at
         from recordings r where r.service_code = c.code and r.user_name = ${variables.userName} ${after}
         order by r.sort_at desc, r.id desc limit ${first + 1}) r
       where c.code is not null
@@ -65,7 +70,8 @@ function pageStatement(sql: postgres.Sql, variables: Variables) {
       select p.*, row_number() over (order by p.sort_at desc, p.id desc) as n from page p
     )
     select json_build_object('data', json_build_object('recordings', json_build_object(
-      'totalCount', (select coalesce(sum(x.n), 0) from codes c cross join lateral (select count(*) as n from recordings r
+      'totalCount', (select coalesce(sum(x.n), 0) from codes c
+        cross join lateral (select count(*) as n from recordings r
         where r.service_code = c.code and r.user_name = ${variables.userName}) x where c.code is not null),
       'pageInfo', json_build_object('hasNextPage', (select count(*) from page) > ${first},
         'endCursor', (select ${sql.unsafe(CURSOR_OF)} from shown p where p.n <= ${first} order by p.n desc limit 1)),
@@ -88,7 +94,8 @@ export async function startArchiveCeiling(databaseUrl: string): Promise<ArchiveC
     if (operationName !== 'RecordingPage') throw new Error(`the ceiling knows no operation ${operationName}`)
     const [row] = await pageStatement(sql, variables)
     const body = row?.body as string
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    const length = Buffer.byteLength(body)
+    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': length })
     response.end(body)
   }
   const server = createServer((request, response) => {

@@ -21,7 +21,10 @@ export interface IntakeCost {
 
 /** One catalogue under measurement: the real poller against its simulated cloud, and the upsert alone. */
 export interface Intake {
-  /** `ArchivePoller`'s own poll: signed request, answer parsed and validated, upsert and event in one transaction, status. */
+  /**
+   * `ArchivePoller`'s own poll: the signed request, the answer parsed and validated, the upsert and
+   * its events in one transaction, the status.
+   */
   poll(answers: number): Promise<IntakeCost>
   /**
    * The same poll with the network taken out: the signed client's `fetch` hands it the simulator's
@@ -114,7 +117,8 @@ export async function openIntake(options: {
     await (poller as unknown as Pollable).poll(serviceCode, state)
     if (state.failures > 0) throw new Error(`list_files poll of ${serviceCode} failed (see archive_status)`)
   }
-  const reply = await overHttp.send({ serviceCode, operation: 'management', body: listFilesBody(config.archive.limit), timeoutMs: 5000 })
+  const body = listFilesBody(config.archive.limit)
+  const reply = await overHttp.send({ serviceCode, operation: 'management', body, timeoutMs: 5000 })
   const files = listFilesAnswerSchema.parse(reply.json).items.flatMap((item) => readListedFile(item) ?? [])
   if (files.length !== config.archive.limit) throw new Error(`the simulated archive listed ${files.length} files`)
   return {

@@ -30,8 +30,8 @@ export async function seedRecordings(client: postgres.Sql, count: number): Promi
   for (const index of indexes) await client.unsafe(`drop index "${index.name}"`)
   await client.unsafe(`
     insert into recordings (service_code, file_name, task_id, user_name, url, description, location, duration, width,
-      height, views, likes, recorded_at, output_index, tag, path, format, input_bytes, http_output_bytes, live_started_at,
-      received_at, from_callback, from_list, first_seen_at, sort_at, updated_at)
+      height, views, likes, recorded_at, output_index, tag, path, format, input_bytes, http_output_bytes,
+      live_started_at, received_at, from_callback, from_list, first_seen_at, sort_at, updated_at)
     select '${ARCHIVE_CODE}', f.name, case when f.called or f.s = 0 then 'task' || lpad(to_hex(f.k), 7, '0') end,
       'user-' || lpad((f.k % ${ARCHIVE_USERS})::text, 4, '0'), 'http://vod.example/${ARCHIVE_CODE}/mp4/' || f.name,
       case when f.listed then '' end, case when f.listed then '' end, 60 + f.k % 3600, 1280, 720,
