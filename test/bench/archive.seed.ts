@@ -7,6 +7,8 @@ export const ARCHIVE_CODE = 'ARCHIVE'
 export const ARCHIVE_USERS = 1000
 // The newest recording's time; the catalogue spreads back a year from here, in whole seconds.
 const NEWEST = '2026-11-01T00:00:00Z'
+// Tasks are kept for the newest recordings, this many at most.
+const TASKS_MAX = 100_000
 
 /** A user's name as the seed writes it. */
 export const userName = (n: number) => `user-${String(n % ARCHIVE_USERS).padStart(4, '0')}`
@@ -48,9 +50,21 @@ export async function seedRecordings(client: postgres.Sql, count: number): Promi
       from generate_series(0::bigint, ${count - 1}) k
       cross join lateral (select ${count - 1} - k as a) aa
       cross join lateral (select (a / 1000 + a) % 10 as s) ss) f`)
+  // The newest recordings' users went live an hour after each of them: as many tasks (at most
+  // 100k), none a listed file can be linked to (its name is not a task id, its user's task came
+  // later), so every unlinked file of an answer is tried against a tasks table of real size.
+  await client.unsafe(`
+    insert into tasks (service_code, task_id, state, status, listed, author, sort_at, updated_at)
+    select '${ARCHIVE_CODE}', 'live' || lpad(to_hex(k), 7, '0'),
+      jsonb_build_object('v', 1, 'serviceCode', '${ARCHIVE_CODE}', 'taskId', 'live' || lpad(to_hex(k), 7, '0'),
+        'outputs', '{}'::jsonb, 'recordings', '[]'::jsonb, 'thumbnails', '[]'::jsonb, 'resumes', '[]'::jsonb),
+      'ENDED', false, 'user-' || lpad((k % ${ARCHIVE_USERS})::text, 4, '0'), f.at + interval '1 hour', f.at
+    from generate_series(${Math.max(0, count - TASKS_MAX)}::bigint, ${count - 1}) k
+    cross join lateral (select timestamptz '${NEWEST}'
+      - make_interval(secs => floor((${count - 1} - k)::float8 * 31536000 / ${count})) as at) f`)
   await client.unsafe(`set maintenance_work_mem = '256MB'`)
   for (const index of indexes) await client.unsafe(index.def)
-  await client.unsafe('analyze recordings')
+  await client.unsafe('analyze recordings; analyze tasks')
   return performance.now() - begun
 }
 
