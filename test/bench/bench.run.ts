@@ -22,6 +22,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
   delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
   alerts: { file: './alerts.bench.js', run: 'runAlertsBench' },
+  archive: { file: './archive.bench.js', run: 'runArchiveBench' },
 }
 
 function machine(serverVersion: string): string {
