@@ -46,7 +46,8 @@ export const recordings = pgTable(
   (t) => [
     uniqueIndex('recordings_service_code_file_name_unique').on(t.serviceCode, t.fileName),
     index('recordings_service_code_sort_idx').on(t.serviceCode, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    index('recordings_user_sort_idx').on(t.serviceCode, t.userName, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // Led by the user: a catalogue read by user across codes (a key that reads every code) probes it once.
+    index('recordings_user_name_sort_idx').on(t.userName, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('recordings_task_idx').on(t.serviceCode, t.taskId).where(sql`${t.taskId} is not null`),
   ],
 )
