@@ -24,6 +24,7 @@ describe(`service.callbacksMissing opens and resolves (${driverName})`, () => {
   let receiver: Receiver
   let cloud: Server
   let offset = 0
+  let startKept = false
   const listed = ['f-1', 'f-2', 'f-3', 'f-4', 'f-5']
 
   const forgetful = async () => {
@@ -46,7 +47,8 @@ describe(`service.callbacksMissing opens and resolves (${driverName})`, () => {
     cloud = createServer((_request, response) => {
       bytes += 200_000
       const inputs = [{ user_name: 'carol', device_type: 2, url: '' }]
-      const task_list = listed.map((id) => ({ id, vs_id: 'xvs-1', input_bytes: bytes, inputs, outputs: [] }))
+      // Nothing listed until the one start is kept: a busy machine's late start would be a fifth finding.
+      const task_list = startKept ? listed.map((id) => ({ id, vs_id: 'xvs-1', input_bytes: bytes, inputs, outputs: [] })) : []
       response.setHeader('content-type', 'application/json')
       response.end(JSON.stringify({ ret: 0, task_list, user_list: [] }))
     })
@@ -73,6 +75,7 @@ describe(`service.callbacksMissing opens and resolves (${driverName})`, () => {
     gateway = await startGateway(config, { database: db.database, now: () => new Date(Date.now() + offset) })
     const start = sampleCallbacks('f-1', 'FORGETFUL').liveStart as Record<string, string>
     expect((await deliverTo(gateway, start)).status).toBe(200)
+    startKept = true
   }, 120_000)
 
   afterAll(async () => {
