@@ -77,7 +77,9 @@ export async function upsertListedFiles(db: Db, serviceCode: string, files: read
       ${at}
     from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, user_name text, url text,
       description text, location text, duration float8, width int, height int, views int, likes int, recorded_at timestamptz)
-    left join recordings known on known.service_code = w.service_code and known.file_name = w.file_name
+    -- A probe of the unique key per listed file: joined, a small catalogue was planned as a whole scan.
+    left join lateral (select k.task_id from recordings k where k.service_code = w.service_code
+      and k.file_name = w.file_name) known on true
     on conflict (service_code, file_name) do update set
       task_id = coalesce(r.task_id, excluded.task_id), user_name = coalesce(r.user_name, excluded.user_name),
       url = coalesce(excluded.url, r.url),
