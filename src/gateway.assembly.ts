@@ -20,6 +20,7 @@ import { GraphProjector } from './work/graph/graph.projector.js'
 import { MetricsHistory } from './work/graph/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob } from './work/retention.job.js'
+import { ChannelListener } from './work/channel.listener.js'
 import { WebhookService } from './work/outbound/webhook.service.js'
 import { IncidentWatch } from './work/alerts/incident.watch.js'
 import { CallbackSpool } from './work/ingest/spool/callback.spool.js'
@@ -38,8 +39,8 @@ import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
  * and the adapters, and that owns the order in which they start and stop. Adapters are handed the
  * parts they serve and only register routes; nothing reaches a part back through a lookup.
  *
- * Start: port check, database (migrated), HTTP server and its logger, then the parts (spool and
- * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
+ * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener,
+ * spool, replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
  * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
  * requests under way answered), then the parts in the reverse order of their start, then the
  * database the gateway opened.
@@ -48,6 +49,8 @@ import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
 /** The units of work of a running gateway. */
 export interface GatewayParts {
   metrics: Metrics
+  /** The process's one listener on the database's channels: started first, stopped last. */
+  channels: ChannelListener
   /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
   cloud: CloudClient
   spool: CallbackSpool
@@ -196,12 +199,14 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     refusedMaxRows: config.ingest.refusedMaxRows,
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
-  const history = new MetricsHistory({ config, database, log, registry: metrics.registry, now: options.now })
+  const channels = new ChannelListener({ database, log })
+  const history = new MetricsHistory({ config, database, channels, log, registry: metrics.registry, now: options.now })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
   const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })
   return {
     metrics,
+    channels,
     cloud,
     spool,
     store,
@@ -212,17 +217,18 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
-    projector: new GraphProjector({ database, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
-    hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
+    projector: new GraphProjector({ database, channels, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
+    hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
-    webhooks: new WebhookService({ config, database, log, registry: metrics.registry, shapes: webhookShapes }),
+    webhooks: new WebhookService({ config, database, channels, log, registry: metrics.registry, shapes: webhookShapes }),
     incidents: new IncidentWatch({ config, database, log, registry: metrics.registry, now: options.now }),
   }
 }
 
 async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
+  await parts.channels.start()
   await parts.replayer.start()
   await parts.history.start()
   await parts.poller?.start()
@@ -250,6 +256,7 @@ async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.missing.stop()
   await parts.history.stop()
   await parts.replayer.stop()
+  await parts.channels.stop()
   parts.cloud.close()
   await parts.spool.close()
 }

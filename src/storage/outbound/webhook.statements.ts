@@ -6,9 +6,6 @@ import { jsonLiteral } from '../tables/json.rows.js'
 import { finalPrefix, type LogRead } from '../projector.statements.js'
 import { webhookDeliveries, webhookEndpoints, webhookEvents, type WebhookEventRow } from '../tables/webhook.table.js'
 
-/** The channel on which a new delivery wakes the delivery workers of every instance. */
-export const WEBHOOK_CHANNEL = 'livegate_webhooks'
-
 /**
  * Takes the enqueuer's lock until the transaction ends: one enqueuer at a time across every
  * instance, so the checkpoint moves once per event. The commit is asynchronous for the same

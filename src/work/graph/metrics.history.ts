@@ -7,6 +7,7 @@ import { type HistoryPruned, pruneHistory } from '../../storage/history/sample.p
 import { AnswerSampler } from './answer.sampler.js'
 import { SampleHub } from './sample.hub.js'
 import { type HistoryMetrics, historyMetrics } from '../metrics.registry.js'
+import type { ChannelListener } from '../channel.listener.js'
 
 // The first prune waits a little after start, like the callbacks' retention.
 const FIRST_PRUNE_MS = 15_000
@@ -26,17 +27,27 @@ export class MetricsHistory {
   private stopped = false
   private readonly now: () => Date
 
-  constructor(private readonly options: { config: Config; database: Database; log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>; registry: Registry; now?: (() => Date) | undefined }) {
+  constructor(
+    private readonly options: {
+      config: Config
+      database: Database
+      channels: Pick<ChannelListener, 'on'>
+      log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
+      registry: Registry
+      now?: (() => Date) | undefined
+    },
+  ) {
     this.now = options.now ?? (() => new Date())
     this.metrics = historyMetrics(options.registry)
     this.graceMs = reconcileGraceMs(options.config)
     this.sampler = new AnswerSampler({ graceMs: this.graceMs, metrics: this.metrics })
-    this.hub = new SampleHub({ database: options.database, log: options.log, subscriberBuffer: options.config.realtime.subscriberBuffer })
+    const { database, channels, log } = options
+    this.hub = new SampleHub({ database, channels, log, subscriberBuffer: options.config.realtime.subscriberBuffer })
   }
 
   async start(): Promise<void> {
     this.stopped = false
-    await this.hub.start()
+    this.hub.start()
     // Only a gateway that polls a task_list has history to prune (its own samples, or a peer's).
     const { config } = this.options
     const polls = config.upstream.pollIntervalMs > 0 && config.services.some((service) => service.baseUrl)

@@ -5,9 +5,11 @@ import type { Database } from '../../storage/database.client.js'
 import { sampledTasks } from '../../storage/history/metrics.queries.js'
 import { type TaskQuery, taskMatches } from '../../storage/graph/task.queries.js'
 import { SubscriptionQueue } from '../realtime/subscription.queue.js'
+import { SAMPLE_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
 
-/** The channel on which a sampled answer is announced to every gateway instance. */
-export const SAMPLE_CHANNEL = 'livegate_samples'
+// Still exported here for the readers not yet on the one listener (work/alerts/incident.watch.ts).
+export { SAMPLE_CHANNEL }
 
 /** A service code's answer taken at `at` was sampled: its samples are in `task_samples`. */
 export interface SampleEvent {
@@ -53,21 +55,28 @@ interface Group {
  */
 export class SampleHub {
   private readonly groups = new Map<string, Group>()
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
   private chain: Promise<void> = Promise.resolve()
 
-  constructor(private readonly options: { database: Database; log: Pick<FastifyBaseLogger, 'error'>; subscriberBuffer: number }) {}
+  constructor(
+    private readonly options: {
+      database: Database
+      channels: Pick<ChannelListener, 'on'>
+      log: Pick<FastifyBaseLogger, 'error'>
+      subscriberBuffer: number
+    },
+  ) {}
 
-  async start(): Promise<void> {
-    this.unlisten = await this.options.database.listen(SAMPLE_CHANNEL, (payload) => {
+  start(): void {
+    this.off = this.options.channels.on(SAMPLE_CHANNEL, (payload) => {
       const event = decodeSampleEvent(payload)
       if (event && this.groups.size > 0) this.chain = this.chain.then(() => this.dispatch(event))
     })
   }
 
   async stop(): Promise<void> {
-    await this.unlisten?.()
-    this.unlisten = undefined
+    this.off?.()
+    this.off = undefined
     await this.chain
     for (const group of this.groups.values()) for (const queue of group.queues) queue.close()
   }

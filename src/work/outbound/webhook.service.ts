@@ -5,7 +5,9 @@ import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, type Redelivered, redeliver, WEBHOOK_CHANNEL } from '../../storage/outbound/webhook.statements.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
@@ -23,6 +25,8 @@ export const MAX_REDELIVERED_PER_CALL = 10_000
 export interface WebhookServiceOptions {
   config: Pick<Config, 'webhooks' | 'retention'>
   database: Database
+  /** The process's listener: the log's doorbell and other instances' new deliveries wake the work. */
+  channels: Pick<ChannelListener, 'on'>
   log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error' | 'debug'>
   registry: Registry
   shapes: WebhookShapes
@@ -45,7 +49,7 @@ export class WebhookService {
   private readonly workers = new Map<string, EndpointDelivery>()
   private readonly metrics: WebhookMetrics
   private readonly recorder: OutcomeRecorder
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
   private gauges: NodeJS.Timeout | undefined
   private prune: NodeJS.Timeout | undefined
 
@@ -74,6 +78,7 @@ export class WebhookService {
     }
     this.enqueuer = new WebhookEnqueuer({
       database: options.database,
+      channels: options.channels,
       endpoints: this.endpoints,
       shapes: options.shapes,
       log: options.log,
@@ -102,7 +107,7 @@ export class WebhookService {
       this.endpoints.map((endpoint) => endpoint.name),
     )
     // Another instance's enqueuer may put deliveries in line: its NOTIFY wakes this one's workers.
-    this.unlisten = await this.options.database.listen(WEBHOOK_CHANNEL, () => this.wakeAll())
+    this.off = this.options.channels.on(WEBHOOK_CHANNEL, () => this.wakeAll())
     await this.enqueuer.start()
     for (const worker of this.workers.values()) worker.start()
     this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
@@ -112,7 +117,7 @@ export class WebhookService {
   async stop(): Promise<void> {
     clearInterval(this.gauges)
     clearInterval(this.prune)
-    await this.unlisten?.()
+    this.off?.()
     await this.enqueuer.stop()
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
     await this.recorder.stop()

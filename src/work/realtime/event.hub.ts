@@ -5,8 +5,9 @@ import { logEnd, logTail, type NotificationCriteria, type NotificationRow, notif
 import { type TaskQuery, taskMatches, tasksByKeys } from '../../storage/graph/task.queries.js'
 import type { TaskNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
-import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../../model/event.codec.js'
-import { ChannelHeartbeat } from './channel.heartbeat.js'
+import { decodeEvent, LOG_GREW, type RealtimeEvent } from '../../model/event.codec.js'
+import { EVENT_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
 import { deliverySpan } from '../tracing.spans.js'
 import { SubscriptionQueue } from './subscription.queue.js'
 import { WakeScheduler } from '../wake.scheduler.js'
@@ -18,12 +19,14 @@ import type { IncidentRow } from '../../storage/tables/incident.table.js'
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
   database: Database
+  /** The process's listener: the hub hears the event channel through it. */
+  channels: Pick<ChannelListener, 'on' | 'listening'>
   log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>
   /** How many undelivered events one subscriber may have before it is cut off. */
   subscriberBuffer: number
   /**
-   * How often the hub looks for itself: at the log's end while subscriptions are open and no
-   * doorbell came (a missed doorbell costs at most this), and whether it still hears the channel.
+   * How often the hub looks for itself at the log's end while subscriptions are open and no
+   * doorbell came: a missed doorbell costs at most this.
    */
   tickMs?: number
 }
@@ -44,8 +47,8 @@ const PENDING_RETRY_MS = 10
 const TICK_MS = 1000
 
 /**
- * The one reader of the log in this process, and the one listener on the event channel. The
- * doorbell says the log grew; the hub then reads it from its own position, in log order, only as
+ * The one reader of the log in this process, for its subscriptions. The doorbell (heard through
+ * the process's {@link ChannelListener}) says the log grew; the hub then reads it from its own position, in log order, only as
  * far as it is final, so every subscriber sees every callback once and in the one order a
  * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
  * then handed to every subscriber with that filter: the cost of an event grows with the number
@@ -68,16 +71,14 @@ export class EventHub {
   private pending: RealtimeEvent[] = []
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
   private lastDoorbellAt = 0
   // Task changes whose reading failed: read again at the next dispatch rather than lost.
   private unreadTasks: RealtimeEvent[] = []
   private readonly tickMs: number
-  private readonly heartbeat: ChannelHeartbeat
 
   constructor(private readonly options: HubOptions) {
     this.tickMs = options.tickMs ?? TICK_MS
-    this.heartbeat = new ChannelHeartbeat(options.database, this.tickMs, () => this.listen(), options.log)
     this.ticker = new WakeScheduler({
       run: () => {
         this.tick()
@@ -88,40 +89,23 @@ export class EventHub {
 
   /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
   async start(): Promise<void> {
-    await this.listen()
+    // Each time the channel is heard again, the hub reads on from its own position before it
+    // waits for the next doorbell: doorbells rung while the listener was deaf are lost, the log is not.
+    this.off = this.options.channels.on(
+      EVENT_CHANNEL,
+      (payload) => this.receive(payload),
+      () => this.receive(LOG_GREW),
+    )
     this.position = await logEnd(this.options.database.db)
     this.ticker.wakeIn(this.tickMs)
   }
 
-  /** Whether the hub hears the event channel (`/readyz`): false while its listening connection is lost. */
+  /** Whether the hub hears the event channel (`/readyz`): false while the listening connection is lost. */
   get listening(): boolean {
-    return this.heartbeat.listening
-  }
-
-  /**
-   * (Re)listens on the channel. Each time the listening connection is (re)established, the hub
-   * reads on from its own position before it waits for the next doorbell: doorbells rung while it
-   * was away are lost, the log is not.
-   */
-  private async listen(): Promise<void> {
-    const again = this.unlisten !== undefined
-    await this.unlisten?.().catch(() => {})
-    this.unlisten = await this.options.database.listen(
-      EVENT_CHANNEL,
-      (payload) => this.receive(payload),
-      () => {
-        this.heartbeat.heard()
-        this.receive(LOG_GREW)
-      },
-    )
-    if (again) {
-      this.heartbeat.heard()
-      this.receive(LOG_GREW)
-    }
+    return this.options.channels.listening
   }
 
   private tick(): void {
-    this.heartbeat.beat()
     const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0 || this.incidentGroups.size > 0
     if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
@@ -134,9 +118,8 @@ export class EventHub {
   /** Stops listening and ends every subscription. */
   async stop(): Promise<void> {
     await Promise.all([this.retry.stop(), this.ticker.stop()])
-    this.heartbeat.stop()
-    await this.unlisten?.()
-    this.unlisten = undefined
+    this.off?.()
+    this.off = undefined
     await this.chain
     for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values(), ...this.incidentGroups.values()]) {
       for (const queue of group.queues) queue.close()
@@ -198,7 +181,6 @@ export class EventHub {
   }
 
   private receive(payload: string): void {
-    if (this.heartbeat.isProbe(payload)) return
     const event = decodeEvent(payload)
     if (!event) return
     this.lastDoorbellAt = Date.now()
