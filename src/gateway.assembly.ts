@@ -19,7 +19,7 @@ import { EventHub } from './work/realtime/event.hub.js'
 import { GraphProjector } from './work/graph/graph.projector.js'
 import { MetricsHistory } from './work/graph/metrics.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
-import { RetentionJob } from './work/retention.job.js'
+import { RetentionJob, retentionSettings } from './work/retention.job.js'
 import { ChannelListener } from './work/channel.listener.js'
 import { WebhookService } from './work/outbound/webhook.service.js'
 import { IncidentWatch } from './work/alerts/incident.watch.js'
@@ -200,7 +200,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
   const channels = new ChannelListener({ database, log })
-  const history = new MetricsHistory({ config, database, channels, log, registry: metrics.registry, now: options.now })
+  const history = new MetricsHistory({ config, database, channels, log, registry: metrics.registry })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
   const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })
@@ -219,7 +219,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
     projector: new GraphProjector({ database, channels, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
     hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
-    retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
+    retention: new RetentionJob({ ...retentionSettings(config), db: database.db, log, now: options.now, history: history.polled ? history.retention : undefined }),
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
     webhooks: new WebhookService({ config, database, channels, log, registry: metrics.registry, shapes: webhookShapes }),
@@ -230,7 +230,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
 async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
   await parts.channels.start()
   await parts.replayer.start()
-  await parts.history.start()
+  parts.history.start()
   await parts.poller?.start()
   parts.archive?.start()
   parts.missing.start()
@@ -240,7 +240,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.webhooks.start()
   await parts.incidents.start()
   parts.retention.start()
-  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
+  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
 }
 
 /** Stops the parts in the reverse order of their start; the spool is closed last. */

@@ -5,18 +5,16 @@ import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { ChannelListener } from '../channel.listener.js'
+import { pruneDeliveries } from '../retention.job.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
 import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT, WebhookEnqueuer, type WebhookShapes } from './webhook.enqueuer.js'
 import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
 
-const DAY_MS = 86_400_000
-/** Dead letters are kept this long. */
-export const DEAD_LETTER_RETENTION_MS = 30 * DAY_MS
 const GAUGE_REFRESH_MS = 5000
 /** Most deliveries one replay puts back in line; a larger replay is several calls. */
 export const MAX_REDELIVERED_PER_CALL = 10_000
@@ -38,8 +36,8 @@ export interface EndpointView extends WebhookEndpointConfig {
 }
 
 /**
- * Webhooks in one process: the enqueuer (log to outbox), one delivery worker per endpoint, the
- * retention of delivered records and dead letters, and what GraphQL reads and steers. With no
+ * Webhooks in one process: the enqueuer (log to outbox), one delivery worker per endpoint, and
+ * what GraphQL reads and steers (the retention job prunes delivered records and dead letters). With no
  * endpoint configured nothing runs, and the enqueuer's checkpoints are forgotten, so endpoints
  * configured later receive events from then on rather than the whole log.
  */
@@ -51,7 +49,6 @@ export class WebhookService {
   private readonly recorder: OutcomeRecorder
   private off: (() => void) | undefined
   private gauges: NodeJS.Timeout | undefined
-  private prune: NodeJS.Timeout | undefined
 
   constructor(private readonly options: WebhookServiceOptions) {
     const { webhooks } = options.config
@@ -92,12 +89,6 @@ export class WebhookService {
   }
 
   async start(): Promise<void> {
-    // Derived events are written whether or not an endpoint wants them: they age out either way.
-    const every = this.options.config.retention.intervalMs
-    if (every > 0) {
-      this.prune = setInterval(() => void this.pruneOnce().catch((error: unknown) => this.options.log.warn({ err: error }, 'webhooks: prune failed; trying again at the next interval')), every)
-      this.prune.unref()
-    }
     if (!this.active) {
       await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
       return
@@ -116,7 +107,6 @@ export class WebhookService {
 
   async stop(): Promise<void> {
     clearInterval(this.gauges)
-    clearInterval(this.prune)
     this.off?.()
     await this.enqueuer.stop()
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
@@ -173,17 +163,10 @@ export class WebhookService {
     this.options.log.info({ endpoint: name, enabled, by }, `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`)
   }
 
-  /** Drops delivered records and dead letters past their retention, in batches. */
-  async pruneOnce(now = new Date()): Promise<number> {
+  /** Drops delivered records and dead letters past their retention now (the retention job does it on schedule). */
+  pruneOnce(now = new Date()): Promise<number> {
     const { webhooks, retention } = this.options.config
-    let deleted = 0
-    for (;;) {
-      const count = await pruneWebhooks(this.options.database.db, new Date(now.getTime() - webhooks.deliveredRetention), new Date(now.getTime() - DEAD_LETTER_RETENTION_MS), retention.batchSize)
-      deleted += count
-      if (count < retention.batchSize) break
-    }
-    if (deleted > 0) this.options.log.info({ deleted }, `webhooks: pruned ${deleted} finished deliveries`)
-    return deleted
+    return pruneDeliveries({ db: this.options.database.db, retention, log: this.options.log }, webhooks.deliveredRetention, now)
   }
 
   private wakeAll(): void {
