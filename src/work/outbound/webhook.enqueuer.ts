@@ -2,10 +2,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { callbackEventType, endpointWants } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
-import { logEnd, logTail, type NotificationRow } from '../../storage/notification.queries.js'
-import { readCheckpoint, saveCheckpoint } from '../../storage/projector.statements.js'
+import { logTail, type NotificationRow } from '../../storage/notification.queries.js'
+import { initCheckpoint, logEnd, readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { endpointsEnabled } from '../../storage/outbound/webhook.queries.js'
-import { initWebhookCheckpoint, insertDeliveries, type NewDelivery, tryEnqueueLock, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
+import { insertDeliveries, type NewDelivery, tryEnqueueLock, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { WebhookEventRow } from '../../storage/tables/webhook.table.js'
 import { notifyOnChannel } from '../../storage/notify.statements.js'
@@ -72,8 +72,8 @@ export class WebhookEnqueuer {
   async start(): Promise<void> {
     const { db } = this.options.database
     const now = new Date()
-    await initWebhookCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
-    await initWebhookCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
+    await initCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
+    await initCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
     await this.scheduler.start()
   }
 

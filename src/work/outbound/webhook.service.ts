@@ -5,7 +5,8 @@ import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import { forgetCheckpoints } from '../../storage/log.kernel.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { ChannelListener } from '../channel.listener.js'
 import { pruneDeliveries } from '../retention.job.js'
@@ -90,7 +91,7 @@ export class WebhookService {
 
   async start(): Promise<void> {
     if (!this.active) {
-      await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
+      await forgetCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
       return
     }
     await ensureEndpoints(

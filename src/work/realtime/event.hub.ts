@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../storage/database.client.js'
 import { comparePositions, type LogPosition } from '../../model/log.position.js'
-import { logEnd, logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import { logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import { logEnd } from '../../storage/log.kernel.js'
 import { type TaskQuery, taskMatches, tasksByKeys } from '../../storage/graph/task.queries.js'
 import type { TaskNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
@@ -47,9 +48,9 @@ const PENDING_RETRY_MS = 10
 const TICK_MS = 1000
 
 /**
- * The one reader of the log in this process, for its subscriptions. The doorbell (heard through
- * the process's {@link ChannelListener}) says the log grew; the hub then reads it from its own position, in log order, only as
- * far as it is final, so every subscriber sees every callback once and in the one order a
+ * The one reader of the log in this process for its subscriptions. The doorbell (heard through
+ * the process's {@link ChannelListener}) says the log grew; the hub then reads it from its own
+ * position, in log order, only as far as it is final, so every subscriber sees every callback once and in the one order a
  * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
  * then handed to every subscriber with that filter: the cost of an event grows with the number
  * of distinct filters, not of subscribers. While no notification subscription is open the log is
