@@ -17,7 +17,7 @@ import { CloudClient } from './work/cloud.client.js'
 import { CallbackStore } from './work/ingest/callback.store.js'
 import { EventHub } from './work/realtime/event.hub.js'
 import { GraphProjector } from './work/graph/graph.projector.js'
-import { MetricsHistory } from './work/graph/metrics.history.js'
+import { AudienceHistory } from './work/graph/audience.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
 import { RetentionJob, retentionSettings } from './work/retention.job.js'
 import { ChannelListener } from './work/channel.listener.js'
@@ -64,7 +64,7 @@ export interface GatewayParts {
   projector: GraphProjector
   hub: EventHub
   /** Audience and health over time: the poller samples each answer into it. */
-  history: MetricsHistory
+  history: AudienceHistory
   retention: RetentionJob
   /** Acts on the cloud (stopTask, sendMessage), audited. */
   actions: ActionRunner
@@ -200,7 +200,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
   const channels = new ChannelListener({ database, log })
-  const history = new MetricsHistory({ config, database, channels, log, registry: metrics.registry })
+  const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
   const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })

@@ -12,7 +12,7 @@ import type { ChannelListener } from '../channel.listener.js'
  * The audience and health history of a gateway: the sampler the poller hands each answer to, and
  * the hub of `metricsSampled`. Its prune is a step of the retention job (`retention.job.ts`).
  */
-export class MetricsHistory {
+export class AudienceHistory {
   readonly sampler: AnswerSampler
   readonly hub: SampleHub
   readonly metrics: HistoryMetrics
