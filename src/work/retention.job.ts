@@ -72,12 +72,11 @@ export class RetentionJob {
   constructor(private readonly options: RetentionOptions) {
     this.now = options.now ?? (() => new Date())
     const { intervalMs } = options.retention
-    const first = (delay: number, every: number) => Math.min(delay, every)
-    if (this.tablesPruned) this.step('retention', intervalMs, first(FIRST_RUN_DELAY_MS, intervalMs), () => this.runOnce())
-    if (intervalMs > 0 && options.webhooksDeliveredRetentionMs !== undefined) this.step('webhooks', intervalMs, first(FIRST_RUN_DELAY_MS, intervalMs), () => this.pruneWebhooks())
+    if (this.tablesPruned) this.step('retention', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.runOnce())
+    if (intervalMs > 0 && options.webhooksDeliveredRetentionMs !== undefined) this.step('webhooks', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.pruneWebhooks())
     const history = options.history
     const every = history?.retention.pruneIntervalMs ?? 0
-    if (every > 0) this.step('history', every, first(FIRST_HISTORY_DELAY_MS, every), () => this.pruneHistory())
+    if (every > 0) this.step('history', every, Math.min(FIRST_HISTORY_DELAY_MS, every), () => this.pruneHistory())
   }
 
   /** Whether anything is to be pruned on a schedule at all. */
