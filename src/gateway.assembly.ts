@@ -39,17 +39,15 @@ import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
  * and the adapters, and that owns the order in which they start and stop. Adapters are handed the
  * parts they serve and only register routes; nothing reaches a part back through a lookup.
  *
- * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener,
- * spool, replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
- * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
- * requests under way answered), then the parts in the reverse order of their start, then the
- * database the gateway opened.
+ * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener, spool,
+ * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has started,
+ * the listening socket. Stop: the HTTP server first (no new request; sockets closed; the requests under way
+ * answered), then the parts in the reverse order of their start, then the database the gateway opened.
  */
 
 /** The units of work of a running gateway. */
 export interface GatewayParts {
   metrics: Metrics
-  /** The process's one listener on the database's channels: started first, stopped last. */
   channels: ChannelListener
   /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
   cloud: CloudClient
@@ -82,10 +80,7 @@ export interface Gateway {
   database: Database
   /** Its units of work, as the assembly built them. */
   parts: GatewayParts
-  /**
-   * Resolves once every callback acknowledged so far is folded into the task and user states
-   * (the graph is a projection, folded just after each acknowledgement).
-   */
+  /** Resolves once every callback acknowledged so far is folded into the task and user states (the projection). */
   settle(): Promise<void>
   close(): Promise<void>
 }
@@ -125,8 +120,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   let parts: GatewayParts | undefined
   let tracing: Tracing | undefined
   try {
-    // The SDK is loaded only when tracing is on: off, the code calls the API's helpers, which
-    // test one flag and run the work (work/tracing.spans.ts).
+    // The SDK is loaded only when tracing is on: off, the API's helpers test one flag (work/tracing.spans.ts).
     if (config.tracing.enabled) {
       const { startTracing } = await import('./adapters/ops/tracing.sdk.js')
       tracing = startTracing(config, options.spanExporter ? { exporter: options.spanExporter } : {})
