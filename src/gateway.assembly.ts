@@ -17,9 +17,10 @@ import { CloudClient } from './work/cloud.client.js'
 import { CallbackStore } from './work/ingest/callback.store.js'
 import { EventHub } from './work/realtime/event.hub.js'
 import { GraphProjector } from './work/graph/graph.projector.js'
-import { MetricsHistory } from './work/graph/metrics.history.js'
+import { AudienceHistory } from './work/graph/audience.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
-import { RetentionJob } from './work/retention.job.js'
+import { RetentionJob, retentionSettings } from './work/retention.job.js'
+import { ChannelListener } from './work/channel.listener.js'
 import { WebhookService } from './work/outbound/webhook.service.js'
 import { IncidentWatch } from './work/alerts/incident.watch.js'
 import { CallbackSpool } from './work/ingest/spool/callback.spool.js'
@@ -38,16 +39,16 @@ import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
  * and the adapters, and that owns the order in which they start and stop. Adapters are handed the
  * parts they serve and only register routes; nothing reaches a part back through a lookup.
  *
- * Start: port check, database (migrated), HTTP server and its logger, then the parts (spool and
- * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has
- * started, the listening socket. Stop: the HTTP server first (no new request; sockets closed; the
- * requests under way answered), then the parts in the reverse order of their start, then the
- * database the gateway opened.
+ * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener, spool,
+ * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has started,
+ * the listening socket. Stop: the HTTP server first (no new request; sockets closed; the requests under way
+ * answered), then the parts in the reverse order of their start, then the database the gateway opened.
  */
 
 /** The units of work of a running gateway. */
 export interface GatewayParts {
   metrics: Metrics
+  channels: ChannelListener
   /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
   cloud: CloudClient
   spool: CallbackSpool
@@ -61,7 +62,7 @@ export interface GatewayParts {
   projector: GraphProjector
   hub: EventHub
   /** Audience and health over time: the poller samples each answer into it. */
-  history: MetricsHistory
+  history: AudienceHistory
   retention: RetentionJob
   /** Acts on the cloud (stopTask, sendMessage), audited. */
   actions: ActionRunner
@@ -79,10 +80,7 @@ export interface Gateway {
   database: Database
   /** Its units of work, as the assembly built them. */
   parts: GatewayParts
-  /**
-   * Resolves once every callback acknowledged so far is folded into the task and user states
-   * (the graph is a projection, folded just after each acknowledgement).
-   */
+  /** Resolves once every callback acknowledged so far is folded into the task and user states (the projection). */
   settle(): Promise<void>
   close(): Promise<void>
 }
@@ -122,8 +120,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
   let parts: GatewayParts | undefined
   let tracing: Tracing | undefined
   try {
-    // The SDK is loaded only when tracing is on: off, the code calls the API's helpers, which
-    // test one flag and run the work (work/tracing.spans.ts).
+    // The SDK is loaded only when tracing is on: off, the API's helpers test one flag (work/tracing.spans.ts).
     if (config.tracing.enabled) {
       const { startTracing } = await import('./adapters/ops/tracing.sdk.js')
       tracing = startTracing(config, options.spanExporter ? { exporter: options.spanExporter } : {})
@@ -196,12 +193,14 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     refusedMaxRows: config.ingest.refusedMaxRows,
     onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
   })
-  const history = new MetricsHistory({ config, database, log, registry: metrics.registry, now: options.now })
+  const channels = new ChannelListener({ database, log })
+  const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
   const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })
   return {
     metrics,
+    channels,
     cloud,
     spool,
     store,
@@ -212,19 +211,20 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
-    projector: new GraphProjector({ database, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
-    hub: new EventHub({ database, log, subscriberBuffer: config.realtime.subscriberBuffer }),
-    retention: new RetentionJob({ db: database.db, retention: config.retention, actionsRetentionDays: config.actions.retention, log, ...(options.now ? { now: options.now } : {}) }),
+    projector: new GraphProjector({ database, channels, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
+    hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
+    retention: new RetentionJob({ ...retentionSettings(config), db: database.db, log, now: options.now, history: history.polled ? history.retention : undefined }),
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
-    webhooks: new WebhookService({ config, database, log, registry: metrics.registry, shapes: webhookShapes }),
+    webhooks: new WebhookService({ config, database, channels, log, registry: metrics.registry, shapes: webhookShapes }),
     incidents: new IncidentWatch({ config, database, log, registry: metrics.registry, now: options.now }),
   }
 }
 
 async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
+  await parts.channels.start()
   await parts.replayer.start()
-  await parts.history.start()
+  parts.history.start()
   await parts.poller?.start()
   parts.archive?.start()
   parts.missing.start()
@@ -234,7 +234,7 @@ async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<
   await parts.webhooks.start()
   await parts.incidents.start()
   parts.retention.start()
-  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (intervalMs or both day counts are 0)')
+  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
 }
 
 /** Stops the parts in the reverse order of their start; the spool is closed last. */
@@ -250,6 +250,7 @@ async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.missing.stop()
   await parts.history.stop()
   await parts.replayer.stop()
+  await parts.channels.stop()
   parts.cloud.close()
   await parts.spool.close()
 }

@@ -3,14 +3,13 @@ import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
-import { afterPosition, beforePosition, FINAL, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.order.js'
-import { finalPrefix, type LogRead } from './projector.statements.js'
+import { afterPosition, beforePosition, FINAL, finalPrefix, type LogRead, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.kernel.js'
 
 /**
  * A stored callback as the graph reads it: its place in the log, the typed columns and values
  * parsed at ingest, and the request's method, query and body (the fields as sent, read only when
  * asked for). Every read of notifications sees only callbacks whose place in the log is final
- * (log.order.ts), in log order, so a cursor from any list resumes exactly.
+ * (log.kernel.ts), in log order, so a cursor from any list resumes exactly.
  */
 export interface NotificationRow
   extends LogPosition,
@@ -119,17 +118,6 @@ export async function logTail(db: Db, after: LogPosition, limit: number): Promis
     .orderBy(...OLDEST_FIRST)
     .limit(limit)
   return finalPrefix(rows)
-}
-
-/** The position of the newest final callback: where a reader that starts now starts. */
-export async function logEnd(db: Db): Promise<LogPosition> {
-  const [row] = await db
-    .select({ xid: callbacks.xid, id: callbacks.id })
-    .from(callbacks)
-    .where(FINAL)
-    .orderBy(...NEWEST_FIRST)
-    .limit(1)
-  return row ?? { xid: '0', id: 0 }
 }
 
 /** The callbacks with these ids, in one statement; only those in scope when one is given. */

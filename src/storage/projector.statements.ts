@@ -1,9 +1,9 @@
-import { eq, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { FoldableRecord } from '../fold/fold.event.js'
-import { LOG_START, type LogPosition } from '../model/log.position.js'
-import { callbacks, projections } from './tables/callback.table.js'
+import type { LogPosition } from '../model/log.position.js'
+import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
-import { afterPosition, FINAL, LOGGED_COLUMNS, OLDEST_FIRST } from './log.order.js'
+import { afterPosition, FINAL, finalPrefix, type LogRead, LOGGED_COLUMNS, OLDEST_FIRST } from './log.kernel.js'
 
 /** A logged callback as the projector reads it: what the fold needs, and where it is. */
 export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean; traceparent: string | null }
@@ -24,32 +24,7 @@ export async function tryProjectorLock(tx: Db): Promise<boolean> {
   return row?.locked === true
 }
 
-/** Where a projection has folded the log up to; the start of the log if it never has. */
-export async function readCheckpoint(tx: Db, name: string): Promise<LogPosition> {
-  const [row] = await tx.select({ xid: projections.xid, id: projections.id }).from(projections).where(eq(projections.name, name))
-  return row ? { xid: row.xid, id: Number(row.id) } : LOG_START
-}
-
-/** Moves a projection's checkpoint. */
-export async function saveCheckpoint(tx: Db, name: string, position: LogPosition, now: Date): Promise<void> {
-  await tx
-    .insert(projections)
-    .values({ name, xid: position.xid, id: position.id, updatedAt: now })
-    .onConflictDoUpdate({ target: projections.name, set: { xid: sql`excluded.xid`, id: sql`excluded.id`, updatedAt: sql`excluded.updated_at` } })
-}
-
-/** The next final callbacks after a position, and whether later ones have committed but are not final yet. */
-export interface LogRead<R> {
-  rows: R[]
-  /** A later callback has committed, but an older transaction is still running: read again soon. */
-  pending: boolean
-}
-
-/**
- * The next final callbacks after a position, oldest first. Final ones are a prefix of the log
- * after any position (a later one was written by a later transaction), so one statement reads
- * them and tells, by the first row that is not, whether to look again soon.
- */
+/** The next final callbacks after a position, oldest first (the committed prefix, log.kernel.ts). */
 export async function logAfter(tx: Db, position: LogPosition, limit: number): Promise<LogRead<LoggedCallback>> {
   const rows = await tx
     .select({
@@ -65,10 +40,4 @@ export async function logAfter(tx: Db, position: LogPosition, limit: number): Pr
     .orderBy(...OLDEST_FIRST)
     .limit(limit)
   return finalPrefix(rows)
-}
-
-/** Splits rows read in log order at the first one that is not final. */
-export function finalPrefix<R extends { final: boolean }>(rows: R[]): LogRead<R> {
-  const cut = rows.findIndex((row) => !row.final)
-  return cut === -1 ? { rows, pending: false } : { rows: rows.slice(0, cut), pending: true }
 }

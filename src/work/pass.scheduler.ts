@@ -1,5 +1,6 @@
-import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
-import type { Database } from '../storage/database.client.js'
+import { LOG_GREW } from '../model/event.codec.js'
+import { EVENT_CHANNEL } from '../model/notify.channels.js'
+import type { ChannelListener } from './channel.listener.js'
 import { WakeScheduler } from './wake.scheduler.js'
 
 /**
@@ -11,7 +12,11 @@ export type PassOutcome = { kind: 'busy' } | { kind: 'done'; more: boolean; pend
 
 /** What a {@link PassScheduler} is built from. */
 export interface PassSchedulerOptions {
-  database: Pick<Database, 'listen'>
+  /**
+   * The process's listener, through which the log's doorbell wakes a pass. Without one (a reader
+   * built only to catch up, as tests and the bench do) passes run at the tick alone.
+   */
+  channels?: Pick<ChannelListener, 'on'> | undefined
   /** Runs one pass in its own transaction; a throw is retried a second later. */
   pass: () => Promise<PassOutcome>
   /** Between two looks at the log when nothing rang (a safety net: a doorbell may be missed). */
@@ -34,7 +39,7 @@ const ERROR_RETRY_MS = 1000
  */
 export class PassScheduler {
   private readonly scheduler: WakeScheduler
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
 
   constructor(private readonly options: PassSchedulerOptions) {
     this.scheduler = new WakeScheduler({
@@ -55,16 +60,21 @@ export class PassScheduler {
   async start(): Promise<void> {
     // Only the log's doorbell: the channel also carries every folded task's event, and those
     // waking every reader again would be a pass per fold per instance for nothing.
-    this.unlisten = await this.options.database.listen(EVENT_CHANNEL, (payload) => {
-      if (payload === LOG_GREW && (this.options.answersDoorbell?.() ?? true)) this.wake()
-    })
+    // The channel heard again after a lost connection: a doorbell may have been missed.
+    this.off = this.options.channels?.on(
+      EVENT_CHANNEL,
+      (payload) => {
+        if (payload === LOG_GREW && (this.options.answersDoorbell?.() ?? true)) this.wake()
+      },
+      () => this.wake(),
+    )
     this.scheduler.wakeIn(0)
   }
 
   /** Stops listening and waits for a pass under way. */
   async stop(): Promise<void> {
     const stopped = this.scheduler.stop()
-    await this.unlisten?.()
+    this.off?.()
     await stopped
   }
 

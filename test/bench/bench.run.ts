@@ -19,7 +19,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   query: { file: './query.bench.js', run: 'runQueryBench' },
   fanout: { file: './fanout.bench.js', run: 'runFanoutBench' },
   startup: { file: './startup.bench.js', run: 'runStartupBench' },
-  metrics: { file: './metrics.bench.js', run: 'runMetricsBench' },
+  metrics: { file: './audience.bench.js', run: 'runMetricsBench' },
   delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
   alerts: { file: './alerts.bench.js', run: 'runAlertsBench' },
   archive: { file: './archive.bench.js', run: 'runArchiveBench' },

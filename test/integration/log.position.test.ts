@@ -10,7 +10,7 @@ import { openTestDatabase, type TestDatabase, describeOnServer } from '../suppor
  * them, so row ids are handed out in one order and committed in another. A reader that resumes
  * "after the last one I saw" must still see every callback once: these tests make transactions
  * commit out of order on a real server and read the log the way lists, replays and the event hub
- * do. Remove the "final" rule (storage/log.order.ts) and they fail.
+ * do. Remove the "final" rule (storage/log.kernel.ts) and they fail.
  */
 describeOnServer('log positions under concurrent writers (postgres)', () => {
   let db: TestDatabase

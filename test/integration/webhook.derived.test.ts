@@ -11,7 +11,7 @@ import { type Receipt, type Receiver, startReceiver, WEBHOOK_SECRET } from '../s
 
 const SECRET = 'abc'
 const CODES = ['ONE', 'TWO']
-// The seed of metrics.history.test.ts: a stalled input, a forgotten start, vanished sessions.
+// The seed of audience.history.test.ts: a stalled input, a forgotten start, vanished sessions.
 const PLAY = { seed: 1717, sessions: 8, rate: 3 }
 
 const scratch = scratchDirs('livegate-webhook-derived-')

@@ -9,7 +9,7 @@ import { intakeCallback, typeLabel } from '../../work/ingest/callback.intake.js'
 import { type InboundRequest, type IngestPolicy, judgeCallback, refusalRow } from '../../model/callback.verdict.js'
 import type { RefusalLimiter } from './refusal.limiter.js'
 import { currentTraceparent, inSpan, tracingActive } from '../../work/tracing.spans.js'
-import { inRequestContext, requestSpan } from '../ops/tracing.spans.js'
+import { inRequestContext, requestSpan } from '../ops/operation.spans.js'
 
 /** What the callback route needs; the clock is injectable so tests can sign at fixed times. */
 export interface CallbackRouteOptions {

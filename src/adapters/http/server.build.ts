@@ -17,7 +17,7 @@ import { opsPlugin } from '../ops/ops.plugin.js'
 import type { EventHub } from '../../work/realtime/event.hub.js'
 import type { CallbackSpool } from '../../work/ingest/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/graph/task-list.poller.js'
-import type { MetricsHistory } from '../../work/graph/metrics.history.js'
+import type { AudienceHistory } from '../../work/graph/audience.history.js'
 import type { ActionRunner } from '../../work/outbound/action.runner.js'
 import type { WebhookService } from '../../work/outbound/webhook.service.js'
 import { playgroundPlugin } from './playground.plugin.js'
@@ -42,7 +42,7 @@ export interface ServerParts {
   policy: IngestPolicy
   poller: TaskListPoller | undefined
   hub: EventHub
-  history: MetricsHistory
+  history: AudienceHistory
   metrics: Metrics
   /** Acts on the cloud (`stopTask`, `sendMessage`). */
   actions?: ActionRunner | undefined

@@ -8,7 +8,7 @@ import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
 import type { GraphqlContext } from '../graphql/reads/request.context.js'
-import { traceparentOfConnectionInit } from '../ops/tracing.spans.js'
+import { traceparentOfConnectionInit } from '../ops/operation.spans.js'
 import type { PipelineOutcome, RequestPipeline, SocketTrace } from '../graphql/pipeline/request.pipeline.js'
 
 /** The close code of a socket whose subscriber fell too far behind (see README, Realtime). */

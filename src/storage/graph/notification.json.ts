@@ -1,6 +1,6 @@
 import { inArray, type SQL, sql } from 'drizzle-orm'
 import { KINDS, type ViewField } from '../../model/callback.kinds.js'
-import { FINAL } from '../log.order.js'
+import { FINAL } from '../log.kernel.js'
 import { callbacks } from '../tables/callback.table.js'
 import { addJsonType, TYPES, dateTime, type JsonField, type JsonType, objectText, P, safeInt, str, float, typename } from './task.json.js'
 

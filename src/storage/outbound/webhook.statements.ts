@@ -1,13 +1,9 @@
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { LogPosition } from '../../model/log.position.js'
-import { projections } from '../tables/callback.table.js'
 import { type Db, resultRows } from '../database.client.js'
 import { jsonLiteral } from '../tables/json.rows.js'
-import { finalPrefix, type LogRead } from '../projector.statements.js'
+import { afterIn, finalIn, finalPrefix, type LogRead } from '../log.kernel.js'
 import { webhookDeliveries, webhookEndpoints, webhookEvents, type WebhookEventRow } from '../tables/webhook.table.js'
-
-/** The channel on which a new delivery wakes the delivery workers of every instance. */
-export const WEBHOOK_CHANNEL = 'livegate_webhooks'
 
 /**
  * Takes the enqueuer's lock until the transaction ends: one enqueuer at a time across every
@@ -41,10 +37,10 @@ export async function webhookEventsAfter(tx: Db, position: LogPosition, limit: n
       taskId: webhookEvents.taskId,
       occurredAt: webhookEvents.occurredAt,
       facts: webhookEvents.facts,
-      final: sql<boolean>`${webhookEvents.xid} < pg_snapshot_xmin(pg_current_snapshot())`,
+      final: sql<boolean>`${finalIn(webhookEvents)}`,
     })
     .from(webhookEvents)
-    .where(sql`(${webhookEvents.xid}, ${webhookEvents.id}) > (${position.xid}::xid8, ${position.id}::bigint)`)
+    .where(afterIn(webhookEvents, position))
     .orderBy(webhookEvents.xid, webhookEvents.id)
     .limit(limit)
   return finalPrefix(rows)
@@ -248,14 +244,4 @@ export async function pruneWebhooks(db: Db, deliveredCutoff: Date, deadCutoff: D
   )
   await db.execute(sql`delete from webhook_events where id in (select id from webhook_events where occurred_at < ${deadCutoff.toISOString()}::timestamptz limit ${limit} for update skip locked)`)
   return rows.length
-}
-
-/** Forgets the enqueuer's checkpoints: the next enqueuer starts at the logs' end. */
-export async function forgetWebhookCheckpoints(db: Db, names: readonly string[]): Promise<void> {
-  await db.delete(projections).where(inArray(projections.name, [...names]))
-}
-
-/** Sets a checkpoint where none is yet (a first start); one already there is left alone. */
-export async function initWebhookCheckpoint(db: Db, name: string, position: LogPosition, now: Date): Promise<void> {
-  await db.insert(projections).values({ name, xid: position.xid, id: position.id, updatedAt: now }).onConflictDoNothing()
 }

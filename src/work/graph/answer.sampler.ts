@@ -8,7 +8,8 @@ import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.j
 import { sampledTransitions } from '../../fold/task.transitions.js'
 import { readLiveTasks, writeSamples } from '../../storage/history/sample.statements.js'
 import type { HistoryMetrics } from '../metrics.registry.js'
-import { encodeSampleEvent, SAMPLE_CHANNEL } from './sample.hub.js'
+import { encodeSampleEvent } from './sample.hub.js'
+import { SAMPLE_CHANNEL } from '../../model/notify.channels.js'
 
 /**
  * Samples each task_list answer the poller folds (so only the code's lease holder writes): one

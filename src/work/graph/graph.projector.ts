@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
 import type { Database } from '../../storage/database.client.js'
-import { type LoggedCallback, logAfter, readCheckpoint, saveCheckpoint, tryProjectorLock } from '../../storage/projector.statements.js'
+import { type LoggedCallback, logAfter, tryProjectorLock } from '../../storage/projector.statements.js'
+import { readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { compactTaskCounts } from '../../storage/graph/task-count.statements.js'
 import { applyToGraph, callbackEvidence } from './graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
 import { PassScheduler } from '../pass.scheduler.js'
+import type { ChannelListener } from '../channel.listener.js'
 import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
 
 /** The projection's name in the checkpoint table. */
@@ -19,6 +21,8 @@ const COUNTS_COMPACT_MS = 60_000
 /** What {@link GraphProjector} is built from. */
 export interface ProjectorOptions {
   database: Database
+  /** The process's listener: the log's doorbell wakes a pass (without one, only the tick does). */
+  channels?: Pick<ChannelListener, 'on'> | undefined
   log: Pick<FastifyBaseLogger, 'error' | 'warn'>
   /** The most callbacks one transaction folds. */
   batchSize?: number
@@ -56,7 +60,7 @@ export class GraphProjector {
     this.batchSize = options.batchSize ?? 5000
     this.now = options.now ?? (() => new Date())
     this.scheduler = new PassScheduler({
-      database: options.database,
+      channels: options.channels,
       pass: () => this.pass(),
       tickMs: options.tickMs ?? 1000,
       answersDoorbell: () => this.leading,

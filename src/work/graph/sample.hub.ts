@@ -2,12 +2,16 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { TaskNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
 import type { Database } from '../../storage/database.client.js'
-import { sampledTasks } from '../../storage/history/metrics.queries.js'
+import { sampledTasks } from '../../storage/history/audience.queries.js'
 import { type TaskQuery, taskMatches } from '../../storage/graph/task.queries.js'
-import { SubscriptionQueue } from '../realtime/subscription.queue.js'
+import type { SubscriptionQueue } from '../realtime/subscription.queue.js'
+import { FilterGroups } from '../realtime/filter.groups.js'
+import { WakeScheduler } from '../wake.scheduler.js'
+import { SAMPLE_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
 
-/** The channel on which a sampled answer is announced to every gateway instance. */
-export const SAMPLE_CHANNEL = 'livegate_samples'
+// Still exported here for the readers not yet on the one listener (work/alerts/incident.watch.ts).
+export { SAMPLE_CHANNEL }
 
 /** A service code's answer taken at `at` was sampled: its samples are in `task_samples`. */
 export interface SampleEvent {
@@ -40,70 +44,81 @@ export interface TaskSampleEvent {
   outputBitrate: number | null
 }
 
-interface Group {
-  filter: TaskQuery
-  queues: Set<SubscriptionQueue<TaskSampleEvent>>
-}
+// How soon samples that could not be read are read again (the database is away).
+const RETRY_MS = 1000
 
 /**
  * Hands every sampled answer's samples, one event per task, to the `metricsSampled` subscribers
  * of this process, whichever instance wrote them: the writer announces the answer (service
  * code, time) on a channel of its own, and each instance reads those samples once per answer and
- * matches them once per distinct filter.
+ * matches them once per distinct filter ({@link FilterGroups}, as the event hub does). The failure
+ * policy is the event hub's too: an answer whose samples could not be read is read again a
+ * second later, in order; subscribers wait, and none is ended.
  */
 export class SampleHub {
-  private readonly groups = new Map<string, Group>()
-  private unlisten: (() => Promise<void>) | undefined
-  private chain: Promise<void> = Promise.resolve()
+  private readonly groups: FilterGroups<TaskQuery, TaskSampleEvent>
+  private off: (() => void) | undefined
+  /** Answers announced and not handed out yet, oldest first. */
+  private unread: SampleEvent[] = []
+  private readonly reader: WakeScheduler
 
-  constructor(private readonly options: { database: Database; log: Pick<FastifyBaseLogger, 'error'>; subscriberBuffer: number }) {}
+  constructor(
+    private readonly options: {
+      database: Database
+      channels: Pick<ChannelListener, 'on'>
+      log: Pick<FastifyBaseLogger, 'warn'>
+      subscriberBuffer: number
+    },
+  ) {
+    this.groups = new FilterGroups(options.subscriberBuffer)
+    this.reader = new WakeScheduler({
+      run: () => this.readUnread(),
+      onError: (error) => {
+        options.log.warn({ err: error }, 'samples could not be read; reading them again in a second')
+        return RETRY_MS
+      },
+    })
+  }
 
-  async start(): Promise<void> {
-    this.unlisten = await this.options.database.listen(SAMPLE_CHANNEL, (payload) => {
+  start(): void {
+    this.reader.restart()
+    this.off = this.options.channels.on(SAMPLE_CHANNEL, (payload) => {
       const event = decodeSampleEvent(payload)
-      if (event && this.groups.size > 0) this.chain = this.chain.then(() => this.dispatch(event))
+      if (!event || this.groups.empty) return
+      this.unread.push(event)
+      this.reader.wake()
     })
   }
 
   async stop(): Promise<void> {
-    await this.unlisten?.()
-    this.unlisten = undefined
-    await this.chain
-    for (const group of this.groups.values()) for (const queue of group.queues) queue.close()
+    this.off?.()
+    this.off = undefined
+    await this.reader.stop()
+    this.groups.close()
   }
 
   /** How many `metricsSampled` subscriptions are open. */
   get size(): number {
-    return [...this.groups.values()].reduce((n, group) => n + group.queues.size, 0)
+    return this.groups.size
   }
 
   /** A queue of the samples from now on of the tasks that match `filter` (its scope included). */
   subscribe(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskSampleEvent> {
-    const key = JSON.stringify(filter, Object.keys(filter).sort())
-    let group = this.groups.get(key)
-    if (!group) this.groups.set(key, (group = { filter, queues: new Set() }))
-    const joined = group
-    const queue: SubscriptionQueue<TaskSampleEvent> = new SubscriptionQueue<TaskSampleEvent>(this.options.subscriberBuffer, onOverflow, () => {
-      joined.queues.delete(queue)
-      if (joined.queues.size === 0) this.groups.delete(key)
-    })
-    joined.queues.add(queue)
-    return queue
+    return this.groups.join(filter, onOverflow)
   }
 
-  private async dispatch(event: SampleEvent): Promise<void> {
-    try {
-      for (const row of await sampledTasks(this.options.database.db, event.serviceCode, new Date(event.at))) {
-        let sample: TaskSampleEvent | undefined
-        for (const group of this.groups.values()) {
-          if (!taskMatches(group.filter, row.task)) continue
-          sample ??= { task: deriveTask(row.task.state), at: row.at, viewers: row.viewers, inputBitrate: row.inputBitrate, outputBitrate: row.outputBitrate }
-          for (const queue of group.queues) queue.push(sample)
-        }
+  // An answer leaves the line only once handed out: a failed read keeps it first, for the retry.
+  private async readUnread(): Promise<undefined> {
+    for (let event = this.unread[0]; event; event = this.unread[0]) {
+      const rows = this.groups.empty ? [] : await sampledTasks(this.options.database.db, event.serviceCode, new Date(event.at))
+      this.unread.shift()
+      for (const row of rows) {
+        this.groups.handOut(
+          (filter) => taskMatches(filter, row.task),
+          () => ({ task: deriveTask(row.task.state), at: row.at, viewers: row.viewers, inputBitrate: row.inputBitrate, outputBitrate: row.outputBitrate }),
+        )
       }
-    } catch (error) {
-      this.options.log.error({ err: error }, 'samples could not be read; ending metricsSampled subscriptions')
-      for (const group of this.groups.values()) for (const queue of group.queues) queue.fail(new Error('Samples could not be delivered; subscribe again.'))
     }
+    return undefined
   }
 }

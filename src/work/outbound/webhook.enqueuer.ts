@@ -2,13 +2,15 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { callbackEventType, endpointWants } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
-import { logEnd, logTail, type NotificationRow } from '../../storage/notification.queries.js'
-import { readCheckpoint, saveCheckpoint } from '../../storage/projector.statements.js'
+import { logTail, type NotificationRow } from '../../storage/notification.queries.js'
+import { initCheckpoint, logEnd, readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { endpointsEnabled } from '../../storage/outbound/webhook.queries.js'
-import { initWebhookCheckpoint, insertDeliveries, type NewDelivery, tryEnqueueLock, WEBHOOK_CHANNEL, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
+import { insertDeliveries, type NewDelivery, tryEnqueueLock, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
+import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { WebhookEventRow } from '../../storage/tables/webhook.table.js'
 import { notifyOnChannel } from '../../storage/notify.statements.js'
 import { type PassOutcome, PassScheduler } from '../pass.scheduler.js'
+import type { ChannelListener } from '../channel.listener.js'
 
 /** The enqueuer's checkpoints in the projections table: one per log it reads. */
 export const WEBHOOK_CALLBACKS_CHECKPOINT = 'webhooks:callbacks'
@@ -26,6 +28,8 @@ export interface WebhookShapes {
 /** What {@link WebhookEnqueuer} is built from. */
 export interface EnqueuerOptions {
   database: Database
+  /** The process's listener: the log's doorbell wakes a pass. */
+  channels: Pick<ChannelListener, 'on'>
   endpoints: readonly WebhookEndpointConfig[]
   shapes: WebhookShapes
   log: Pick<FastifyBaseLogger, 'error' | 'warn'>
@@ -54,7 +58,7 @@ export class WebhookEnqueuer {
   constructor(private readonly options: EnqueuerOptions) {
     this.batchSize = options.batchSize ?? 500
     this.scheduler = new PassScheduler({
-      database: options.database,
+      channels: options.channels,
       pass: () => this.pass(),
       tickMs: options.tickMs ?? 500,
       onError: (error) => options.log.warn({ err: error }, 'webhooks: events could not be put in line; retrying'),
@@ -68,8 +72,8 @@ export class WebhookEnqueuer {
   async start(): Promise<void> {
     const { db } = this.options.database
     const now = new Date()
-    await initWebhookCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
-    await initWebhookCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
+    await initCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
+    await initCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
     await this.scheduler.start()
   }
 

@@ -5,16 +5,17 @@ import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
 import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, forgetWebhookCheckpoints, pruneWebhooks, type Redelivered, redeliver, WEBHOOK_CHANNEL } from '../../storage/outbound/webhook.statements.js'
+import { disableEndpoint, enableEndpoint, ensureEndpoints, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import { forgetCheckpoints } from '../../storage/log.kernel.js'
+import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
+import { pruneDeliveries } from '../retention.job.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
 import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT, WebhookEnqueuer, type WebhookShapes } from './webhook.enqueuer.js'
 import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
 
-const DAY_MS = 86_400_000
-/** Dead letters are kept this long. */
-export const DEAD_LETTER_RETENTION_MS = 30 * DAY_MS
 const GAUGE_REFRESH_MS = 5000
 /** Most deliveries one replay puts back in line; a larger replay is several calls. */
 export const MAX_REDELIVERED_PER_CALL = 10_000
@@ -23,6 +24,8 @@ export const MAX_REDELIVERED_PER_CALL = 10_000
 export interface WebhookServiceOptions {
   config: Pick<Config, 'webhooks' | 'retention'>
   database: Database
+  /** The process's listener: the log's doorbell and other instances' new deliveries wake the work. */
+  channels: Pick<ChannelListener, 'on'>
   log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error' | 'debug'>
   registry: Registry
   shapes: WebhookShapes
@@ -34,8 +37,8 @@ export interface EndpointView extends WebhookEndpointConfig {
 }
 
 /**
- * Webhooks in one process: the enqueuer (log to outbox), one delivery worker per endpoint, the
- * retention of delivered records and dead letters, and what GraphQL reads and steers. With no
+ * Webhooks in one process: the enqueuer (log to outbox), one delivery worker per endpoint, and
+ * what GraphQL reads and steers (the retention job prunes delivered records and dead letters). With no
  * endpoint configured nothing runs, and the enqueuer's checkpoints are forgotten, so endpoints
  * configured later receive events from then on rather than the whole log.
  */
@@ -45,9 +48,8 @@ export class WebhookService {
   private readonly workers = new Map<string, EndpointDelivery>()
   private readonly metrics: WebhookMetrics
   private readonly recorder: OutcomeRecorder
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
   private gauges: NodeJS.Timeout | undefined
-  private prune: NodeJS.Timeout | undefined
 
   constructor(private readonly options: WebhookServiceOptions) {
     const { webhooks } = options.config
@@ -74,6 +76,7 @@ export class WebhookService {
     }
     this.enqueuer = new WebhookEnqueuer({
       database: options.database,
+      channels: options.channels,
       endpoints: this.endpoints,
       shapes: options.shapes,
       log: options.log,
@@ -87,14 +90,8 @@ export class WebhookService {
   }
 
   async start(): Promise<void> {
-    // Derived events are written whether or not an endpoint wants them: they age out either way.
-    const every = this.options.config.retention.intervalMs
-    if (every > 0) {
-      this.prune = setInterval(() => void this.pruneOnce().catch((error: unknown) => this.options.log.warn({ err: error }, 'webhooks: prune failed; trying again at the next interval')), every)
-      this.prune.unref()
-    }
     if (!this.active) {
-      await forgetWebhookCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
+      await forgetCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
       return
     }
     await ensureEndpoints(
@@ -102,7 +99,7 @@ export class WebhookService {
       this.endpoints.map((endpoint) => endpoint.name),
     )
     // Another instance's enqueuer may put deliveries in line: its NOTIFY wakes this one's workers.
-    this.unlisten = await this.options.database.listen(WEBHOOK_CHANNEL, () => this.wakeAll())
+    this.off = this.options.channels.on(WEBHOOK_CHANNEL, () => this.wakeAll())
     await this.enqueuer.start()
     for (const worker of this.workers.values()) worker.start()
     this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
@@ -111,8 +108,7 @@ export class WebhookService {
 
   async stop(): Promise<void> {
     clearInterval(this.gauges)
-    clearInterval(this.prune)
-    await this.unlisten?.()
+    this.off?.()
     await this.enqueuer.stop()
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
     await this.recorder.stop()
@@ -168,17 +164,10 @@ export class WebhookService {
     this.options.log.info({ endpoint: name, enabled, by }, `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`)
   }
 
-  /** Drops delivered records and dead letters past their retention, in batches. */
-  async pruneOnce(now = new Date()): Promise<number> {
+  /** Drops delivered records and dead letters past their retention now (the retention job does it on schedule). */
+  pruneOnce(now = new Date()): Promise<number> {
     const { webhooks, retention } = this.options.config
-    let deleted = 0
-    for (;;) {
-      const count = await pruneWebhooks(this.options.database.db, new Date(now.getTime() - webhooks.deliveredRetention), new Date(now.getTime() - DEAD_LETTER_RETENTION_MS), retention.batchSize)
-      deleted += count
-      if (count < retention.batchSize) break
-    }
-    if (deleted > 0) this.options.log.info({ deleted }, `webhooks: pruned ${deleted} finished deliveries`)
-    return deleted
+    return pruneDeliveries({ db: this.options.database.db, retention, log: this.options.log }, webhooks.deliveredRetention, now)
   }
 
   private wakeAll(): void {

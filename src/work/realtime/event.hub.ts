@@ -1,14 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../storage/database.client.js'
 import { comparePositions, type LogPosition } from '../../model/log.position.js'
-import { logEnd, logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import { logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import { logEnd } from '../../storage/log.kernel.js'
 import { type TaskQuery, taskMatches, tasksByKeys } from '../../storage/graph/task.queries.js'
 import type { TaskNode } from '../../fold/graph.model.js'
 import { deriveTask } from '../../fold/task.derive.js'
-import { decodeEvent, EVENT_CHANNEL, LOG_GREW, type RealtimeEvent } from '../../model/event.codec.js'
-import { ChannelHeartbeat } from './channel.heartbeat.js'
+import { decodeEvent, LOG_GREW, type RealtimeEvent } from '../../model/event.codec.js'
+import { EVENT_CHANNEL } from '../../model/notify.channels.js'
+import type { ChannelListener } from '../channel.listener.js'
 import { deliverySpan } from '../tracing.spans.js'
-import { SubscriptionQueue } from './subscription.queue.js'
+import type { SubscriptionQueue } from './subscription.queue.js'
+import { FilterGroups } from './filter.groups.js'
 import { WakeScheduler } from '../wake.scheduler.js'
 import { type ActionCriteria, actionMatches, actionsByIds } from '../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
@@ -18,12 +21,14 @@ import type { IncidentRow } from '../../storage/tables/incident.table.js'
 /** What {@link EventHub} is built from. */
 export interface HubOptions {
   database: Database
+  /** The process's listener: the hub hears the event channel through it. */
+  channels: Pick<ChannelListener, 'on' | 'listening'>
   log: Pick<FastifyBaseLogger, 'warn' | 'error' | 'info'>
   /** How many undelivered events one subscriber may have before it is cut off. */
   subscriberBuffer: number
   /**
-   * How often the hub looks for itself: at the log's end while subscriptions are open and no
-   * doorbell came (a missed doorbell costs at most this), and whether it still hears the channel.
+   * How often the hub looks for itself at the log's end while subscriptions are open and no
+   * doorbell came: a missed doorbell costs at most this.
    */
   tickMs?: number
 }
@@ -32,11 +37,6 @@ type RowKind = 'action' | 'incident'
 type ReadRows<R> = (db: Database['db'], ids: number[]) => Promise<R[]>
 type Matches<F, R> = (filter: F, row: R) => boolean
 
-interface Group<F, T> {
-  filter: F
-  queues: Set<SubscriptionQueue<T>>
-}
-
 // Callbacks read per statement when the log is tailed.
 const TAIL_PAGE = 1000
 // How soon to look again when committed callbacks wait behind an older running transaction.
@@ -44,9 +44,9 @@ const PENDING_RETRY_MS = 10
 const TICK_MS = 1000
 
 /**
- * The one reader of the log in this process, and the one listener on the event channel. The
- * doorbell says the log grew; the hub then reads it from its own position, in log order, only as
- * far as it is final, so every subscriber sees every callback once and in the one order a
+ * The one reader of the log in this process for its subscriptions. The doorbell (heard through
+ * the process's {@link ChannelListener}) says the log grew; the hub then reads it from its own
+ * position, in log order, only as far as it is final, so every subscriber sees every callback once and in the one order a
  * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
  * then handed to every subscriber with that filter: the cost of an event grows with the number
  * of distinct filters, not of subscribers. While no notification subscription is open the log is
@@ -61,23 +61,25 @@ export class EventHub {
   // A look again soon, when committed callbacks wait behind an older running transaction.
   private readonly retry = new WakeScheduler({ run: () => void this.receive(LOG_GREW) })
   private readonly ticker: WakeScheduler
-  private readonly notificationGroups = new Map<string, Group<NotificationCriteria, NotificationRow>>()
-  private readonly taskGroups = new Map<string, Group<TaskQuery, TaskNode>>()
-  private readonly actionGroups = new Map<string, Group<ActionCriteria, ActionRow>>()
-  private readonly incidentGroups = new Map<string, Group<IncidentCriteria, IncidentRow>>()
+  private readonly notificationGroups: FilterGroups<NotificationCriteria, NotificationRow>
+  private readonly taskGroups: FilterGroups<TaskQuery, TaskNode>
+  private readonly actionGroups: FilterGroups<ActionCriteria, ActionRow>
+  private readonly incidentGroups: FilterGroups<IncidentCriteria, IncidentRow>
   private pending: RealtimeEvent[] = []
   // Batches are handled one after another, so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
-  private unlisten: (() => Promise<void>) | undefined
+  private off: (() => void) | undefined
   private lastDoorbellAt = 0
   // Task changes whose reading failed: read again at the next dispatch rather than lost.
   private unreadTasks: RealtimeEvent[] = []
   private readonly tickMs: number
-  private readonly heartbeat: ChannelHeartbeat
 
   constructor(private readonly options: HubOptions) {
     this.tickMs = options.tickMs ?? TICK_MS
-    this.heartbeat = new ChannelHeartbeat(options.database, this.tickMs, () => this.listen(), options.log)
+    this.notificationGroups = new FilterGroups(options.subscriberBuffer)
+    this.taskGroups = new FilterGroups(options.subscriberBuffer)
+    this.actionGroups = new FilterGroups(options.subscriberBuffer)
+    this.incidentGroups = new FilterGroups(options.subscriberBuffer)
     this.ticker = new WakeScheduler({
       run: () => {
         this.tick()
@@ -88,41 +90,24 @@ export class EventHub {
 
   /** Starts listening; callbacks final before this are not handed out (subscribers replay them). */
   async start(): Promise<void> {
-    await this.listen()
+    // Each time the channel is heard again, the hub reads on from its own position before it
+    // waits for the next doorbell: doorbells rung while the listener was deaf are lost, the log is not.
+    this.off = this.options.channels.on(
+      EVENT_CHANNEL,
+      (payload) => this.receive(payload),
+      () => this.receive(LOG_GREW),
+    )
     this.position = await logEnd(this.options.database.db)
     this.ticker.wakeIn(this.tickMs)
   }
 
-  /** Whether the hub hears the event channel (`/readyz`): false while its listening connection is lost. */
+  /** Whether the hub hears the event channel (`/readyz`): false while the listening connection is lost. */
   get listening(): boolean {
-    return this.heartbeat.listening
-  }
-
-  /**
-   * (Re)listens on the channel. Each time the listening connection is (re)established, the hub
-   * reads on from its own position before it waits for the next doorbell: doorbells rung while it
-   * was away are lost, the log is not.
-   */
-  private async listen(): Promise<void> {
-    const again = this.unlisten !== undefined
-    await this.unlisten?.().catch(() => {})
-    this.unlisten = await this.options.database.listen(
-      EVENT_CHANNEL,
-      (payload) => this.receive(payload),
-      () => {
-        this.heartbeat.heard()
-        this.receive(LOG_GREW)
-      },
-    )
-    if (again) {
-      this.heartbeat.heard()
-      this.receive(LOG_GREW)
-    }
+    return this.options.channels.listening
   }
 
   private tick(): void {
-    this.heartbeat.beat()
-    const open = this.notificationGroups.size > 0 || this.taskGroups.size > 0 || this.actionGroups.size > 0 || this.incidentGroups.size > 0
+    const open = !(this.notificationGroups.empty && this.taskGroups.empty && this.actionGroups.empty && this.incidentGroups.empty)
     if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
 
@@ -134,24 +119,20 @@ export class EventHub {
   /** Stops listening and ends every subscription. */
   async stop(): Promise<void> {
     await Promise.all([this.retry.stop(), this.ticker.stop()])
-    this.heartbeat.stop()
-    await this.unlisten?.()
-    this.unlisten = undefined
+    this.off?.()
+    this.off = undefined
     await this.chain
-    for (const group of [...this.notificationGroups.values(), ...this.taskGroups.values(), ...this.actionGroups.values(), ...this.incidentGroups.values()]) {
-      for (const queue of group.queues) queue.close()
-    }
+    for (const groups of [this.notificationGroups, this.taskGroups, this.actionGroups, this.incidentGroups]) groups.close()
   }
 
   /** How many subscriptions are open, of each kind. */
   get subscriptions(): { notifications: number; tasks: number; actions: number; incidents: number } {
-    const count = (groups: Map<string, { queues: { size: number } }>) => [...groups.values()].reduce((n, group) => n + group.queues.size, 0)
-    return { notifications: count(this.notificationGroups), tasks: count(this.taskGroups), actions: count(this.actionGroups), incidents: count(this.incidentGroups) }
+    return { notifications: this.notificationGroups.size, tasks: this.taskGroups.size, actions: this.actionGroups.size, incidents: this.incidentGroups.size }
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
   subscribeNotifications(criteria: NotificationCriteria, onOverflow: () => void): SubscriptionQueue<NotificationRow> {
-    return this.join(this.notificationGroups, criteria, onOverflow)
+    return this.notificationGroups.join(criteria, onOverflow)
   }
 
   /**
@@ -168,37 +149,20 @@ export class EventHub {
 
   /** A queue of the tasks, re-folded, that change from now on and match `filter` after the change. */
   subscribeTasks(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskNode> {
-    return this.join(this.taskGroups, filter, onOverflow)
+    return this.taskGroups.join(filter, onOverflow)
   }
 
   /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
   subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
-    return this.join(this.actionGroups, criteria, onOverflow)
+    return this.actionGroups.join(criteria, onOverflow)
   }
 
   /** A queue of the incidents, as stored now, opened, acknowledged or resolved from now on that match `criteria`. */
   subscribeIncidents(criteria: IncidentCriteria, onOverflow: () => void): SubscriptionQueue<IncidentRow> {
-    return this.join(this.incidentGroups, criteria, onOverflow)
-  }
-
-  private join<F, T>(groups: Map<string, Group<F, T>>, filter: F, onOverflow: () => void): SubscriptionQueue<T> {
-    const key = JSON.stringify(filter, Object.keys(filter as object).sort())
-    let group = groups.get(key)
-    if (!group) {
-      group = { filter, queues: new Set() }
-      groups.set(key, group)
-    }
-    const joined = group
-    const queue: SubscriptionQueue<T> = new SubscriptionQueue<T>(this.options.subscriberBuffer, onOverflow, () => {
-      joined.queues.delete(queue)
-      if (joined.queues.size === 0) groups.delete(key)
-    })
-    joined.queues.add(queue)
-    return queue
+    return this.incidentGroups.join(criteria, onOverflow)
   }
 
   private receive(payload: string): void {
-    if (this.heartbeat.isProbe(payload)) return
     const event = decodeEvent(payload)
     if (!event) return
     this.lastDoorbellAt = Date.now()
@@ -232,7 +196,7 @@ export class EventHub {
   private async dispatchCallbacks(): Promise<void> {
     if (!this.tailAgain) return
     this.tailAgain = false
-    if (this.notificationGroups.size === 0) {
+    if (this.notificationGroups.empty) {
       this.current = false
       return
     }
@@ -255,10 +219,10 @@ export class EventHub {
       // The position moves past rows no filter matches too: one who joins later starts from here.
       if (comparePositions(row, this.position) <= 0) continue
       this.position = { xid: row.xid, id: row.id }
-      for (const group of this.notificationGroups.values()) {
-        if (!notificationMatches(group.filter, row)) continue
-        for (const queue of group.queues) queue.push(row)
-      }
+      this.notificationGroups.handOut(
+        (filter) => notificationMatches(filter, row),
+        () => row,
+      )
     }
   }
 
@@ -275,26 +239,28 @@ export class EventHub {
   }
 
   private async dispatchTasks(batch: RealtimeEvent[]): Promise<void> {
-    if (this.taskGroups.size === 0) return
+    if (this.taskGroups.empty) return
     const keys = new Map<string, { serviceCode: string; taskId: string }>()
     for (const event of batch) if (event.kind === 'task') keys.set(JSON.stringify([event.serviceCode, event.taskId]), event)
     if (keys.size === 0) return
     for (const row of await tasksByKeys(this.options.database.db, [...keys.values()])) {
-      const node = deriveTask(row.state)
-      for (const group of this.taskGroups.values()) {
-        if (!taskMatches(group.filter, row)) continue
-        for (const queue of group.queues) queue.push(node)
-      }
+      this.taskGroups.handOut(
+        (filter) => taskMatches(filter, row),
+        () => deriveTask(row.state),
+      )
     }
   }
 
   // Actions and incidents alike: each changed row read once per batch, matched once per distinct filter.
-  private async dispatchRows<F, R extends { id: number }>(batch: RealtimeEvent[], kind: RowKind, groups: Map<string, Group<F, R>>, read: ReadRows<R>, matches: Matches<F, R>): Promise<void> {
-    if (groups.size === 0) return
+  private async dispatchRows<F extends object, R extends { id: number }>(batch: RealtimeEvent[], kind: RowKind, groups: FilterGroups<F, R>, read: ReadRows<R>, matches: Matches<F, R>): Promise<void> {
+    if (groups.empty) return
     const ids = [...new Set(batch.flatMap((event) => (event.kind === kind ? [event.id] : [])))]
     if (ids.length === 0) return
     for (const row of (await read(this.options.database.db, ids)).sort((a, b) => a.id - b.id)) {
-      for (const group of groups.values()) if (matches(group.filter, row)) for (const queue of group.queues) queue.push(row)
+      groups.handOut(
+        (filter) => matches(filter, row),
+        () => row,
+      )
     }
   }
 }

@@ -28,7 +28,7 @@ export interface CompiledExecutionOptions {
    * says: those whose answer is serialized by `stringifyWithJsonTexts`.
    */
   jsonText?: { execution: JsonTextExecution; applies(context: unknown): boolean } | undefined
-  /** Runs each operation inside `run` (its span, tracing.spans.ts); as is when absent. */
+  /** Runs each operation inside `run` (its span, operation.spans.ts); as is when absent. */
   around?: ((request: ExecutorRequest, run: () => Promise<ExecutionResult>) => Promise<ExecutionResult>) | undefined
 }
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
 import { graphqlError } from '../graphql.errors.js'
 import type { GraphqlErrorCode } from '../../../model/error.catalogue.js'
-import { metricsEstimator } from '../reads/metrics.window.js'
+import { audienceEstimator } from '../reads/audience.window.js'
 
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build
@@ -57,7 +57,7 @@ export function checkQueryLimits(options: {
       query: document,
       variables: options.variables ?? {},
       ...(options.operationName ? { operationName: options.operationName } : {}),
-      estimators: [connectionEstimator(limits.defaultPageSize), entitiesEstimator, metricsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+      estimators: [connectionEstimator(limits.defaultPageSize), entitiesEstimator, audienceEstimator(), simpleEstimator({ defaultComplexity: 1 })],
     })
   } catch {
     // Variables that do not coerce: execution refuses them next, with the precise error.

@@ -11,7 +11,7 @@ import { createSourceEventStream, type DocumentNode, type ExecutionResult, type 
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { graphqlMetricsPlugin } from '../../ops/graphql.metrics.js'
-import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/tracing.spans.js'
+import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'

@@ -1,5 +1,5 @@
 import { type GraphQLSchema, isInterfaceType, lexicographicSortSchema, printSchema } from 'graphql'
-import { resolvers as allResolvers } from '../resolvers/index.js'
+import { resolvers as allResolvers } from '../resolvers/resolver.list.js'
 import { type NonEmptyArray, buildSchema } from '../type-graphql.shim.js'
 import { nodeTypeName } from '../types/node.type.js'
 import { notificationTypeName } from '../types/notification.type.js'
@@ -7,7 +7,7 @@ import { SCALARS_MAP } from '../types/scalars.type.js'
 
 /**
  * Builds the GraphQL schema from resolver classes: by default every resolver in
- * `resolvers/index.ts`. The schema is the same whatever the configuration, so the emitted
+ * `resolvers/resolver.list.ts`. The schema is the same whatever the configuration, so the emitted
  * contract (schema/schema.graphql) never depends on a config file.
  */
 export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = allResolvers): Promise<GraphQLSchema> {

@@ -2,7 +2,7 @@ import type { Config } from '../../../config/config.schema.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { ActionRunner } from '../../../work/outbound/action.runner.js'
 import type { EventHub } from '../../../work/realtime/event.hub.js'
-import type { MetricsHistory } from '../../../work/graph/metrics.history.js'
+import type { AudienceHistory } from '../../../work/graph/audience.history.js'
 import type { TaskListPoller } from '../../../work/graph/task-list.poller.js'
 import type { WebhookService } from '../../../work/outbound/webhook.service.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
@@ -20,7 +20,7 @@ export interface GraphqlContext {
   /** The realtime events of this process; what subscriptions read. */
   hub: EventHub | undefined
   /** The audience and health history (its samples' hub, the reconciliation's grace). */
-  history: MetricsHistory | undefined
+  history: AudienceHistory | undefined
   /** Webhook endpoints and their deliveries; absent in a server built without them. */
   webhooks: WebhookService | undefined
   /** Ends this operation's websocket (subscriptions only). */
@@ -40,7 +40,7 @@ export interface ContextDeps {
   /** Absent when no service code has a `baseUrl`. */
   poller?: TaskListPoller | undefined
   hub?: EventHub | undefined
-  history?: MetricsHistory | undefined
+  history?: AudienceHistory | undefined
   actions?: ActionRunner | undefined
   webhooks?: WebhookService | undefined
 }

@@ -1,7 +1,7 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
 import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
 import { IncidentResolver, TaskIncidentsResolver } from './incident.resolver.js'
-import { MetricsSubscription, ServiceMetricsResolver, TaskMetricsResolver, UpstreamCallbacksResolver } from './metrics.resolver.js'
+import { AudienceSubscription, ServiceAudienceResolver, TaskAudienceResolver, UpstreamCallbacksResolver } from './audience.resolver.js'
 import { NodeResolver } from './node.resolver.js'
 import { OutputRecordingsResolver, TaskRecordingsResolver, UserRecordingsResolver } from './recording-links.resolver.js'
 import { RecordingResolver } from './recording.resolver.js'
@@ -28,10 +28,10 @@ export const resolvers: NonEmptyArray<Function> = [
   MediaFormatResolver,
   StreamResolver,
   InputResolver,
-  TaskMetricsResolver,
-  ServiceMetricsResolver,
+  TaskAudienceResolver,
+  ServiceAudienceResolver,
   UpstreamCallbacksResolver,
-  MetricsSubscription,
+  AudienceSubscription,
   ActionResolver,
   TaskStopRequestResolver,
   WebhookResolver,

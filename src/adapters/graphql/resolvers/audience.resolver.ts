@@ -2,18 +2,18 @@ import DataLoader from 'dataloader'
 import { GraphQLError } from 'graphql'
 
 import { taskHealth } from '../../../fold/task.health.js'
-import { type LiveTaskRow, liveTasksByKeys, type MetricPointRow, reconciliation, serviceMetrics, type ServiceMetricPointRow, taskMetrics } from '../../../storage/history/metrics.queries.js'
+import { type LiveTaskRow, liveTasksByKeys, type MetricPointRow, reconciliation, serviceAudience, type ServiceMetricPointRow, taskAudience } from '../../../storage/history/audience.queries.js'
 import type { TaskSampleEvent } from '../../../work/graph/sample.hub.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { refuseNul } from '../graphql.errors.js'
-import { metricsWindow } from '../reads/metrics.window.js'
+import { audienceWindow } from '../reads/audience.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { closeFor } from '../../../model/error.catalogue.js'
 import { TaskFilter } from '../types/task.type.js'
 import { taskQuery } from './task.resolver.js'
 import { countUnannounced } from '../../../storage/graph/recording.queries.js'
-import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/metrics.type.js'
+import { CallbackReconciliation, MetricPoint, MetricStep, NotificationKind, ServiceMetricPoint, TaskHealth, TaskSample } from '../types/audience.type.js'
 import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
 import { epochOf, type TaskView } from '../../../storage/tables/task.node.js'
@@ -46,7 +46,7 @@ function liveOf(context: GraphqlContext, task: TaskView): Promise<LiveTaskRow | 
 }
 
 @Resolver(() => Task)
-export class TaskMetricsResolver {
+export class TaskAudienceResolver {
   @FieldResolver(() => [MetricPoint], {
     description: 'Its audience and bitrates over time, oldest first. By default over its life, at most the last 24 hours (and at most 10,000 points of the step).',
   })
@@ -61,8 +61,8 @@ export class TaskMetricsResolver {
     const ended = task.status === 'ENDED' && !task.listed
     const end = ended ? Math.max(epochOf(task.endedAt) ?? 0, epochOf(task.lastSeenAt) ?? 0) + 1 : null
     const starts = [epochOf(task.firstSeenAt), epochOf(task.startedAt)].filter((at): at is number => at !== null)
-    const window = metricsWindow({ step, from, to }, config, Date.now(), { start: starts.length > 0 ? Math.min(...starts) : null, end })
-    return taskMetrics(db, { serviceCode: task.serviceCode, taskId: task.id }, step, window)
+    const window = audienceWindow({ step, from, to }, config, Date.now(), { start: starts.length > 0 ? Math.min(...starts) : null, end })
+    return taskAudience(db, { serviceCode: task.serviceCode, taskId: task.id }, step, window)
   }
 
   @FieldResolver(() => Int, { nullable: true, description: 'Concurrent HTTP-flv viewers at its latest sample; null when the latest task list answer does not list it.' })
@@ -104,7 +104,7 @@ export class TaskMetricsResolver {
 }
 
 @Resolver()
-export class ServiceMetricsResolver {
+export class ServiceAudienceResolver {
   @Query(() => [ServiceMetricPoint], {
     description:
       "A service code's live tasks, viewers and input bitrate over time, oldest first; by default the last 24 hours (at most 10,000 points of the step). Empty for a code the caller may not read.",
@@ -118,10 +118,10 @@ export class ServiceMetricsResolver {
   ): Promise<ServiceMetricPointRow[]> {
     refuseNul({ serviceCode }, 'serviceCode')
     const step = stepArg ?? 'MINUTE'
-    const window = metricsWindow({ step, from, to }, config, Date.now())
+    const window = audienceWindow({ step, from, to }, config, Date.now())
     if (!inScope(scope, serviceCode)) return []
     upstream.read([serviceCode])
-    return serviceMetrics(db, serviceCode, step, window)
+    return serviceAudience(db, serviceCode, step, window)
   }
 }
 
@@ -137,7 +137,7 @@ export class UpstreamCallbacksResolver {
 }
 
 @Resolver()
-export class MetricsSubscription {
+export class AudienceSubscription {
   @Subscription(() => TaskSample, {
     description: 'Every sample of the matching tasks as task list answers are taken: one event per task per answer, whichever gateway instance polled it.',
     subscribe: ({ args, context }) => {

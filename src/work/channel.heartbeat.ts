@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Database } from '../../storage/database.client.js'
-import { sendProbe } from '../../storage/notify.statements.js'
+import type { Database } from '../storage/database.client.js'
+import { sendProbe } from '../storage/notify.statements.js'
 
 /**
- * Whether the listening connection still hears the channel. postgres.js listens again by itself
- * after its connection drops, but only once: if the server is still away then, the channel is
+ * Whether the listening connection still hears the channels. postgres.js listens again by itself
+ * after its connection drops, but only once: if the server is still away then, the channels are
  * never listened to again. A probe NOTIFY each tick that does not come back by the next one
- * means the hub went deaf: it listens anew. On PGlite the channel is in process and never lost.
+ * means the listener went deaf: it listens anew. On PGlite the channels are in process and never lost.
  */
 export class ChannelHeartbeat {
   listening = true
@@ -18,7 +18,7 @@ export class ChannelHeartbeat {
   private stopped = false
 
   constructor(
-    private readonly database: Database,
+    private readonly database: Pick<Database, 'db' | 'driver'>,
     private readonly tickMs: number,
     private readonly relisten: () => Promise<void>,
     private readonly log: Pick<FastifyBaseLogger, 'warn' | 'info'>,
@@ -31,7 +31,7 @@ export class ChannelHeartbeat {
   }
 
   heard(): void {
-    if (!this.listening) this.log.info('realtime: the event channel is heard again')
+    if (!this.listening) this.log.info('channels: heard again')
     this.answered = true
     this.listening = true
   }
@@ -39,7 +39,7 @@ export class ChannelHeartbeat {
   beat(): void {
     if (this.database.driver !== 'postgres' || this.stopped) return
     if (!this.answered && this.sentAt > 0 && Date.now() - this.sentAt >= this.tickMs) {
-      if (this.listening) this.log.warn('realtime: the event channel went silent; listening again')
+      if (this.listening) this.log.warn('channels: the listening connection went silent; listening again')
       this.listening = false
       void this.listenAgain()
     }

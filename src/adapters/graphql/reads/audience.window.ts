@@ -1,7 +1,7 @@
 import { getNamedType } from 'graphql'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
 import type { Config } from '../../../config/config.schema.js'
-import type { MetricStep } from '../../../storage/history/metrics.queries.js'
+import type { MetricStep } from '../../../storage/history/audience.queries.js'
 import { badUserInput } from '../graphql.errors.js'
 
 /** The most points one series may have. */
@@ -30,7 +30,7 @@ export function defaultSpanMs(step: MetricStep, pollIntervalMs: number): number 
  * argument when `from` is after `to`, when it would hold more than MAX_POINTS points of its step,
  * or when the step is finer than what is kept that far back.
  */
-export function metricsWindow(
+export function audienceWindow(
   args: { step: MetricStep; from?: Date | null | undefined; to?: Date | null | undefined },
   config: Pick<Config, 'history' | 'upstream'>,
   now: number,
@@ -65,7 +65,7 @@ const DEFAULT_SPAN_MS = 86_400_000
  * series may hold (its spacing is the poll interval, which the limits do not know); the rollups
  * count the points of the window asked, or of the default day.
  */
-export function metricsEstimator(): ComplexityEstimator {
+export function audienceEstimator(): ComplexityEstimator {
   return ({ field, args, childComplexity }) => {
     const type = getNamedType(field.type).name
     if (type !== 'MetricPoint' && type !== 'ServiceMetricPoint') return undefined

@@ -3,7 +3,7 @@ import type { SampledHealth } from '../../fold/task.health.js'
 import { type Db, resultRows } from '../database.client.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import { jsonLiteral } from '../tables/json.rows.js'
-import { taskSamples } from '../tables/metrics.table.js'
+import { taskSamples } from '../tables/audience.table.js'
 
 /** The resolution of a series: every sample, or the minute or hour rollups. */
 export type MetricStep = 'RAW' | 'MINUTE' | 'HOUR'
@@ -39,7 +39,7 @@ const SERVICE_TABLE = { MINUTE: 'service_metrics_minute', HOUR: 'service_metrics
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value))
 
 /** A task's series in `[from, to)`, oldest first: its samples, or its rollups (viewers as the mean, rounded). */
-export async function taskMetrics(db: Db, key: { serviceCode: string; taskId: string }, step: MetricStep, window: Window): Promise<MetricPointRow[]> {
+export async function taskAudience(db: Db, key: { serviceCode: string; taskId: string }, step: MetricStep, window: Window): Promise<MetricPointRow[]> {
   const range = sql`service_code = ${key.serviceCode} and task_id = ${key.taskId} and at >= ${window.from.toISOString()}::timestamptz and at < ${window.to.toISOString()}::timestamptz`
   const statement =
     step === 'RAW'
@@ -60,7 +60,7 @@ export async function taskMetrics(db: Db, key: { serviceCode: string; taskId: st
 }
 
 /** A service code's series in `[from, to)`, oldest first; RAW has a point per answer. */
-export async function serviceMetrics(db: Db, serviceCode: string, step: MetricStep, window: Window): Promise<ServiceMetricPointRow[]> {
+export async function serviceAudience(db: Db, serviceCode: string, step: MetricStep, window: Window): Promise<ServiceMetricPointRow[]> {
   const range = sql`service_code = ${serviceCode} and at >= ${window.from.toISOString()}::timestamptz and at < ${window.to.toISOString()}::timestamptz`
   const statement =
     step === 'RAW'

@@ -1,0 +1,67 @@
+import { SubscriptionQueue } from './subscription.queue.js'
+
+interface Group<F, T> {
+  filter: F
+  queues: Set<SubscriptionQueue<T>>
+}
+
+/**
+ * The subscriptions of one kind (notifications, tasks, samples, actions, incidents), grouped by
+ * their filter: subscribers with the same filter share one group, so each item is matched once
+ * per distinct filter and handed to every subscriber of the groups it matches. The cost of an
+ * item grows with the number of distinct filters, not of subscribers. Filters are flat objects;
+ * two with the same keys and values, in any order, are one group.
+ */
+export class FilterGroups<F extends object, T> {
+  private readonly groups = new Map<string, Group<F, T>>()
+
+  /** `subscriberBuffer`: how many undelivered items one subscriber may have before it is cut off. */
+  constructor(private readonly subscriberBuffer: number) {}
+
+  /** Whether no subscription is open. */
+  get empty(): boolean {
+    return this.groups.size === 0
+  }
+
+  /** How many subscriptions are open. */
+  get size(): number {
+    let n = 0
+    for (const group of this.groups.values()) n += group.queues.size
+    return n
+  }
+
+  /** A queue of the items from now on that match `filter`; it leaves its group when it closes. */
+  join(filter: F, onOverflow: () => void): SubscriptionQueue<T> {
+    const key = JSON.stringify(filter, Object.keys(filter).sort())
+    let group = this.groups.get(key)
+    if (!group) {
+      group = { filter, queues: new Set() }
+      this.groups.set(key, group)
+    }
+    const joined = group
+    const queue: SubscriptionQueue<T> = new SubscriptionQueue<T>(this.subscriberBuffer, onOverflow, () => {
+      joined.queues.delete(queue)
+      if (joined.queues.size === 0) this.groups.delete(key)
+    })
+    joined.queues.add(queue)
+    return queue
+  }
+
+  /**
+   * Hands an item to the subscribers of every group whose filter `matches`; the item is made
+   * (`make`) once, at the first group that wants it, and not at all when none does.
+   */
+  handOut(matches: (filter: F) => boolean, make: () => T): void {
+    let item: { value: T } | undefined
+    for (const group of this.groups.values()) {
+      if (!matches(group.filter)) continue
+      item ??= { value: make() }
+      for (const queue of group.queues) queue.push(item.value)
+    }
+  }
+
+  /** Ends every subscription. */
+  close(): void {
+    for (const group of [...this.groups.values()]) for (const queue of [...group.queues]) queue.close()
+  }
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { FilterGroups } from '../../src/work/realtime/filter.groups.js'
+
+// The one filter-group mechanism of the hubs: matched once per distinct filter, handed to all.
+
+interface Filter {
+  code?: string
+  live?: boolean
+}
+
+const taken = async <T>(queue: AsyncIterator<T>, n: number): Promise<T[]> => {
+  const items: T[] = []
+  for (let i = 0; i < n; i++) items.push((await queue.next()).value as T)
+  return items
+}
+
+describe('filter groups', () => {
+  it('groups subscribers by filter, whatever the order of its keys, and matches once per group', async () => {
+    const groups = new FilterGroups<Filter, { n: number }>(10)
+    const a = groups.join({ code: 'A', live: true }, () => {})
+    const b = groups.join({ live: true, code: 'A' }, () => {})
+    const c = groups.join({ code: 'B' }, () => {})
+    expect(groups.size).toBe(3)
+    const asked: Filter[] = []
+    let made = 0
+    groups.handOut(
+      (filter) => {
+        asked.push(filter)
+        return filter.live === true || filter.code === 'B'
+      },
+      () => ({ n: ++made }),
+    )
+    // Two distinct filters, two questions; one item made for both, the same object for every subscriber.
+    expect(asked).toHaveLength(2)
+    expect(made).toBe(1)
+    const [[fromA], [fromB], [fromC]] = await Promise.all([taken(a, 1), taken(b, 1), taken(c, 1)])
+    expect(fromA).toEqual({ n: 1 })
+    expect(fromB).toBe(fromA)
+    expect(fromC).toBe(fromA)
+  })
+
+  it('makes nothing when no group wants the item', () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    groups.join({ code: 'A' }, () => {})
+    let made = 0
+    groups.handOut(
+      (filter) => filter.code === 'B',
+      () => ++made,
+    )
+    expect(made).toBe(0)
+  })
+
+  it('drops a group when its last subscriber leaves, and ends every subscription on close', async () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const first = groups.join({ code: 'A' }, () => {})
+    const second = groups.join({ code: 'B' }, () => {})
+    expect(groups.empty).toBe(false)
+    await first.return()
+    expect(groups.size).toBe(1)
+    let asked = 0
+    groups.handOut(
+      () => ++asked > 0,
+      () => 1,
+    )
+    expect(asked).toBe(1)
+    expect(await taken(second, 1)).toEqual([1])
+    groups.close()
+    expect(await second.next()).toEqual({ value: undefined, done: true })
+    expect(groups.empty).toBe(true)
+  })
+
+  it('cuts off a subscriber that lets more than its buffer wait, and tells it once', () => {
+    const groups = new FilterGroups<Filter, number>(2)
+    let overflows = 0
+    groups.join({}, () => overflows++)
+    for (let i = 0; i < 5; i++)
+      groups.handOut(
+        () => true,
+        () => i,
+      )
+    expect(overflows).toBe(1)
+    expect(groups.empty).toBe(true)
+  })
+})
