@@ -217,7 +217,7 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
     webhooks: new WebhookService({ config, database, channels, log, registry: metrics.registry, shapes: webhookShapes }),
-    incidents: new IncidentWatch({ config, database, log, registry: metrics.registry, now: options.now }),
+    incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
   }
 }
 

@@ -1,5 +1,4 @@
 // Still exported here for the readers not yet on the one listener (work/alerts/incident.watch.ts).
-export { EVENT_CHANNEL } from './notify.channels.js'
 
 /**
  * What travels between instances: a doorbell that the log grew (readers then read the log from

@@ -1,6 +1,7 @@
 import { inArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
-import { EVENT_CHANNEL, LOG_GREW } from '../model/event.codec.js'
+import { LOG_GREW } from '../model/event.codec.js'
+import { EVENT_CHANNEL } from '../model/notify.channels.js'
 import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
 import { upsertJson } from './tables/json.rows.js'

@@ -1,5 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm'
-import { EVENT_CHANNEL, encodeEvent, type RealtimeEvent } from '../model/event.codec.js'
+import { encodeEvent, type RealtimeEvent } from '../model/event.codec.js'
+import { EVENT_CHANNEL } from '../model/notify.channels.js'
 import type { Db } from './database.client.js'
 import { jsonLiteral } from './tables/json.rows.js'
 

@@ -4,20 +4,23 @@ import { type AlertRule, alertRules } from '../../config/alerts.schema.js'
 import type { Config } from '../../config/config.schema.js'
 import { evaluateRules, type Readings, type ServiceReading, type TaskReading, type Tracks } from '../../fold/alert.evaluator.js'
 import { taskHealth } from '../../fold/task.health.js'
-import { decodeEvent, EVENT_CHANNEL } from '../../model/event.codec.js'
+import { decodeEvent } from '../../model/event.codec.js'
+import { EVENT_CHANNEL, SAMPLE_CHANNEL } from '../../model/notify.channels.js'
 import { unresolvedCounts, unresolvedIncidents } from '../../storage/alerts/incident.queries.js'
 import { openIncident, resolveIncident } from '../../storage/alerts/incident.statements.js'
 import { missingCallbacksByCode, taskSignals } from '../../storage/alerts/signal.queries.js'
 import type { Database } from '../../storage/database.client.js'
 import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../storage/history/upstream-status.statements.js'
 import type { IncidentRow } from '../../storage/tables/incident.table.js'
-import { SAMPLE_CHANNEL } from '../graph/sample.hub.js'
+import type { ChannelListener } from '../channel.listener.js'
 import { WakeScheduler } from '../wake.scheduler.js'
 
 /** What {@link IncidentWatch} is built from. */
 export interface IncidentWatchOptions {
   config: Pick<Config, 'alerts' | 'services' | 'upstream'>
   database: Database
+  /** The process's one listener: a sample or a task's change wakes a pass. */
+  channels: Pick<ChannelListener, 'on'>
   log: Pick<FastifyBaseLogger, 'info' | 'warn'>
   registry: Registry
   now?: (() => Date) | undefined
@@ -39,7 +42,7 @@ const HOUR = 3_600_000
 export class IncidentWatch {
   private readonly rules: AlertRule[]
   private tracks: Tracks = new Map()
-  private unlisten: Array<() => Promise<void>> = []
+  private off: Array<() => void> = []
   private readonly scheduler: WakeScheduler
   /** Who waits in {@link evaluate} for the next pass to begin and end. */
   private waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }> = []
@@ -90,20 +93,18 @@ export class IncidentWatch {
     this.startedAt = this.now().getTime()
     await this.pass()
     if (this.rules.length === 0) return
-    const { database } = this.options
-    this.unlisten.push(await database.listen(SAMPLE_CHANNEL, () => this.scheduler.wake()))
-    this.unlisten.push(
-      await database.listen(EVENT_CHANNEL, (payload) => {
-        if (decodeEvent(payload)?.kind === 'task') this.scheduler.wake()
-      }),
-    )
+    const { channels } = this.options
+    const wake = () => this.scheduler.wake()
+    this.off.push(channels.on(SAMPLE_CHANNEL, wake))
+    // Heard again after a deaf spell: what changed meanwhile is looked at now.
+    this.off.push(channels.on(EVENT_CHANNEL, (payload) => decodeEvent(payload)?.kind === 'task' && wake(), wake))
     this.scheduler.wakeIn(this.tickMs)
   }
 
   async stop(): Promise<void> {
     this.stopped = true
     const stopped = this.scheduler.stop()
-    for (const unlisten of this.unlisten.splice(0)) await unlisten().catch(() => {})
+    for (const off of this.off.splice(0)) off()
     await stopped
     // A wait the scheduler will no longer answer: one pass of its own.
     for (const waiter of this.waiting.splice(0)) await this.pass().then(waiter.resolve, waiter.reject)

@@ -11,7 +11,6 @@ import { SAMPLE_CHANNEL } from '../../model/notify.channels.js'
 import type { ChannelListener } from '../channel.listener.js'
 
 // Still exported here for the readers not yet on the one listener (work/alerts/incident.watch.ts).
-export { SAMPLE_CHANNEL }
 
 /** A service code's answer taken at `at` was sampled: its samples are in `task_samples`. */
 export interface SampleEvent {
