@@ -1,6 +1,6 @@
 import { deliveryPage, endpointStates } from '../../src/storage/outbound/webhook.queries.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
-import { WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { WEBHOOK_SECRET } from '../support/receiver.process.js'
 import { startBenchGateway } from './bench.gateway.js'
 import type { BenchContext } from './bench.report.js'
 import type { BenchReceiver } from './delivery.receiver.js'

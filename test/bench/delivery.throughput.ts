@@ -1,4 +1,4 @@
-import { WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { WEBHOOK_SECRET } from '../support/receiver.process.js'
 import type { BenchContext } from './bench.report.js'
 import { startBareLoop } from './delivery.bare.js'
 import type { BenchReceiver } from './delivery.receiver.js'

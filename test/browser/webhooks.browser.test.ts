@@ -6,7 +6,7 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { browserFixture, CHROMIUM_MISSING } from '../support/chromium.browser.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 const test = base.extend<{ browser: Browser }>({ browser: browserFixture })
 

@@ -16,7 +16,7 @@ import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, type ServeProcess, startListeningProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { subscribe } from '../support/subscription.client.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // The simulator plays TESTING and OTHER (two tenants) as its own process; HANGING's cloud takes
 // requests and never answers; DOWN's cannot be reached at all.

@@ -9,7 +9,7 @@ import { driverName, openTestDatabase, type TestDatabase } from '../support/data
 import { graphql } from '../support/graphql.client.js'
 import { overSocket } from '../support/socket.execute.js'
 import { subscribe } from '../support/subscription.client.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Issue 32's six reproductions, from outside: two tenants A and B, keys that operate and keys that
 // only read, against the simulated cloud (which records every signed action it is asked for).

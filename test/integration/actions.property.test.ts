@@ -11,7 +11,7 @@ import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { overSocket } from '../support/socket.execute.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Random strings in every argument of every acting mutation, over HTTP and graphql-ws, from a key
 // that operates and one that only reads, both of tenant A. Whatever is sent: no internal error, no

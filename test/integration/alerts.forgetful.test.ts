@@ -7,7 +7,7 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, SECRET } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // A forgetful cloud's incident over its whole life: five tasks listed, the start of one only
 // sent, so four are found missing their start; the rule counts the last hour, so the incident

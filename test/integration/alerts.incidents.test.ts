@@ -15,7 +15,7 @@ import { LIVEGATE_COMMAND, ROOT } from '../support/livegate.process.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { type Subscribed, subscribe } from '../support/subscription.client.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Each signal against a cloud of the test's own, whose task lists say exactly what the test set
 // (the ground truth): an input that stops growing, viewers that fall, a list that fails, a task

@@ -19,7 +19,7 @@ import { freePort } from '../support/free.port.js'
 import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, type ServeProcess, startListeningProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 const SECRET = 'abc'
 const KEYS = { all: 'archive-all-1', alpha: 'archive-alpha-1' }

@@ -8,7 +8,7 @@ import { webhookEvents } from '../../src/storage/tables/webhook.table.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, SECRET, TEST_CONFIG } from '../support/gateway.fixture.js'
-import { type Receipt, type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receipt, type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 const GRACE_MS = 1500
 

@@ -6,7 +6,7 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Signed webhooks end to end: a real gateway, a receiver in its own process that verifies every
 // signature with the standardwebhooks package, answers steered per endpoint path.

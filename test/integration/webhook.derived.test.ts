@@ -7,7 +7,7 @@ import { driverName, openTestDatabase, serverUrl, type TestDatabase } from '../s
 import { freePort } from '../support/free.port.js'
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
-import { type Receipt, type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receipt, type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 const SECRET = 'abc'
 const CODES = ['ONE', 'TWO']

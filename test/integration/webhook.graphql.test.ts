@@ -5,7 +5,7 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Webhook endpoints seen and steered from the graph: scoped by the key's service codes, changed
 // only by a key that may operate.

@@ -13,7 +13,7 @@ import { send, SECRET, signFor, TEST_CONFIG } from '../support/gateway.fixture.j
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
 import { scratchDirs } from '../support/scratch.dir.js'
-import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/webhook.receiver.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // What is pending survives a PostgreSQL outage and a killed worker: both need a server (a
 // private cluster the test stops; `serve --workers 2`), so both run only with TEST_DATABASE_URL.
