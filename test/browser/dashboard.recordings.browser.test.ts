@@ -73,6 +73,16 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(`the dashboard's recordings in C
       await expect.poll(() => missing.allInnerTexts(), { timeout: 60_000 }).toEqual([expect.stringMatching(/^TESTING \/ lost \(alice\): no recording, told /)])
       expect(await page.locator('#recordings .no-missing').isHidden()).toBe(true)
       expect(await page.locator('#recordings').innerText()).not.toContain('other')
+      // A panel in the services' column: the same left and right edges as theirs.
+      const edges = (selector: string) =>
+        page
+          .locator(selector)
+          .first()
+          .evaluate((el) => {
+            const box = el.getBoundingClientRect()
+            return [Math.round(box.left), Math.round(box.right)]
+          })
+      expect(await edges('#recordings')).toEqual(await edges('section.service'))
       // A late type 2 takes `lost` off the list: it was told missing once, and is no longer.
       const late = { ...sampleCallbacks('lost', 'TESTING').archived, created_at: now } as Record<string, string>
       expect((await deliverTo(gateway, late)).status).toBe(200)
