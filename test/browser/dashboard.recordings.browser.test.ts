@@ -74,8 +74,9 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(`the dashboard's recordings in C
       expect(await page.locator('#recordings .no-missing').isHidden()).toBe(true)
       expect(await page.locator('#recordings').innerText()).not.toContain('other')
       // A panel in the services' column: the same left and right edges as theirs.
+      const shown = page
       const edges = (selector: string) =>
-        page
+        shown
           .locator(selector)
           .first()
           .evaluate((el) => {
