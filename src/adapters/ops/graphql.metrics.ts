@@ -46,9 +46,13 @@ export class OperationLabels {
  * `livegate_graphql_seconds{operation, type}`. Without metrics it does nothing, so the endpoint
  * can be built without them (tests, embedding).
  */
-export function graphqlMetricsPlugin<C extends BaseContext>(metrics: Pick<Metrics, 'graphqlSeconds'> | undefined, options: OperationLabelOptions = {}): ApolloServerPlugin<C> {
+export function graphqlMetricsPlugin<C extends BaseContext>(
+  metrics: Pick<Metrics, 'graphqlSeconds'> | undefined,
+  // `labels` when another route counts operations into the same series (prepared.route.ts).
+  options: OperationLabelOptions & { labels?: OperationLabels | undefined } = {},
+): ApolloServerPlugin<C> {
   if (!metrics) return {}
-  const labels = new OperationLabels(options)
+  const labels = options.labels ?? new OperationLabels(options)
   return {
     async requestDidStart() {
       const startedAt = performance.now()

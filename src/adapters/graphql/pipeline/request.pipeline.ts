@@ -10,7 +10,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { createSourceEventStream, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLSchema, Kind } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
-import { graphqlMetricsPlugin } from '../../ops/graphql.metrics.js'
+import { graphqlMetricsPlugin, OperationLabels } from '../../ops/graphql.metrics.js'
 import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
@@ -21,6 +21,7 @@ import { stringifyWithJsonTexts, withJsonTextsParsed } from '../reads/json.parts
 import { queryLimitsChecker } from './query.limits.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { loadTrustedDocuments, trustedDocumentsPlugin } from './trusted.documents.js'
+import { PreparedQueries } from './prepared.route.js'
 import { upstreamFreshnessPlugin } from '../reads/upstream.access.js'
 
 /** What a caller sends, over any transport. */
@@ -87,6 +88,8 @@ export function jsonTextByDefault(): boolean {
  */
 export class RequestPipeline {
   readonly apollo: ApolloServer<GraphqlContext>
+  /** Queries Apollo has answered, run again without it over HTTP (prepared.route.ts). */
+  readonly prepared: PreparedQueries
   private readonly mask: ReturnType<typeof maskUnexpectedErrors>
 
   /** Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started. */
@@ -110,9 +113,15 @@ export class RequestPipeline {
     // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
     const jsonText = text ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' } : undefined
     const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
+    const gateway = compiledExecution(schema, { jsonText, around: inOperationSpan })
+    // One limits checker (its cache of passed variables) and one set of metric labels for both routes.
+    const checkLimits = queryLimitsChecker(config.graphql)
+    const labels = new OperationLabels()
+    const metrics = options.metrics
+    this.prepared = new PreparedQueries({ schema, execute: gateway.execute, checkLimits, trusted, metrics, labels })
     this.apollo = new ApolloServer<GraphqlContext>({
       // Apollo's supported way to run operations with an executor of one's own (jit.executor.ts).
-      gateway: compiledExecution(schema, { jsonText, around: inOperationSpan }),
+      gateway,
       includeStacktraceInErrorResponses: false,
       // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
       // The JSON texts of a task page's parts are written in where their markers are.
@@ -137,11 +146,12 @@ export class RequestPipeline {
         noStorePlugin<GraphqlContext>(),
         jsonClientStatusPlugin<GraphqlContext>(),
         upstreamFreshnessPlugin<GraphqlContext>(),
-        graphqlMetricsPlugin<GraphqlContext>(options.metrics),
+        graphqlMetricsPlugin<GraphqlContext>(metrics, { labels }),
         subscriptionsOverSocketPlugin<GraphqlContext>(),
-        queryLimitsPlugin<GraphqlContext>(config.graphql),
+        queryLimitsPlugin<GraphqlContext>(checkLimits),
         trustedDocumentsPlugin<GraphqlContext>(trusted),
         traceIdPlugin(),
+        this.prepared.plugin(),
         // Last: it answers a subscription once every other plugin has admitted it.
         subscriptionStartPlugin(schema, compiledEvents(schema), format),
       ],
@@ -264,8 +274,7 @@ function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
 }
 
 /** Refuses an operation over the configured depth, aliases or cost before it runs. */
-function queryLimitsPlugin<C extends BaseContext>(limits: Config['graphql']): ApolloServerPlugin<C> {
-  const check = queryLimitsChecker(limits)
+function queryLimitsPlugin<C extends BaseContext>(check: ReturnType<typeof queryLimitsChecker>): ApolloServerPlugin<C> {
   const listener = {
     async didResolveOperation({ schema, document, operationName, request }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
       const refusal = check({ schema, document, operationName, variables: request.variables })
