@@ -34,7 +34,9 @@ export interface PreparedAnswer {
 }
 
 /** Distinct document texts remembered; past it the oldest is forgotten (Apollo answers it again). */
-const TEXTS_MAX = 1000
+const TEXTS_MAX = 500
+/** Longer texts are always Apollo's: with {@link TEXTS_MAX}, the texts kept stay under 16 MB. */
+const TEXT_MAX_LENGTH = 32_768
 const JSON_TYPE = 'application/json; charset=utf-8'
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 
@@ -74,7 +76,7 @@ export class PreparedQueries {
     const listener: GraphQLRequestListener<GraphqlContext> = {
       willSendResponse: async ({ request, source, document, operation, operationName, response, contextValue }) => {
         if (contextValue.transport !== 'http' || contextValue.scope.trustedOnly) return
-        if (!source || !document || operation?.operation !== 'query') return
+        if (!source || source.length > TEXT_MAX_LENGTH || !document || operation?.operation !== 'query') return
         if (response.body.kind !== 'single' || response.body.singleResult.errors) return
         if ((response.http.status ?? 200) !== 200) return
         this.remember(source, request.operationName ?? null, {
