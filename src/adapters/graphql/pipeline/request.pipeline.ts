@@ -1,4 +1,4 @@
-import { ApolloServer, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server'
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server'
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
@@ -7,13 +7,27 @@ import {
 } from '@apollo/server/plugin/disabled'
 import { trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
-import { createSourceEventStream, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLSchema, Kind } from 'graphql'
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+} from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { graphqlMetricsPlugin, OperationLabels } from '../../ops/graphql.metrics.js'
-import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
+import {
+  describeOperationSpan,
+  type OperationTrace,
+  tracingActive,
+  withOperationSpan,
+} from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
+import { noStorePlugin, queryLimitsPlugin, traceIdPlugin } from './answer.plugins.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
 import { compiledEvents, compiledExecution, type EventExecution, type ExecutorRequest } from './jit.executor.js'
 import { jsonTextExecution } from './json.rewrite.js'
@@ -51,7 +65,9 @@ export interface SubscriptionStream {
  * What one request came to: an answer (a query's or a mutation's result, or the refusal of any
  * operation, every error formatted and masked), or, for a subscription over a socket, its stream.
  */
-export type PipelineOutcome = { kind: 'answer'; result: FormattedExecutionResult } | ({ kind: 'stream' } & SubscriptionStream)
+export type PipelineOutcome =
+  | { kind: 'answer'; result: FormattedExecutionResult }
+  | ({ kind: 'stream' } & SubscriptionStream)
 
 /** Socket-only: the `traceparent` and `tracestate` a socket's operations continue (its `connection_init`'s). */
 export interface SocketTrace {
@@ -92,11 +108,15 @@ export class RequestPipeline {
   readonly prepared: PreparedQueries
   private readonly mask: ReturnType<typeof maskUnexpectedErrors>
 
-  /** Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started. */
+  /**
+   * Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started.
+   */
   static async start(options: PipelineOptions & { schema?: GraphQLSchema | undefined }): Promise<RequestPipeline> {
     const built = options.schema ?? (await buildGraphqlSchema())
     // Loaded only when asked for: federation's libraries add a second or more to every start.
-    const schema = options.config.graphql.federation ? (await import('./subgraph.schema.js')).buildSubgraph(built) : built
+    const schema = options.config.graphql.federation
+      ? (await import('./subgraph.schema.js')).buildSubgraph(built)
+      : built
     const pipeline = new RequestPipeline(schema, options)
     await pipeline.apollo.start()
     return pipeline
@@ -111,7 +131,9 @@ export class RequestPipeline {
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
     // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
-    const jsonText = text ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' } : undefined
+    const jsonText = text
+      ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' }
+      : undefined
     const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
     const gateway = compiledExecution(schema, { jsonText, around: inOperationSpan })
     // One limits checker (its cache of passed variables) and one set of metric labels for both routes.
@@ -168,7 +190,9 @@ export class RequestPipeline {
    */
   run(request: PipelineRequest, context: GraphqlContext, socket: SocketTrace = {}): Promise<PipelineOutcome> {
     if (context.transport === 'http') return this.outcome(request, context)
-    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () => this.outcome(request, context))
+    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () =>
+      this.outcome(request, context),
+    )
   }
 
   private async outcome(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
@@ -229,11 +253,24 @@ function subscriptionStartPlugin(
       // Apollo asks even when no operation resolved (an unknown name): its executor answers that.
       if (operation?.operation !== 'subscription') return null
       const span = tracingActive() ? trace.getActiveSpan() : undefined
-      if (span) describeOperationSpan(span, { operationType: 'subscription', operationName: operation.name?.value, document: source, transport: 'ws' })
+      if (span)
+        describeOperationSpan(span, {
+          operationType: 'subscription',
+          operationName: operation.name?.value,
+          document: source,
+          transport: 'ws',
+        })
       const operationName = request.operationName ?? null
       const variables = request.variables ?? {}
-      const started = await createSourceEventStream({ schema, document, operationName, variableValues: variables, contextValue })
-      if (!(Symbol.asyncIterator in started)) return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
+      const started = await createSourceEventStream({
+        schema,
+        document,
+        operationName,
+        variableValues: variables,
+        contextValue,
+      })
+      if (!(Symbol.asyncIterator in started))
+        return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
       const execution = events(document, operationName)
       const execute = (event: unknown, context: GraphqlContext) => {
         const result = execution(event, context, variables)
@@ -250,46 +287,12 @@ function subscriptionStartPlugin(
 function asApolloErrors(result: ExecutionResult): ExecutionResult {
   const errors = result.errors?.map((error) =>
     error.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION && error.extensions.code == null
-      ? new GraphQLError(error.message, { nodes: error.nodes, originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } })
+      ? new GraphQLError(error.message, {
+          nodes: error.nodes,
+          originalError: error.originalError,
+          extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+        })
       : error,
   )
   return errors ? { ...result, errors } : result
-}
-
-/**
- * Every error answered names the trace it happened in (`extensions.traceId`), when tracing is on:
- * an operator handed an error finds its trace. Over HTTP that is the request's trace; over a
- * socket, the operation's.
- */
-function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
-  const listener: GraphQLRequestListener<GraphqlContext> = {
-    async willSendResponse({ response }) {
-      if (response.body.kind !== 'single' || !response.body.singleResult.errors) return
-      const traceId = traceExtensions().traceId
-      if (!traceId) return
-      response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({ ...error, extensions: { ...error.extensions, traceId } }))
-    },
-  }
-  return { requestDidStart: async () => (tracingActive() ? listener : undefined) }
-}
-
-/** Refuses an operation over the configured depth, aliases or cost before it runs. */
-function queryLimitsPlugin<C extends BaseContext>(check: ReturnType<typeof queryLimitsChecker>): ApolloServerPlugin<C> {
-  const listener = {
-    async didResolveOperation({ schema, document, operationName, request }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
-      const refusal = check({ schema, document, operationName, variables: request.variables })
-      if (refusal) throw refusal
-    },
-  }
-  return { requestDidStart: async () => listener }
-}
-
-/** Answers are live data, possibly scoped to an API key: no cache may keep them. */
-function noStorePlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
-  const listener = {
-    async willSendResponse({ response }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
-      if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store')
-    },
-  }
-  return { requestDidStart: async () => listener }
 }
