@@ -40,8 +40,9 @@ export interface Intake {
   close(): Promise<void>
 }
 
-// The poller's private step that one timer tick runs; called here directly so nothing waits on timers.
-type Pollable = { poll(serviceCode: string, state: object): Promise<number> }
+// The poller's private step that one timer tick runs, and its count of failures in a row; called here
+// directly so nothing waits on timers.
+type Pollable = { poll(serviceCode: string): Promise<number>; failures: Map<string, number> }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' }
 const silent = { info() {}, warn() {}, error() {}, debug() {} }
@@ -112,10 +113,12 @@ export async function openIntake(options: {
       },
     })
   const pollers = [pollerOf(overHttp), pollerOf(handed)] as const
-  const state = { held: true, failures: 0, timer: undefined, polling: undefined }
   const pollOnce = (poller: ArchivePoller) => async () => {
-    await (poller as unknown as Pollable).poll(serviceCode, state)
-    if (state.failures > 0) throw new Error(`list_files poll of ${serviceCode} failed (see archive_status)`)
+    const pollable = poller as unknown as Pollable
+    await pollable.poll(serviceCode)
+    if ((pollable.failures.get(serviceCode) ?? 0) > 0) {
+      throw new Error(`list_files poll of ${serviceCode} failed (see archive_status)`)
+    }
   }
   const body = listFilesBody(config.archive.limit)
   const reply = await overHttp.send({ serviceCode, operation: 'management', body, timeoutMs: 5000 })
