@@ -101,6 +101,7 @@ export function readListFilesAnswer(json: unknown): ReadAnswer {
     }
     items = parsed.data.items
   }
+  // The same name twice would make the one statement that stores an answer touch a row twice.
   const byName = new Map<string, ListedFile>()
   for (const item of items) {
     const file = readListedFile(item)
