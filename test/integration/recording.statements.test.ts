@@ -1,6 +1,8 @@
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ListedFile } from '../../src/model/list-files.schema.js'
 import { upsertAnnouncedRecordings, upsertListedFiles } from '../../src/storage/graph/recording.statements.js'
+import { resultRows } from '../../src/storage/database.client.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 
 const file = (fileName: string, views: number): ListedFile => ({
@@ -60,5 +62,24 @@ describe(`the catalogue's statements on ${driverName}`, () => {
     const [other] = await upsertAnnouncedRecordings(db.database.db, 'B', [announced], new Date())
     expect(other).toMatchObject({ created: true })
     expect(other?.id).not.toBe(row?.id)
+  })
+
+  it('a batch naming one file twice writes one row, merged as one type 2 after the other', async () => {
+    const base = {
+      ...{ fileName: 'twice.mp4', taskId: 'task-a', userName: 'alice', url: 'http://vod.example/twice.mp4' },
+      ...{ duration: 61, width: 1280, height: 720, outputIndex: 0, tag: 'flv_hd', path: 'a/', format: null },
+      ...{ inputBytes: 1, httpOutputBytes: null, liveStartedAt: null, receivedAt: new Date('2026-01-02T00:00:00Z') },
+    }
+    const copy = { ...base, receivedAt: new Date('2026-01-02T00:00:01Z') }
+    const moved = { ...base, taskId: 'task-b', url: null, tag: 'hls_hd', receivedAt: new Date('2026-01-02T00:00:02Z') }
+    // Handed over out of receipt order: the later type 2 still wins.
+    const written = await upsertAnnouncedRecordings(db.database.db, 'C', [moved, base, copy], new Date())
+    expect(written.map((w) => [w.fileName, w.taskId, w.created])).toEqual([['twice.mp4', 'task-b', true]])
+    const [stored] = resultRows<{ task_id: string; url: string; tag: string }>(
+      await db.database.db.execute(
+        sql`select task_id, url, tag from recordings where service_code = 'C' and file_name = 'twice.mp4'`,
+      ),
+    )
+    expect(stored).toEqual({ task_id: 'task-b', url: base.url, tag: 'hls_hd' })
   })
 })

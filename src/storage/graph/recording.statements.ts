@@ -125,7 +125,7 @@ export async function upsertAnnouncedRecordings(
 ): Promise<WrittenRecording[]> {
   if (announced.length === 0) return []
   const at = sql`${now.toISOString()}::timestamptz`
-  const rows = announced.map((a) => ({
+  const rows = onePerFile(announced).map((a) => ({
     service_code: serviceCode,
     file_name: a.fileName,
     task_id: a.taskId,
@@ -169,4 +169,29 @@ export async function upsertAnnouncedRecordings(
     taskId: row.task_id,
     created: row.created,
   }))
+}
+
+/**
+ * One row per file name: a statement's conflict clause may touch a row once, and one projector
+ * batch can name a file twice (two tasks' type 2 callbacks of one file, or a callback and its copy).
+ * Merged as the upsert merges them one after another, by receipt: a later row of the same task
+ * changes nothing, one of another task takes the row over, keeping what the earlier one knew.
+ */
+export function onePerFile(announced: readonly AnnouncedRecording[]): AnnouncedRecording[] {
+  const byFile = new Map<string, AnnouncedRecording>()
+  const byReceipt = [...announced].sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime())
+  for (const later of byReceipt) {
+    const earlier = byFile.get(later.fileName)
+    if (earlier === undefined) byFile.set(later.fileName, later)
+    else if (earlier.taskId !== later.taskId)
+      byFile.set(later.fileName, {
+        ...later,
+        userName: earlier.userName ?? later.userName,
+        url: earlier.url ?? later.url,
+        duration: earlier.duration ?? later.duration,
+        width: earlier.width ?? later.width,
+        height: earlier.height ?? later.height,
+      })
+  }
+  return [...byFile.values()]
 }
