@@ -37,8 +37,9 @@ export const PEER = 'PostGraphile 5, one process'
 export const PEER_DESCRIPTION =
   `The second baseline is ${PEER} (test/bench/peer.postgraphile.ts), on the bench's Node: the amber preset and ` +
   `the connection-filter plugin over livegate's tables, ` +
-  'one smart tag declaring the callbacks→tasks key; its task page reads the columns and the jsonb `tasks.node` ' +
-  'livegate derives (whole: it cannot pick inside it) and each ' +
+  'smart tags declaring the callbacks→tasks and recordings→tasks keys; its task page reads the columns and the ' +
+  'jsonb `tasks.node` livegate derives (whole: it cannot pick inside it), the catalogue of recordings ' +
+  '(`Task.recordings`, oldest first by id, as livegate documents it) and each ' +
   "task's latest 5 callbacks with their parsed `values` jsonb; before any window its answers are checked for the " +
   "same information as livegate's (both made plain: " +
   'times as ms, ids as service code and hashed_id, cursors left out), and its Node CPU is every thread of its ' +
@@ -48,8 +49,9 @@ export const PEER_DESCRIPTION =
  * The task page in PostGraphile's schema: the same tasks in the same order and the same filter.
  * Columns where livegate has one (status, author, listed…); the rest is the task's derived node,
  * the jsonb `tasks.node` livegate writes beside the state, read whole (PostGraphile cannot pick
- * inside a jsonb column, so it sends more bytes than the page shows); the latest 5 callbacks
- * through the foreign key the smart tag declares, their parsed `values` jsonb whole.
+ * inside a jsonb column, so it sends more bytes than the page shows); the task's recordings from the
+ * catalogue, oldest first (by id), as `Task.recordings` documents them; the latest 5 callbacks, their
+ * parsed `values` jsonb whole; both through the foreign keys the smart tags declare.
  */
 export const PEER_TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: Cursor, $filter: TaskFilter) {
   allTasks(first: $first, after: $after, filter: $filter, orderBy: [SORT_AT_DESC, ROW_ID_DESC]) {
@@ -59,6 +61,11 @@ export const PEER_TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: Cursor,
       cursor
       node {
         serviceCode taskId status endReason author listed node
+        recordings(orderBy: ROW_ID_ASC) {
+          nodes {
+            outputIndex tag url fileName duration width height inputBytes recordedAt liveStartedAt receivedAt format
+          }
+        }
         callbacks(first: 5, orderBy: ROW_ID_DESC) {
           edges { cursor node { rowId type taskId userName serviceCreatedAt receivedAt deliveries signature values } }
         }
@@ -207,13 +214,14 @@ function plainPeerTask(t: any): Record<string, unknown> {
       })),
       recordings: (o.recordings ?? []).map(recording),
     })),
-    recordings: (n.recordings ?? []).map((r: any) => ({
+    // The catalogue's rows (PostGraphile's BigInt is text; the created time is the recording's, else the live's).
+    recordings: t.recordings.nodes.map((r: any) => ({
       ...recording(r),
       tag: r.tag,
       width: r.width,
       height: r.height,
-      inputBytes: r.inputBytes,
-      createdAt: ms(r.createdAt),
+      inputBytes: r.inputBytes === null ? null : Number(r.inputBytes),
+      createdAt: ms(r.recordedAt ?? r.liveStartedAt),
       format: format(r.format, false),
     })),
     thumbnails: (n.thumbnails ?? []).map((h: any) => ({

@@ -3,8 +3,8 @@ import type postgres from 'postgres'
 /**
  * The independent ceiling's SQL: each operation the query bench sends, answered by one statement
  * that reads the tables and builds the whole response JSON in PostgreSQL. It knows the stored
- * layout (the `tasks` row and its `state` jsonb, the `callbacks` row, its place in the log and
- * its parsed `values`) and the published schema's shapes, and nothing of livegate's code: a
+ * layout (the `tasks` row and its `state` jsonb, the `recordings` catalogue, the `callbacks` row,
+ * its place in the log and its parsed `values`) and the published schema's shapes, and nothing of livegate's code: a
  * schema rename is an edit here. It covers what the bench's data holds; where livegate reads a
  * corner the data never reaches (a listed task's percent-encoded `opaque` without a live start),
  * it does not follow, and the deep-equal check before measuring says so.
@@ -40,6 +40,10 @@ const containerOf = (text: string) =>
   `case when upper(${text}) in ('FLV', 'RTMP', 'M3U8', 'MP4') then upper(${text}) else 'OTHER' end`
 const formatOf = (format: string) =>
   `case when ${nn(format)} is not null then json_build_object('container', ${containerOf(`${format}->>'container'`)}, 'videoCodec', ${format}->'videoCodec', 'audioCodec', ${format}->'audioCodec') end`
+
+// A task's recordings, as the schema documents `Task.recordings` and `Output.recordings`: the
+// catalogue's rows linked to it (a file only listed is one too), oldest first (by id).
+const CATALOGUE = 'recordings rc where rc.service_code = t.service_code and rc.task_id = t.task_id'
 
 // Only callbacks whose place in the log is final: every older transaction has ended.
 const FINAL = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
@@ -98,12 +102,13 @@ const TASK_NODE = `json_build_object(
     'listed', t.listed, 'httpLiveUrl', lt->>'http_live_url',
     'inputBytes', greatest((lt->>'input_bytes')::bigint, (en->>'inputBytes')::bigint),
     'outputs', (${outputs()}),
-    'recordings', (select coalesce(json_agg(json_build_object('outputIndex', r->'value'->'outputIdx', 'tag', r->'value'->'tag', 'playUrl', r->'value'->'url',
-        'fileName', r->'value'->'fileName', 'duration', r->'value'->'duration', 'width', coalesce(r#>'{value,size,width}', 'null'),
-        'height', coalesce(r#>'{value,size,height}', 'null'), 'inputBytes', r->'value'->'inputBytes',
-        'createdAt', ${isoOfMs(`r#>>'{value,createdAt}'`)}, 'receivedAt', ${isoOfMs(`r#>>'{value,receivedAt}'`)},
-        'format', case when ${nn(`r#>'{value,format}'`)} is not null then json_build_object('container', ${containerOf(`r#>>'{value,format,container}'`)}) end)
-      order by ${stampOf('r')}), '[]'::json) from jsonb_array_elements(s->'recordings') r),
+    'recordings', (select coalesce(json_agg(json_build_object('outputIndex', rc.output_index, 'tag', rc.tag,
+        'playUrl', rc.url, 'fileName', rc.file_name, 'duration', rc.duration, 'width', rc.width,
+        'height', rc.height, 'inputBytes', rc.input_bytes,
+        'createdAt', ${isoOf('coalesce(rc.recorded_at, rc.live_started_at)')}, 'receivedAt', ${isoOf('rc.received_at')},
+        'format', case when ${nn(`rc.format`)} is not null then
+          json_build_object('container', ${containerOf(`rc.format->>'container'`)}) end)
+      order by rc.id), '[]'::json) from ${CATALOGUE}),
     'thumbnails', (select coalesce(json_agg(json_build_object('imageUrl', h->'value'->'url', 'width', h->'value'->'width', 'height', h->'value'->'height',
         'receivedAt', ${isoOfMs(`h#>>'{value,receivedAt}'`)}) order by ${stampOf('h')} desc), '[]'::json) from jsonb_array_elements(s->'thumbnails') h),
     'notifications', json_build_object('edges', (select coalesce(json_agg(json_build_object('cursor', ${base64url(`'n2:' || c.xid || ':' || c.id`)}, 'node', ${NOTIFICATION})
@@ -130,10 +135,11 @@ function outputs(): string {
           'height', case when x->>'codec_type' = '1' then null else x->'height' end,
           'copyMode', case x->>'copy' when '1' then 'COPY' when '0' then 'TRANSCODE' when '2' then 'TRANSCODE' end, 'bitRate', x->'bit_rate') order by n), '[]'::json)
         from jsonb_array_elements(coalesce(l.o->'streams', '[]'::jsonb)) with ordinality as sx(x, n)),
-      'recordings', (select coalesce(json_agg(json_build_object('outputIndex', r->'value'->'outputIdx', 'playUrl', r->'value'->'url',
-          'fileName', r->'value'->'fileName', 'duration', r->'value'->'duration', 'receivedAt', ${isoOfMs(`r#>>'{value,receivedAt}'`)}) order by ${stampOf('r')}), '[]'::json)
-        from jsonb_array_elements(s->'recordings') r
-        where (d.idx is not null and (r#>>'{value,outputIdx}')::int = d.idx) or (${nn(`r#>'{value,outputIdx}'`)} is null and d.tag is not null and r#>>'{value,tag}' = d.tag))
+      'recordings', (select coalesce(json_agg(json_build_object('outputIndex', rc.output_index, 'playUrl', rc.url,
+          'fileName', rc.file_name, 'duration', rc.duration, 'receivedAt', ${isoOf('rc.received_at')}) order by rc.id),
+          '[]'::json)
+        from ${CATALOGUE} and ((d.idx is not null and rc.output_index = d.idx)
+          or (rc.output_index is null and d.tag is not null and rc.tag = d.tag)))
     ) order by d.idx nulls last, k.key collate "C"), '[]'::json)
     from (select jsonb_object_keys(coalesce(s->'outputs', '{}')) as key union select ${keyOf('lo')} from jsonb_array_elements(${listedOutputs}) lo) k
     left join lateral (select lo as o, n - 1 as pos from jsonb_array_elements(${listedOutputs}) with ordinality as lx(lo, n)

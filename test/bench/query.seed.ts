@@ -222,6 +222,13 @@ export async function growTasks(
   if (missing <= 0) return generation
   const generations = Math.ceil(missing / realCount)
   const span = `${tasks * 60} seconds`
+  // A copy's files are its own: the cloud names a recording or a thumbnail after its task, so two
+  // tasks never share a file name.
+  const renamed = (field: string) => `replace(c.values->>'${field}', c.task_id, c.task_id || '-' || g)`
+  const grownValues = sql.raw(
+    `case when c.values ? 'file_name' then c.values || jsonb_build_object('file_name', ${renamed('file_name')},` +
+      ` 'url', ${renamed('url')}) else c.values end`,
+  )
   await db.execute(sql`
     insert into callbacks (dedupe_key, type, service_code, task_id, user_name, vs_id, service_created_at, received_at,
       last_delivered_at,
@@ -229,7 +236,7 @@ export async function growTasks(
     select 'grown:' || g || ':' || c.id, c.type, c.service_code, c.task_id || '-' || g, c.user_name, c.vs_id,
       c.service_created_at + g * ${span}::interval, c.received_at + g * interval '1 second', c.last_delivered_at + g *
         interval '1 second',
-      1, c.values, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers,
+      1, ${grownValues}, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers,
         c.remote_address, c.signature, c.signature_error
     from generate_series(${generation}::int, ${generation + generations - 1}::int) g
     cross join lateral (select * from callbacks r where r.id <= ${realCount} order by r.id) c

@@ -11,7 +11,7 @@ import { PostGraphileConnectionFilterPreset } from 'postgraphile-plugin-connecti
  * PostGraphile 5 as a user would deploy it over livegate's tables, in a process of its own:
  * `tsx peer.process.ts <database url> <port>`; writes `ready` on standard output once it listens.
  * The amber preset and the connection-filter plugin (the task page's status filter needs `in`),
- * one smart tag (below), and nothing else of ours: no SQL, no code of livegate.
+ * two smart tags (below), and nothing else of ours: no SQL, no code of livegate.
  */
 const [databaseUrl, port] = process.argv.slice(2) as [string, string]
 
@@ -29,6 +29,14 @@ const smartTags = jsonPgSmartTags({
           foreignKey:
             '(service_code, task_id) references tasks (service_code, task_id)|@foreignFieldName ' +
             'callbacks|@fieldName task',
+        },
+      },
+      // Nor has the catalogue (a file may be listed before its task is known): a task lists its recordings.
+      recordings: {
+        tags: {
+          foreignKey:
+            '(service_code, task_id) references tasks (service_code, task_id)|@foreignFieldName ' +
+            'recordings|@fieldName task',
         },
       },
     },
