@@ -177,7 +177,7 @@ export async function upsertAnnouncedRecordings(
  * Merged as the upsert merges them one after another, by receipt: a later row of the same task
  * changes nothing, one of another task takes the row over, keeping what the earlier one knew.
  */
-export function onePerFile(announced: readonly AnnouncedRecording[]): AnnouncedRecording[] {
+function onePerFile(announced: readonly AnnouncedRecording[]): AnnouncedRecording[] {
   const byFile = new Map<string, AnnouncedRecording>()
   const byReceipt = [...announced].sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime())
   for (const later of byReceipt) {
