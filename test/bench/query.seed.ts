@@ -225,8 +225,9 @@ export async function growTasks(
   // A copy's files are its own: the cloud names a recording or a thumbnail after its task, so two
   // tasks never share a file name.
   const renamed = (field: string) => `replace(c.values->>'${field}', c.task_id, c.task_id || '-' || g)`
+  // (`values` holds the parsed callback: camelCase names.)
   const grownValues = sql.raw(
-    `case when c.values ? 'file_name' then c.values || jsonb_build_object('file_name', ${renamed('file_name')},` +
+    `case when c.values ? 'fileName' then c.values || jsonb_build_object('fileName', ${renamed('fileName')},` +
       ` 'url', ${renamed('url')}) else c.values end`,
   )
   await db.execute(sql`
