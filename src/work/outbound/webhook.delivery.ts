@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
 import type { Db } from '../../storage/database.client.js'
@@ -8,6 +7,7 @@ import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndp
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
+import { EndpointPoster, WebhookSigner } from './webhook.sender.js'
 
 const SUCCESS_NOTE_MS = 1000
 
@@ -33,6 +33,9 @@ export interface DeliveryOptions {
 function networkError(error: unknown, timeoutMs: number): string {
   const name = (error as { name?: string }).name
   if (name === 'TimeoutError' || name === 'AbortError') return `timed out after ${timeoutMs} ms`
+  // node:http's errors carry their code themselves; fetch's carried it in their cause.
+  const code = (error as { code?: string }).code
+  if (code) return `connection failed (${code})`
   const cause = (error as { cause?: { code?: string; message?: string } }).cause
   if (cause?.code) return `connection failed (${cause.code})`
   return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
@@ -67,7 +70,8 @@ const MIN_WAKE_MS = 10
  * killed process's claim is ever taken over.
  */
 export class EndpointDelivery {
-  private readonly signer: Webhook
+  private readonly signer: WebhookSigner
+  private readonly poster: EndpointPoster
   private readonly leaseMs: number
   private inFlight = 0
   private readonly scheduler: WakeScheduler
@@ -81,9 +85,10 @@ export class EndpointDelivery {
   private readonly target: { url: string; authorization: Record<string, string> }
 
   constructor(private readonly options: DeliveryOptions) {
-    this.signer = new Webhook(options.endpoint.secret)
+    this.signer = new WebhookSigner(options.endpoint.secret)
     this.leaseMs = options.timeoutMs * 2 + 5000
     this.target = splitCredentials(options.endpoint.url)
+    this.poster = new EndpointPoster(this.target.url, options.concurrency)
     this.scheduler = new WakeScheduler({ run: () => this.look() })
   }
 
@@ -98,6 +103,7 @@ export class EndpointDelivery {
     this.stopping.abort()
     await this.scheduler.stop()
     await Promise.allSettled([...this.attempts])
+    this.poster.close()
   }
 
   /** Looks for due deliveries now (a new one was put in line, or replayed). */
@@ -159,29 +165,23 @@ export class EndpointDelivery {
     let gone = false
     let cut = false
     try {
-      const response = await fetch(this.target.url, {
-        method: 'POST',
-        headers: {
-          ...this.target.authorization,
-          'content-type': 'application/json',
-          'user-agent': 'livegate-webhooks',
-          'webhook-id': delivery.eventId,
-          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-          'webhook-signature': this.signer.sign(delivery.eventId, sentAt, delivery.body),
-        },
-        body: delivery.body,
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal]),
-      })
-      // The answer's body is not read; cancelling it frees the keep-alive connection.
-      await response.body?.cancel().catch(() => {})
+      const seconds = Math.floor(sentAt.getTime() / 1000)
+      const headers = {
+        ...this.target.authorization,
+        'content-type': 'application/json',
+        'user-agent': 'livegate-webhooks',
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(seconds),
+        'webhook-signature': this.signer.sign(delivery.eventId, seconds, delivery.body),
+      }
+      const response = await this.poster.post(headers, delivery.body, timeoutMs, this.stopping.signal)
       const status = response.status
       if (status >= 200 && status < 300) outcome = { kind: 'delivered', statusCode: status }
       else if (status === 410) {
         gone = true
         outcome = { kind: 'dead', statusCode: status, error: 'HTTP 410 Gone: the endpoint asked to be switched off' }
       } else {
-        const asked = status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after'), Date.now()) : undefined
+        const asked = status === 429 || status === 503 ? retryAfterMs(response.retryAfter, Date.now()) : undefined
         outcome = this.failed(delivery, status, `HTTP ${status}`, asked)
       }
     } catch (error) {
