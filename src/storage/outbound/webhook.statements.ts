@@ -120,6 +120,16 @@ export async function claimDeliveries(db: Db, endpoint: string, owner: string, l
   return rows.map((row) => ({ id: Number(row.id), eventId: row.event_id, body: row.body, attempts: row.attempts, createdAt: new Date(row.created_at), claimedAt }))
 }
 
+/**
+ * Hands claims back untried (a stopping worker's claimed-ahead rows): the attempt the claim counted
+ * is taken back, and the row is due again at once for whichever process looks.
+ */
+export async function releaseClaims(db: Db, owner: string, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return
+  await db.execute(sql`update webhook_deliveries set locked_until = null, owner = null, attempts = attempts - 1
+    where id = any(${`{${ids.join(',')}}`}::bigint[]) and owner = ${owner}`)
+}
+
 /** How one attempt ended, as stored. */
 export type AttemptOutcome =
   | { kind: 'delivered'; statusCode: number }

@@ -3,7 +3,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
 import type { Db } from '../../storage/database.client.js'
-import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
+import type { AttemptOutcome, ClaimedDelivery } from '../../storage/outbound/webhook.statements.js'
+import { claimDeliveries, disableEndpoint, endpointFailed } from '../../storage/outbound/webhook.statements.js'
+import { endpointSucceeded, releaseClaims } from '../../storage/outbound/webhook.statements.js'
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
@@ -74,6 +76,8 @@ export class EndpointDelivery {
   private readonly poster: EndpointPoster
   private readonly leaseMs: number
   private inFlight = 0
+  /** Claimed ahead, waiting for a free slot: a claim serves a batch, not the last few slots freed. */
+  private readonly queued: ClaimedDelivery[] = []
   private readonly scheduler: WakeScheduler
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
@@ -103,6 +107,14 @@ export class EndpointDelivery {
     this.stopping.abort()
     await this.scheduler.stop()
     await Promise.allSettled([...this.attempts])
+    // Claimed ahead but never tried: handed back now rather than held until their lease runs out.
+    const unsent = this.queued.splice(0).map((delivery) => delivery.id)
+    const { db, owner, log, endpoint } = this.options
+    try {
+      await releaseClaims(db, owner, unsent)
+    } catch (error) {
+      log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: claims left to their lease')
+    }
     this.poster.close()
   }
 
@@ -112,7 +124,9 @@ export class EndpointDelivery {
   }
 
   /**
-   * Claims due deliveries while there is room: once more at once after a full batch. Then it
+   * Claims due deliveries while there is room, up to one batch of `concurrency` ahead of those in
+   * flight (the lease, twice an attempt's timeout, covers the wait for a slot and the attempt):
+   * once more at once after a full batch. Then it
    * waits for a wake (a delivery put in line, a replay, an attempt ending with room for a batch),
    * for a retry this process scheduled, or at most `idleMs`: what another process scheduled, or
    * a lease that ran out, is found then.
@@ -120,12 +134,13 @@ export class EndpointDelivery {
   private async look(): Promise<RunVerdict | undefined> {
     const { db, endpoint, owner, concurrency } = this.options
     const within = Math.max(MIN_WAKE_MS, this.options.idleMs ?? 1000)
-    const room = concurrency - this.inFlight
+    const room = 2 * concurrency - this.inFlight - this.queued.length
     // No room: the attempts in flight wake the worker as they end.
-    if (room <= 0) return undefined
+    if (room <= 0 || this.stopping.signal.aborted) return undefined
     try {
       const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
-      for (const delivery of claimed) this.launch(delivery)
+      this.queued.push(...claimed)
+      this.pump()
       this.failingLogged = false
       return { again: claimed.length === room, within }
     } catch (error) {
@@ -140,9 +155,28 @@ export class EndpointDelivery {
     this.scheduler.wakeIn(Math.max(MIN_WAKE_MS, ms))
   }
 
+  /** Starts queued deliveries while a slot is free. */
+  private pump(): void {
+    while (this.inFlight < this.options.concurrency && !this.stopping.signal.aborted) {
+      const next = this.queued.shift()
+      if (!next) return
+      this.launch(next)
+    }
+  }
+
   private launch(delivery: ClaimedDelivery): void {
     this.inFlight += 1
-    const attempt = this.attempt(delivery)
+    let freed = false
+    // A slot is free once the answer is in: its outcome is stored with others', the lease holding it meanwhile.
+    const free = () => {
+      if (freed) return
+      freed = true
+      this.inFlight -= 1
+      this.pump()
+      // Claimed in batches: once a batch's room is free, not per attempt.
+      if (this.inFlight + this.queued.length <= this.options.concurrency) this.wake()
+    }
+    const attempt = this.attempt(delivery, free)
       .catch((error: unknown) =>
         this.options.log.error(
           { err: error, endpoint: this.options.endpoint.name, eventId: delivery.eventId },
@@ -150,15 +184,13 @@ export class EndpointDelivery {
         ),
       )
       .finally(() => {
-        this.inFlight -= 1
+        free()
         this.attempts.delete(attempt)
-        // Claimed in batches: once half the room is free (or none is in flight), not per attempt.
-        if (this.inFlight <= this.options.concurrency / 2) this.wake()
       })
     this.attempts.add(attempt)
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, free: () => void): Promise<void> {
     const { endpoint, timeoutMs, metrics, log } = this.options
     const sentAt = new Date()
     let outcome: AttemptOutcome
@@ -189,6 +221,7 @@ export class EndpointDelivery {
       cut = this.stopping.signal.aborted
       outcome = cut ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 } : this.failed(delivery, null, networkError(error, timeoutMs))
     }
+    free()
     const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })

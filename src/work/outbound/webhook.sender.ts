@@ -23,6 +23,9 @@ export class WebhookSigner {
   }
 }
 
+/** An attempt's request headers. */
+type OutHeaders = Record<string, string>
+
 /** What a receiver answered: the status, and its Retry-After when it gave one. */
 export interface PostAnswer {
   status: number
@@ -54,7 +57,7 @@ export class EndpointPoster {
   }
 
   /** Posts once; a connection the receiver closed while idle in the pool is tried once afresh. */
-  async post(headers: Record<string, string>, body: string, timeoutMs: number, stop: AbortSignal): Promise<PostAnswer> {
+  async post(headers: OutHeaders, body: string, timeoutMs: number, stop: AbortSignal): Promise<PostAnswer> {
     const deadline = Date.now() + timeoutMs
     try {
       return await this.once(headers, body, timeoutMs, stop)
@@ -70,7 +73,7 @@ export class EndpointPoster {
     this.agent.destroy()
   }
 
-  private once(headers: Record<string, string>, body: string, timeoutMs: number, stop: AbortSignal): Promise<PostAnswer> {
+  private once(headers: OutHeaders, body: string, timeoutMs: number, stop: AbortSignal): Promise<PostAnswer> {
     return new Promise<PostAnswer>((resolve, reject) => {
       if (stop.aborted) {
         reject(stop.reason)
