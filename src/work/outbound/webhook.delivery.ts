@@ -105,6 +105,7 @@ export class EndpointDelivery {
   async stop(): Promise<void> {
     // Attempts under way are cut, not waited for: a hanging endpoint must not hold up a shutdown.
     this.stopping.abort()
+    this.poster.cut(this.stopping.signal.reason as Error)
     await this.scheduler.stop()
     await Promise.allSettled([...this.attempts])
     // Claimed ahead but never tried: handed back now rather than held until their lease runs out.

@@ -47,6 +47,8 @@ export class EndpointPoster {
   private readonly agent: HttpAgent
   private readonly request: typeof httpRequest
   private readonly url: URL
+  /** Requests under way: a stop cuts them all (a listener each on one signal would pile up). */
+  private readonly live = new Set<ClientRequest>()
 
   constructor(url: string, sockets: number) {
     this.url = new URL(url)
@@ -56,7 +58,10 @@ export class EndpointPoster {
     this.request = secure ? httpsRequest : httpRequest
   }
 
-  /** Posts once; a connection the receiver closed while idle in the pool is tried once afresh. */
+  /**
+   * Posts once (not at all once `stop` is aborted); a connection the receiver closed while idle in
+   * the pool is tried once afresh.
+   */
   async post(headers: OutHeaders, body: string, timeoutMs: number, stop: AbortSignal): Promise<PostAnswer> {
     const deadline = Date.now() + timeoutMs
     try {
@@ -66,6 +71,11 @@ export class EndpointPoster {
       if (!stale || stop.aborted || Date.now() >= deadline) throw error
       return this.once(headers, body, deadline - Date.now(), stop)
     }
+  }
+
+  /** Cuts the requests under way: they fail with `reason`. */
+  cut(reason: Error): void {
+    for (const request of this.live) request.destroy(reason)
   }
 
   /** Closes the pooled connections. */
@@ -79,19 +89,17 @@ export class EndpointPoster {
         reject(stop.reason)
         return
       }
-      let request: ClientRequest | undefined
-      const timer = setTimeout(() => request?.destroy(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs)
-      const onStop = () => request?.destroy(stop.reason as Error)
-      stop.addEventListener('abort', onStop, { once: true })
-      const done = () => {
-        clearTimeout(timer)
-        stop.removeEventListener('abort', onStop)
-      }
-      request = this.request(this.url, {
+      const request = this.request(this.url, {
         method: 'POST',
         agent: this.agent,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       })
+      this.live.add(request)
+      const timer = setTimeout(() => request.destroy(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs)
+      const done = () => {
+        clearTimeout(timer)
+        this.live.delete(request)
+      }
       request.once('response', (response: IncomingMessage) => {
         done()
         const retryAfter = response.headers['retry-after']
@@ -103,7 +111,7 @@ export class EndpointPoster {
       request.on('error', (error: Error & { code?: string; staleSocket?: boolean }) => {
         done()
         // A reused connection reset before any answer: the receiver had closed it while idle.
-        if (request?.reusedSocket && error.code === 'ECONNRESET') error.staleSocket = true
+        if (request.reusedSocket && error.code === 'ECONNRESET') error.staleSocket = true
         reject(error)
       })
       request.end(body)
