@@ -90,7 +90,8 @@ export class EndpointDelivery {
 
   constructor(private readonly options: DeliveryOptions) {
     this.signer = new WebhookSigner(options.endpoint.secret)
-    this.leaseMs = options.timeoutMs * 2 + 5000
+    // An attempt's timeout for its own, and two for the slots it may wait on (claimed ahead).
+    this.leaseMs = options.timeoutMs * 3 + 5000
     this.target = splitCredentials(options.endpoint.url)
     this.poster = new EndpointPoster(this.target.url, options.concurrency)
     this.scheduler = new WakeScheduler({ run: () => this.look() })
@@ -119,14 +120,19 @@ export class EndpointDelivery {
     this.poster.close()
   }
 
+  /** Forgets what was claimed ahead: the endpoint was switched off, so those rows are dead letters now. */
+  dropClaimedAhead(): void {
+    this.queued.length = 0
+  }
+
   /** Looks for due deliveries now (a new one was put in line, or replayed). */
   wake(): void {
     this.scheduler.wake()
   }
 
   /**
-   * Claims due deliveries while there is room, up to one batch of `concurrency` ahead of those in
-   * flight (the lease, twice an attempt's timeout, covers the wait for a slot and the attempt):
+   * Claims due deliveries while there is room, up to twice `concurrency` ahead of those in flight
+   * (the lease, three times an attempt's timeout, covers the wait for a slot and the attempt):
    * once more at once after a full batch. Then it
    * waits for a wake (a delivery put in line, a replay, an attempt ending with room for a batch),
    * for a retry this process scheduled, or at most `idleMs`: what another process scheduled, or
@@ -135,9 +141,9 @@ export class EndpointDelivery {
   private async look(): Promise<RunVerdict | undefined> {
     const { db, endpoint, owner, concurrency } = this.options
     const within = Math.max(MIN_WAKE_MS, this.options.idleMs ?? 1000)
-    const room = 2 * concurrency - this.inFlight - this.queued.length
-    // No room: the attempts in flight wake the worker as they end.
-    if (room <= 0 || this.stopping.signal.aborted) return undefined
+    const room = 3 * concurrency - this.inFlight - this.queued.length
+    // A batch still waits: the attempts wake the worker as they take it (a claim is a batch, never a few rows).
+    if (this.queued.length > concurrency || this.stopping.signal.aborted) return undefined
     try {
       const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
       this.queued.push(...claimed)
@@ -174,8 +180,8 @@ export class EndpointDelivery {
       freed = true
       this.inFlight -= 1
       this.pump()
-      // Claimed in batches: once a batch's room is free, not per attempt.
-      if (this.inFlight + this.queued.length <= this.options.concurrency) this.wake()
+      // Claimed in batches, once a batch's room is free, while a batch still waits: no slot idles on a claim.
+      if (this.queued.length <= this.options.concurrency) this.wake()
     }
     const attempt = this.attempt(delivery, free)
       .catch((error: unknown) =>
@@ -222,6 +228,8 @@ export class EndpointDelivery {
       cut = this.stopping.signal.aborted
       outcome = cut ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 } : this.failed(delivery, null, networkError(error, timeoutMs))
     }
+    // 410: the endpoint goes off, and what was claimed ahead for it with it.
+    if (gone) this.dropClaimedAhead()
     free()
     const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
@@ -258,6 +266,7 @@ export class EndpointDelivery {
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
+      this.dropClaimedAhead()
       log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
     }
   }
