@@ -1,5 +1,6 @@
 import type { AlertRule } from '../config/alerts.schema.js'
 import type { HealthState } from './task.health.js'
+import { spoken, summarize } from './alert.summary.js'
 
 /**
  * Alert rules over readings, pure: given the rules, what each subject reads now and the open
@@ -131,7 +132,13 @@ function conditions(rules: readonly AlertRule[]): Map<string, Condition> {
  * holds or whose incident is open (where `clearFor` counts), so a pass over many rules and tasks
  * makes nothing for the subjects that are fine.
  */
-export function evaluateRules(rules: readonly AlertRule[], readings: Readings, open: readonly OpenIncident[], tracks: Tracks, now: number): Decisions {
+export function evaluateRules(
+  rules: readonly AlertRule[],
+  readings: Readings,
+  open: readonly OpenIncident[],
+  tracks: Tracks,
+  now: number,
+): Decisions {
   const next = new Map<string, Map<string, Track>>()
   const opens: Opening[] = []
   const resolves: Resolving[] = []
@@ -149,7 +156,12 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
   const taskKeys = readings.tasks.map((task) => subjectKey(task.serviceCode, task.taskId))
   const liveTasks = new Set(taskKeys)
   for (const incident of open) {
-    if (!conditionOf.has(incident.rule)) resolves.push({ id: incident.id, reason: 'rule-removed', summary: `rule "${incident.rule}" is no longer configured` })
+    if (!conditionOf.has(incident.rule))
+      resolves.push({
+        id: incident.id,
+        reason: 'rule-removed',
+        summary: `rule "${incident.rule}" is no longer configured`,
+      })
     else if (incident.taskId !== null && !liveTasks.has(subjectKey(incident.serviceCode, incident.taskId)))
       resolves.push({ id: incident.id, reason: 'task-ended', summary: `task ${incident.taskId} ended` })
   }
@@ -163,7 +175,9 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
       if (!holds && !condition.open.has(subject)) return
       const was = before?.get(subject)
       let track: Track
-      if (!holds) track = was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
+      if (!holds)
+        track =
+          was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
       // Still holding: the same track (when it began, and the reading that made it hold).
       else if (was && was.holdingSince !== null) track = was
       else {
@@ -186,7 +200,11 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
       opens.push({ rule, serviceCode, taskId, startedAt: track.holdingSince, value, threshold, summary })
     }
     if (incident && track.clearSince !== null && now - track.clearSince >= rule.clearForMs) {
-      resolves.push({ id: incident.id, reason: 'cleared', summary: `no longer true for ${spoken(now - track.clearSince)}` })
+      resolves.push({
+        id: incident.id,
+        reason: 'cleared',
+        summary: `no longer true for ${spoken(now - track.clearSince)}`,
+      })
     }
   }
 }
@@ -212,7 +230,11 @@ function valueRead(rule: AlertRule, readings: Readings, index: number): number |
     return rule.when === 'task.viewers' ? task.viewers : rule.when === 'task.inputBitrate' ? task.inputBitrate : null
   }
   const service = readings.services[index] as ServiceReading
-  return rule.when === 'service.viewers' ? service.viewers : rule.when === 'service.callbacksMissing' ? service.callbacksMissing : null
+  return rule.when === 'service.viewers'
+    ? service.viewers
+    : rule.when === 'service.callbacksMissing'
+      ? service.callbacksMissing
+      : null
 }
 
 // What a rule read of one subject, made only for the few subjects that hold or have an incident open.
@@ -253,40 +275,4 @@ function observe(rule: AlertRule, readings: Readings, taskKeys: readonly string[
     const value = valueRead(rule, readings, i)
     if (value !== null) look(subject, compare(rule, value), i)
   })
-}
-
-/** A duration as a person says it: "20 s", "2 min", "1 h 5 min". */
-export function spoken(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000))
-  if (seconds < 120) return `${seconds} s`
-  const minutes = Math.round(seconds / 60)
-  if (minutes < 120) return `${minutes} min`
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`
-}
-
-const SAYS: Readonly<Record<AlertRule['when'], string>> = {
-  'task.health': 'health',
-  'task.viewers': 'viewers',
-  'task.inputBitrate': 'input bits/s',
-  'service.viewers': 'viewers of its live tasks',
-  'upstream.stale': 'task list stale',
-  'service.callbacksMissing': 'tasks in the last hour whose start or end the cloud never sent',
-}
-
-function summarize(rule: AlertRule, seen: Observation, heldMs: number): string {
-  const who = seen.taskId === null ? seen.serviceCode : `task ${seen.serviceCode}/${seen.taskId}`
-  // A count over the last hour reads as a sentence; how long it held adds only to a rule that waits.
-  if (rule.when === 'service.callbacksMissing') {
-    const n = Math.round(seen.value ?? 0)
-    const held = rule.forMs > 0 ? `, for ${spoken(heldMs)}` : ''
-    const tasks = `${n} ${n === 1 ? 'task' : 'tasks'}`
-    return `${who}: ${tasks} in the last hour whose start or end the cloud never sent (above ${rule.above})${held}`
-  }
-  const what =
-    rule.when === 'task.health'
-      ? `${SAYS[rule.when]} ${seen.state}`
-      : rule.when === 'upstream.stale'
-        ? SAYS[rule.when]
-        : `${SAYS[rule.when]} ${Math.round(seen.value ?? 0)} ${rule.below !== undefined ? `below ${rule.below}` : `above ${rule.above}`}`
-  return `${who}: ${what} for ${spoken(heldMs)}`
 }

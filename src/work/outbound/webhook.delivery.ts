@@ -3,13 +3,13 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
 import type { Db } from '../../storage/database.client.js'
-import type { AttemptOutcome, ClaimedDelivery } from '../../storage/outbound/webhook.statements.js'
-import { claimDeliveries, disableEndpoint, endpointFailed } from '../../storage/outbound/webhook.statements.js'
-import { endpointSucceeded, releaseClaims } from '../../storage/outbound/webhook.statements.js'
+import type { AttemptOutcome, ClaimedDelivery } from '../../storage/outbound/webhook.attempts.js'
+import { claimDeliveries, releaseClaims } from '../../storage/outbound/webhook.attempts.js'
+import { disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
-import { EndpointPoster, WebhookSigner } from './webhook.sender.js'
+import { EndpointPoster, networkError, splitCredentials, WebhookSigner } from './webhook.sender.js'
 
 const SUCCESS_NOTE_MS = 1000
 
@@ -29,31 +29,6 @@ export interface DeliveryOptions {
   metrics: WebhookMetrics
   /** The longest wait between two looks for due deliveries when nothing woke the worker. */
   idleMs?: number
-}
-
-// Refused connections, resets and name failures: what an attempt's error says, never the body.
-function networkError(error: unknown, timeoutMs: number): string {
-  const name = (error as { name?: string }).name
-  if (name === 'TimeoutError' || name === 'AbortError') return `timed out after ${timeoutMs} ms`
-  // node:http's errors carry their code themselves; fetch's carried it in their cause.
-  const code = (error as { code?: string }).code
-  if (code) return `connection failed (${code})`
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause
-  if (cause?.code) return `connection failed (${cause.code})`
-  return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
-}
-
-/**
- * A URL's user and password as Basic authorization: fetch refuses a URL that holds credentials,
- * and a receiver behind Basic authentication is configured with them in its URL.
- */
-function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
-  const parsed = new URL(url)
-  if (!parsed.username && !parsed.password) return { url, authorization: {} }
-  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')
-  parsed.username = ''
-  parsed.password = ''
-  return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
 }
 
 /** A unique owner name for this process's claims. */
@@ -151,7 +126,11 @@ export class EndpointDelivery {
       this.failingLogged = false
       return { again: claimed.length === room, within }
     } catch (error) {
-      if (!this.failingLogged) this.options.log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: cannot read the deliveries; looking again')
+      if (!this.failingLogged)
+        this.options.log.warn(
+          { err: error, endpoint: endpoint.name },
+          'webhooks: cannot read the deliveries; looking again',
+        )
       this.failingLogged = true
       return { within }
     }
@@ -226,7 +205,9 @@ export class EndpointDelivery {
     } catch (error) {
       // Cut by a shutdown: in line again at once, for whichever process is running.
       cut = this.stopping.signal.aborted
-      outcome = cut ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 } : this.failed(delivery, null, networkError(error, timeoutMs))
+      outcome = cut
+        ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 }
+        : this.failed(delivery, null, networkError(error, timeoutMs))
     }
     // 410: the endpoint goes off, and what was claimed ahead for it with it.
     if (gone) this.dropClaimedAhead()
@@ -235,16 +216,26 @@ export class EndpointDelivery {
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
     if (cut) return // no fault of the endpoint's: nothing to log or note on it
-    if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
+    if (outcome.kind === 'delivered' && recorded)
+      metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
     if (outcome.kind !== 'delivered') {
-      const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
+      const next =
+        outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
       log.warn(
-        { endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error },
+        {
+          endpoint: endpoint.name,
+          eventId: delivery.eventId,
+          attempt: delivery.attempts,
+          statusCode: outcome.statusCode,
+          error: outcome.error,
+        },
         `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`,
       )
     }
     // The endpoint's state is a summary: one that cannot be stored now is stored by a later attempt.
-    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, "webhooks: the endpoint's state could not be stored"))
+    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) =>
+      log.warn({ err: error, endpoint: endpoint.name }, "webhooks: the endpoint's state could not be stored"),
+    )
   }
 
   private async noteOnEndpoint(outcome: AttemptOutcome, gone: boolean): Promise<void> {
@@ -262,16 +253,29 @@ export class EndpointDelivery {
     this.failedSinceNoted = true
     if (gone) {
       if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone'))
-        log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
+        log.warn(
+          { endpoint: endpoint.name },
+          `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is ` +
+            `kept as dead letters`,
+        )
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
       this.dropClaimedAhead()
-      log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
+      log.warn(
+        { endpoint: endpoint.name },
+        `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was ` +
+          `meant for it is kept as dead letters`,
+      )
     }
   }
 
-  private failed(delivery: ClaimedDelivery, statusCode: number | null, error: string, askedMs?: number): AttemptOutcome {
+  private failed(
+    delivery: ClaimedDelivery,
+    statusCode: number | null,
+    error: string,
+    askedMs?: number,
+  ): AttemptOutcome {
     const scheduled = retryDelayMs(this.options.retrySchedule, delivery.attempts, Math.random())
     if (scheduled === undefined) return { kind: 'dead', statusCode, error }
     return { kind: 'retry', statusCode, error, delayMs: askedMs ?? scheduled }

@@ -23,6 +23,33 @@ export class WebhookSigner {
   }
 }
 
+// Refused connections, resets and name failures: what an attempt's error says, never the body.
+export function networkError(error: unknown, timeoutMs: number): string {
+  const name = (error as { name?: string }).name
+  if (name === 'TimeoutError' || name === 'AbortError') return `timed out after ${timeoutMs} ms`
+  // node:http's errors carry their code themselves; fetch's carried it in their cause.
+  const code = (error as { code?: string }).code
+  if (code) return `connection failed (${code})`
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  if (cause?.code) return `connection failed (${cause.code})`
+  return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
+}
+
+/**
+ * A URL's user and password as Basic authorization, sent as a header rather than in the request
+ * line: a receiver behind Basic authentication is configured with them in its URL.
+ */
+export function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
+  const parsed = new URL(url)
+  if (!parsed.username && !parsed.password) return { url, authorization: {} }
+  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString(
+    'base64',
+  )
+  parsed.username = ''
+  parsed.password = ''
+  return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
+}
+
 /** An attempt's request headers. */
 type OutHeaders = Record<string, string>
 

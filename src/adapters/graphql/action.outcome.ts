@@ -1,8 +1,9 @@
-import type { ActionArgs } from '../../../model/action.model.js'
-import type { ActionRow } from '../../../storage/tables/action.table.js'
-import type { ActionRequest, ActionRunner, ActOutcome } from '../../../work/outbound/action.runner.js'
-import { requireOperate, type Scope } from '../auth.scope.js'
-import { badUserInput, graphqlError } from '../graphql.errors.js'
+import type { ActionArgs } from '../../model/action.model.js'
+import type { ActionRow } from '../../storage/tables/action.table.js'
+import type { ActionRequest } from '../../work/outbound/action.audit.js'
+import type { ActionRunner, ActOutcome } from '../../work/outbound/action.runner.js'
+import { requireOperate, type Scope } from './auth.scope.js'
+import { badUserInput, graphqlError } from './graphql.errors.js'
 
 /**
  * What every acting resolver (the cloud's actions, the webhook outbox's) does with the runner:
@@ -20,7 +21,14 @@ export function requireRunner(runner: ActionRunner | undefined): ActionRunner {
  * the key's rate and recorded it when `mayRecord`: only when the code it named is one the key
  * reads and livegate knows, so a refusal never lands in another tenant's audit or feed.
  */
-export async function refuseReadOnly(runner: ActionRunner, scope: Scope, args: ActionArgs, request: ActionRequest, mayRecord: boolean, what: string): Promise<never> {
+export async function refuseReadOnly(
+  runner: ActionRunner,
+  scope: Scope,
+  args: ActionArgs,
+  request: ActionRequest,
+  mayRecord: boolean,
+  what: string,
+): Promise<never> {
   await runner.refuse({ keyName: scope.keyName, canOperate: false }, args, request, mayRecord)
   requireOperate(scope, what)
   throw new Error('unreachable: requireOperate refuses a key that may not operate')
@@ -32,9 +40,16 @@ export function actionOf(outcome: ActOutcome): ActionRow {
     case 'action':
       return outcome.row
     case 'key-reused':
-      throw badUserInput('idempotencyKey was used (within 24 h) for an action with other arguments; use a new key for a new action.', 'idempotencyKey')
+      throw badUserInput(
+        'idempotencyKey was used (within 24 h) for an action with other arguments; use a new key for a new action.',
+        'idempotencyKey',
+      )
     case 'refused':
       // 429 only when nothing else in the request answered: see partialAnswerStatusPlugin.
-      throw graphqlError('RATE_LIMITED', 'Too many actions: this API key may ask for `limits.actionsPerMinute` a minute; retry later.', { http: { status: 429 } })
+      throw graphqlError(
+        'RATE_LIMITED',
+        'Too many actions: this API key may ask for `limits.actionsPerMinute` a minute; retry later.',
+        { http: { status: 429 } },
+      )
   }
 }
