@@ -1,17 +1,4 @@
-import {
-  type CallbackValues,
-  type CommonValue,
-  type MediaFormat,
-  type PictureSize,
-  readDecimal,
-  readFlag,
-  readFormat,
-  readInteger,
-  readOpaque,
-  readSize,
-  readText,
-  readUnixSeconds,
-} from './callback.fields.js'
+import type { CallbackValues } from './callback.fields.js'
 
 /**
  * The one table of notification kinds. Each published type is one entry: its number, its name,

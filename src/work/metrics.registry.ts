@@ -28,6 +28,8 @@ export interface Metrics {
   upstreamLeaseHeld: Gauge<'service_code'>
   /** Seconds a GraphQL operation took, by operation name (`anonymous` when unnamed) and type. */
   graphqlSeconds: Histogram<'operation' | 'type'>
+  /** GraphQL requests over HTTP answered by the prepared route (a query Apollo had answered before). */
+  graphqlPrepared: Counter
   /** Seconds from a callback's arrival to its fold into the task and user states being committed. */
   projectionLagSeconds: Histogram
   /** The projector's passes, by outcome: `folded`, `empty`, or `standby` (another instance held the lock). */
@@ -106,6 +108,11 @@ export function createMetrics(): Metrics {
       help: 'Seconds a GraphQL operation took, by operation name.',
       labelNames: ['operation', 'type'],
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    graphqlPrepared: new Counter({
+      name: 'livegate_graphql_prepared_total',
+      help: 'GraphQL requests over HTTP answered by the prepared route, without Apollo.',
       registers,
     }),
     projectionLagSeconds: new Histogram({

@@ -48,10 +48,11 @@ export class OperationLabels {
  */
 export function graphqlMetricsPlugin<C extends BaseContext>(
   metrics: Pick<Metrics, 'graphqlSeconds'> | undefined,
-  options: OperationLabelOptions = {},
+  // `labels` when another route counts operations into the same series (prepared.route.ts).
+  options: OperationLabelOptions & { labels?: OperationLabels | undefined } = {},
 ): ApolloServerPlugin<C> {
   if (!metrics) return {}
-  const labels = new OperationLabels(options)
+  const labels = options.labels ?? new OperationLabels(options)
   return {
     async requestDidStart() {
       const startedAt = performance.now()

@@ -10,12 +10,9 @@
  */
 
 import {
-  at,
   dateTime,
   field,
-  float,
   int,
-  ISO,
   type JsonField,
   type JsonType,
   JSON_FALLBACK_MARK,

@@ -45,6 +45,12 @@ export interface ExecutorRequest {
   context: unknown
 }
 
+/** Runs one operation: Apollo's gateway executor, also called directly by the prepared route. */
+export type OperationExecutor = (request: ExecutorRequest) => Promise<ExecutionResult>
+
+/** Apollo's gateway, with its executor for the prepared route. */
+type CompiledGateway = NonNullable<GatewayInterface> & { execute: OperationExecutor }
+
 /** What each parsed document remembers, per operation name. */
 interface Entry {
   runs: number
@@ -68,10 +74,7 @@ const NEVER: Entry = { runs: -1, compiled: null, variables: undefined, text: nul
  * Apollo hands back the same document object for the same query text (its document cache), so
  * compiled queries are kept on the document and go when Apollo evicts it.
  */
-export function compiledExecution(
-  schema: GraphQLSchema,
-  options: CompiledExecutionOptions = {},
-): NonNullable<GatewayInterface> {
+export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): CompiledGateway {
   const compileAfter = options.compileAfter ?? 1
   const jsonText = options.jsonText
   const byDocument = new WeakMap<DocumentNode, Map<string | null, Entry>>()
@@ -156,6 +159,8 @@ export function compiledExecution(
   const executor = around ? (request: ExecutorRequest) => around(request, () => run(request)) : run
 
   return {
+    // The same executor for the prepared route (prepared.route.ts), which runs without Apollo.
+    execute: executor,
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) })
       return () => {}

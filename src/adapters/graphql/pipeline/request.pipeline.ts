@@ -1,4 +1,4 @@
-import { ApolloServer, type ApolloServerPlugin, type BaseContext, type GraphQLRequestListener } from '@apollo/server'
+import { ApolloServer, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server'
 import {
   ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginLandingPageDisabled,
@@ -18,16 +18,16 @@ import {
 } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
-import { graphqlMetricsPlugin } from '../../ops/graphql.metrics.js'
+import { graphqlMetricsPlugin, OperationLabels } from '../../ops/graphql.metrics.js'
 import {
   describeOperationSpan,
   type OperationTrace,
-  traceExtensions,
   tracingActive,
   withOperationSpan,
 } from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
+import { noStorePlugin, queryLimitsPlugin, traceIdPlugin } from './answer.plugins.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
 import { compiledEvents, compiledExecution, type EventExecution, type ExecutorRequest } from './jit.executor.js'
 import { jsonTextExecution } from './json.rewrite.js'
@@ -35,6 +35,7 @@ import { stringifyWithJsonTexts, withJsonTextsParsed } from '../reads/json.parts
 import { queryLimitsChecker } from './query.limits.js'
 import { buildGraphqlSchema } from './schema.build.js'
 import { loadTrustedDocuments, trustedDocumentsPlugin } from './trusted.documents.js'
+import { PreparedQueries } from './prepared.route.js'
 import { upstreamFreshnessPlugin } from '../reads/upstream.access.js'
 
 /** What a caller sends, over any transport. */
@@ -103,6 +104,8 @@ export function jsonTextByDefault(): boolean {
  */
 export class RequestPipeline {
   readonly apollo: ApolloServer<GraphqlContext>
+  /** Queries Apollo has answered, run again without it over HTTP (prepared.route.ts). */
+  readonly prepared: PreparedQueries
   private readonly mask: ReturnType<typeof maskUnexpectedErrors>
 
   /**
@@ -132,9 +135,15 @@ export class RequestPipeline {
       ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' }
       : undefined
     const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
+    const gateway = compiledExecution(schema, { jsonText, around: inOperationSpan })
+    // One limits checker (its cache of passed variables) and one set of metric labels for both routes.
+    const checkLimits = queryLimitsChecker(config.graphql)
+    const labels = new OperationLabels()
+    const metrics = options.metrics
+    this.prepared = new PreparedQueries({ schema, execute: gateway.execute, checkLimits, trusted, metrics, labels })
     this.apollo = new ApolloServer<GraphqlContext>({
       // Apollo's supported way to run operations with an executor of one's own (jit.executor.ts).
-      gateway: compiledExecution(schema, { jsonText, around: inOperationSpan }),
+      gateway,
       includeStacktraceInErrorResponses: false,
       // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
       // The JSON texts of a task page's parts are written in where their markers are.
@@ -159,11 +168,12 @@ export class RequestPipeline {
         noStorePlugin<GraphqlContext>(),
         jsonClientStatusPlugin<GraphqlContext>(),
         upstreamFreshnessPlugin<GraphqlContext>(),
-        graphqlMetricsPlugin<GraphqlContext>(options.metrics),
+        graphqlMetricsPlugin<GraphqlContext>(metrics, { labels }),
         subscriptionsOverSocketPlugin<GraphqlContext>(),
-        queryLimitsPlugin<GraphqlContext>(config.graphql),
+        queryLimitsPlugin<GraphqlContext>(checkLimits),
         trustedDocumentsPlugin<GraphqlContext>(trusted),
         traceIdPlugin(),
+        this.prepared.plugin(),
         // Last: it answers a subscription once every other plugin has admitted it.
         subscriptionStartPlugin(schema, compiledEvents(schema), format),
       ],
@@ -285,51 +295,4 @@ function asApolloErrors(result: ExecutionResult): ExecutionResult {
       : error,
   )
   return errors ? { ...result, errors } : result
-}
-
-/**
- * Every error answered names the trace it happened in (`extensions.traceId`), when tracing is on:
- * an operator handed an error finds its trace. Over HTTP that is the request's trace; over a
- * socket, the operation's.
- */
-function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
-  const listener: GraphQLRequestListener<GraphqlContext> = {
-    async willSendResponse({ response }) {
-      if (response.body.kind !== 'single' || !response.body.singleResult.errors) return
-      const traceId = traceExtensions().traceId
-      if (!traceId) return
-      response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({
-        ...error,
-        extensions: { ...error.extensions, traceId },
-      }))
-    },
-  }
-  return { requestDidStart: async () => (tracingActive() ? listener : undefined) }
-}
-
-/** Refuses an operation over the configured depth, aliases or cost before it runs. */
-function queryLimitsPlugin<C extends BaseContext>(limits: Config['graphql']): ApolloServerPlugin<C> {
-  const check = queryLimitsChecker(limits)
-  const listener = {
-    async didResolveOperation({
-      schema,
-      document,
-      operationName,
-      request,
-    }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
-      const refusal = check({ schema, document, operationName, variables: request.variables })
-      if (refusal) throw refusal
-    },
-  }
-  return { requestDidStart: async () => listener }
-}
-
-/** Answers are live data, possibly scoped to an API key: no cache may keep them. */
-function noStorePlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
-  const listener = {
-    async willSendResponse({ response }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
-      if (!response.http.headers.has('cache-control')) response.http.headers.set('cache-control', 'no-store')
-    },
-  }
-  return { requestDidStart: async () => listener }
 }

@@ -52,21 +52,23 @@ export function upstreamFreshnessPlugin<C extends { upstream: UpstreamAccess }>(
       return {
         async willSendResponse({ contextValue, response }) {
           if (response.body.kind !== 'single') return
-          const stale = contextValue.upstream.stale()
-          if (stale.length === 0) return
           const result = response.body.singleResult
-          result.extensions = {
-            ...result.extensions,
-            upstream: {
-              stale: stale.map((code) => ({
-                serviceCode: code.serviceCode,
-                lastSuccessAt: code.lastSuccessAt?.toISOString() ?? null,
-                consecutiveFailures: code.consecutiveFailures,
-              })),
-            },
-          }
+          const extensions = withUpstreamFreshness(contextValue.upstream, result.extensions)
+          if (extensions && extensions !== result.extensions) result.extensions = extensions
         },
       }
     },
   }
+}
+
+/** An answer's `extensions` with the stale report added when there is one (as they are when not). */
+export function withUpstreamFreshness<E extends object>(upstream: UpstreamAccess, extensions?: E): E | undefined {
+  const stale = upstream.stale()
+  if (stale.length === 0) return extensions
+  const report = stale.map((code) => ({
+    serviceCode: code.serviceCode,
+    lastSuccessAt: code.lastSuccessAt?.toISOString() ?? null,
+    consecutiveFailures: code.consecutiveFailures,
+  }))
+  return { ...extensions, upstream: { stale: report } } as unknown as E
 }
