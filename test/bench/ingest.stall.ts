@@ -4,6 +4,8 @@
  * BENCH_DATABASE_URL; add `--cpu-prof` or `--trace-gc` (node --import tsx) to see what the loop did.
  */
 import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import postgres from 'postgres'
 import { startBenchGateway } from './bench.gateway.js'
@@ -46,11 +48,23 @@ try {
   for (let round = 0; round < rounds; round++) {
     const before = await scrapeLag(bench.gateway.url)
     const pool = signPool(bench.gateway.url, Math.ceil(rate * (seconds + 0.5)) + 100, `r${round}`)
+    // STALL_PROFILE=<file>: a V8 CPU profile of this process over the last round's window only.
+    const profiling = process.env.STALL_PROFILE && round === rounds - 1 ? new Session() : undefined
+    if (profiling) {
+      profiling.connect()
+      await profiling.post('Profiler.enable')
+      await profiling.post('Profiler.start')
+    }
     const delay = monitorEventLoopDelay({ resolution: 5 })
     delay.enable()
     const load = { url: bench.gateway.url, connections: 100, warmupMs: 500, durationMs: seconds * 1000 }
     const result = await runLoad({ ...load, pool, ratePerSecond: rate })
     delay.disable()
+    if (profiling) {
+      const { profile } = await profiling.post('Profiler.stop')
+      writeFileSync(process.env.STALL_PROFILE as string, JSON.stringify(profile))
+      profiling.disconnect()
+    }
     await settleByMetrics([bench.gateway.url])
     const lag = lagBetween(before, await scrapeLag(bench.gateway.url))
     const q = (p: number) => (delay.percentile(p) / 1e6).toFixed(1)

@@ -129,8 +129,11 @@ export class GraphProjector {
       const last = read.rows.at(-1)
       if (!last) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
       const now = this.now()
-      await applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents: this.options.derivedEvents ?? true })
-      await saveCheckpoint(tx, GRAPH_PROJECTION, last, now)
+      // The checkpoint's write does not wait for the fold's: both commit together or not at all, and
+      // a round trip fewer is a turn of the event loop fewer for every callback waiting to be folded.
+      const derivedEvents = this.options.derivedEvents ?? true
+      const folding = applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents })
+      await Promise.all([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
       lagged = read.rows
       return { kind: 'done', folded: read.rows.length, more: read.rows.length === this.batchSize, pending: read.pending } as const
     })
