@@ -141,7 +141,13 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     for (const line of retiredSettingWarnings(config)) server.log.warn(line)
     if (tracing) {
       await tracing.instrument(server)
-      server.log.info({ endpoint: options.spanExporter ? 'in-process' : config.tracing.endpoint, serviceName: config.tracing.serviceName }, 'tracing: spans are exported over OTLP/HTTP')
+      server.log.info(
+        {
+          endpoint: options.spanExporter ? 'in-process' : config.tracing.endpoint,
+          serviceName: config.tracing.serviceName,
+        },
+        'tracing: spans are exported over OTLP/HTTP',
+      )
     }
     parts = await buildParts(config, database, server.log, options)
     await registerRoutes(server, {
@@ -184,20 +190,37 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
 }
 
 /** Builds the units of work; none runs until {@link startParts}. */
-async function buildParts(config: Config, database: Database, log: FastifyBaseLogger, options: StartOptions): Promise<GatewayParts> {
+async function buildParts(
+  config: Config,
+  database: Database,
+  log: FastifyBaseLogger,
+  options: StartOptions,
+): Promise<GatewayParts> {
   // One registry per gateway: tests run several gateways in one process.
   const metrics = createMetrics()
   // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
-  const spool = await CallbackSpool.open({ ...spoolLocation(config), maxBytes: config.spool.maxBytes, onDepth: (depth) => metrics.spoolDepth.set(depth) })
+  const spool = await CallbackSpool.open({
+    ...spoolLocation(config),
+    maxBytes: config.spool.maxBytes,
+    onDepth: (depth) => metrics.spoolDepth.set(depth),
+  })
   const store = new CallbackStore(database.db, {
     refusedMaxRows: config.ingest.refusedMaxRows,
-    onDoorbellError: (error) => log.warn({ err: error }, 'the log doorbell could not be rung; readers will find the callbacks at their next look'),
+    onDoorbellError: (error) =>
+      log.warn(
+        { err: error },
+        'the log doorbell could not be rung; readers will find the callbacks at their next look',
+      ),
   })
   const channels = new ChannelListener({ database, log })
   const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
-  const actionClient = new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, cloud })
+  const actionClient = new ActionClient({
+    services: config.services,
+    timeoutMs: config.upstream.actionTimeoutMs,
+    cloud,
+  })
   return {
     metrics,
     channels,
@@ -206,17 +229,40 @@ async function buildParts(config: Config, database: Database, log: FastifyBaseLo
     store,
     replayer: new SpoolReplayer({ spool, store, log }),
     history,
-    poller: pollerFor(config, database.db, log, undefined, metrics, { sampler: history.sampler, ...(options.now ? { now: options.now } : {}), cloud }),
+    poller: pollerFor(config, database.db, log, undefined, metrics, {
+      sampler: history.sampler,
+      ...(options.now ? { now: options.now } : {}),
+      cloud,
+    }),
     archive: archivePollerFor(config, database.db, cloud, log),
     missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
-    projector: new GraphProjector({ database, channels, log, metrics, derivedEvents: config.webhooks.endpoints.length > 0 }),
+    projector: new GraphProjector({
+      database,
+      channels,
+      log,
+      metrics,
+      derivedEvents: config.webhooks.endpoints.length > 0,
+    }),
     hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
-    retention: new RetentionJob({ ...retentionSettings(config), db: database.db, log, now: options.now, history: history.polled ? history.retention : undefined }),
+    retention: new RetentionJob({
+      ...retentionSettings(config),
+      db: database.db,
+      log,
+      now: options.now,
+      history: history.polled ? history.retention : undefined,
+    }),
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
     // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
-    webhooks: new WebhookService({ config, database, channels, log, registry: metrics.registry, shapes: webhookShapes }),
+    webhooks: new WebhookService({
+      config,
+      database,
+      channels,
+      log,
+      registry: metrics.registry,
+      shapes: webhookShapes,
+    }),
     incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
   }
 }
@@ -286,11 +332,20 @@ function portProblem(config: Pick<Config, 'port' | 'host'>, error: unknown): str
   const at = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
   switch (code) {
     case 'EADDRINUSE':
-      return `port ${config.port} on ${config.host} is already in use (EADDRINUSE): stop the process that holds it, or choose another port (PORT=${config.port + 1}, or "port" in the config file)`
+      return (
+        `port ${config.port} on ${config.host} is already in use (EADDRINUSE): stop the process that holds it, or ` +
+        `choose another port (PORT=${config.port + 1}, or "port" in the config file)`
+      )
     case 'EACCES':
-      return `port ${config.port} on ${config.host} needs privileges this process lacks (EACCES): choose a port above 1023`
+      return (
+        `port ${config.port} on ${config.host} needs privileges this process lacks (EACCES): choose a port above ` +
+        `1023`
+      )
     case 'EADDRNOTAVAIL':
-      return `host ${config.host} is not an address of this machine (EADDRNOTAVAIL): set "host" (HOST) to one of its addresses, or 127.0.0.1`
+      return (
+        `host ${config.host} is not an address of this machine (EADDRNOTAVAIL): set "host" (HOST) to one of its ` +
+        `addresses, or 127.0.0.1`
+      )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return `host "${config.host}" cannot be resolved (${code}): set "host" (HOST) to an address of this machine`

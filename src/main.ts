@@ -25,7 +25,11 @@ runCli(process.argv.slice(2), {
   stopSignal,
   tty: process.stdout.isTTY === true,
   // Loaded only by the commands that start a gateway: `sign` or `schema` need none of it.
-  startGateway: async (config, options) => (await import('./gateway.assembly.js')).startGateway(config, { ...options, ...jsonTextSwitch(process.env.LIVEGATE_JSON_TEXT) }),
+  startGateway: async (config, options) =>
+    (await import('./gateway.assembly.js')).startGateway(config, {
+      ...options,
+      ...jsonTextSwitch(process.env.LIVEGATE_JSON_TEXT),
+    }),
 }).then(
   (code) => {
     // A command that failed has closed what it opened; exiting at once makes sure a timer or

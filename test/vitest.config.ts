@@ -10,7 +10,12 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
   },
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/clients/**/*.test.ts', 'test/browser/**/*.test.ts'],
+    include: [
+      'test/unit/**/*.test.ts',
+      'test/integration/**/*.test.ts',
+      'test/clients/**/*.test.ts',
+      'test/browser/**/*.test.ts',
+    ],
     // Integration files each open their own database; two cores, so two workers.
     pool: 'forks',
     maxWorkers: 2,

@@ -4,7 +4,14 @@ import { duration } from './history.schema.js'
 const DAY = 86_400_000
 
 /** What a rule may watch (`when`); each names its subject before the dot. */
-export const ALERT_SIGNALS = ['task.health', 'task.viewers', 'task.inputBitrate', 'service.viewers', 'upstream.stale', 'service.callbacksMissing'] as const
+export const ALERT_SIGNALS = [
+  'task.health',
+  'task.viewers',
+  'task.inputBitrate',
+  'service.viewers',
+  'upstream.stale',
+  'service.callbacksMissing',
+] as const
 
 /** One signal a rule watches. */
 export type AlertSignal = (typeof ALERT_SIGNALS)[number]
@@ -56,7 +63,11 @@ const ruleSchema = z
     }
     const given = takes.filter((key) => rule[key] !== undefined)
     if (takes.length > 0 && given.length !== 1) {
-      ctx.addIssue({ code: 'custom', path: [takes[0] as string], message: `"${rule.when}" needs exactly one of ${takes.map((k) => `"${k}"`).join(', ')}` })
+      ctx.addIssue({
+        code: 'custom',
+        path: [takes[0] as string],
+        message: `"${rule.when}" needs exactly one of ${takes.map((k) => `"${k}"`).join(', ')}`,
+      })
     }
   })
 
@@ -69,7 +80,8 @@ export const alertsSchema = z.strictObject({
     .superRefine((rules, ctx) => {
       const seen = new Set<string>()
       rules.forEach((rule, index) => {
-        if (seen.has(rule.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `"${rule.name}" is configured twice` })
+        if (seen.has(rule.name))
+          ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `"${rule.name}" is configured twice` })
         seen.add(rule.name)
       })
     }),

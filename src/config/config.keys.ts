@@ -7,7 +7,14 @@ import type { z } from 'zod'
  * meant, in one plain line.
  */
 
-type Def = { type: string; innerType?: z.ZodType; element?: z.ZodType; in?: z.ZodType; shape?: Record<string, z.ZodType>; options?: z.ZodType[] }
+type Def = {
+  type: string
+  innerType?: z.ZodType
+  element?: z.ZodType
+  in?: z.ZodType
+  shape?: Record<string, z.ZodType>
+  options?: z.ZodType[]
+}
 
 const defOf = (schema: z.ZodType) => (schema as unknown as { def: Def }).def
 
@@ -49,8 +56,13 @@ function distance(a: string, b: string): number {
     const row = [i]
     const above = rows[i - 1] as number[]
     for (let j = 1; j <= b.length; j++) {
-      let edits = Math.min((above[j] as number) + 1, (row[j - 1] as number) + 1, (above[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) edits = Math.min(edits, ((rows[i - 2] as number[])[j - 2] as number) + 1)
+      let edits = Math.min(
+        (above[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (above[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      )
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        edits = Math.min(edits, ((rows[i - 2] as number[])[j - 2] as number) + 1)
       row[j] = edits
     }
     rows.push(row)
@@ -68,7 +80,8 @@ export function closestKey(word: string, known: readonly string[]): string | und
   let best: { key: string; edits: number } | undefined
   for (const key of known) {
     const edits = distance(word.toLowerCase(), key.toLowerCase())
-    if (edits <= Math.min(3, Math.floor(Math.max(word.length, 3) / 3)) && (!best || edits < best.edits)) best = { key, edits }
+    if (edits <= Math.min(3, Math.floor(Math.max(word.length, 3) / 3)) && (!best || edits < best.edits))
+      best = { key, edits }
   }
   return best?.key
 }

@@ -63,7 +63,11 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env
     if (Object.keys(database).length > 0) out.database = database
   }
   if (env.LOG_LEVEL || env.LOG_FORMAT) {
-    out.log = { ...(isObject(raw.log) ? raw.log : {}), ...(env.LOG_LEVEL ? { level: env.LOG_LEVEL } : {}), ...(env.LOG_FORMAT ? { format: env.LOG_FORMAT } : {}) }
+    out.log = {
+      ...(isObject(raw.log) ? raw.log : {}),
+      ...(env.LOG_LEVEL ? { level: env.LOG_LEVEL } : {}),
+      ...(env.LOG_FORMAT ? { format: env.LOG_FORMAT } : {}),
+    }
   }
   const tracing = tracingFromEnv(env)
   if (tracing) out.tracing = { ...(isObject(raw.tracing) ? raw.tracing : {}), ...tracing }
@@ -85,16 +89,25 @@ export function tracingFromEnv(env: ConfigSources['env']): Record<string, unknow
   else if (base) out.endpoint = `${base.replace(/\/+$/, '')}/v1/traces`
   if (out.endpoint !== undefined) out.enabled = true
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim()
-  if (protocol === 'grpc')
+  if (protocol === 'grpc') {
+    const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+      ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_PROTOCOL'
     throw new ConfigError(
-      `environment ${env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL'}: livegate exports spans over OTLP/HTTP only; use "http/json" or "http/protobuf" and the collector's HTTP port (4318)`,
+      `environment ${name}: livegate exports spans over OTLP/HTTP only; ` +
+        `use "http/json" or "http/protobuf" and the collector's HTTP port (4318)`,
     )
+  }
   const exporters = env.OTEL_TRACES_EXPORTER?.split(',')
     .map((name) => name.trim().toLowerCase())
     .filter(Boolean)
   if (exporters && exporters.length > 0) {
     const unknown = exporters.filter((name) => name !== 'otlp' && name !== 'none')
-    if (unknown.length > 0) throw new ConfigError(`environment OTEL_TRACES_EXPORTER: "${unknown.join(',')}" is not supported: livegate exports over OTLP only ("otlp", or "none" for no tracing)`)
+    if (unknown.length > 0)
+      throw new ConfigError(
+        `environment OTEL_TRACES_EXPORTER: "${unknown.join(',')}" is not supported: livegate exports over OTLP ` +
+          `only ("otlp", or "none" for no tracing)`,
+      )
     out.enabled = exporters.includes('otlp')
   }
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') out.enabled = false
@@ -140,11 +153,19 @@ export function settingOrigin(key: string, sources: Pick<ConfigSources, 'file' |
   return sources.value ? `configuration: ${key}` : `the default of ${key}`
 }
 
-const keyText = (path: readonly PropertyKey[]) => path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '')
+const keyText = (path: readonly PropertyKey[]) =>
+  path.reduce<string>(
+    (text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)),
+    '',
+  )
 
 /** The value at `path` of what was read, or undefined where there is none. */
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  return path.reduce<unknown>((inner, part) => (typeof inner === 'object' && inner !== null ? (inner as Record<PropertyKey, unknown>)[part] : undefined), value)
+  return path.reduce<unknown>(
+    (inner, part) =>
+      typeof inner === 'object' && inner !== null ? (inner as Record<PropertyKey, unknown>)[part] : undefined,
+    value,
+  )
 }
 
 /**
@@ -152,20 +173,36 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
  * looks like it (`"servicecode"`) is said first, as the misspelling it is; an unknown key is
  * named with the known one it resembles; anything else is the schema's first word on it.
  */
-function describeIssues(file: string | undefined, env: ConfigSources['env'], issues: readonly z.core.$ZodIssue[], value: unknown): string {
+function describeIssues(
+  file: string | undefined,
+  env: ConfigSources['env'],
+  issues: readonly z.core.$ZodIssue[],
+  value: unknown,
+): string {
   const where = file ? `config file ${file}` : 'configuration'
   // A value that fits none of a union's forms (a secret: a string or { "env" }) holds each form's
   // own issues: a misspelt key of one of them is found there.
   const expand = (issue: z.core.$ZodIssue): z.core.$ZodIssue[] =>
-    issue.code === 'invalid_union' ? [issue, ...issue.errors.flat().flatMap((inner) => expand({ ...inner, path: [...issue.path, ...inner.path] }))] : [issue]
+    issue.code === 'invalid_union'
+      ? [issue, ...issue.errors.flat().flatMap((inner) => expand({ ...inner, path: [...issue.path, ...inner.path] }))]
+      : [issue]
   const every = issues.flatMap(expand)
-  const unknownKeys = every.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ parent: issue.path, key })) : []))
+  const unknownKeys = every.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ parent: issue.path, key })) : [],
+  )
   for (const issue of every) {
     const wanted = issue.path.at(-1)
-    if (issue.code !== 'invalid_type' || typeof wanted !== 'string' || valueAt(value, issue.path) !== undefined) continue
+    if (issue.code !== 'invalid_type' || typeof wanted !== 'string' || valueAt(value, issue.path) !== undefined)
+      continue
     const parent = issue.path.slice(0, -1)
-    const typo = unknownKeys.find((unknown) => keyText(unknown.parent) === keyText(parent) && closestKey(unknown.key, [wanted]) === wanted)
-    if (typo) return `${where}: ${keyText(issue.path)}: missing, and ${keyText(parent) || 'the top level'} has "${typo.key}": did you mean "${wanted}"?`
+    const typo = unknownKeys.find(
+      (unknown) => keyText(unknown.parent) === keyText(parent) && closestKey(unknown.key, [wanted]) === wanted,
+    )
+    if (typo)
+      return (
+        `${where}: ${keyText(issue.path)}: missing, and ${keyText(parent) || 'the top level'} has "${typo.key}": ` +
+        `did you mean "${wanted}"?`
+      )
   }
   const issue = issues[0]
   if (!issue) return `${where}: invalid`
@@ -197,7 +234,9 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
   }
   const services = file.services.map((service, index) => ({
     ...service,
-    secrets: service.secrets.map((secret, secretIndex) => resolve(secret, `services[${index}].secrets[${secretIndex}]`)),
+    secrets: service.secrets.map((secret, secretIndex) =>
+      resolve(secret, `services[${index}].secrets[${secretIndex}]`),
+    ),
   }))
   // Keys are kept only as SHA-256 digests: a presented key is hashed and compared in constant time.
   const apiKeys = file.apiKeys.map((apiKey, index) => ({
@@ -215,7 +254,8 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
   const endpoints = file.webhooks.endpoints.map((endpoint, index) => {
     const secret = resolve(endpoint.secret, `webhooks.endpoints[${index}].secret`)
     // A secret from the environment is checked once it is read; one in the file, by the schema.
-    if (!isWebhookSecret(secret)) throw new ConfigError(`${where}: webhooks.endpoints[${index}].secret: ${WEBHOOK_SECRET_MESSAGE}`)
+    if (!isWebhookSecret(secret))
+      throw new ConfigError(`${where}: webhooks.endpoints[${index}].secret: ${WEBHOOK_SECRET_MESSAGE}`)
     return { ...endpoint, secret }
   })
   return { ...file, services, apiKeys, webhooks: { ...file.webhooks, endpoints } }

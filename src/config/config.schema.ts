@@ -7,7 +7,10 @@ import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 export const MEMORY_DATA_DIR = 'memory://'
 
 // A secret may be written in the file, or named as an environment variable so the file holds none.
-const secretSchema = z.union([z.string().min(1, 'a secret may not be empty'), z.strictObject({ env: z.string().min(1) })])
+const secretSchema = z.union([
+  z.string().min(1, 'a secret may not be empty'),
+  z.strictObject({ env: z.string().min(1) }),
+])
 
 const serviceSchema = z.strictObject({
   serviceCode: z.string().min(1),
@@ -40,7 +43,10 @@ const ingestSchema = z.strictObject({
     .min(0)
     .max(1024 * 1024)
     .default(8 * 1024),
-  /** Refusals recorded per source address and minute (a token bucket); more are answered but not recorded. 0 records none. */
+  /**
+   * Refusals recorded per source address and minute (a token bucket); more are answered but not recorded. 0 records
+   * none.
+   */
   refusedPerMinute: z.int().min(0).max(1_000_000).default(60),
   /** Source addresses whose buckets are remembered; the least recently seen is forgotten beyond it. */
   refusedTrackedAddresses: z.int().min(1).max(10_000_000).default(10_000),
@@ -71,7 +77,10 @@ const upstreamSchema = z.strictObject({
   pollIntervalMs: z.int().min(0).max(86_400_000).default(5000),
   /** The longest wait between two polls of a failing task_list (the back-off's cap). */
   maxBackoffMs: z.int().min(100).max(86_400_000).default(60_000),
-  /** An action (cancel_task, send_txt_msg) is FAILED when the cloud has not answered within this; the mutation answers by then. */
+  /**
+   * An action (cancel_task, send_txt_msg) is FAILED when the cloud has not answered within this; the mutation answers
+   * by then.
+   */
   actionTimeoutMs: z.int().min(100).max(120_000).default(10_000),
 })
 
@@ -169,7 +178,9 @@ const apiKeySchema = z
     /** What the key may do beyond reading: `operate` acts (mutations to the cloud, webhook replays). */
     can: z.array(z.enum(['operate'])).default([]),
   })
-  .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), { message: 'give exactly one of "key" or "sha256"' })
+  .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), {
+    message: 'give exactly one of "key" or "sha256"',
+  })
 
 /** The configuration file's schema; every key has a default, so `{}` is a valid file. */
 export const configFileSchema = z
@@ -199,7 +210,10 @@ export const configFileSchema = z
     log: z
       .strictObject({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-        /** `pretty`: one readable line per entry; `json`: one JSON object per line; `auto`: pretty on a terminal, JSON otherwise. */
+        /**
+         * `pretty`: one readable line per entry; `json`: one JSON object per line; `auto`: pretty on a terminal, JSON
+         * otherwise.
+         */
         format: z.enum(['auto', 'pretty', 'json']).default('auto'),
       })
       .default({ level: 'info', format: 'auto' }),
@@ -207,17 +221,29 @@ export const configFileSchema = z
   .superRefine((file, ctx) => {
     file.apiKeys.forEach((key, index) => {
       if (key.operations === 'trusted' && file.graphql.trustedDocuments.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['apiKeys', index, 'operations'], message: '"trusted" needs graphql.trustedDocuments (the manifests it may run)' })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apiKeys', index, 'operations'],
+          message: '"trusted" needs graphql.trustedDocuments (the manifests it may run)',
+        })
       }
     })
     const seen = new Set<string>()
     file.services.forEach((service, index) => {
       if (seen.has(service.serviceCode)) {
-        ctx.addIssue({ code: 'custom', path: ['services', index, 'serviceCode'], message: `"${service.serviceCode}" is configured twice` })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['services', index, 'serviceCode'],
+          message: `"${service.serviceCode}" is configured twice`,
+        })
       }
       seen.add(service.serviceCode)
       if (service.verify !== 'off' && service.secrets.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['services', index, 'secrets'], message: 'needs at least one secret unless verify is "off"' })
+        ctx.addIssue({
+          code: 'custom',
+          path: ['services', index, 'secrets'],
+          message: 'needs at least one secret unless verify is "off"',
+        })
       }
     })
   })

@@ -39,7 +39,10 @@ export const historySchema = z.strictObject({
 
 /** `reconcile`: push (callbacks) against poll (the task list). */
 export const reconcileSchema = z.strictObject({
-  /** How long a listed task may wait for its type 0, and a vanished one for its type 1; by default two poll intervals and 10 s. */
+  /**
+   * How long a listed task may wait for its type 0, and a vanished one for its type 1; by default two poll intervals
+   * and 10 s.
+   */
   graceMs: z.int().min(0).max(DAY).optional(),
 })
 

@@ -15,5 +15,8 @@ const RETIRED: ReadonlyArray<{ key: string; isSet: (config: Config) => boolean; 
 
 /** One line for each retired setting the configuration still sets. */
 export function retiredSettingWarnings(config: Config): string[] {
-  return RETIRED.filter((setting) => setting.isSet(config)).map((setting) => `${setting.key} is no longer used and is ignored (${setting.instead}): remove it from the configuration`)
+  return RETIRED.filter((setting) => setting.isSet(config)).map(
+    (setting) =>
+      `${setting.key} is no longer used and is ignored (${setting.instead}): remove it from the configuration`,
+  )
 }

@@ -40,11 +40,22 @@ const PREFIXES = new Set(WEBHOOK_EVENT_TYPES.map((type) => type.slice(0, type.in
 
 // An exact type, `prefix.*` for every type of a prefix, or `*` for all.
 const eventPattern = z.string().superRefine((pattern, ctx) => {
-  if (pattern === '*' || (WEBHOOK_EVENT_TYPES as readonly string[]).includes(pattern) || (pattern.endsWith('.*') && PREFIXES.has(pattern.slice(0, -2)))) return
-  ctx.addIssue({ code: 'custom', message: `"${pattern}" is not an event type (${WEBHOOK_EVENT_TYPES.join(', ')}) nor a pattern such as "task.*"` })
+  if (
+    pattern === '*' ||
+    (WEBHOOK_EVENT_TYPES as readonly string[]).includes(pattern) ||
+    (pattern.endsWith('.*') && PREFIXES.has(pattern.slice(0, -2)))
+  )
+    return
+  ctx.addIssue({
+    code: 'custom',
+    message: `"${pattern}" is not an event type (${WEBHOOK_EVENT_TYPES.join(', ')}) nor a pattern such as "task.*"`,
+  })
 })
 
-const secretSchema = z.union([z.string().min(1, 'a secret may not be empty'), z.strictObject({ env: z.string().min(1) })])
+const secretSchema = z.union([
+  z.string().min(1, 'a secret may not be empty'),
+  z.strictObject({ env: z.string().min(1) }),
+])
 
 const endpointSchema = z.strictObject({
   /** The endpoint's name: what GraphQL, logs and metrics call it. */
@@ -79,7 +90,12 @@ export const webhooksSchema = z
   .superRefine((webhooks, ctx) => {
     const seen = new Set<string>()
     webhooks.endpoints.forEach((endpoint, index) => {
-      if (seen.has(endpoint.name)) ctx.addIssue({ code: 'custom', path: ['endpoints', index, 'name'], message: `"${endpoint.name}" is configured twice` })
+      if (seen.has(endpoint.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['endpoints', index, 'name'],
+          message: `"${endpoint.name}" is configured twice`,
+        })
       seen.add(endpoint.name)
       if (typeof endpoint.secret === 'string' && !isWebhookSecret(endpoint.secret)) {
         ctx.addIssue({ code: 'custom', path: ['endpoints', index, 'secret'], message: WEBHOOK_SECRET_MESSAGE })

@@ -131,7 +131,13 @@ function conditions(rules: readonly AlertRule[]): Map<string, Condition> {
  * holds or whose incident is open (where `clearFor` counts), so a pass over many rules and tasks
  * makes nothing for the subjects that are fine.
  */
-export function evaluateRules(rules: readonly AlertRule[], readings: Readings, open: readonly OpenIncident[], tracks: Tracks, now: number): Decisions {
+export function evaluateRules(
+  rules: readonly AlertRule[],
+  readings: Readings,
+  open: readonly OpenIncident[],
+  tracks: Tracks,
+  now: number,
+): Decisions {
   const next = new Map<string, Map<string, Track>>()
   const opens: Opening[] = []
   const resolves: Resolving[] = []
@@ -149,7 +155,12 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
   const taskKeys = readings.tasks.map((task) => subjectKey(task.serviceCode, task.taskId))
   const liveTasks = new Set(taskKeys)
   for (const incident of open) {
-    if (!conditionOf.has(incident.rule)) resolves.push({ id: incident.id, reason: 'rule-removed', summary: `rule "${incident.rule}" is no longer configured` })
+    if (!conditionOf.has(incident.rule))
+      resolves.push({
+        id: incident.id,
+        reason: 'rule-removed',
+        summary: `rule "${incident.rule}" is no longer configured`,
+      })
     else if (incident.taskId !== null && !liveTasks.has(subjectKey(incident.serviceCode, incident.taskId)))
       resolves.push({ id: incident.id, reason: 'task-ended', summary: `task ${incident.taskId} ended` })
   }
@@ -163,7 +174,9 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
       if (!holds && !condition.open.has(subject)) return
       const was = before?.get(subject)
       let track: Track
-      if (!holds) track = was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
+      if (!holds)
+        track =
+          was?.holdingSince === null ? was : { holdingSince: null, clearSince: was?.clearSince ?? now, value: null }
       // Still holding: the same track (when it began, and the reading that made it hold).
       else if (was && was.holdingSince !== null) track = was
       else {
@@ -186,7 +199,11 @@ export function evaluateRules(rules: readonly AlertRule[], readings: Readings, o
       opens.push({ rule, serviceCode, taskId, startedAt: track.holdingSince, value, threshold, summary })
     }
     if (incident && track.clearSince !== null && now - track.clearSince >= rule.clearForMs) {
-      resolves.push({ id: incident.id, reason: 'cleared', summary: `no longer true for ${spoken(now - track.clearSince)}` })
+      resolves.push({
+        id: incident.id,
+        reason: 'cleared',
+        summary: `no longer true for ${spoken(now - track.clearSince)}`,
+      })
     }
   }
 }
@@ -212,7 +229,11 @@ function valueRead(rule: AlertRule, readings: Readings, index: number): number |
     return rule.when === 'task.viewers' ? task.viewers : rule.when === 'task.inputBitrate' ? task.inputBitrate : null
   }
   const service = readings.services[index] as ServiceReading
-  return rule.when === 'service.viewers' ? service.viewers : rule.when === 'service.callbacksMissing' ? service.callbacksMissing : null
+  return rule.when === 'service.viewers'
+    ? service.viewers
+    : rule.when === 'service.callbacksMissing'
+      ? service.callbacksMissing
+      : null
 }
 
 // What a rule read of one subject, made only for the few subjects that hold or have an incident open.
@@ -287,6 +308,10 @@ function summarize(rule: AlertRule, seen: Observation, heldMs: number): string {
       ? `${SAYS[rule.when]} ${seen.state}`
       : rule.when === 'upstream.stale'
         ? SAYS[rule.when]
-        : `${SAYS[rule.when]} ${Math.round(seen.value ?? 0)} ${rule.below !== undefined ? `below ${rule.below}` : `above ${rule.above}`}`
+        : `${SAYS[rule.when]} ${Math.round(seen.value ?? 0)} ${boundOf(rule)}`
   return `${who}: ${what} for ${spoken(heldMs)}`
+}
+
+function boundOf(rule: { below?: number | undefined; above?: number | undefined }): string {
+  return rule.below !== undefined ? `below ${rule.below}` : `above ${rule.above}`
 }

@@ -54,13 +54,23 @@ export interface AnswerSamples {
   missing: Array<{ taskId: string; kind: 'LIVE_START' | 'LIVE_END' }>
 }
 
-const sum = (values: ReadonlyArray<number | null | undefined>) => values.reduce<number>((total, value) => total + (value ?? 0), 0)
+const sum = (values: ReadonlyArray<number | null | undefined>) =>
+  values.reduce<number>((total, value) => total + (value ?? 0), 0)
 
 /** What one upstream task says now: viewers, bytes, and per output. */
 export function readTask(task: UpstreamTask): Pick<TaskSample, 'viewers' | 'inputBytes' | 'outputBytes' | 'outputs'> {
-  const outputs = task.outputs.map((output): [string, number | null, number | null] => [outputKey(output.tag, output.format), output.http_connections_num ?? null, output.http_output_bytes ?? null])
+  const outputs = task.outputs.map((output): [string, number | null, number | null] => [
+    outputKey(output.tag, output.format),
+    output.http_connections_num ?? null,
+    output.http_output_bytes ?? null,
+  ])
   const reported = task.outputs.some((output) => output.http_output_bytes !== undefined)
-  return { viewers: sum(outputs.map((o) => o[1])), inputBytes: task.input_bytes ?? null, outputBytes: reported ? sum(outputs.map((o) => o[2])) : null, outputs }
+  return {
+    viewers: sum(outputs.map((o) => o[1])),
+    inputBytes: task.input_bytes ?? null,
+    outputBytes: reported ? sum(outputs.map((o) => o[2])) : null,
+    outputs,
+  }
 }
 
 /**

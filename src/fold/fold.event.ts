@@ -31,7 +31,19 @@ export interface UserSightingEvent {
 }
 
 /** The columns of a kept callback the fold reads. */
-export type FoldableRecord = Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'values' | 'signedAt' | 'receivedAt' | 'dedupeKey'>
+export type FoldableRecord = Pick<
+  CallbackRecord,
+  | 'type'
+  | 'serviceCode'
+  | 'taskId'
+  | 'userName'
+  | 'vsId'
+  | 'serviceCreatedAt'
+  | 'values'
+  | 'signedAt'
+  | 'receivedAt'
+  | 'dedupeKey'
+>
 
 /**
  * A kept callback as a fold event, from its stored columns: the values were parsed once, at

@@ -24,18 +24,29 @@ export interface GraphStates {
 
 /** The tasks and users some callbacks (of one service code) are about. */
 export function callbackScope(events: readonly CallbackEvent[]): GraphScope {
-  return { taskIds: unique(events.map((e) => e.callback.taskId)), userNames: unique(events.map((e) => e.callback.userName)) }
+  return {
+    taskIds: unique(events.map((e) => e.callback.taskId)),
+    userNames: unique(events.map((e) => e.callback.userName)),
+  }
 }
 
 /**
  * Folds callbacks of one service code into their entities' states; only the entities whose state
  * changed are returned. Each entity folds only its own events, so a batch of thousands stays linear.
  */
-export function foldCallbacks(serviceCode: string, states: GraphStates, events: readonly CallbackEvent[]): GraphChanges {
+export function foldCallbacks(
+  serviceCode: string,
+  states: GraphStates,
+  events: readonly CallbackEvent[],
+): GraphChanges {
   const byTask = groupBy(events, (e) => e.callback.taskId)
   const byUser = groupBy(events, (e) => e.callback.userName)
-  const nextTasks = [...byTask].map(([id, own]) => own.reduce(applyTaskCallback, states.tasks.get(id) ?? emptyTaskState(serviceCode, id)))
-  const nextUsers = [...byUser].map(([name, own]) => own.reduce(applyUserCallback, states.users.get(name) ?? emptyUserState(serviceCode, name)))
+  const nextTasks = [...byTask].map(([id, own]) =>
+    own.reduce(applyTaskCallback, states.tasks.get(id) ?? emptyTaskState(serviceCode, id)),
+  )
+  const nextUsers = [...byUser].map(([name, own]) =>
+    own.reduce(applyUserCallback, states.users.get(name) ?? emptyUserState(serviceCode, name)),
+  )
   return changedOnly(states, nextTasks, nextUsers)
 }
 
@@ -51,14 +62,32 @@ export function sightingScope(answer: TaskListAnswer, listedBefore: GraphScope):
 }
 
 /** Folds one successful task_list answer, taken at `takenAt`, into the states of its scope. */
-export function foldSightings(serviceCode: string, states: GraphStates, scope: GraphScope, answer: TaskListAnswer, takenAt: number): GraphChanges {
+export function foldSightings(
+  serviceCode: string,
+  states: GraphStates,
+  scope: GraphScope,
+  answer: TaskListAnswer,
+  takenAt: number,
+): GraphChanges {
   const listedTasks = new Map(answer.task_list.map((task) => [task.id, task]))
   const listedUsers = new Map(answer.user_list.map((user) => [user.user_name, user]))
   const nextTasks = scope.taskIds.map((taskId) =>
-    applyTaskSighting(states.tasks.get(taskId) ?? emptyTaskState(serviceCode, taskId), { source: 'sighting', serviceCode, taskId, takenAt, task: listedTasks.get(taskId) ?? null }),
+    applyTaskSighting(states.tasks.get(taskId) ?? emptyTaskState(serviceCode, taskId), {
+      source: 'sighting',
+      serviceCode,
+      taskId,
+      takenAt,
+      task: listedTasks.get(taskId) ?? null,
+    }),
   )
   const nextUsers = scope.userNames.map((userName) =>
-    applyUserSighting(states.users.get(userName) ?? emptyUserState(serviceCode, userName), { source: 'sighting', serviceCode, userName, takenAt, user: listedUsers.get(userName) ?? null }),
+    applyUserSighting(states.users.get(userName) ?? emptyUserState(serviceCode, userName), {
+      source: 'sighting',
+      serviceCode,
+      userName,
+      takenAt,
+      user: listedUsers.get(userName) ?? null,
+    }),
   )
   return changedOnly(states, nextTasks, nextUsers)
 }

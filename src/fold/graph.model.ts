@@ -19,7 +19,11 @@ export type CopyMode = 'COPY' | 'TRANSCODE'
 export type DisconnectReason = 'NETWORK_TIMEOUT' | 'CLIENT_CLOSED' | 'PROTOCOL_ERROR'
 
 /** The published `disconnect_reason` codes; any other code has no name. */
-export const DISCONNECT_REASON_BY_CODE: Readonly<Record<number, DisconnectReason>> = { 0: 'NETWORK_TIMEOUT', 1: 'CLIENT_CLOSED', 2: 'PROTOCOL_ERROR' }
+export const DISCONNECT_REASON_BY_CODE: Readonly<Record<number, DisconnectReason>> = {
+  0: 'NETWORK_TIMEOUT',
+  1: 'CLIENT_CLOSED',
+  2: 'PROTOCOL_ERROR',
+}
 
 /** Where a live resume stands (type 15 `status`). */
 export type ResumeStatus = 'WAITING' | 'RESUMED'

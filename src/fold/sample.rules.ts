@@ -11,7 +11,10 @@ export interface CounterStep {
  * value unknown, no time between them, or a counter that went down (the cloud restarted it), which
  * gives no rate for that step rather than a negative one or a spike.
  */
-export function counterStep(before: { bytes: number | null; at: number } | undefined, after: { bytes: number | null; at: number }): CounterStep | null {
+export function counterStep(
+  before: { bytes: number | null; at: number } | undefined,
+  after: { bytes: number | null; at: number },
+): CounterStep | null {
   if (!before || before.bytes === null || after.bytes === null) return null
   const seconds = (after.at - before.at) / 1000
   if (!(seconds > 0) || after.bytes < before.bytes) return null
@@ -56,7 +59,12 @@ export interface ReconcileOutcome {
  * at once.
  */
 export function reconcile(track: ReconcileTrack, facts: CallbackFacts, now: number, graceMs: number): ReconcileOutcome {
-  const out: ReconcileOutcome = { startChecked: track.startChecked, endChecked: track.endChecked, missingStart: false, missingEnd: false }
+  const out: ReconcileOutcome = {
+    startChecked: track.startChecked,
+    endChecked: track.endChecked,
+    missingStart: false,
+    missingEnd: false,
+  }
   if (!track.startChecked && (facts.hasStart || now >= track.firstListedAt + graceMs)) {
     out.startChecked = true
     out.missingStart = !facts.hasStart

@@ -1,6 +1,15 @@
 import { type MediaFormat, readOpaque } from '../model/callback.fields.js'
 import type { UpstreamOutput, UpstreamStream } from '../model/task-list.schema.js'
-import { type EndReason, type MediaFormatNode, type OutputNode, RESUME_STATUS_BY_CODE, type RecordingNode, type StreamNode, type TaskNode, type TaskStatus } from './graph.model.js'
+import {
+  type EndReason,
+  type MediaFormatNode,
+  type OutputNode,
+  RESUME_STATUS_BY_CODE,
+  type RecordingNode,
+  type StreamNode,
+  type TaskNode,
+  type TaskStatus,
+} from './graph.model.js'
 import { compareStamps, maxOf, minOf, type Register } from './lattice.rules.js'
 import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskState } from './task.fold.js'
 
@@ -9,24 +18,36 @@ import { isListed, type OutputState, outputKey, type RecordingFacts, type TaskSt
  *
  * | status | endReason | when |
  * | --- | --- | --- |
- * | ENDED | USER_STOPPED / ABNORMAL | the latest type 1 is not older than the latest type 0; its `reach_end` (1 / 0) says why |
- * | ENDED | VANISHED | no such type 1, and the latest successful task_list answer no longer lists a task it listed before |
- * | ENDED | STOPPED | either of the two above, after a stop asked through livegate that the cloud accepted (whatever the type 1 said) |
+ * | ENDED | USER_STOPPED / ABNORMAL | the latest type 1 is not older than the latest type 0; its `reach_end` (1 / 0)
+ * says why |
+ * | ENDED | VANISHED | no such type 1, and the latest successful task_list answer no longer lists a task it listed
+ * before |
+ * | ENDED | STOPPED | either of the two above, after a stop asked through livegate that the cloud accepted (whatever
+ * the type 1 said) |
  * | WAITING_RECONNECT | null | the latest type 15 says status 0 and is newer than the latest type 0 |
  * | ENDED | null | never started nor listed, but an archived file (type 2) exists |
  * | LIVE | null | otherwise |
  *
  * "Latest" is by the service's signed timestamp, so arrival order never matters.
  */
-export function deriveStatus(state: TaskState): { status: TaskStatus; endReason: EndReason | null; endedAt: number | null } {
+export function deriveStatus(state: TaskState): {
+  status: TaskStatus
+  endReason: EndReason | null
+  endedAt: number | null
+} {
   const ended = deriveStatusFromCloud(state)
   // A stop the cloud accepted explains the end the callback or the list then reports; until one
   // of them does, the task runs (an action is confirmed by what the cloud says, never assumed).
-  if (ended.status === 'ENDED' && ended.endReason !== null && state.stoppedAt != null) return { ...ended, endReason: 'STOPPED' }
+  if (ended.status === 'ENDED' && ended.endReason !== null && state.stoppedAt != null)
+    return { ...ended, endReason: 'STOPPED' }
   return ended
 }
 
-function deriveStatusFromCloud(state: TaskState): { status: TaskStatus; endReason: EndReason | null; endedAt: number | null } {
+function deriveStatusFromCloud(state: TaskState): {
+  status: TaskStatus
+  endReason: EndReason | null
+  endedAt: number | null
+} {
   const { start, end, resume, sighting } = state
   if (end && (!start || compareStamps(end.stamp, start.stamp) >= 0)) {
     return { status: 'ENDED', endReason: end.value.reachEnd ? 'USER_STOPPED' : 'ABNORMAL', endedAt: end.stamp.at }
@@ -87,8 +108,12 @@ export function deriveTask(state: TaskState): TaskNode {
       deviceVersion: input.device_version ?? null,
     })),
     recordings,
-    thumbnails: [...state.thumbnails].sort((a, b) => compareStamps(b.stamp, a.stamp)).map(({ value }) => ({ ...value, receivedAt: new Date(value.receivedAt) })),
-    resumes: [...state.resumes].sort(byStampAscending).map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
+    thumbnails: [...state.thumbnails]
+      .sort((a, b) => compareStamps(b.stamp, a.stamp))
+      .map(({ value }) => ({ ...value, receivedAt: new Date(value.receivedAt) })),
+    resumes: [...state.resumes]
+      .sort(byStampAscending)
+      .map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
   }
 }
 
@@ -103,11 +128,21 @@ function deriveOutputs(state: TaskState, recordings: RecordingNode[]): OutputNod
     listedByKey.set(outputKey(output.tag, output.format), { output, position })
   })
   const keys = [...new Set([...listedByKey.keys(), ...Object.keys(state.outputs)])].sort()
-  const outputs = keys.map((key) => outputNode(Object.hasOwn(state.outputs, key) ? (state.outputs[key] as OutputState) : { start: null, end: null }, listedByKey.get(key), recordings))
+  const outputs = keys.map((key) =>
+    outputNode(
+      Object.hasOwn(state.outputs, key) ? (state.outputs[key] as OutputState) : { start: null, end: null },
+      listedByKey.get(key),
+      recordings,
+    ),
+  )
   return outputs.sort((a, b) => (a.index ?? Number.MAX_SAFE_INTEGER) - (b.index ?? Number.MAX_SAFE_INTEGER))
 }
 
-function outputNode(own: OutputState, listed: { output: UpstreamOutput; position: number } | undefined, recordings: RecordingNode[]): OutputNode {
+function outputNode(
+  own: OutputState,
+  listed: { output: UpstreamOutput; position: number } | undefined,
+  recordings: RecordingNode[],
+): OutputNode {
   const start = own.start?.value ?? null
   const end = own.end?.value ?? null
   const output = listed?.output
@@ -127,8 +162,14 @@ function outputNode(own: OutputState, listed: { output: UpstreamOutput; position
     connections: output?.http_connections_num ?? null,
     streams: (output?.streams ?? []).map(streamNode),
     startedAt: toDate(start?.receivedAt ?? null),
-    endedAt: toDate(own.end && (!own.start || compareStamps(own.end.stamp, own.start.stamp) >= 0) ? own.end.value.receivedAt : null),
-    recordings: recordings.filter((recording) => (index !== null && recording.outputIndex === index) || (recording.outputIndex === null && tag !== null && recording.tag === tag)),
+    endedAt: toDate(
+      own.end && (!own.start || compareStamps(own.end.stamp, own.start.stamp) >= 0) ? own.end.value.receivedAt : null,
+    ),
+    recordings: recordings.filter(
+      (recording) =>
+        (index !== null && recording.outputIndex === index) ||
+        (recording.outputIndex === null && tag !== null && recording.tag === tag),
+    ),
   }
 }
 
@@ -166,11 +207,17 @@ export function recordingNode({ value }: Register<RecordingFacts>): RecordingNod
 
 function listedFormat(output: UpstreamOutput | undefined): MediaFormatNode | null {
   if (!output?.format) return null
-  return { container: output.format, videoCodec: output.video_codec_name ?? null, audioCodec: output.audio_codec_name ?? null }
+  return {
+    container: output.format,
+    videoCodec: output.video_codec_name ?? null,
+    audioCodec: output.audio_codec_name ?? null,
+  }
 }
 
 function formatNode(format: MediaFormat | null): MediaFormatNode | null {
-  return format ? { container: format.container, videoCodec: format.videoCodec ?? null, audioCodec: format.audioCodec ?? null } : null
+  return format
+    ? { container: format.container, videoCodec: format.videoCodec ?? null, audioCodec: format.audioCodec ?? null }
+    : null
 }
 
 function byStampAscending<T>(a: Register<T>, b: Register<T>): number {

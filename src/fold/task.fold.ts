@@ -100,7 +100,10 @@ export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskS
   const next: TaskState = {
     ...state,
     firstEventAt: minOf(state.firstEventAt, stamp.at),
-    author: callback.userName && callback.kind !== 'LIVE_RESUME' ? later(state.author, { stamp, value: callback.userName }) : state.author,
+    author:
+      callback.userName && callback.kind !== 'LIVE_RESUME'
+        ? later(state.author, { stamp, value: callback.userName })
+        : state.author,
     vsId: callback.vsId ? later(state.vsId, { stamp, value: callback.vsId }) : state.vsId,
   }
   const createdAt = callback.createdAt ? callback.createdAt.getTime() : null
@@ -141,7 +144,12 @@ export function applyTaskCallback(state: TaskState, event: CallbackEvent): TaskS
   }
 }
 
-function withOutput<K extends keyof OutputState>(outputs: Record<string, OutputState>, key: string, part: K, register: NonNullable<OutputState[K]>): Record<string, OutputState> {
+function withOutput<K extends keyof OutputState>(
+  outputs: Record<string, OutputState>,
+  key: string,
+  part: K,
+  register: NonNullable<OutputState[K]>,
+): Record<string, OutputState> {
   const current = Object.hasOwn(outputs, key) ? (outputs[key] as OutputState) : { start: null, end: null }
   const merged = later(current[part] as Register<unknown> | null, register as Register<unknown>)
   if (merged === current[part]) return outputs

@@ -28,7 +28,8 @@ export interface HealthTrack {
  */
 export function nextHealth(previous: HealthTrack | undefined, inputBytes: number | null, at: number): HealthTrack {
   if (!previous) return { health: 'HEALTHY', since: at, stillSamples: 0, inputBytes, at }
-  if (inputBytes === null || previous.inputBytes === null) return { ...previous, inputBytes: inputBytes ?? previous.inputBytes, at }
+  if (inputBytes === null || previous.inputBytes === null)
+    return { ...previous, inputBytes: inputBytes ?? previous.inputBytes, at }
   const stillSamples = inputBytes === previous.inputBytes ? previous.stillSamples + 1 : 0
   const health: SampledHealth = stillSamples >= 1 ? 'STARVING' : 'HEALTHY'
   if (health === previous.health) return { health, since: previous.since, stillSamples, inputBytes, at }
@@ -58,10 +59,20 @@ export interface TaskHealthView {
 /** A task's health: its life's status first, then what its samples say, while they are fresh. */
 export function taskHealth(facts: HealthFacts): TaskHealthView {
   if (facts.status === 'ENDED') return { state: 'ENDED', since: facts.endedAt, reason: 'The task ended.' }
-  if (facts.status === 'WAITING_RECONNECT') return { state: 'RECONNECTING', since: facts.waitingSince, reason: 'Waiting for the client to reconnect (type 15 status 0).' }
+  if (facts.status === 'WAITING_RECONNECT')
+    return {
+      state: 'RECONNECTING',
+      since: facts.waitingSince,
+      reason: 'Waiting for the client to reconnect (type 15 status 0).',
+    }
   if (!facts.sampled) return { state: 'UNKNOWN', since: null, reason: 'No task list answer has sampled it yet.' }
   if (facts.stale) return { state: 'UNKNOWN', since: null, reason: "Its service code's task list is stale." }
   if (!facts.listed) return { state: 'UNKNOWN', since: null, reason: 'The latest task list answer does not list it.' }
-  if (facts.sampled.health === 'STARVING') return { state: 'STARVING', since: facts.sampled.since, reason: 'Its input bytes did not grow between the latest samples.' }
+  if (facts.sampled.health === 'STARVING')
+    return {
+      state: 'STARVING',
+      since: facts.sampled.since,
+      reason: 'Its input bytes did not grow between the latest samples.',
+    }
   return { state: 'HEALTHY', since: facts.sampled.since, reason: null }
 }

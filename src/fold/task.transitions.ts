@@ -8,7 +8,13 @@ import type { TaskState } from './task.fold.js'
  * derives it (webhook_events), so it is told once, or never if that change does not commit.
  */
 export interface DerivedEvent {
-  type: 'task.started' | 'task.ended' | 'task.health_changed' | 'task.callback_missing' | 'upstream.stale' | 'upstream.recovered'
+  type:
+    | 'task.started'
+    | 'task.ended'
+    | 'task.health_changed'
+    | 'task.callback_missing'
+    | 'upstream.stale'
+    | 'upstream.recovered'
   serviceCode: string
   taskId: string | null
   occurredAt: Date
@@ -19,7 +25,15 @@ export interface DerivedEvent {
 /** A task's fields as the graph names them, for a body (its `id` and `taskId` are added by the shape). */
 function taskFacts(state: TaskState): Record<string, unknown> {
   const task = deriveTask(state)
-  return { status: task.status, endReason: task.endReason, userName: task.author, vsId: task.vsId, startedAt: task.startedAt, endedAt: task.endedAt, listed: task.listed }
+  return {
+    status: task.status,
+    endReason: task.endReason,
+    userName: task.author,
+    vsId: task.vsId,
+    startedAt: task.startedAt,
+    endedAt: task.endedAt,
+    listed: task.listed,
+  }
 }
 
 /**
@@ -32,26 +46,49 @@ export function taskTransitions(before: TaskState | undefined, after: TaskState,
   const is = deriveStatus(after)
   if (was?.status === is.status) return []
   const base = { serviceCode: after.serviceCode, taskId: after.taskId, occurredAt: now }
-  if (is.status === 'LIVE' && was?.status !== 'WAITING_RECONNECT') return [{ ...base, type: 'task.started', facts: taskFacts(after) }]
-  if (is.status === 'ENDED' && (was !== undefined || is.endReason !== null)) return [{ ...base, type: 'task.ended', facts: taskFacts(after) }]
+  if (is.status === 'LIVE' && was?.status !== 'WAITING_RECONNECT')
+    return [{ ...base, type: 'task.started', facts: taskFacts(after) }]
+  if (is.status === 'ENDED' && (was !== undefined || is.endReason !== null))
+    return [{ ...base, type: 'task.ended', facts: taskFacts(after) }]
   return []
 }
 
 /** What one sampled answer told of health and reconciliation, as events. */
 export function sampledTransitions(
   serviceCode: string,
-  samples: { healthChanges: ReadonlyArray<{ taskId: string; from: string; to: string }>; missing: ReadonlyArray<{ taskId: string; kind: 'LIVE_START' | 'LIVE_END' }> },
+  samples: {
+    healthChanges: ReadonlyArray<{ taskId: string; from: string; to: string }>
+    missing: ReadonlyArray<{ taskId: string; kind: 'LIVE_START' | 'LIVE_END' }>
+  },
   at: Date,
   graceMs: number,
 ): DerivedEvent[] {
   const events: DerivedEvent[] = []
   for (const change of samples.healthChanges) {
-    const reason = change.to === 'STARVING' ? 'its input bytes did not grow between two task_list answers' : 'its input bytes grow again'
-    events.push({ type: 'task.health_changed', serviceCode, taskId: change.taskId, occurredAt: at, facts: { from: change.from, to: change.to, reason } })
+    const reason =
+      change.to === 'STARVING'
+        ? 'its input bytes did not grow between two task_list answers'
+        : 'its input bytes grow again'
+    events.push({
+      type: 'task.health_changed',
+      serviceCode,
+      taskId: change.taskId,
+      occurredAt: at,
+      facts: { from: change.from, to: change.to, reason },
+    })
   }
   for (const missing of samples.missing) {
-    const reason = missing.kind === 'LIVE_START' ? 'listed live with no type 0 within the grace' : 'gone from the task list with no type 1 within the grace'
-    events.push({ type: 'task.callback_missing', serviceCode, taskId: missing.taskId, occurredAt: at, facts: { kind: missing.kind, graceMs, reason } })
+    const reason =
+      missing.kind === 'LIVE_START'
+        ? 'listed live with no type 0 within the grace'
+        : 'gone from the task list with no type 1 within the grace'
+    events.push({
+      type: 'task.callback_missing',
+      serviceCode,
+      taskId: missing.taskId,
+      occurredAt: at,
+      facts: { kind: missing.kind, graceMs, reason },
+    })
   }
   return events
 }

@@ -28,7 +28,18 @@ export const KEPT_PER_USER = 50
 
 /** The state of a user nothing is known of yet. */
 export function emptyUserState(serviceCode: string, userName: string): UserState {
-  return { v: 1, serviceCode, userName, vsId: null, listed: null, firstSeenAt: null, lastSeenAt: null, lastAbsentAt: null, disconnects: [], resumes: [] }
+  return {
+    v: 1,
+    serviceCode,
+    userName,
+    vsId: null,
+    listed: null,
+    firstSeenAt: null,
+    lastSeenAt: null,
+    lastAbsentAt: null,
+    disconnects: [],
+    resumes: [],
+  }
 }
 
 /** Folds a callback naming the user (`author` or `username`) into the user's state. */
@@ -41,7 +52,10 @@ export function applyUserCallback(state: UserState, event: CallbackEvent): UserS
     vsId: callback.vsId ? later(state.vsId, { stamp, value: callback.vsId }) : state.vsId,
   }
   if (callback.kind === 'CLIENT_DISCONNECT') {
-    const facts = { reason: callback.values.disconnectReason ?? null, sessionDuration: callback.values.sessionDuration ?? null }
+    const facts = {
+      reason: callback.values.disconnectReason ?? null,
+      sessionDuration: callback.values.sessionDuration ?? null,
+    }
     next.disconnects = addLatest(state.disconnects, { stamp, value: facts }, KEPT_PER_USER)
   } else if (callback.kind === 'LIVE_RESUME') {
     next.resumes = addLatest(state.resumes, { stamp, value: callback.values.status ?? 0 }, KEPT_PER_USER)
@@ -68,7 +82,10 @@ export function isOnline(state: UserState): boolean {
 /** The graph's view of a user's state. */
 export function deriveUser(state: UserState): UserNode {
   const listed = state.listed?.value ?? null
-  const latestEvent = [...state.disconnects, ...state.resumes].reduce<number | null>((latest, { stamp }) => maxOf(latest, stamp.at), null)
+  const latestEvent = [...state.disconnects, ...state.resumes].reduce<number | null>(
+    (latest, { stamp }) => maxOf(latest, stamp.at),
+    null,
+  )
   return {
     serviceCode: state.serviceCode,
     userName: state.userName,
@@ -86,7 +103,9 @@ export function deriveUser(state: UserState): UserNode {
         sessionDuration: value.sessionDuration,
         at: new Date(stamp.at),
       })),
-    resumes: [...state.resumes].sort((a, b) => compareStamps(a.stamp, b.stamp)).map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
+    resumes: [...state.resumes]
+      .sort((a, b) => compareStamps(a.stamp, b.stamp))
+      .map(({ stamp, value }) => ({ status: RESUME_STATUS_BY_CODE[value] ?? 'WAITING', at: new Date(stamp.at) })),
   }
 }
 

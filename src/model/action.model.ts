@@ -15,7 +15,12 @@ export type CloudActionKind = 'STOP_TASK' | 'SEND_MESSAGE'
  * webhook replay, switching an endpoint on or off, acknowledging an incident), audited and rate
  * limited the same way.
  */
-export type ActionKind = CloudActionKind | 'REPLAY_WEBHOOKS' | 'ENABLE_WEBHOOK_ENDPOINT' | 'DISABLE_WEBHOOK_ENDPOINT' | 'ACKNOWLEDGE_INCIDENT'
+export type ActionKind =
+  | CloudActionKind
+  | 'REPLAY_WEBHOOKS'
+  | 'ENABLE_WEBHOOK_ENDPOINT'
+  | 'DISABLE_WEBHOOK_ENDPOINT'
+  | 'ACKNOWLEDGE_INCIDENT'
 
 /**
  * Where an action stands. `REFUSED` is the audit's own: an attempt livegate turned away (no
@@ -25,7 +30,10 @@ export type ActionKind = CloudActionKind | 'REPLAY_WEBHOOKS' | 'ENABLE_WEBHOOK_E
 export type ActionState = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'REFUSED'
 
 /** The cloud's operation names (operations.md). */
-export const CLOUD_OPERATION: Record<CloudActionKind, 'cancel_task' | 'send_txt_msg'> = { STOP_TASK: 'cancel_task', SEND_MESSAGE: 'send_txt_msg' }
+export const CLOUD_OPERATION: Record<CloudActionKind, 'cancel_task' | 'send_txt_msg'> = {
+  STOP_TASK: 'cancel_task',
+  SEND_MESSAGE: 'send_txt_msg',
+}
 
 /** The longest text an operator may send, or name a user or task with. */
 export const MAX_ACTION_TEXT = 1000
@@ -109,8 +117,12 @@ const LONE_SURROGATE = /\p{Cs}/u
 export function textProblem(name: string, value: string): string | undefined {
   if (LONE_SURROGATE.test(value)) return `${name} is not well-formed Unicode text (it holds half of a surrogate pair).`
   if (value.trim() === '') return `${name} may not be empty.`
-  if ([...value].length > MAX_ACTION_TEXT) return `${name} may be at most ${MAX_ACTION_TEXT} characters; got ${[...value].length}.`
-  if (CONTROL.test(value)) return `${name} may not contain control characters (a line break, a tab…): the cloud's signature cannot carry them.`
+  if ([...value].length > MAX_ACTION_TEXT)
+    return `${name} may be at most ${MAX_ACTION_TEXT} characters; got ${[...value].length}.`
+  if (CONTROL.test(value))
+    return (
+      `${name} may not contain control characters (a line break, a tab…): ` + "the cloud's signature cannot carry them."
+    )
   return undefined
 }
 
@@ -121,7 +133,9 @@ export function idempotencyKeyProblem(value: string): string | undefined {
   const problem = textProblem('idempotencyKey', value)
   if (problem) return problem
   const bytes = UTF8.encode(value).length
-  return bytes > MAX_IDEMPOTENCY_KEY_BYTES ? `idempotencyKey may be at most ${MAX_IDEMPOTENCY_KEY_BYTES} bytes of UTF-8; got ${bytes}.` : undefined
+  return bytes > MAX_IDEMPOTENCY_KEY_BYTES
+    ? `idempotencyKey may be at most ${MAX_IDEMPOTENCY_KEY_BYTES} bytes of UTF-8; got ${bytes}.`
+    : undefined
 }
 
 /**

@@ -1,4 +1,15 @@
-import { type MediaFormat, type PictureSize, readDecimal, readFlag, readFormat, readInteger, readOpaque, readSize, readText, readUnixSeconds } from './callback.fields.js'
+import {
+  type MediaFormat,
+  type PictureSize,
+  readDecimal,
+  readFlag,
+  readFormat,
+  readInteger,
+  readOpaque,
+  readSize,
+  readText,
+  readUnixSeconds,
+} from './callback.fields.js'
 
 /**
  * The one table of notification kinds. Each published type is one entry: its number, its name,
@@ -76,7 +87,16 @@ export const FORM_FIELDS: Readonly<Record<string, { key: keyof CallbackValues | 
 }
 
 /** How a value reads in GraphQL: a scalar, or one of the schema's value types and enums. */
-export type ViewType = 'String' | 'Int' | 'Float' | 'Boolean' | 'SafeInt' | 'DateTime' | 'MediaFormat' | 'DisconnectReason' | 'ResumeStatus'
+export type ViewType =
+  | 'String'
+  | 'Int'
+  | 'Float'
+  | 'Boolean'
+  | 'SafeInt'
+  | 'DateTime'
+  | 'MediaFormat'
+  | 'DisconnectReason'
+  | 'ResumeStatus'
 
 /** Where a GraphQL field's value comes from: a typed value, a part of `size`, or `created_at`. */
 export type ViewSource = keyof CallbackValues | 'createdAt' | 'size.width' | 'size.height'
@@ -114,13 +134,37 @@ export interface KindEntry {
 
 // The values every output notification (types 0, 1, 2) carries about its output format.
 const OUTPUT_VIEW = {
-  createdAt: { from: 'createdAt', as: 'DateTime', description: 'When the live started, by the service (`created_at`).' },
-  duration: { from: 'duration', as: 'Float', description: 'Video duration as the service gives it (`duration`; its unit is not published).' },
-  format: { from: 'format', as: 'MediaFormat', description: 'The output format (`format`), split into container and codecs.' },
-  isResume: { from: 'isResume', as: 'Boolean', description: 'Whether this is a resumed (continued) live (`is_resume`).' },
+  createdAt: {
+    from: 'createdAt',
+    as: 'DateTime',
+    description: 'When the live started, by the service (`created_at`).',
+  },
+  duration: {
+    from: 'duration',
+    as: 'Float',
+    description: 'Video duration as the service gives it (`duration`; its unit is not published).',
+  },
+  format: {
+    from: 'format',
+    as: 'MediaFormat',
+    description: 'The output format (`format`), split into container and codecs.',
+  },
+  isResume: {
+    from: 'isResume',
+    as: 'Boolean',
+    description: 'Whether this is a resumed (continued) live (`is_resume`).',
+  },
   tag: { from: 'tag', as: 'String', description: 'The label of the output format (`tag`).' },
-  opaque: { from: 'opaque', as: 'String', description: 'The business text passed through the service (`opaque`), percent-decoded once when it was encoded.' },
-  liveOnly: { from: 'liveOnly', as: 'Boolean', description: 'Whether the stream is live only, never archived (`live_only`).' },
+  opaque: {
+    from: 'opaque',
+    as: 'String',
+    description: 'The business text passed through the service (`opaque`), percent-decoded once when it was encoded.',
+  },
+  liveOnly: {
+    from: 'liveOnly',
+    as: 'Boolean',
+    description: 'Whether the stream is live only, never archived (`live_only`).',
+  },
 } as const satisfies Record<string, ViewField>
 
 const CLIENT_VIEW = {
@@ -144,8 +188,17 @@ export const KINDS = {
     folds: ['tag', 'url', 'svodUrl', 'size', 'format', 'isResume', 'liveOnly', 'opaque', 'createdAt'],
     view: {
       ...OUTPUT_VIEW,
-      playUrl: { from: 'url', as: 'String', description: 'The live play address (`url`); plays from the newest point.' },
-      timeShiftUrl: { from: 'svodUrl', as: 'String', description: 'The time-shift play address (`svod_url`, flv only): plays from the beginning while the live runs.' },
+      playUrl: {
+        from: 'url',
+        as: 'String',
+        description: 'The live play address (`url`); plays from the newest point.',
+      },
+      timeShiftUrl: {
+        from: 'svodUrl',
+        as: 'String',
+        description:
+          'The time-shift play address (`svod_url`, flv only): plays from the beginning while the live runs.',
+      },
       ...SIZE_VIEW,
       path: { from: 'path', as: 'String', description: 'Where the video is saved, relative (`path`).' },
       ...CLIENT_VIEW,
@@ -160,9 +213,22 @@ export const KINDS = {
     folds: ['tag', 'format', 'outputIdx', 'reachEnd', 'httpOutputBytes', 'inputBytes', 'duration', 'liveOnly'],
     view: {
       ...OUTPUT_VIEW,
-      reachEnd: { from: 'reachEnd', as: 'Boolean', description: 'True when the user stopped shooting; false when the server stopped it for an abnormal reason (`reach_end`).' },
-      outputIndex: { from: 'outputIdx', as: 'Int', description: 'Which output format of the live this is about (`output_idx`).' },
-      httpOutputBytes: { from: 'httpOutputBytes', as: 'SafeInt', description: 'Bytes sent through live output (`http_output_bytes`); flv only, 0 for other formats.' },
+      reachEnd: {
+        from: 'reachEnd',
+        as: 'Boolean',
+        description:
+          'True when the user stopped shooting; false when the server stopped it for an abnormal reason (`reach_end`).',
+      },
+      outputIndex: {
+        from: 'outputIdx',
+        as: 'Int',
+        description: 'Which output format of the live this is about (`output_idx`).',
+      },
+      httpOutputBytes: {
+        from: 'httpOutputBytes',
+        as: 'SafeInt',
+        description: 'Bytes sent through live output (`http_output_bytes`); flv only, 0 for other formats.',
+      },
       inputBytes: { from: 'inputBytes', as: 'SafeInt', description: 'Bytes of input of this live (`input_bytes`).' },
     },
   },
@@ -172,15 +238,35 @@ export const KINDS = {
     required: ['hashed_id'],
     description: 'Type 2: an archived (on-demand) file is ready.',
     summary: 'Type 2: an archived (on-demand) file is ready.',
-    folds: ['outputIdx', 'tag', 'url', 'path', 'fileName', 'format', 'size', 'duration', 'inputBytes', 'httpOutputBytes', 'createdAt'],
+    folds: [
+      'outputIdx',
+      'tag',
+      'url',
+      'path',
+      'fileName',
+      'format',
+      'size',
+      'duration',
+      'inputBytes',
+      'httpOutputBytes',
+      'createdAt',
+    ],
     view: {
       ...OUTPUT_VIEW,
       playUrl: { from: 'url', as: 'String', description: 'The on-demand play address (`url`).' },
       fileName: { from: 'fileName', as: 'String', description: 'The on-demand file name (`file_name`).' },
       path: { from: 'path', as: 'String', description: 'Where the file is saved, relative (`path`).' },
       ...SIZE_VIEW,
-      outputIndex: { from: 'outputIdx', as: 'Int', description: 'Which output format of the live this is (`output_idx`).' },
-      httpOutputBytes: { from: 'httpOutputBytes', as: 'SafeInt', description: 'Bytes sent through live output (`http_output_bytes`).' },
+      outputIndex: {
+        from: 'outputIdx',
+        as: 'Int',
+        description: 'Which output format of the live this is (`output_idx`).',
+      },
+      httpOutputBytes: {
+        from: 'httpOutputBytes',
+        as: 'SafeInt',
+        description: 'Bytes sent through live output (`http_output_bytes`).',
+      },
       inputBytes: { from: 'inputBytes', as: 'SafeInt', description: 'Bytes of input of the live (`input_bytes`).' },
       ...CLIENT_VIEW,
     },
@@ -193,8 +279,17 @@ export const KINDS = {
     summary: 'Type 8: a mobile client disconnected.',
     folds: [],
     view: {
-      sessionDuration: { from: 'sessionDuration', as: 'Float', description: 'Time online on one continuous network connection (`session_duration`; its unit is not published).' },
-      disconnectReason: { from: 'disconnectReason', as: 'DisconnectReason', description: 'Why it disconnected; null for a code the service does not publish (see disconnectReasonCode).' },
+      sessionDuration: {
+        from: 'sessionDuration',
+        as: 'Float',
+        description:
+          'Time online on one continuous network connection (`session_duration`; its unit is not published).',
+      },
+      disconnectReason: {
+        from: 'disconnectReason',
+        as: 'DisconnectReason',
+        description: 'Why it disconnected; null for a code the service does not publish (see disconnectReasonCode).',
+      },
       disconnectReasonCode: { from: 'disconnectReason', as: 'Int', description: '`disconnect_reason` as sent.' },
     },
   },
@@ -238,7 +333,9 @@ export type CallbackKind = KnownKind | 'UNKNOWN'
 export const KIND_ENTRIES = Object.entries(KINDS) as Array<[KnownKind, KindEntry]>
 
 /** The published kinds by type number (a type the service does not publish is absent). */
-export const CALLBACK_KINDS: Readonly<Record<number, KnownKind>> = Object.fromEntries(KIND_ENTRIES.map(([kind, entry]) => [entry.type, kind]))
+export const CALLBACK_KINDS: Readonly<Record<number, KnownKind>> = Object.fromEntries(
+  KIND_ENTRIES.map(([kind, entry]) => [entry.type, kind]),
+)
 
 /** The kind of a notification type number; a type the service does not publish is `UNKNOWN`. */
 export function callbackKind(type: number): CallbackKind {
@@ -247,5 +344,7 @@ export function callbackKind(type: number): CallbackKind {
 
 /** What the fold keeps of a kind, typed from its entry: each value or null, `created_at` in Unix ms. */
 export type FoldFacts<K extends KnownKind> = {
-  [P in (typeof KINDS)[K]['folds'][number]]: (P extends keyof CallbackValues ? NonNullable<CallbackValues[P]> : number) | null
+  [P in (typeof KINDS)[K]['folds'][number]]:
+    | (P extends keyof CallbackValues ? NonNullable<CallbackValues[P]> : number)
+    | null
 }

@@ -1,6 +1,13 @@
 import { type LivegateError, livegateError } from './error.catalogue.js'
 import { readInteger } from './callback.fields.js'
-import { callbackKind, type CallbackKind, type CallbackValues, FORM_FIELDS, KIND_ENTRIES, KINDS } from './callback.kinds.js'
+import {
+  callbackKind,
+  type CallbackKind,
+  type CallbackValues,
+  FORM_FIELDS,
+  KIND_ENTRIES,
+  KINDS,
+} from './callback.kinds.js'
 
 export { CALLBACK_KINDS, type CallbackKind, type CallbackValues } from './callback.kinds.js'
 
@@ -44,7 +51,9 @@ export interface ParsedCallback extends CallbackBase {
 export type ParseVerdict = { ok: true; callback: ParsedCallback } | { ok: false; error: LivegateError }
 
 /** The fields each published type requires (see {@link KINDS}), by type number. */
-export const REQUIRED_FIELDS: Readonly<Record<number, readonly string[]>> = Object.fromEntries(KIND_ENTRIES.map(([, entry]) => [entry.type, entry.required]))
+export const REQUIRED_FIELDS: Readonly<Record<number, readonly string[]>> = Object.fromEntries(
+  KIND_ENTRIES.map(([, entry]) => [entry.type, entry.required]),
+)
 
 /** The first value of a field, or undefined when it was not sent. */
 export function firstValue(fields: FormFields, name: string): string | undefined {
@@ -61,7 +70,8 @@ export function parseCallback(fields: FormFields): ParseVerdict {
   const typeText = firstValue(fields, 'type')
   const serviceCode = firstValue(fields, 'service_code')
   const missing = [typeText ? undefined : 'type', serviceCode ? undefined : 'service_code'].filter(isDefined)
-  if (missing.length > 0) return { ok: false, error: livegateError('MISSING_FIELDS', `Missing ${missing.join(', ')}.`, missing) }
+  if (missing.length > 0)
+    return { ok: false, error: livegateError('MISSING_FIELDS', `Missing ${missing.join(', ')}.`, missing) }
 
   const type = readInteger(typeText as string)
   if (type === undefined || type < 0 || type > 2_147_483_647) {
@@ -72,7 +82,10 @@ export function parseCallback(fields: FormFields): ParseVerdict {
   const required: readonly string[] = kind === 'UNKNOWN' ? [] : KINDS[kind].required
   const absent = required.filter((name) => !firstValue(fields, name))
   if (absent.length > 0) {
-    return { ok: false, error: livegateError('MISSING_FIELDS', `A type ${type} notification needs ${absent.join(', ')}.`, absent) }
+    return {
+      ok: false,
+      error: livegateError('MISSING_FIELDS', `A type ${type} notification needs ${absent.join(', ')}.`, absent),
+    }
   }
 
   const callback: ParsedCallback = { kind, type, serviceCode: serviceCode as string, values: {}, unreadable: [] }

@@ -58,8 +58,16 @@ export interface RefusalRecord {
 }
 
 /** What the stored columns of a callback say, in the parser's terms: no parsing involved. */
-export function storedCallback(record: Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'values'>): ParsedCallback {
-  const callback: ParsedCallback = { kind: callbackKind(record.type), type: record.type, serviceCode: record.serviceCode, values: record.values ?? {}, unreadable: [] }
+export function storedCallback(
+  record: Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'values'>,
+): ParsedCallback {
+  const callback: ParsedCallback = {
+    kind: callbackKind(record.type),
+    type: record.type,
+    serviceCode: record.serviceCode,
+    values: record.values ?? {},
+    unreadable: [],
+  }
   if (record.taskId !== null) callback.taskId = record.taskId
   if (record.userName !== null) callback.userName = record.userName
   if (record.vsId !== null) callback.vsId = record.vsId

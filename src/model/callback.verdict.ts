@@ -51,11 +51,21 @@ export function ingestPolicy(config: Config): IngestPolicy {
 }
 
 /** The verdict: a row to keep, or a refusal to answer and record. */
-export type IngestVerdict = { ok: true; row: CallbackRecord; callback: ParsedCallback; fields: FormFields } | { ok: false; error: LivegateError; refusal: RefusalRecord }
+export type IngestVerdict =
+  | { ok: true; row: CallbackRecord; callback: ParsedCallback; fields: FormFields }
+  | { ok: false; error: LivegateError; refusal: RefusalRecord }
 
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded'
 // Request headers worth keeping beside a callback: who sent it and through what.
-const KEPT_HEADERS = ['user-agent', 'host', 'content-type', 'content-length', 'x-forwarded-for', 'x-real-ip', 'forwarded']
+const KEPT_HEADERS = [
+  'user-agent',
+  'host',
+  'content-type',
+  'content-length',
+  'x-forwarded-for',
+  'x-real-ip',
+  'forwarded',
+]
 
 /**
  * Judges one delivery: method and media type, fields, service code, signature (per the
@@ -78,14 +88,19 @@ export function judgeCallback(request: InboundRequest, policy: IngestPolicy): In
   // PostgreSQL text and jsonb cannot hold NUL; no genuine notification contains one. A decoded
   // field holds one only if the text did, raw or as %00, so the fields are searched only then.
   const mayHoldNul = source.includes('\u0000') || source.includes('%00')
-  if (mayHoldNul && (source.includes('\u0000') || Object.keys(fields).some((name) => hasNul(name) || hasNul(fields[name] as string | string[])))) {
+  if (
+    mayHoldNul &&
+    (source.includes('\u0000') ||
+      Object.keys(fields).some((name) => hasNul(name) || hasNul(fields[name] as string | string[])))
+  ) {
     return refuse(livegateError('MALFORMED_REQUEST', 'A field holds a NUL character.'), fields)
   }
 
   const serviceCode = firstValue(fields, 'service_code')
   if (!serviceCode) return refuse(livegateError('MISSING_FIELDS', 'Missing service_code.', ['service_code']), fields)
   const service = policy.services.get(serviceCode)
-  if (!service) return refuse(livegateError('UNKNOWN_SERVICE', `The service code "${serviceCode}" is not configured.`), fields)
+  if (!service)
+    return refuse(livegateError('UNKNOWN_SERVICE', `The service code "${serviceCode}" is not configured.`), fields)
 
   const timestampHeader = headerValue(request.headers, policy.headerPrefixes, 'timestamp')
   let signature: SignatureStatus = 'skipped'
@@ -149,7 +164,11 @@ export function dedupeKey(fields: FormFields, timestampHeader: string | undefine
   return createHash('sha256').update(canonical).digest('hex')
 }
 
-function headerValue(headers: InboundRequest['headers'], prefixes: readonly string[], suffix: 'signature' | 'timestamp'): string | undefined {
+function headerValue(
+  headers: InboundRequest['headers'],
+  prefixes: readonly string[],
+  suffix: 'signature' | 'timestamp',
+): string | undefined {
   for (const prefix of prefixes) {
     const value = headers[`${prefix}-${suffix}`]
     if (value !== undefined) return Array.isArray(value) ? value[0] : value
@@ -175,7 +194,12 @@ function keptHeaders(headers: InboundRequest['headers'], prefixes: readonly stri
 }
 
 /** The refused-table row for a delivery refused with `error`; the body is capped by policy. */
-export function refusalRow(request: InboundRequest, policy: IngestPolicy, error: LivegateError, fields?: FormFields): RefusalRecord {
+export function refusalRow(
+  request: InboundRequest,
+  policy: IngestPolicy,
+  error: LivegateError,
+  fields?: FormFields,
+): RefusalRecord {
   const type = fields ? firstValue(fields, 'type') : undefined
   const serviceCode = fields ? firstValue(fields, 'service_code') : undefined
   return {

@@ -5,7 +5,11 @@
  * their own position), or the id of a task whose state changed; never whole rows (NOTIFY payloads
  * are capped at 8000 bytes, and each listener reads what it needs once per event).
  */
-export type RealtimeEvent = { kind: 'log' } | { kind: 'task'; serviceCode: string; taskId: string } | { kind: 'action'; id: number } | { kind: 'incident'; id: number }
+export type RealtimeEvent =
+  | { kind: 'log' }
+  | { kind: 'task'; serviceCode: string; taskId: string }
+  | { kind: 'action'; id: number }
+  | { kind: 'incident'; id: number }
 
 /** The doorbell's payload: the same text for every commit, so a transaction's copies fold into one. */
 export const LOG_GREW = '{"l":1}'
@@ -39,7 +43,8 @@ export function decodeEvent(payload: string): RealtimeEvent | undefined {
   if (l === 1) return { kind: 'log' }
   if (typeof a === 'number' && Number.isSafeInteger(a) && a > 0) return { kind: 'action', id: a }
   if (typeof i === 'number' && Number.isSafeInteger(i) && i > 0) return { kind: 'incident', id: i }
-  if (Array.isArray(t) && t.length === 2 && typeof t[0] === 'string' && typeof t[1] === 'string') return { kind: 'task', serviceCode: t[0], taskId: t[1] }
+  if (Array.isArray(t) && t.length === 2 && typeof t[0] === 'string' && typeof t[1] === 'string')
+    return { kind: 'task', serviceCode: t[0], taskId: t[1] }
   return undefined
 }
 

@@ -7,7 +7,19 @@ import { z } from 'zod'
  */
 
 /** The fields livegate asks for, in the order the upstream's demo names them. */
-export const LIST_FILES_FIELDS = ['file_name', 'created_at', 'duration', 'width', 'height', 'user_name', 'description', 'url', 'location', 'access_cnt', 'zan_cnt'] as const
+export const LIST_FILES_FIELDS = [
+  'file_name',
+  'created_at',
+  'duration',
+  'width',
+  'height',
+  'user_name',
+  'description',
+  'url',
+  'location',
+  'access_cnt',
+  'zan_cnt',
+] as const
 
 /** The management body of `list_files` for the newest `limit` files. */
 export function listFilesBody(limit: number): { function: 'list_files'; params: Record<string, unknown> } {

@@ -19,7 +19,12 @@ export function sign(parts: SignedParts, secret: string): string {
 }
 
 function digest(parts: SignedParts, secret: string): Buffer {
-  return createHmac('sha256', secret).update(parts.path).update(parts.query).update(parts.body).update(parts.timestamp).digest()
+  return createHmac('sha256', secret)
+    .update(parts.path)
+    .update(parts.query)
+    .update(parts.body)
+    .update(parts.timestamp)
+    .digest()
 }
 
 /** What a timestamp header says, or why it says nothing usable. */
@@ -39,7 +44,13 @@ export function parseTimestamp(text: string): TimestampReading {
   if (/^\d{1,16}$/.test(value)) {
     const n = Number(value)
     if (n < SMALLEST_MILLISECOND_TIME) {
-      return { ok: false, error: livegateError('TIMESTAMP_INVALID', `The timestamp "${value}" looks like seconds; the service signs with Unix milliseconds.`) }
+      return {
+        ok: false,
+        error: livegateError(
+          'TIMESTAMP_INVALID',
+          `The timestamp "${value}" looks like seconds; the service signs with Unix milliseconds.`,
+        ),
+      }
     }
     return { ok: true, ms: n }
   }
@@ -79,7 +90,8 @@ export function verifySignature(check: SignatureCheck): SignatureVerdict {
   const timestamp = parseTimestamp(check.timestampHeader)
   if (!timestamp.ok) return timestamp
   const given = decodeHexSignature(check.signatureHeader)
-  if (!given) return { ok: false, error: livegateError('SIGNATURE_INVALID', 'The signature is not 64 hexadecimal characters.') }
+  if (!given)
+    return { ok: false, error: livegateError('SIGNATURE_INVALID', 'The signature is not 64 hexadecimal characters.') }
 
   const queries = queryCandidates(check.rawQuery)
   for (let secretIndex = 0; secretIndex < check.secrets.length; secretIndex++) {
@@ -88,7 +100,13 @@ export function verifySignature(check: SignatureCheck): SignatureVerdict {
       const expected = digest({ path: check.path, query, body: check.body, timestamp: check.timestampHeader }, secret)
       if (timingSafeEqual(expected, given)) {
         if (Math.abs(check.nowMs - timestamp.ms) > check.toleranceMs) {
-          return { ok: false, error: livegateError('TIMESTAMP_STALE', `The timestamp is more than ${Math.round(check.toleranceMs / 1000)} s away from this server's clock.`) }
+          return {
+            ok: false,
+            error: livegateError(
+              'TIMESTAMP_STALE',
+              `The timestamp is more than ${Math.round(check.toleranceMs / 1000)} s away from this server's clock.`,
+            ),
+          }
         }
         return { ok: true, secretIndex }
       }

@@ -19,11 +19,20 @@ export interface EndpointInterest {
 /** Whether an endpoint receives an event of this type and service code. */
 export function endpointWants(endpoint: EndpointInterest, type: string, serviceCode: string): boolean {
   if (endpoint.serviceCodes !== '*' && !endpoint.serviceCodes.includes(serviceCode)) return false
-  return endpoint.events.some((pattern) => pattern === '*' || pattern === type || (pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1))))
+  return endpoint.events.some(
+    (pattern) =>
+      pattern === '*' || pattern === type || (pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1))),
+  )
 }
 
-/** Whether a caller reading these service codes (undefined: all) may see an endpoint: only when they cover all of its codes. */
-export function endpointVisible(endpoint: Pick<EndpointInterest, 'serviceCodes'>, allowed: readonly string[] | undefined): boolean {
+/**
+ * Whether a caller reading these service codes (undefined: all) may see an endpoint: only when they cover all of its
+ * codes.
+ */
+export function endpointVisible(
+  endpoint: Pick<EndpointInterest, 'serviceCodes'>,
+  allowed: readonly string[] | undefined,
+): boolean {
   if (allowed === undefined) return true
   if (endpoint.serviceCodes === '*') return false
   return endpoint.serviceCodes.every((code) => allowed.includes(code))

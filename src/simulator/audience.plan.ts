@@ -15,7 +15,11 @@ const THIN = 5
  * inputs whose bitrate sways. Draws nothing from the seed's random
  * stream, so task ids and every other event stay what the seed alone gives.
  */
-export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCallback[], swayPeriodMs?: number): { sessions: ScenarioSession[]; callbacks: ScenarioCallback[] } {
+export function withAudiences(
+  sessions: ScenarioSession[],
+  callbacks: ScenarioCallback[],
+  swayPeriodMs?: number,
+): { sessions: ScenarioSession[]; callbacks: ScenarioCallback[] } {
   const forgotten = new Set<string>()
   const planned = sessions.map((session, index): ScenarioSession => {
     const life = session.listedUntilMs - session.liveFromMs
@@ -33,7 +37,10 @@ export function withAudiences(sessions: ScenarioSession[], callbacks: ScenarioCa
     if (audience.forgetsStart) forgotten.add(session.taskId)
     return { ...session, audience }
   })
-  return { sessions: planned, callbacks: callbacks.filter((callback) => !(callback.type === 0 && forgotten.has(callback.taskId))) }
+  return {
+    sessions: planned,
+    callbacks: callbacks.filter((callback) => !(callback.type === 0 && forgotten.has(callback.taskId))),
+  }
 }
 
 function hash(text: string): number {

@@ -92,7 +92,11 @@ export class CallbackSender {
 
   /** A copy of the counts. */
   stats(): DeliveryStats {
-    return { sent: this.counts.sent, answers: { ...this.counts.answers }, lastFailure: this.counts.lastFailure ? { ...this.counts.lastFailure } : null }
+    return {
+      sent: this.counts.sent,
+      answers: { ...this.counts.answers },
+      lastFailure: this.counts.lastFailure ? { ...this.counts.lastFailure } : null,
+    }
   }
 }
 

@@ -39,15 +39,24 @@ export class CloudActions {
     const round = this.round
     const serviceCode = params.service_code ?? ''
     if (operation === 'send_txt_msg') {
-      if (!params.dst_username || params.message === undefined) return { ret: SIMULATOR_RETS.MISSING_PARAMETER, msg: 'dst_username and message are required' }
-      const known = round?.scenario.sessions.some((session) => session.serviceCode === serviceCode && session.author === params.dst_username)
+      if (!params.dst_username || params.message === undefined)
+        return { ret: SIMULATOR_RETS.MISSING_PARAMETER, msg: 'dst_username and message are required' }
+      const known = round?.scenario.sessions.some(
+        (session) => session.serviceCode === serviceCode && session.author === params.dst_username,
+      )
       return known ? { ret: 0 } : { ret: SIMULATOR_RETS.UNKNOWN_USER, msg: 'no such user' }
     }
     const taskId = params.task_id
     if (!taskId) return { ret: SIMULATOR_RETS.MISSING_PARAMETER, msg: 'task_id is required' }
     const elapsed = round ? this.now() - round.startedAtMs : -1
     const session = round?.scenario.sessions.find((s) => s.taskId === taskId && s.serviceCode === serviceCode)
-    if (!round || !session || this.stopped.has(taskId) || elapsed < session.listedFromMs || elapsed >= session.listedUntilMs) {
+    if (
+      !round ||
+      !session ||
+      this.stopped.has(taskId) ||
+      elapsed < session.listedFromMs ||
+      elapsed >= session.listedUntilMs
+    ) {
       return { ret: SIMULATOR_RETS.UNKNOWN_TASK, msg: 'no such task running' }
     }
     this.stopped.set(taskId, elapsed)

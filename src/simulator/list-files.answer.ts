@@ -55,21 +55,26 @@ export function answerManagement(body: string, files: readonly ListedFile[], ret
   } catch {
     return { ret: rets.BAD_PARAMETER, msg: 'the body is not JSON' }
   }
-  if (typeof request !== 'object' || request === null) return { ret: rets.BAD_PARAMETER, msg: 'the body is not an object' }
+  if (typeof request !== 'object' || request === null)
+    return { ret: rets.BAD_PARAMETER, msg: 'the body is not an object' }
   const { function: name, params } = request as { function?: unknown; params?: unknown }
   if (typeof name !== 'string') return { ret: rets.MISSING_PARAMETER, msg: 'function is required' }
   if (name !== 'list_files') return { ret: rets.UNKNOWN_FUNCTION, msg: `no function ${name}` }
   const p = (typeof params === 'object' && params !== null ? params : {}) as Record<string, unknown>
-  if (typeof p.fields !== 'string' || p.fields === '') return { ret: rets.MISSING_PARAMETER, msg: 'params.fields is required' }
+  if (typeof p.fields !== 'string' || p.fields === '')
+    return { ret: rets.MISSING_PARAMETER, msg: 'params.fields is required' }
   const fields = p.fields.split(',').map((field) => field.trim())
   const unknown = fields.find((field) => !(field in LIST_FILES_FIELDS))
   if (unknown !== undefined) return { ret: rets.BAD_PARAMETER, msg: `no field ${unknown}` }
   const limit = p.limit ?? 20
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) return { ret: rets.BAD_PARAMETER, msg: 'params.limit is a whole number above 0' }
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1)
+    return { ret: rets.BAD_PARAMETER, msg: 'params.limit is a whole number above 0' }
   const orderAsc = p.order_asc ?? 0
   if (orderAsc !== 0 && orderAsc !== 1) return { ret: rets.BAD_PARAMETER, msg: 'params.order_asc is 0 or 1' }
   const sorted = [...files].sort((a, b) => (orderAsc === 1 ? a.created_at - b.created_at : b.created_at - a.created_at))
-  const items = sorted.slice(0, Math.min(limit, LIST_FILES_MAX)).map((file) => typed(file, fields as Array<keyof ListedFile>))
+  const items = sorted
+    .slice(0, Math.min(limit, LIST_FILES_MAX))
+    .map((file) => typed(file, fields as Array<keyof ListedFile>))
   return { ret: 0, item_cnt: items.length, items }
 }
 

@@ -163,10 +163,15 @@ export const DEFAULT_EPOCH_MS = 1_444_701_446_000
 export const CODEC_IDS = { video: 27, audio: 86_018 } as const
 
 /** What the counters of a session read `atMs` after the scenario's start. */
-export function countersAt(session: ScenarioSession, output: ScenarioOutput | undefined, atMs: number): { seconds: number; inputBytes: number; httpOutputBytes: number } {
+export function countersAt(
+  session: ScenarioSession,
+  output: ScenarioOutput | undefined,
+  atMs: number,
+): { seconds: number; inputBytes: number; httpOutputBytes: number } {
   const seconds = Math.max(0, atMs - session.liveFromMs) / 1000
   if (session.audience) return audienceCounters(session, session.audience, output, atMs, seconds)
-  const httpOutputBytes = output?.container === 'flv' ? Math.floor((session.viewers * output.videoBitRate * seconds) / 8) : 0
+  const httpOutputBytes =
+    output?.container === 'flv' ? Math.floor((session.viewers * output.videoBitRate * seconds) / 8) : 0
   return { seconds, inputBytes: Math.floor(session.inputBytesPerSecond * seconds), httpOutputBytes }
 }
 
@@ -193,7 +198,13 @@ const SWAY = 0.25
 
 // The counters with an audience: input bytes grow except while stalled, output bytes follow the
 // audience (its integral), and both start again from 0 at a reset.
-function audienceCounters(session: ScenarioSession, audience: SessionAudience, output: ScenarioOutput | undefined, atMs: number, seconds: number) {
+function audienceCounters(
+  session: ScenarioSession,
+  audience: SessionAudience,
+  output: ScenarioOutput | undefined,
+  atMs: number,
+  seconds: number,
+) {
   const from = audience.resetAtMs !== null && atMs >= audience.resetAtMs ? audience.resetAtMs : session.liveFromMs
   const to = Math.max(from, atMs)
   // Input milliseconds at the steady rate up to t: t itself, or its integral under a sway.
@@ -217,6 +228,7 @@ function audienceCounters(session: ScenarioSession, audience: SessionAudience, o
   const span = session.listedUntilMs - session.liveFromMs
   // The integral of peak × sin(π t / span) over [from, to], in viewer-seconds.
   const phase = (t: number) => Math.PI * Math.min(1, Math.max(0, t - session.liveFromMs) / span)
-  const viewerSeconds = span > 0 ? ((audience.peak * span) / 1000 / Math.PI) * (Math.cos(phase(from)) - Math.cos(phase(to))) : 0
+  const viewerSeconds =
+    span > 0 ? ((audience.peak * span) / 1000 / Math.PI) * (Math.cos(phase(from)) - Math.cos(phase(to))) : 0
   return { seconds, inputBytes, httpOutputBytes: Math.floor((output.videoBitRate / 8) * viewerSeconds) }
 }

@@ -13,7 +13,10 @@ export type Step =
   | { u: number; kind: 'disconnect'; reason: number }
 
 export interface Plan {
-  session: Omit<ScenarioSession, 'createdAt' | 'outputs' | 'liveFromMs' | 'listedFromMs' | 'listedUntilMs' | 'userOnlineFromMs' | 'userOnlineUntilMs'>
+  session: Omit<
+    ScenarioSession,
+    'createdAt' | 'outputs' | 'liveFromMs' | 'listedFromMs' | 'listedUntilMs' | 'userOnlineFromMs' | 'userOnlineUntilMs'
+  >
   outputs: Pick<ScenarioOutput, 'container' | 'tag' | 'videoBitRate' | 'copy'>[]
   size: readonly [number, number]
   isResume: boolean
@@ -40,7 +43,12 @@ export function materialize(plan: Plan, epochMs: number, toMs: (u: number) => nu
       height: size[1],
       fileName: container === 'rtmp' ? taskId : `${taskId}.${container}`,
       relativeDir: `${session.serviceCode}/${day}/${container}/`,
-      liveUrl: container === 'flv' ? `${session.httpLiveUrl}${taskId}.flv` : container === 'rtmp' ? `rtmp://${host}/live/${taskId}` : `http://${host}:80/hls/${taskId}/index.m3u8`,
+      liveUrl:
+        container === 'flv'
+          ? `${session.httpLiveUrl}${taskId}.flv`
+          : container === 'rtmp'
+            ? `rtmp://${host}/live/${taskId}`
+            : `http://${host}:80/hls/${taskId}/index.m3u8`,
       svodUrl: container === 'flv' ? `http://${host}/${session.serviceCode}/${day}/flv/${taskId}.flv?live=1` : null,
       audioBitRate: 64_000,
     }
@@ -57,7 +65,13 @@ export function materialize(plan: Plan, epochMs: number, toMs: (u: number) => nu
   }
 }
 
-export function callbackFields(session: ScenarioSession, plan: Plan, step: Step, atMs: number, countedAtMs: number): Record<string, string> {
+export function callbackFields(
+  session: ScenarioSession,
+  plan: Plan,
+  step: Step,
+  atMs: number,
+  countedAtMs: number,
+): Record<string, string> {
   const common = { service_code: session.serviceCode, vs_id: session.vsId }
   const live = { opaque: session.opaque, live_only: session.liveOnly ? '1' : '0' }
   const client = { ctype: String(session.ctype), cversion: session.cversion }
@@ -92,7 +106,16 @@ export function callbackFields(session: ScenarioSession, plan: Plan, step: Step,
         ...common,
       }
     case 'end':
-      return { ...base(1), ...ended, reach_end: step.reachEnd ? '1' : '0', tag: output?.tag ?? '', format: output?.format ?? '', output_idx: String(step.output), ...live, ...common }
+      return {
+        ...base(1),
+        ...ended,
+        reach_end: step.reachEnd ? '1' : '0',
+        tag: output?.tag ?? '',
+        format: output?.format ?? '',
+        output_idx: String(step.output),
+        ...live,
+        ...common,
+      }
     case 'archive': {
       const dir = `${session.serviceCode}/${datePath(session.createdAt)}/mp4/`
       return {
@@ -116,11 +139,26 @@ export function callbackFields(session: ScenarioSession, plan: Plan, step: Step,
       const dir = `${session.serviceCode}/${datePath(session.createdAt)}/jpg/`
       const name = `${session.taskId}-${step.n}.jpg`
       const [width, height] = [Math.round(plan.size[0] / 2), Math.round(plan.size[1] / 2)]
-      return { ...base(9), path: dir, file_name: name, width: String(width), height: String(height), ...live, url: `http://img.example/${dir}${name}`, ...common }
+      return {
+        ...base(9),
+        path: dir,
+        file_name: name,
+        width: String(width),
+        height: String(height),
+        ...live,
+        url: `http://img.example/${dir}${name}`,
+        ...common,
+      }
     }
     case 'waiting':
     case 'resumed':
-      return { type: '15', username: session.author, service_code: session.serviceCode, hashed_id: session.taskId, status: step.kind === 'waiting' ? '0' : '1' }
+      return {
+        type: '15',
+        username: session.author,
+        service_code: session.serviceCode,
+        hashed_id: session.taskId,
+        status: step.kind === 'waiting' ? '0' : '1',
+      }
     case 'disconnect':
       return {
         type: '8',

@@ -1,10 +1,24 @@
-import { DEFAULT_EPOCH_MS, type Scenario, type ScenarioCallback, type ScenarioOptions, type ScenarioSession, type SessionEnding } from './scenario.model.js'
+import {
+  DEFAULT_EPOCH_MS,
+  type Scenario,
+  type ScenarioCallback,
+  type ScenarioOptions,
+  type ScenarioSession,
+  type SessionEnding,
+} from './scenario.model.js'
 import { withAudiences } from './audience.plan.js'
 import { planServiceFaults } from './fault.plan.js'
 import { callbackFields, materialize, type Plan, type Step } from './session.materialize.js'
 import { type SeededRandom, seededRandom } from './seeded.random.js'
 
-export type { Scenario, ScenarioCallback, ScenarioOptions, ScenarioOutput, ScenarioSession, SessionEnding } from './scenario.model.js'
+export type {
+  Scenario,
+  ScenarioCallback,
+  ScenarioOptions,
+  ScenarioOutput,
+  ScenarioSession,
+  SessionEnding,
+} from './scenario.model.js'
 
 const AUTHORS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi'] as const
 const SIZES = [
@@ -22,8 +36,10 @@ const CONTAINERS = ['flv', 'rtmp', 'm3u8'] as const
  */
 export function generateScenario(options: ScenarioOptions): Scenario {
   if (!(options.rate > 0)) throw new RangeError('rate must be above 0')
-  if (!Number.isInteger(options.sessions) || options.sessions < 0) throw new RangeError('sessions must be a whole number')
-  if (options.serviceCodes.length === 0 && options.sessions > 0) throw new RangeError('at least one service code is needed')
+  if (!Number.isInteger(options.sessions) || options.sessions < 0)
+    throw new RangeError('sessions must be a whole number')
+  if (options.serviceCodes.length === 0 && options.sessions > 0)
+    throw new RangeError('at least one service code is needed')
   const epochMs = options.epochMs ?? DEFAULT_EPOCH_MS
   const random = seededRandom(options.seed)
   const endings = chooseEndings(random, options.sessions)
@@ -36,12 +52,24 @@ export function generateScenario(options: ScenarioOptions): Scenario {
     startU += i === 0 ? 0 : random.int(0, 3)
     // A day's marathons go live within the first seconds, a moment apart.
     const from = i < marathons ? i * 0.2 : startU
-    plans.push(planSession(random, { serviceCode: options.serviceCodes[i % options.serviceCodes.length] as string, ending: endings[i] as SessionEnding, startU: from, taken, sequences }))
+    plans.push(
+      planSession(random, {
+        serviceCode: options.serviceCodes[i % options.serviceCodes.length] as string,
+        ending: endings[i] as SessionEnding,
+        startU: from,
+        taken,
+        sequences,
+      }),
+    )
   }
   if (marathons > 0) stretchToTheEnd(plans.slice(0, marathons), spanOf(plans.slice(marathons)))
   const count = plans.reduce((sum, plan) => sum + plan.steps.length, 0)
   const spanU = spanOf(plans)
-  const msPerUnit = options.day ? options.day.unitMs : count > 0 && spanU > 0 ? ((count / options.rate) * 1000) / spanU : 0
+  const msPerUnit = options.day
+    ? options.day.unitMs
+    : count > 0 && spanU > 0
+      ? ((count / options.rate) * 1000) / spanU
+      : 0
   const toMs = (u: number) => Math.round(u * msPerUnit)
   const sessions: ScenarioSession[] = []
   const callbacks: ScenarioCallback[] = []
@@ -52,12 +80,20 @@ export function generateScenario(options: ScenarioOptions): Scenario {
       const atMs = toMs(step.u)
       // An archive describes the live that ended, not the moment the file was ready.
       const fields = callbackFields(session, plan, step, atMs, step.kind === 'archive' ? toMs(plan.at.end) : atMs)
-      callbacks.push({ atMs, type: Number(fields.type), serviceCode: session.serviceCode, taskId: session.taskId, fields })
+      callbacks.push({
+        atMs,
+        type: Number(fields.type),
+        serviceCode: session.serviceCode,
+        taskId: session.taskId,
+        fields,
+      })
     }
   }
   // Stable: equal times keep their generation order, so a task's own callbacks never swap.
   callbacks.sort((a, b) => a.atMs - b.atMs)
-  const played = options.audience ? withAudiences(sessions, callbacks, options.day?.swayPeriodMs) : { sessions, callbacks }
+  const played = options.audience
+    ? withAudiences(sessions, callbacks, options.day?.swayPeriodMs)
+    : { sessions, callbacks }
   const durationMs = toMs(spanU)
   const perCode = options.serviceFaults ?? 0
   const planned = perCode > 0 ? planServiceFaults(options.serviceCodes, durationMs, perCode) : undefined
@@ -67,7 +103,10 @@ export function generateScenario(options: ScenarioOptions): Scenario {
 
 /** The last moment anything of these sessions happens, in units. */
 function spanOf(plans: Plan[]): number {
-  return Math.max(0, ...plans.flatMap((plan) => [plan.at.listedUntil, plan.at.userUntil, ...plan.steps.map((step) => step.u)]))
+  return Math.max(
+    0,
+    ...plans.flatMap((plan) => [plan.at.listedUntil, plan.at.userUntil, ...plan.steps.map((step) => step.u)]),
+  )
 }
 
 /**
@@ -81,7 +120,8 @@ function stretchToTheEnd(plans: Plan[], spanU: number): void {
     const shift = spanU - plan.at.end
     if (shift <= 0) continue
     const k = (beatsEnd + shift - plan.at.liveFrom) / (beatsEnd - plan.at.liveFrom)
-    const moved = (u: number) => (u <= plan.at.liveFrom ? u : u <= beatsEnd ? plan.at.liveFrom + (u - plan.at.liveFrom) * k : u + shift)
+    const moved = (u: number) =>
+      u <= plan.at.liveFrom ? u : u <= beatsEnd ? plan.at.liveFrom + (u - plan.at.liveFrom) * k : u + shift
     for (const step of plan.steps) step.u = moved(step.u)
     plan.at.end += shift
     plan.at.listedUntil = moved(plan.at.listedUntil)
@@ -127,7 +167,11 @@ function planSession(random: SeededRandom, input: PlanInput): Plan {
   const containers = CONTAINERS.filter((container) => chosen.includes(container))
   const outputs = containers.map((container, index) => ({
     container,
-    tag: liveOnly ? (index === 0 ? 'tcp_output_live_only' : `${container}_live_only`) : `${container}_${random.pick(['sd', 'hd'])}`,
+    tag: liveOnly
+      ? index === 0
+        ? 'tcp_output_live_only'
+        : `${container}_live_only`
+      : `${container}_${random.pick(['sd', 'hd'])}`,
     videoBitRate: random.pick(VIDEO_BIT_RATES),
     copy: container === 'rtmp' ? (1 as const) : (0 as const),
   }))
@@ -173,7 +217,14 @@ function planSession(random: SeededRandom, input: PlanInput): Plan {
     }
   }
   const endU = t + 1
-  const at = { liveFrom, end: endU, listedFrom: s + 0.25, listedUntil: endU + 0.25, userFrom: s, userUntil: endU + 0.25 }
+  const at = {
+    liveFrom,
+    end: endU,
+    listedFrom: s + 0.25,
+    listedUntil: endU + 0.25,
+    userFrom: s,
+    userUntil: endU + 0.25,
+  }
   if (input.ending === 'VANISHED') {
     if (random.chance(0.5)) steps.push({ u: endU - 0.5, kind: 'waiting' })
     at.listedUntil = endU
@@ -186,7 +237,8 @@ function planSession(random: SeededRandom, input: PlanInput): Plan {
       steps.push({ u: disconnectU, kind: 'disconnect', reason: abnormal ? random.pick([0, 2]) : 1 })
       at.userUntil = disconnectU
     }
-    for (let output = 0; output < outputs.length; output++) steps.push({ u: endU, kind: 'end', output, reachEnd: !abnormal })
+    for (let output = 0; output < outputs.length; output++)
+      steps.push({ u: endU, kind: 'end', output, reachEnd: !abnormal })
     if (!liveOnly) steps.push({ u: endU + 0.5, kind: 'archive' })
   }
   steps.sort((a, b) => a.u - b.u)

@@ -28,13 +28,18 @@ export interface SimulatorOptions {
   rate: number
   /** Start a new scenario (a new seed, new task ids) whenever one ends, until stopped. */
   loop?: boolean
-  /** Audiences that rise and fall, a stalled input, a counter reset, a forgotten start (see audience.plan.ts); on unless `false`. */
+  /**
+   * Audiences that rise and fall, a stalled input, a counter reset, a forgotten start (see audience.plan.ts); on unless
+   * `false`.
+   */
   audience?: boolean
   /** Paced like a day (tasks that live minutes, some throughout) instead of packed to `rate`: the demo's. */
   day?: DayProfile
   /** The archive's mishaps: some type 2 callbacks forgotten, some archives never made (archive.plan.ts). */
   archiveMishaps?: boolean
-  /** Each code's audience drops away and its list goes stale this many times a round (fault.plan.ts); none if absent. */
+  /**
+   * Each code's audience drops away and its list goes stale this many times a round (fault.plan.ts); none if absent.
+   */
   serviceFaults?: number
   /** Told of every task_list answer the simulator makes, as it makes it (tests compare it with the samples). */
   onTaskList?: (serviceCode: string, answer: SimulatedTaskList) => void
@@ -100,13 +105,20 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   // Generating once checks the options before anything listens; playback generates it again at its start.
   const mishaps = options.archiveMishaps ?? false
   const initial = scenarioAt(0, Date.now())
-  let current = { scenario: initial, startedAtMs: Number.POSITIVE_INFINITY, shown: new Set<string>(), archive: planArchive(initial, mishaps) }
+  let current = {
+    scenario: initial,
+    startedAtMs: Number.POSITIVE_INFINITY,
+    shown: new Set<string>(),
+    archive: planArchive(initial, mishaps),
+  }
   // Files of earlier rounds stay in the archive, with the time they were listed from.
   const pastFiles: Array<{ file: ArchivePlan['files'][number]; listedAtMs: number }> = []
   const filesOf = (serviceCode: string): ListedFile[] => {
     const now = Date.now()
     const { archive, startedAtMs } = current
-    const present = archive.files.filter((file) => now - startedAtMs >= file.listedFromMs).map((file) => ({ file, listedAtMs: startedAtMs + file.listedFromMs }))
+    const present = archive.files
+      .filter((file) => now - startedAtMs >= file.listedFromMs)
+      .map((file) => ({ file, listedAtMs: startedAtMs + file.listedFromMs }))
     return [...pastFiles, ...present]
       .filter(({ file }) => file.serviceCode === serviceCode)
       .map(({ file, listedAtMs }) => {
@@ -141,9 +153,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     services: options.services,
     source: (serviceCode) => {
       const { scenario, startedAtMs, shown } = current
-      const answer = Date.now() < startedAtMs ? EMPTY_TASK_LIST : taskListAt(scenario, serviceCode, Date.now() - startedAtMs, (taskId) => !shown.has(taskId))
+      const answer =
+        Date.now() < startedAtMs
+          ? EMPTY_TASK_LIST
+          : taskListAt(scenario, serviceCode, Date.now() - startedAtMs, (taskId) => !shown.has(taskId))
       for (const task of answer.task_list) shown.add(task.id)
-      const live = answer.task_list.some((task) => cloud.isStopped(task.id)) ? { ...answer, task_list: answer.task_list.filter((task) => !cloud.isStopped(task.id)) } : answer
+      const live = answer.task_list.some((task) => cloud.isStopped(task.id))
+        ? { ...answer, task_list: answer.task_list.filter((task) => !cloud.isStopped(task.id)) }
+        : answer
       options.onTaskList?.(serviceCode, live)
       return live
     },
@@ -161,7 +178,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const play = async (): Promise<void> => {
     for (let round = 0; round === 0 || options.loop; round++) {
       const startedAtMs = Date.now()
-      if (round > 0) for (const file of current.archive.files) pastFiles.push({ file, listedAtMs: current.startedAtMs + file.listedFromMs })
+      if (round > 0)
+        for (const file of current.archive.files)
+          pastFiles.push({ file, listedAtMs: current.startedAtMs + file.listedFromMs })
       // A long demo keeps its newest files; list_files asks for the newest anyway.
       if (pastFiles.length > 5000) pastFiles.splice(0, pastFiles.length - 5000)
       const scenario = scenarioAt(round, startedAtMs)
@@ -176,7 +195,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         if (callback.taskId && cloud.isStopped(callback.taskId)) continue
         if (sender) await sender.deliver(callback)
       }
-      const lasts = options.loop ? Math.max(current.scenario.durationMs, MIN_LOOP_ROUND_MS) : current.scenario.durationMs
+      const lasts = options.loop
+        ? Math.max(current.scenario.durationMs, MIN_LOOP_ROUND_MS)
+        : current.scenario.durationMs
       if (!(await pacer.until(startedAtMs + lasts))) return
     }
   }

@@ -47,7 +47,10 @@ export interface ReceivedAction {
 }
 
 /** What the simulated cloud does with a signed action: its answer's `ret` and `msg`. */
-export type ActionHandler = (operation: SimulatedOperation, params: Record<string, string>) => { ret: number; msg?: string }
+export type ActionHandler = (
+  operation: SimulatedOperation,
+  params: Record<string, string>,
+) => { ret: number; msg?: string }
 
 /** A service code the simulator plays, with the secret it shares with the gateway. */
 export interface SimulatedService {
@@ -95,7 +98,9 @@ export interface TaskListServer {
   url: string
   /** How many task_list requests arrived, whatever their answer. */
   readonly requests: number
-  /** The signed actions received (`cancel_task`, `send_txt_msg`), oldest first; also at `GET {url}/simulator/actions`. */
+  /**
+   * The signed actions received (`cancel_task`, `send_txt_msg`), oldest first; also at `GET {url}/simulator/actions`.
+   */
   readonly actions: readonly ReceivedAction[]
   /** How many management (`list_files`) requests arrived, whatever their answer. */
   readonly managementRequests: number
@@ -125,14 +130,25 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
   const received: ReceivedAction[] = []
   // task_list requests answered by service code, shown beside the actions (how many polls a stop took).
   const polls: Record<string, number> = {}
-  const operations = new Map<string, SimulatedOperation>((['cancel_task', 'send_txt_msg'] as const).map((operation) => [`${prefix}${API_VERSION_PATH}/${operation}`, operation]))
+  const operations = new Map<string, SimulatedOperation>(
+    (['cancel_task', 'send_txt_msg'] as const).map((operation) => [
+      `${prefix}${API_VERSION_PATH}/${operation}`,
+      operation,
+    ]),
+  )
 
-  const verified = (request: IncomingMessage, path: string, rawQuery: string, body: Uint8Array = EMPTY_BODY): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
+  const verified = (
+    request: IncomingMessage,
+    path: string,
+    rawQuery: string,
+    body: Uint8Array = EMPTY_BODY,
+  ): { ok: true; serviceCode: string } | { ok: false; ret: number } => {
     const serviceCode = new URLSearchParams(rawQuery).get('service_code')
     if (!serviceCode) return { ok: false, ret: SIMULATOR_RETS.MISSING_SERVICE_CODE }
     const service = services.get(serviceCode)
     if (!service) return { ok: false, ret: SIMULATOR_RETS.UNKNOWN_SERVICE }
-    const spelling = headerPrefixes.find((name) => request.headers[`${name}-signature`] !== undefined) ?? headerPrefixes[0] ?? 'svc'
+    const spelling =
+      headerPrefixes.find((name) => request.headers[`${name}-signature`] !== undefined) ?? headerPrefixes[0] ?? 'svc'
     const verdict = verifySignature({
       path,
       rawQuery,
@@ -143,12 +159,22 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
       nowMs: now(),
       toleranceMs,
     })
-    if (!verdict.ok) return { ok: false, ret: verdict.error.code === 'TIMESTAMP_STALE' ? SIMULATOR_RETS.STALE_TIMESTAMP : SIMULATOR_RETS.BAD_SIGNATURE }
+    if (!verdict.ok)
+      return {
+        ok: false,
+        ret: verdict.error.code === 'TIMESTAMP_STALE' ? SIMULATOR_RETS.STALE_TIMESTAMP : SIMULATOR_RETS.BAD_SIGNATURE,
+      }
     return { ok: true, serviceCode }
   }
 
   // A signed cancel_task or send_txt_msg: played by onAction, and kept.
-  const act = (request: IncomingMessage, response: ServerResponse, operation: SimulatedOperation, path: string, rawQuery: string) => {
+  const act = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    operation: SimulatedOperation,
+    path: string,
+    rawQuery: string,
+  ) => {
     if (request.method !== 'GET') return send(response, 405, { message: `${operation} is a GET` })
     const check = verified(request, path, rawQuery)
     if (!check.ok) return refuse(response, check.ret)
@@ -196,7 +222,8 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
     const operation = operations.get(path)
     if (operation) return act(request, response, operation, path, rawQuery)
     if (path === managementPath) return manage(request, response, path, rawQuery)
-    if (path === `${prefix}/simulator/actions` && request.method === 'GET') return send(response, 200, { actions: received, taskListAnswers: polls })
+    if (path === `${prefix}/simulator/actions` && request.method === 'GET')
+      return send(response, 200, { actions: received, taskListAnswers: polls })
     if (path !== taskListPath) return send(response, 404, { message: 'not found' })
     if (request.method !== 'GET') return send(response, 405, { message: 'task_list is a GET' })
     requests++
@@ -217,7 +244,8 @@ export async function startTaskListServer(options: TaskListServerOptions): Promi
 
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) send(response, 500, { message: error instanceof Error ? error.message : 'simulator failure' })
+      if (!response.headersSent)
+        send(response, 500, { message: error instanceof Error ? error.message : 'simulator failure' })
       else response.destroy()
     })
   })
@@ -267,7 +295,10 @@ function refuse(response: ServerResponse, ret: number): void {
 
 function send(response: ServerResponse, status: number, body: object): void {
   const text = JSON.stringify(body)
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  })
   response.end(text)
 }
 

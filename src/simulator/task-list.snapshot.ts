@@ -1,5 +1,12 @@
 import { audienceDropped } from './fault.plan.js'
-import { CODEC_IDS, countersAt, viewersAt, type Scenario, type ScenarioOutput, type ScenarioSession } from './scenario.model.js'
+import {
+  CODEC_IDS,
+  countersAt,
+  viewersAt,
+  type Scenario,
+  type ScenarioOutput,
+  type ScenarioSession,
+} from './scenario.model.js'
 
 /** A stream as task_list sends it. */
 export interface SimulatedStream {
@@ -76,7 +83,12 @@ export const EMPTY_TASK_LIST: SimulatedTaskList = Object.freeze({ task_list: [],
  * listed at that moment, their byte counters grown since the live start, and the users online
  * (each user once, however many of their sessions overlap).
  */
-export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: number, unseen?: (taskId: string) => boolean): SimulatedTaskList {
+export function taskListAt(
+  scenario: Scenario,
+  serviceCode: string,
+  elapsedMs: number,
+  unseen?: (taskId: string) => boolean,
+): SimulatedTaskList {
   const mine = scenario.sessions.filter((session) => session.serviceCode === serviceCode)
   // While the code's audience has dropped away, every task of it is watched by nobody.
   const watched = !audienceDropped(scenario, serviceCode, elapsedMs)
@@ -88,7 +100,12 @@ export function taskListAt(scenario: Scenario, serviceCode: string, elapsedMs: n
   // was last, until an answer has shown it; `unseen` says which task ids no answer has shown yet.
   if (unseen) {
     for (const session of mine) {
-      if (session.ending === 'VANISHED' && elapsedMs >= session.listedUntilMs && session.listedFromMs < session.listedUntilMs && unseen(session.taskId)) {
+      if (
+        session.ending === 'VANISHED' &&
+        elapsedMs >= session.listedUntilMs &&
+        session.listedFromMs < session.listedUntilMs &&
+        unseen(session.taskId)
+      ) {
         task_list.push(taskOf(session, session.listedUntilMs - 1))
       }
     }
@@ -147,8 +164,24 @@ function outputOf(session: ScenarioSession, output: ScenarioOutput, elapsedMs: n
     http_output_bytes: countersAt(session, output, elapsedMs).httpOutputBytes,
     http_connections_num: flv && watched ? viewersAt(session, elapsedMs) : 0,
     streams: [
-      { index: 0, codec_type: 0, codec_id: CODEC_IDS.video, width: output.width, height: output.height, copy: output.copy, bit_rate: output.videoBitRate },
-      { index: 1, codec_type: 1, codec_id: CODEC_IDS.audio, width: 0, height: 0, copy: output.copy, bit_rate: output.audioBitRate },
+      {
+        index: 0,
+        codec_type: 0,
+        codec_id: CODEC_IDS.video,
+        width: output.width,
+        height: output.height,
+        copy: output.copy,
+        bit_rate: output.videoBitRate,
+      },
+      {
+        index: 1,
+        codec_type: 1,
+        codec_id: CODEC_IDS.audio,
+        width: 0,
+        height: 0,
+        copy: output.copy,
+        bit_rate: output.audioBitRate,
+      },
     ],
     live_url: output.liveUrl,
   }

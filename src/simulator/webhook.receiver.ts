@@ -47,7 +47,9 @@ export async function startDemoReceiver(secret: string, host = '127.0.0.1', port
   const server: Server = createServer((request, response) => {
     void (async () => {
       if (request.method === 'GET' && request.url === '/') {
-        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(report, null, 2))
+        response
+          .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+          .end(JSON.stringify(report, null, 2))
         return
       }
       if (request.method !== 'POST' || request.url !== '/hooks') {
@@ -66,7 +68,13 @@ export async function startDemoReceiver(secret: string, host = '127.0.0.1', port
       report.verified += 1
       report.byType[event.type] = (report.byType[event.type] ?? 0) + 1
       // The whole payload, so a newcomer sees what a receiver of their own would get, not only counts.
-      const delivery = { id: String(request.headers['webhook-id']), type: event.type, taskId: event.data?.taskId ?? null, receivedAt: new Date().toISOString(), payload: event }
+      const delivery = {
+        id: String(request.headers['webhook-id']),
+        type: event.type,
+        taskId: event.data?.taskId ?? null,
+        receivedAt: new Date().toISOString(),
+        payload: event,
+      }
       report.latest.unshift(delivery)
       report.latest.length = Math.min(report.latest.length, LATEST)
       response.writeHead(204).end()

@@ -17,7 +17,10 @@ export interface KeptRow {
 export type CallbackWrite = CallbackRecord & { deliveries: number }
 
 // A repeated delivery is counted, and keeps the latest delivery time (a replay may be older).
-const COUNT_DELIVERY = sql.raw('"deliveries" = "callbacks"."deliveries" + excluded."deliveries", "last_delivered_at" = greatest("callbacks"."last_delivered_at", excluded."last_delivered_at")')
+const COUNT_DELIVERY = sql.raw(
+  '"deliveries" = "callbacks"."deliveries" + excluded."deliveries", "last_delivered_at" = ' +
+    'greatest("callbacks"."last_delivered_at", excluded."last_delivered_at")',
+)
 
 /**
  * Appends callbacks to the log as ONE statement: it runs as its own transaction (no BEGIN, no
@@ -47,7 +50,10 @@ export async function appendCallbacks(db: Db, rows: readonly CallbackWrite[]): P
  * notification queue's lock is held for moments, and never by an acknowledging write.
  */
 export async function ringDoorbell(db: Db): Promise<void> {
-  await db.execute(sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, ${sql.raw(`'${LOG_GREW}'`)})`)
+  await db.execute(
+    sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)},
+      ${sql.raw(`'${LOG_GREW}'`)})`,
+  )
 }
 
 /** A callback already in the log, as a replay meets it. */
@@ -61,7 +67,12 @@ export interface LandedRow {
 export async function landedByDedupeKey(db: Db, keys: readonly string[]): Promise<Map<string, LandedRow>> {
   if (keys.length === 0) return new Map()
   const rows = await db
-    .select({ id: callbacks.id, deliveries: callbacks.deliveries, lastDeliveredAt: callbacks.lastDeliveredAt, dedupeKey: callbacks.dedupeKey })
+    .select({
+      id: callbacks.id,
+      deliveries: callbacks.deliveries,
+      lastDeliveredAt: callbacks.lastDeliveredAt,
+      dedupeKey: callbacks.dedupeKey,
+    })
     .from(callbacks)
     .where(inArray(callbacks.dedupeKey, [...keys]))
   return new Map(rows.map((row) => [row.dedupeKey, row]))

@@ -40,7 +40,13 @@ export function lockDataDir(dataDir: string, command: string): DataDirLock {
   const dir = resolve(dataDir)
   mkdirSync(dir, { recursive: true })
   const path = join(dir, LOCK_FILE)
-  const mine: LockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), token: randomBytes(8).toString('hex') }
+  const mine: LockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    command,
+    since: new Date().toISOString(),
+    token: randomBytes(8).toString('hex'),
+  }
   const text = `${JSON.stringify(mine)}\n`
   if (!createExclusive(path, text)) takeOver(dir, path, text)
   heldHere.add(path)
@@ -65,12 +71,19 @@ function takeOver(dir: string, path: string, text: string): void {
     return takeOver(dir, path, text)
   }
   if (holder !== undefined && holder !== 'empty' && isAlive(holder, path)) throw lockedError(dir, holder)
-  if (holder === 'empty' && ageMs(path) < EMPTY_STALE_MS) throw new StartupError(`data directory ${dir} is being locked by another process right now; try again in a moment`)
+  if (holder === 'empty' && ageMs(path) < EMPTY_STALE_MS)
+    throw new StartupError(`data directory ${dir} is being locked by another process right now; try again in a moment`)
   const marker = `${path}.takeover`
   if (!createExclusive(marker, `${process.pid}\n`)) {
-    if (ageMs(marker) < TAKEOVER_STALE_MS) throw new StartupError(`data directory ${dir} is being taken over by another process right now; try again in a moment`)
+    if (ageMs(marker) < TAKEOVER_STALE_MS)
+      throw new StartupError(
+        `data directory ${dir} is being taken over by another process right now; try again in a moment`,
+      )
     unlinkQuietly(marker)
-    if (!createExclusive(marker, `${process.pid}\n`)) throw new StartupError(`data directory ${dir} is being taken over by another process right now; try again in a moment`)
+    if (!createExclusive(marker, `${process.pid}\n`))
+      throw new StartupError(
+        `data directory ${dir} is being taken over by another process right now; try again in a moment`,
+      )
   }
   try {
     // Under the marker nobody else replaces the lock: what we judged stale is what we remove.
@@ -81,7 +94,9 @@ function takeOver(dir: string, path: string, text: string): void {
     unlinkQuietly(path)
     if (!createExclusive(path, text)) {
       const winner = readHolder(path)
-      throw winner !== undefined && winner !== 'empty' && winner !== 'missing' ? lockedError(dir, winner) : new StartupError(`data directory ${dir}: cannot create ${LOCK_FILE}`)
+      throw winner !== undefined && winner !== 'empty' && winner !== 'missing'
+        ? lockedError(dir, winner)
+        : new StartupError(`data directory ${dir}: cannot create ${LOCK_FILE}`)
     }
   } finally {
     unlinkQuietly(marker)
@@ -89,9 +104,14 @@ function takeOver(dir: string, path: string, text: string): void {
 }
 
 function lockedError(dir: string, holder: LockHolder): StartupError {
-  const elsewhere = holder.host !== hostname() ? ` on host ${holder.host} (delete ${join(dir, LOCK_FILE)} if that process is surely gone)` : ''
+  const elsewhere =
+    holder.host !== hostname()
+      ? ` on host ${holder.host} (delete ${join(dir, LOCK_FILE)} if that process is surely gone)`
+      : ''
   return new StartupError(
-    `data directory ${dir} is in use by livegate ${holder.command} (pid ${holder.pid}${elsewhere}, since ${holder.since}): stop it first, or give this process another database.dataDir (LIVEGATE_DATA_DIR)`,
+    `data directory ${dir} is in use by livegate ${holder.command} ` +
+      `(pid ${holder.pid}${elsewhere}, since ${holder.since}): ` +
+      'stop it first, or give this process another database.dataDir (LIVEGATE_DATA_DIR)',
   )
 }
 
@@ -133,7 +153,13 @@ function readHolder(path: string): LockHolder | 'missing' | 'empty' | undefined 
   try {
     const value = JSON.parse(text) as Partial<LockHolder>
     if (typeof value.pid === 'number' && typeof value.host === 'string') {
-      return { pid: value.pid, host: value.host, command: String(value.command ?? '?'), since: String(value.since ?? '?'), token: String(value.token ?? '') }
+      return {
+        pid: value.pid,
+        host: value.host,
+        command: String(value.command ?? '?'),
+        since: String(value.since ?? '?'),
+        token: String(value.token ?? ''),
+      }
     }
   } catch {
     // Not ours to read: treated as stale, like a lock of a dead process.

@@ -20,7 +20,14 @@ import * as webhookTables from './tables/webhook.table.js'
 import * as recordingTables from './tables/recording.table.js'
 
 /** Every table, as Drizzle knows them (its relational queries and a test's own handle take the same set). */
-export const tables = { ...callbackTables, ...refusalTables, ...graphTables, ...actionTables, ...webhookTables, ...recordingTables }
+export const tables = {
+  ...callbackTables,
+  ...refusalTables,
+  ...graphTables,
+  ...actionTables,
+  ...webhookTables,
+  ...recordingTables,
+}
 
 /** The Drizzle database, the same type on PGlite and on postgres.js. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof tables>
@@ -80,7 +87,9 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
     await client`select 1`
   } catch (error) {
     await client.end({ timeout: 0 }).catch(() => {})
-    throw new StartupError(`${describeConnectionError(error, url)}${options.urlOrigin ? ` (the URL is from ${options.urlOrigin})` : ''}`)
+    throw new StartupError(
+      `${describeConnectionError(error, url)}${options.urlOrigin ? ` (the URL is from ${options.urlOrigin})` : ''}`,
+    )
   }
   const db = drizzlePostgres({ client, schema: tables, logger })
   let ended = false
@@ -112,7 +121,11 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
   const logger = options.logger ?? false
   // Loaded only here: a gateway on a PostgreSQL server never loads the embedded database.
-  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')])
+  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ])
   const memory = options.dataDir === MEMORY_DATA_DIR
   const lock = memory ? undefined : lockDataDir(options.dataDir, options.command ?? 'livegate')
   let client: InstanceType<typeof PGlite>
@@ -124,7 +137,10 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
     await client.waitReady
   } catch (error) {
     lock?.release()
-    throw new StartupError(`the embedded database in ${memory ? 'memory' : options.dataDir} cannot be opened: ${error instanceof Error ? error.message : String(error)}`)
+    throw new StartupError(
+      `the embedded database in ${memory ? 'memory' : options.dataDir} cannot be opened: ` +
+        (error instanceof Error ? error.message : String(error)),
+    )
   }
   const db = drizzlePglite({ client, schema: tables, logger })
   return {
@@ -151,7 +167,13 @@ async function openEmbedded(options: DatabaseOptions): Promise<Database> {
 // defaults (128 MB of shared buffers, 64 MB for maintenance, 8 MB of temp buffers) are what most
 // of its resident memory was; its WebAssembly heap cannot start below 128 MiB (the module's own
 // minimum), so `initialMemory` is left alone. Measured in the startup bench.
-const PGLITE_SETTINGS = ['shared_buffers=8MB', 'work_mem=2MB', 'maintenance_work_mem=8MB', 'temp_buffers=1MB', 'wal_buffers=256kB']
+const PGLITE_SETTINGS = [
+  'shared_buffers=8MB',
+  'work_mem=2MB',
+  'maintenance_work_mem=8MB',
+  'temp_buffers=1MB',
+  'wal_buffers=256kB',
+]
 
 function pgliteOptions(defaults: readonly string[]): { startParams: string[] } {
   return { startParams: [...defaults, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] }
@@ -174,7 +196,14 @@ import(pglite).then(async ({ PGlite }) => {
 
 /** Runs initdb for a fresh data directory in a child process. */
 async function initdbApart(dataDir: string, settings: { startParams: string[] }): Promise<void> {
-  const args = ['-e', INITDB_PROCESS, '--', import.meta.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(settings)]
+  const args = [
+    '-e',
+    INITDB_PROCESS,
+    '--',
+    import.meta.resolve('@electric-sql/pglite'),
+    dataDir,
+    JSON.stringify(settings),
+  ]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] })
   let said = ''
   child.stderr.on('data', (chunk: Buffer) => {
@@ -182,7 +211,11 @@ async function initdbApart(dataDir: string, settings: { startParams: string[] })
   })
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject)
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb ended with ${code}: ${said.trim().split('\n').slice(-3).join(' ')}`))))
+    child.once('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`initdb ended with ${code}: ${said.trim().split('\n').slice(-3).join(' ')}`)),
+    )
   })
 }
 
@@ -191,7 +224,9 @@ async function migrated(run: Promise<void>): Promise<void> {
   try {
     await run
   } catch (error) {
-    const cause = (error as { cause?: { message?: string } }).cause?.message ?? (error instanceof Error ? error.message.split('\n')[0] : String(error))
+    const cause =
+      (error as { cause?: { message?: string } }).cause?.message ??
+      (error instanceof Error ? error.message.split('\n')[0] : String(error))
     throw new StartupError(`the database migration failed: ${cause}`)
   }
 }

@@ -10,7 +10,10 @@ export function describeConnectionError(error: unknown, url: string): string {
   const tls = /sslmode=(require|verify-ca|verify-full)|ssl=true/i.test(url)
   switch (code) {
     case 'ECONNREFUSED':
-      return `database server at ${at.hostPort} refused the connection (ECONNREFUSED): is PostgreSQL running and listening there?`
+      return (
+        `database server at ${at.hostPort} refused the connection (ECONNREFUSED): is PostgreSQL running and ` +
+        `listening there?`
+      )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
@@ -19,11 +22,20 @@ export function describeConnectionError(error: unknown, url: string): string {
     case 'ETIMEDOUT':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return `database server at ${at.hostPort} did not answer (${code}): check the host, the port and any firewall between`
+      return (
+        `database server at ${at.hostPort} did not answer (${code}): check the host, the port and any firewall ` +
+        `between`
+      )
     case '28P01':
-      return `database server at ${at.hostPort} refused user "${at.user}": password authentication failed (28P01): check the password in the URL`
+      return (
+        `database server at ${at.hostPort} refused user "${at.user}": password authentication failed (28P01): ` +
+        `check the password in the URL`
+      )
     case '3D000':
-      return `database "${at.database}" does not exist on the server at ${at.hostPort} (3D000): create it (createdb ${at.database}) or fix the URL`
+      return (
+        `database "${at.database}" does not exist on the server at ${at.hostPort} (3D000): ` +
+        `create it (createdb ${at.database}) or fix the URL`
+      )
     case '28000':
       if (/no encryption|SSL off|hostssl/i.test(message)) {
         return `database server at ${at.hostPort} requires TLS (28000): add ?sslmode=require to the URL`
@@ -32,12 +44,18 @@ export function describeConnectionError(error: unknown, url: string): string {
     case '57P03':
       return `database server at ${at.hostPort} is starting up or shutting down (57P03): try again in a moment`
     case '53300':
-      return `database server at ${at.hostPort} has no free connection slots (53300): raise max_connections or lower other clients' pools`
+      return (
+        `database server at ${at.hostPort} has no free connection slots (53300): raise max_connections or lower ` +
+        `other clients' pools`
+      )
     default:
       break
   }
   if (/SSL|TLS|EPROTO|secure TLS connection/i.test(`${code} ${message}`) || (tls && code === 'ECONNRESET')) {
-    return `database server at ${at.hostPort}: the TLS connection failed (${code || message}): the server may not offer TLS; drop sslmode from the URL or enable ssl on the server`
+    return (
+      `database server at ${at.hostPort}: the TLS connection failed (${code || message}): the server may not offer ` +
+      `TLS; drop sslmode from the URL or enable ssl on the server`
+    )
   }
   return `database server at ${at.hostPort}: ${code ? `${code}: ` : ''}${message || String(error)}`
 }
@@ -52,7 +70,8 @@ function rootFault(error: unknown): Fault {
   let current: unknown = error
   for (let depth = 0; depth < 8 && current; depth++) {
     const candidate = current as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown }
-    if (typeof candidate.code === 'string' && candidate.code !== '') return { code: candidate.code, message: String(candidate.message ?? '') }
+    if (typeof candidate.code === 'string' && candidate.code !== '')
+      return { code: candidate.code, message: String(candidate.message ?? '') }
     // An AggregateError of connection attempts (IPv4 and IPv6): the first names the fault.
     if (Array.isArray(candidate.errors) && candidate.errors.length > 0) current = candidate.errors[0]
     else if (candidate.cause) current = candidate.cause

@@ -21,7 +21,13 @@ export async function backfillLegacyValues(db: Db): Promise<number> {
   let total = 0
   for (;;) {
     const rows = await db
-      .select({ id: callbacks.id, method: callbacks.method, query: callbacks.query, body: callbacks.body, headers: callbacks.headers })
+      .select({
+        id: callbacks.id,
+        method: callbacks.method,
+        query: callbacks.query,
+        body: callbacks.body,
+        headers: callbacks.headers,
+      })
       .from(callbacks)
       .where(and(gt(callbacks.id, after), sql`${callbacks.id} <= ${marker.id}`))
       .orderBy(asc(callbacks.id))
@@ -31,10 +37,16 @@ export async function backfillLegacyValues(db: Db): Promise<number> {
       const parsed = parseCallback(sentFields(row))
       const header = Object.entries(row.headers).find(([name]) => name.endsWith('-timestamp'))?.[1]
       const reading = header === undefined ? undefined : parseTimestamp(header)
-      return { id: row.id, values: parsed.ok ? parsed.callback.values : {}, signed_at: reading?.ok ? new Date(reading.ms).toISOString() : null }
+      return {
+        id: row.id,
+        values: parsed.ok ? parsed.callback.values : {},
+        signed_at: reading?.ok ? new Date(reading.ms).toISOString() : null,
+      }
     })
     await db.execute(
-      sql`update ${callbacks} c set "values" = v."values", "signed_at" = v."signed_at" from jsonb_to_recordset(${jsonLiteral(typed)}) as v(id bigint, "values" jsonb, "signed_at" timestamptz) where c.id = v.id`,
+      sql`update ${callbacks} c set "values" = v."values", "signed_at" = v."signed_at" from
+        jsonb_to_recordset(${jsonLiteral(typed)}) as v(id bigint, "values" jsonb, "signed_at" timestamptz) where c.id =
+        v.id`,
     )
     total += rows.length
     after = (rows.at(-1) as { id: number }).id

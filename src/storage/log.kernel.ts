@@ -93,7 +93,10 @@ export function finalPrefix<R extends { final: boolean }>(rows: R[]): LogRead<R>
 
 /** Where a reader (a projection, an enqueuer) has read its log up to; the start of the log if it never has. */
 export async function readCheckpoint(tx: Db, name: string): Promise<LogPosition> {
-  const [row] = await tx.select({ xid: projections.xid, id: projections.id }).from(projections).where(eq(projections.name, name))
+  const [row] = await tx
+    .select({ xid: projections.xid, id: projections.id })
+    .from(projections)
+    .where(eq(projections.name, name))
   return row ? { xid: row.xid, id: Number(row.id) } : LOG_START
 }
 
@@ -102,12 +105,18 @@ export async function saveCheckpoint(tx: Db, name: string, position: LogPosition
   await tx
     .insert(projections)
     .values({ name, xid: position.xid, id: position.id, updatedAt: now })
-    .onConflictDoUpdate({ target: projections.name, set: { xid: sql`excluded.xid`, id: sql`excluded.id`, updatedAt: sql`excluded.updated_at` } })
+    .onConflictDoUpdate({
+      target: projections.name,
+      set: { xid: sql`excluded.xid`, id: sql`excluded.id`, updatedAt: sql`excluded.updated_at` },
+    })
 }
 
 /** Sets a checkpoint where none is yet (a first start); one already there is left alone. */
 export async function initCheckpoint(db: Db, name: string, position: LogPosition, now: Date): Promise<void> {
-  await db.insert(projections).values({ name, xid: position.xid, id: position.id, updatedAt: now }).onConflictDoNothing()
+  await db
+    .insert(projections)
+    .values({ name, xid: position.xid, id: position.id, updatedAt: now })
+    .onConflictDoNothing()
 }
 
 /** Forgets checkpoints: their readers start again where they are told to. */

@@ -3,7 +3,16 @@ import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
-import { afterPosition, beforePosition, FINAL, finalPrefix, type LogRead, LOGGED_COLUMNS, NEWEST_FIRST, OLDEST_FIRST } from './log.kernel.js'
+import {
+  afterPosition,
+  beforePosition,
+  FINAL,
+  finalPrefix,
+  type LogRead,
+  LOGGED_COLUMNS,
+  NEWEST_FIRST,
+  OLDEST_FIRST,
+} from './log.kernel.js'
 
 /**
  * A stored callback as the graph reads it: its place in the log, the typed columns and values
@@ -13,7 +22,21 @@ import { afterPosition, beforePosition, FINAL, finalPrefix, type LogRead, LOGGED
  */
 export interface NotificationRow
   extends LogPosition,
-    Pick<CallbackRecord, 'type' | 'serviceCode' | 'taskId' | 'userName' | 'vsId' | 'serviceCreatedAt' | 'receivedAt' | 'values' | 'signature' | 'method' | 'query' | 'body'> {
+    Pick<
+      CallbackRecord,
+      | 'type'
+      | 'serviceCode'
+      | 'taskId'
+      | 'userName'
+      | 'vsId'
+      | 'serviceCreatedAt'
+      | 'receivedAt'
+      | 'values'
+      | 'signature'
+      | 'method'
+      | 'query'
+      | 'body'
+    > {
   /** How many times the service delivered it (a redelivery is kept once). */
   deliveries: number
 }
@@ -65,7 +88,8 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
   if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
   if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
-  if (criteria.taskIds != null) conditions.push(criteria.taskIds.length > 0 ? inArray(callbacks.taskId, [...criteria.taskIds]) : sql`false`)
+  if (criteria.taskIds != null)
+    conditions.push(criteria.taskIds.length > 0 ? inArray(callbacks.taskId, [...criteria.taskIds]) : sql`false`)
   if (criteria.kindTypes != null) {
     const known = criteria.kindTypes.length > 0 ? inArray(callbacks.type, [...criteria.kindTypes]) : sql`false`
     const unknown = criteria.unknownKinds ? notInArray(callbacks.type, [...(criteria.knownTypes ?? [])]) : sql`false`
@@ -74,7 +98,8 @@ function matching(criteria: NotificationCriteria): SQL[] {
   if (criteria.userName != null) conditions.push(eq(callbacks.userName, criteria.userName))
   if (criteria.receivedFrom != null) conditions.push(gte(callbacks.receivedAt, criteria.receivedFrom))
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
-  if (criteria.allowedServiceCodes !== undefined) conditions.push(inArray(callbacks.serviceCode, [...criteria.allowedServiceCodes]))
+  if (criteria.allowedServiceCodes !== undefined)
+    conditions.push(inArray(callbacks.serviceCode, [...criteria.allowedServiceCodes]))
   return conditions
 }
 
@@ -84,11 +109,17 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   if (criteria.types != null && !criteria.types.includes(row.type)) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
   if (criteria.taskIds != null && (row.taskId === null || !criteria.taskIds.includes(row.taskId))) return false
-  if (criteria.kindTypes != null && !criteria.kindTypes.includes(row.type) && !(criteria.unknownKinds && !(criteria.knownTypes ?? []).includes(row.type))) return false
+  if (
+    criteria.kindTypes != null &&
+    !criteria.kindTypes.includes(row.type) &&
+    !(criteria.unknownKinds && !(criteria.knownTypes ?? []).includes(row.type))
+  )
+    return false
   if (criteria.userName != null && row.userName !== criteria.userName) return false
   if (criteria.receivedFrom != null && row.receivedAt < criteria.receivedFrom) return false
   if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
-  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode)) return false
+  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
+    return false
   return true
 }
 
@@ -96,7 +127,12 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
  * Stored callbacks after a position, oldest first: what a subscriber that reconnects with a
  * cursor missed.
  */
-export async function notificationsAfter(db: Db, criteria: NotificationCriteria, after: LogPosition, limit: number): Promise<NotificationRow[]> {
+export async function notificationsAfter(
+  db: Db,
+  criteria: NotificationCriteria,
+  after: LogPosition,
+  limit: number,
+): Promise<NotificationRow[]> {
   return db
     .select(rowColumns)
     .from(callbacks)
@@ -109,7 +145,11 @@ export async function notificationsAfter(db: Db, criteria: NotificationCriteria,
  * Every callback after a position, oldest first, up to the first that is not final yet: what
  * the event hub hands to live subscribers.
  */
-export async function logTail(db: Db, after: LogPosition, limit: number): Promise<LogRead<NotificationRow & { final: boolean; traceparent: string | null }>> {
+export async function logTail(
+  db: Db,
+  after: LogPosition,
+  limit: number,
+): Promise<LogRead<NotificationRow & { final: boolean; traceparent: string | null }>> {
   // traceparent: the hub's delivery span links to the span that committed each callback.
   const rows = await db
     .select({ ...rowColumns, final: sql<boolean>`${FINAL}`, traceparent: callbacks.traceparent })
@@ -121,7 +161,11 @@ export async function logTail(db: Db, after: LogPosition, limit: number): Promis
 }
 
 /** The callbacks with these ids, in one statement; only those in scope when one is given. */
-export async function notificationsByIds(db: Db, ids: readonly number[], allowedServiceCodes?: readonly string[]): Promise<NotificationRow[]> {
+export async function notificationsByIds(
+  db: Db,
+  ids: readonly number[],
+  allowedServiceCodes?: readonly string[],
+): Promise<NotificationRow[]> {
   if (ids.length === 0) return []
   return db
     .select(rowColumns)
@@ -134,7 +178,11 @@ export async function notificationsByIds(db: Db, ids: readonly number[], allowed
  * OFFSET, so a cursor stays valid while new callbacks arrive and deep pages cost no more than
  * the first.
  */
-export async function notificationPage(db: Db, criteria: NotificationCriteria, page: NotificationPageRequest): Promise<NotificationRow[]> {
+export async function notificationPage(
+  db: Db,
+  criteria: NotificationCriteria,
+  page: NotificationPageRequest,
+): Promise<NotificationRow[]> {
   const conditions = matching(criteria)
   if (page.before !== undefined) conditions.push(beforePosition(page.before))
   return db
@@ -160,21 +208,29 @@ export async function countNotifications(db: Db, criteria: NotificationCriteria)
  * at `perTask`, so the cost is the rows returned, however many a task has stored. Tasks with no
  * callbacks map to an empty list; each list is newest first.
  */
-export async function latestNotificationsForTasks(db: Db, taskIds: readonly string[], perTask: number, allowedServiceCodes?: readonly string[]): Promise<Map<string, NotificationRow[]>> {
+export async function latestNotificationsForTasks(
+  db: Db,
+  taskIds: readonly string[],
+  perTask: number,
+  allowedServiceCodes?: readonly string[],
+): Promise<Map<string, NotificationRow[]>> {
   const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
   if (taskIds.length === 0 || perTask <= 0) return byTask
   const wanted = sql`unnest(array[${sql.join(
     [...new Set(taskIds)].map((id) => sql`${id}`),
     sql`, `,
   )}]::text[]) as wanted(task_id)`
-  const scope = allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``
+  const scope =
+    allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``
   // A page of tasks reads 5 rows of each of 50: Drizzle's row mapping (per column, per row) cost
   // more than the rest of their way from row to answer, so the rows are read as the driver gives
   // them, with the times as epoch milliseconds (one number, no date text to parse).
   const result = await db.execute(sql`
-    select l.xid::text as xid, l.id::float8 as id, l.type, l.service_code as "serviceCode", l.task_id as "taskId", l.user_name as "userName",
+    select l.xid::text as xid, l.id::float8 as id, l.type, l.service_code as "serviceCode", l.task_id as "taskId",
+      l.user_name as "userName",
       l.vs_id as "vsId", floor(extract(epoch from l.service_created_at) * 1000)::float8 as "serviceCreatedAt",
-      floor(extract(epoch from l.received_at) * 1000)::float8 as "receivedAt", l.deliveries, l.values, l.signature, l.method, l.query, l.body
+      floor(extract(epoch from l.received_at) * 1000)::float8 as "receivedAt", l.deliveries, l.values, l.signature,
+        l.method, l.query, l.body
     from ${wanted} cross join lateral (
       select * from ${callbacks} where ${callbacks.taskId} = wanted.task_id and ${FINAL}${scope}
       order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${perTask}
@@ -185,13 +241,18 @@ export async function latestNotificationsForTasks(db: Db, taskIds: readonly stri
       ...row,
       serviceCreatedAt: row.serviceCreatedAt === null ? null : new Date(row.serviceCreatedAt),
       receivedAt: new Date(row.receivedAt),
-      body: Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength),
+      body: Buffer.isBuffer(row.body)
+        ? row.body
+        : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength),
     })
   }
   return byTask
 }
 
-/** A {@link NotificationRow} as a raw statement reads it: times as epoch milliseconds, bytes as either driver gives them. */
+/**
+ * A {@link NotificationRow} as a raw statement reads it: times as epoch milliseconds, bytes as either driver gives
+ * them.
+ */
 interface RawNotificationRow extends Omit<NotificationRow, 'serviceCreatedAt' | 'receivedAt' | 'body'> {
   serviceCreatedAt: number | null
   receivedAt: number
@@ -199,7 +260,11 @@ interface RawNotificationRow extends Omit<NotificationRow, 'serviceCreatedAt' | 
 }
 
 /** How many stored callbacks each task has, in one statement for any number of tasks. */
-export async function countNotificationsForTasks(db: Db, taskIds: readonly string[], allowedServiceCodes?: readonly string[]): Promise<Map<string, number>> {
+export async function countNotificationsForTasks(
+  db: Db,
+  taskIds: readonly string[],
+  allowedServiceCodes?: readonly string[],
+): Promise<Map<string, number>> {
   const counts = new Map<string, number>(taskIds.map((id) => [id, 0]))
   if (taskIds.length === 0) return counts
   const rows = await db

@@ -12,7 +12,8 @@ export function notifyStatement(events: readonly RealtimeEvent[]): SQL | undefin
   const payloads = events.map(encodeEvent).filter((payload): payload is string => payload !== undefined)
   if (payloads.length === 0) return undefined
   // The payloads in one literal: no placeholder per event, and no parameter at all (see jsonLiteral).
-  return sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, p) from jsonb_array_elements_text(${jsonLiteral(payloads)}) with ordinality as v(p, n) order by n`
+  return sql`select pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)}, p) from
+    jsonb_array_elements_text(${jsonLiteral(payloads)}) with ordinality as v(p, n) order by n`
 }
 
 /** One NOTIFY of one payload on a channel of its own, to run inside the transaction it tells of. */

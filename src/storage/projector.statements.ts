@@ -19,7 +19,10 @@ export type LoggedCallback = FoldableRecord & LogPosition & { final: boolean; tr
  */
 export async function tryProjectorLock(tx: Db): Promise<boolean> {
   const [row] = resultRows<{ locked: boolean }>(
-    await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:projector', 0)) as locked, set_config('synchronous_commit', 'off', true)`),
+    await tx.execute(
+      sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:projector', 0)) as locked,
+        set_config('synchronous_commit', 'off', true)`,
+    ),
   )
   return row?.locked === true
 }

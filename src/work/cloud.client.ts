@@ -112,9 +112,11 @@ export class CloudClient {
     const service = this.services.get(code)
     if (!service) throw new UpstreamError('NOT_CONFIGURED', code, `Service code "${code}" is not configured.`)
     const what = request.operation
-    if (!service.baseUrl) throw new UpstreamError('NOT_CONFIGURED', code, `Service code "${code}" has no baseUrl for ${what}.`)
+    if (!service.baseUrl)
+      throw new UpstreamError('NOT_CONFIGURED', code, `Service code "${code}" has no baseUrl for ${what}.`)
     const secret = service.secrets[0]
-    if (!secret) throw new UpstreamError('NOT_CONFIGURED', code, `Service code "${code}" has no secret to sign ${what} with.`)
+    if (!secret)
+      throw new UpstreamError('NOT_CONFIGURED', code, `Service code "${code}" has no secret to sign ${what} with.`)
     const pairs: Array<readonly [string, string]> = [['service_code', code], ...(request.params ?? [])]
     const url = new URL(service.baseUrl)
     url.pathname = `${url.pathname.replace(/\/+$/, '')}${API_VERSION_PATH}/${request.operation}`

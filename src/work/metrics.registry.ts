@@ -7,7 +7,10 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
  */
 export interface Metrics {
   registry: Registry
-  /** Callbacks judged, by notification type (`unknown` before it is read) and verdict (`kept`, `duplicate`, `spooled`, or the refusal code). */
+  /**
+   * Callbacks judged, by notification type (`unknown` before it is read) and verdict (`kept`, `duplicate`, `spooled`,
+   * or the refusal code).
+   */
   callbacks: Counter<'type' | 'verdict'>
   /** Seconds from a callback's arrival to its answer. */
   ingestSeconds: Histogram<'outcome'>
@@ -40,7 +43,12 @@ export function createMetrics(): Metrics {
   const registers = [registry]
   return {
     registry,
-    callbacks: new Counter({ name: 'livegate_callbacks_total', help: 'Callbacks judged, by type and verdict.', labelNames: ['type', 'verdict'], registers }),
+    callbacks: new Counter({
+      name: 'livegate_callbacks_total',
+      help: 'Callbacks judged, by type and verdict.',
+      labelNames: ['type', 'verdict'],
+      registers,
+    }),
     ingestSeconds: new Histogram({
       name: 'livegate_ingest_seconds',
       help: 'Seconds from a callback arriving to its answer.',
@@ -48,8 +56,17 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    spoolDepth: new Gauge({ name: 'livegate_spool_depth', help: 'Callbacks kept in the spool, waiting for the database.', registers }),
-    subscriptions: new Gauge({ name: 'livegate_subscriptions', help: 'Open subscriptions, by field.', labelNames: ['field'], registers }),
+    spoolDepth: new Gauge({
+      name: 'livegate_spool_depth',
+      help: 'Callbacks kept in the spool, waiting for the database.',
+      registers,
+    }),
+    subscriptions: new Gauge({
+      name: 'livegate_subscriptions',
+      help: 'Open subscriptions, by field.',
+      labelNames: ['field'],
+      registers,
+    }),
     upstreamPollSeconds: new Histogram({
       name: 'livegate_upstream_poll_seconds',
       help: 'Seconds a task_list poll took.',
@@ -64,7 +81,12 @@ export function createMetrics(): Metrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    upstreamErrors: new Counter({ name: 'livegate_upstream_errors_total', help: 'Failed task_list polls, by kind.', labelNames: ['service_code', 'kind'], registers }),
+    upstreamErrors: new Counter({
+      name: 'livegate_upstream_errors_total',
+      help: 'Failed task_list polls, by kind.',
+      labelNames: ['service_code', 'kind'],
+      registers,
+    }),
     upstreamConsecutiveFailures: new Gauge({
       name: 'livegate_upstream_consecutive_failures',
       help: 'Failed task_list polls in a row since the last success.',
@@ -73,7 +95,12 @@ export function createMetrics(): Metrics {
       aggregator: 'max',
       registers,
     }),
-    upstreamLeaseHeld: new Gauge({ name: 'livegate_upstream_lease_held', help: '1 while this instance polls the service code.', labelNames: ['service_code'], registers }),
+    upstreamLeaseHeld: new Gauge({
+      name: 'livegate_upstream_lease_held',
+      help: '1 while this instance polls the service code.',
+      labelNames: ['service_code'],
+      registers,
+    }),
     graphqlSeconds: new Histogram({
       name: 'livegate_graphql_seconds',
       help: 'Seconds a GraphQL operation took, by operation name.',
@@ -122,7 +149,9 @@ export function historyMetrics(registry: Registry): HistoryMetrics {
     metrics = {
       callbacksMissing: new Counter({
         name: 'livegate_callbacks_missing_total',
-        help: 'Callbacks found missing: a task listed live with no type 0 within the grace (kind="start"), or gone from the list with no type 1 (kind="end").',
+        help:
+          'Callbacks found missing: a task listed live with no type 0 within the grace (kind="start"), or gone ' +
+          'from the list with no type 1 (kind="end").',
         labelNames: ['service_code', 'kind'],
         registers,
       }),
@@ -133,7 +162,12 @@ export function historyMetrics(registry: Registry): HistoryMetrics {
         buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
         registers,
       }),
-      samples: new Counter({ name: 'livegate_samples_total', help: 'Task samples written, one per listed task per task_list answer.', labelNames: ['service_code'], registers }),
+      samples: new Counter({
+        name: 'livegate_samples_total',
+        help: 'Task samples written, one per listed task per task_list answer.',
+        labelNames: ['service_code'],
+        registers,
+      }),
     }
     byRegistry.set(registry, metrics)
   }

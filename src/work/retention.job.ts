@@ -40,8 +40,14 @@ export interface RetentionOptions {
 }
 
 /** The settings of every prune, from the configuration (`retention`, `actions`, `webhooks`). */
-export function retentionSettings(config: Pick<Config, 'retention' | 'actions' | 'webhooks'>): Pick<RetentionOptions, 'retention' | 'actionsRetentionDays' | 'webhooksDeliveredRetentionMs'> {
-  return { retention: config.retention, actionsRetentionDays: config.actions.retention, webhooksDeliveredRetentionMs: config.webhooks.deliveredRetention }
+export function retentionSettings(
+  config: Pick<Config, 'retention' | 'actions' | 'webhooks'>,
+): Pick<RetentionOptions, 'retention' | 'actionsRetentionDays' | 'webhooksDeliveredRetentionMs'> {
+  return {
+    retention: config.retention,
+    actionsRetentionDays: config.actions.retention,
+    webhooksDeliveredRetentionMs: config.webhooks.deliveredRetention,
+  }
 }
 
 /** One prune on the schedule: when it is next due, by the process's clock. */
@@ -72,8 +78,10 @@ export class RetentionJob {
   constructor(private readonly options: RetentionOptions) {
     this.now = options.now ?? (() => new Date())
     const { intervalMs } = options.retention
-    if (this.tablesPruned) this.step('retention', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.runOnce())
-    if (intervalMs > 0 && options.webhooksDeliveredRetentionMs !== undefined) this.step('webhooks', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.pruneWebhooks())
+    if (this.tablesPruned)
+      this.step('retention', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.runOnce())
+    if (intervalMs > 0 && options.webhooksDeliveredRetentionMs !== undefined)
+      this.step('webhooks', intervalMs, Math.min(FIRST_RUN_DELAY_MS, intervalMs), () => this.pruneWebhooks())
     const history = options.history
     const every = history?.retention.pruneIntervalMs ?? 0
     if (every > 0) this.step('history', every, Math.min(FIRST_HISTORY_DELAY_MS, every), () => this.pruneHistory())
@@ -122,7 +130,10 @@ export class RetentionJob {
     if (pruned.partitions.length > 0) {
       history.onPartitionsDropped()
       const { partitions, rollupRows } = pruned
-      this.options.log.info({ partitions, rollupRows }, `history: dropped ${partitions.length} partitions of raw samples`)
+      this.options.log.info(
+        { partitions, rollupRows },
+        `history: dropped ${partitions.length} partitions of raw samples`,
+      )
     }
     return pruned
   }
@@ -146,7 +157,11 @@ export class RetentionJob {
   private async runDue(): Promise<undefined> {
     for (const step of this.steps) {
       if (this.stopped || step.dueAt > Date.now()) continue
-      await step.run().catch((error: unknown) => this.options.log.warn({ err: error }, `${step.name}: prune failed; trying again at the next interval`))
+      await step
+        .run()
+        .catch((error: unknown) =>
+          this.options.log.warn({ err: error }, `${step.name}: prune failed; trying again at the next interval`),
+        )
       step.dueAt = Date.now() + step.everyMs
     }
     if (!this.stopped) this.wakeAtNext()
@@ -169,14 +184,21 @@ export class RetentionJob {
     let deleted = 0
     let statements = 0
     for (;;) {
-      const count = table === 'actions' ? await pruneActions(db, cutoff, retention.batchSize) : await pruneBatch(db, table, cutoff, retention.batchSize)
+      const count =
+        table === 'actions'
+          ? await pruneActions(db, cutoff, retention.batchSize)
+          : await pruneBatch(db, table, cutoff, retention.batchSize)
       statements += 1
       deleted += count
       if (count < retention.batchSize || this.stopped) break
     }
     const outcome = { table, cutoff, deleted, statements }
     const at = cutoff.toISOString()
-    if (deleted > 0) log.info({ table, cutoff: at, deleted, statements }, `retention: pruned ${deleted} ${table} received before ${at}`)
+    if (deleted > 0)
+      log.info(
+        { table, cutoff: at, deleted, statements },
+        `retention: pruned ${deleted} ${table} received before ${at}`,
+      )
     else log.debug({ table, cutoff: at }, 'retention: nothing to prune')
     return outcome
   }
@@ -186,7 +208,11 @@ export class RetentionJob {
  * Drops delivered webhook records past `deliveredRetentionMs` and dead letters past 30 days, in
  * batches of `retention.batchSize`; answers how many went.
  */
-export async function pruneDeliveries(options: Pick<RetentionOptions, 'db' | 'retention' | 'log'>, deliveredRetentionMs: number, now: Date): Promise<number> {
+export async function pruneDeliveries(
+  options: Pick<RetentionOptions, 'db' | 'retention' | 'log'>,
+  deliveredRetentionMs: number,
+  now: Date,
+): Promise<number> {
   const { db, retention, log } = options
   const delivered = new Date(now.getTime() - deliveredRetentionMs)
   const dead = new Date(now.getTime() - DEAD_LETTER_RETENTION_MS)

@@ -1,4 +1,16 @@
-import { type Attributes, type Context, context, type Link, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from '@opentelemetry/api'
 
 /**
  * Spans of the units of work, through the OpenTelemetry API only. The SDK (exporter, context
@@ -74,7 +86,11 @@ export function inSpan<T>(name: string, options: SpanOptions, run: (span: Span |
  */
 export function recordSpan(name: string, options: SpanOptions & { startTime: Date }, error?: unknown): void {
   if (!active) return
-  const span = tracer.startSpan(name, spanOptions(options), options.root ? ROOT_CONTEXT : (options.parent ?? context.active()))
+  const span = tracer.startSpan(
+    name,
+    spanOptions(options),
+    options.root ? ROOT_CONTEXT : (options.parent ?? context.active()),
+  )
   if (error !== undefined) fail(span, error)
   span.end()
 }
@@ -128,11 +144,24 @@ export function linksTo(traceparents: Iterable<string | null | undefined>): Link
  * `traceparent` kept with the callback in the log. The event hub calls it once per batch of
  * events it delivers, with the batch's callbacks' traceparents.
  */
-export function deliverySpan<T>(eventTraceparents: Iterable<string | null | undefined>, run: (span: Span | undefined) => T, attributes?: Attributes): T {
+export function deliverySpan<T>(
+  eventTraceparents: Iterable<string | null | undefined>,
+  run: (span: Span | undefined) => T,
+  attributes?: Attributes,
+): T {
   if (!active) return run(undefined)
   const traceparents = [...eventTraceparents]
   const links = linksTo(traceparents)
-  return inSpan('events deliver', { root: true, kind: SpanKind.PRODUCER, links, attributes: { 'livegate.events': traceparents.length, ...attributes } }, run)
+  return inSpan(
+    'events deliver',
+    {
+      root: true,
+      kind: SpanKind.PRODUCER,
+      links,
+      attributes: { 'livegate.events': traceparents.length, ...attributes },
+    },
+    run,
+  )
 }
 
 /** The active trace's id, or undefined outside a recorded span. */

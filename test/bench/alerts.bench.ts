@@ -40,7 +40,14 @@ function hundredRules(): AlertRuleFile[] {
 
 // Two answers of one code 5 s apart listing 10k tasks, from the simulator's own tasks, each id its own.
 function answers(): [string, string] {
-  const scenario = generateScenario({ seed: 5, sessions: 64, serviceCodes: ['BIG'], rate: 4, epochMs: 0, audience: true })
+  const scenario = generateScenario({
+    seed: 5,
+    sessions: 64,
+    serviceCodes: ['BIG'],
+    rate: 4,
+    epochMs: 0,
+    audience: true,
+  })
   const base: SimulatedTask[] = scenario.sessions.flatMap((session) => {
     const mid = (session.liveFromMs + session.listedUntilMs) / 2
     return taskListAt(scenario, 'BIG', mid).task_list.filter((task) => task.id === session.taskId)
@@ -68,7 +75,14 @@ function watchPass(rules: ReturnType<typeof alertRules>, live: LiveTask[], track
   const tasks: TaskReading[] = live.map((row) => {
     const sampled = { health: row.health, since: row.since }
     const view = taskHealth({ status: 'LIVE', listed: true, endedAt: null, waitingSince: null, sampled, stale: false })
-    return { serviceCode: 'BIG', taskId: row.taskId, health: view.state, healthSince: view.since, viewers: row.viewers, inputBitrate: 800_000 }
+    return {
+      serviceCode: 'BIG',
+      taskId: row.taskId,
+      health: view.state,
+      healthSince: view.since,
+      viewers: row.viewers,
+      inputBitrate: 800_000,
+    }
   })
   const services = [{ serviceCode: 'BIG', viewers: 50_000, stale: false, staleSince: null, callbacksMissing: 0 }]
   return evaluateRules(rules, { tasks, services }, [], tracks, at).tracks
@@ -111,7 +125,10 @@ function cost(log: (line: string) => void): CostFigures {
       0.5,
     )
   const figures = { passMs: median(plain), withRulesMs: median(ruled), ratio: median(ruled) / median(plain) }
-  log(`alerts: a poll pass of ${TASKS} tasks ${figures.passMs.toFixed(1)} ms CPU, with ${RULES} rules ${figures.withRulesMs.toFixed(1)} ms`)
+  log(
+    `alerts: a poll pass of ${TASKS} tasks ${figures.passMs.toFixed(1)} ms CPU, with ${RULES} rules ${figures.withRulesMs.toFixed(1)}` +
+      ` ms`,
+  )
   return figures
 }
 
@@ -128,30 +145,72 @@ export async function runAlertsBench(ctx: BenchContext): Promise<BenchSection> {
   const bound = FOR_MS + POLL_MS + 1000
   ctx.log(`alerts: ${hour.detected}/${hour.faults} faults found over ${hour.passes} passes; p95 ${p95(latencies)} ms`)
   const spent = cost(ctx.log)
-  const rows = Object.entries(hour.kinds).map(([name, kind]) => [name, `${kind.detected}/${kind.faults}`, `${p95(kind.latencies)} ms`, `${Math.max(...kind.latencies)} ms`])
-  rows.push(['reconnects resumed within `for`', `${hour.reconnects} played`, `${hour.reconnectIncidents} incidents`, ''])
-  rows.push(['a poll pass of 10k tasks, Node CPU', `${spent.passMs.toFixed(1)} ms`, `with ${RULES} rules ${spent.withRulesMs.toFixed(1)} ms`, ratio(spent.withRulesMs, spent.passMs)])
+  const rows = Object.entries(hour.kinds).map(([name, kind]) => [
+    name,
+    `${kind.detected}/${kind.faults}`,
+    `${p95(kind.latencies)} ms`,
+    `${Math.max(...kind.latencies)} ms`,
+  ])
+  rows.push([
+    'reconnects resumed within `for`',
+    `${hour.reconnects} played`,
+    `${hour.reconnectIncidents} incidents`,
+    '',
+  ])
+  rows.push([
+    'a poll pass of 10k tasks, Node CPU',
+    `${spent.passMs.toFixed(1)} ms`,
+    `with ${RULES} rules ${spent.withRulesMs.toFixed(1)} ms`,
+    ratio(spent.withRulesMs, spent.passMs),
+  ])
   const detection = hour.detected / hour.faults
   const interrupted = Object.values(hour.kinds).reduce((sum, kind) => sum + (kind.interrupted ?? 0), 0)
   return {
     title: 'Alerts',
     description:
-      `A simulated hour (${hour.sessions} tasks on 3 codes, the simulator's faults with their ground truth, fault.plan.ts) played in simulated time through livegate's pure parts: ` +
-      `each poll's answer (every ${POLL_MS / 1000} s) sampled by the fold, the callbacks due folded into each task's life, the rules decided at every poll and every second, \`for\` ${FOR_MS / 1000} s. ` +
-      "Latency is from the fault beginning in the cloud's data to the opening decision; the database and the webhook's delivery are not in it. " +
-      `A stale list begins when its signal says so (its last success + staleAfterMs); ${interrupted} task faults a reconnect broke inside their first \`for\` ` +
-      '(RECONNECTING is not STARVING: the rule rightly waits its `for` again) count for detection and not for latency. ' +
+      `A simulated hour (${hour.sessions} tasks on 3 codes, the simulator's faults with their ground truth, ` +
+      `fault.plan.ts) played in simulated time through livegate's pure parts: ` +
+      `each poll's answer (every ${POLL_MS / 1000} s) sampled by the fold, the callbacks due folded into each ` +
+      `task's life, the rules decided at every poll and every second, \`for\` ${FOR_MS / 1000} s. ` +
+      "Latency is from the fault beginning in the cloud's data to the opening decision; the database and the " +
+      "webhook's delivery are not in it. " +
+      `A stale list begins when its signal says so (its last success + staleAfterMs); ${interrupted} task faults ` +
+      `a reconnect broke inside their first \`for\` ` +
+      '(RECONNECTING is not STARVING: the rule rightly waits its `for` again) count for detection and not for ' +
+      'latency. ' +
       `${hour.masked} task faults fell while their code's list was stale (nothing to see) and are not counted. ` +
-      `Cost: the Node CPU of a poll pass of ${TASKS} tasks (JSON, schema, evidence, samples) with and without the watch's pass over ${RULES} rules ` +
-      "(readings and the evaluator), median of the rounds after two of warm-up; the database's reads of the watch are not in it.",
+      `Cost: the Node CPU of a poll pass of ${TASKS} tasks (JSON, schema, evidence, samples) with and without ` +
+      `the watch's pass over ${RULES} rules ` +
+      "(readings and the evaluator), median of the rounds after two of warm-up; the database's reads of the " +
+      'watch are not in it.',
     columns: ['fault', 'found', 'p95', 'max'],
     rows,
     targets: [
-      { name: 'faults detected', target: '≥ 99%', measured: `${(detection * 100).toFixed(1)}% of ${hour.faults}`, met: detection >= 0.99 && hour.faults >= 200 },
-      { name: 'p95 fault to incident.opened', target: `≤ ${bound} ms`, measured: `${p95(latencies)} ms (${p95(notStale)} ms without stale lists)`, met: p95(latencies) <= bound },
-      { name: 'incidents for reconnects within `for`', target: '0', measured: String(hour.reconnectIncidents), met: hour.reconnectIncidents === 0 },
+      {
+        name: 'faults detected',
+        target: '≥ 99%',
+        measured: `${(detection * 100).toFixed(1)}% of ${hour.faults}`,
+        met: detection >= 0.99 && hour.faults >= 200,
+      },
+      {
+        name: 'p95 fault to incident.opened',
+        target: `≤ ${bound} ms`,
+        measured: `${p95(latencies)} ms (${p95(notStale)} ms without stale lists)`,
+        met: p95(latencies) <= bound,
+      },
+      {
+        name: 'incidents for reconnects within `for`',
+        target: '0',
+        measured: String(hour.reconnectIncidents),
+        met: hour.reconnectIncidents === 0,
+      },
       { name: 'duplicate incidents', target: '0', measured: String(hour.duplicates), met: hour.duplicates === 0 },
-      { name: `${RULES} rules over ${TASKS} tasks, poll pass Node CPU`, target: '≤ 1.10×', measured: ratio(spent.withRulesMs, spent.passMs), met: spent.ratio <= 1.1 },
+      {
+        name: `${RULES} rules over ${TASKS} tasks, poll pass Node CPU`,
+        target: '≤ 1.10×',
+        measured: ratio(spent.withRulesMs, spent.passMs),
+        met: spent.ratio <= 1.1,
+      },
     ],
     notes: `Incidents no fault explains: ${hour.unexplained}.`,
     data: { hour, cost: spent },

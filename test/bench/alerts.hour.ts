@@ -30,8 +30,22 @@ const CODES = ['A', 'B', 'C']
 const RULES: AlertRule[] = alertRules({
   rules: [
     { name: 'stall', when: 'task.health', is: ['STARVING'], for: FOR_MS, serviceCodes: '*', severity: 'CRITICAL' },
-    { name: 'reconnecting', when: 'task.health', is: ['RECONNECTING'], for: FOR_MS, serviceCodes: '*', severity: 'WARNING' },
-    { name: 'weak-input', when: 'task.inputBitrate', below: 200_000, for: FOR_MS, serviceCodes: '*', severity: 'WARNING' },
+    {
+      name: 'reconnecting',
+      when: 'task.health',
+      is: ['RECONNECTING'],
+      for: FOR_MS,
+      serviceCodes: '*',
+      severity: 'WARNING',
+    },
+    {
+      name: 'weak-input',
+      when: 'task.inputBitrate',
+      below: 200_000,
+      for: FOR_MS,
+      serviceCodes: '*',
+      severity: 'WARNING',
+    },
     { name: 'audience-drop', when: 'service.viewers', below: 1, for: FOR_MS, serviceCodes: '*', severity: 'WARNING' },
     { name: 'stale-list', when: 'upstream.stale', for: FOR_MS, serviceCodes: '*', severity: 'CRITICAL' },
     { name: 'forgetful', when: 'service.callbacksMissing', above: 0, for: 0, serviceCodes: '*', severity: 'INFO' },
@@ -118,7 +132,12 @@ export function playHour(scenario: Scenario): HourFigures {
         for (const row of sampled.live) rows.set(row.taskId, row)
         for (const found of sampled.missing) if (found.kind === 'LIVE_START') missingAt.get(code)?.push(t)
         for (const [id, row] of rows) if (!row.listed && row.endChecked) rows.delete(id)
-        latest.set(code, new Map(sampled.tasks.map((task) => [task.taskId, { viewers: task.viewers, rate: task.input?.rate ?? null }])))
+        latest.set(
+          code,
+          new Map(
+            sampled.tasks.map((task) => [task.taskId, { viewers: task.viewers, rate: task.input?.rate ?? null }]),
+          ),
+        )
         lastSuccess.set(code, t)
       }
     }
@@ -130,22 +149,52 @@ export function playHour(scenario: Scenario): HourFigures {
           const fact = facts.get(row.taskId)
           const status = fact?.waiting ? 'WAITING_RECONNECT' : 'LIVE'
           const sampled = { health: row.health, since: row.since }
-          const view = taskHealth({ status, listed: true, endedAt: null, waitingSince: fact?.waitingSince ?? null, sampled, stale })
+          const view = taskHealth({
+            status,
+            listed: true,
+            endedAt: null,
+            waitingSince: fact?.waitingSince ?? null,
+            sampled,
+            stale,
+          })
           const seen = latest.get(code)?.get(row.taskId)
-          return { serviceCode: code, taskId: row.taskId, health: view.state, healthSince: view.since, viewers: seen?.viewers ?? null, inputBitrate: seen?.rate ?? null }
+          return {
+            serviceCode: code,
+            taskId: row.taskId,
+            health: view.state,
+            healthSince: view.since,
+            viewers: seen?.viewers ?? null,
+            inputBitrate: seen?.rate ?? null,
+          }
         })
     })
     const services = CODES.map((code) => {
       const last = lastSuccess.get(code)
       const stale = t - (last ?? 0) >= STALE_MS
       const missing = (missingAt.get(code) ?? []).filter((at) => at >= t - HOUR).length
-      const viewers = stale || last === undefined ? null : tasks.filter((task) => task.serviceCode === code).reduce((sum, task) => sum + (task.viewers ?? 0), 0)
-      return { serviceCode: code, viewers, stale, staleSince: stale ? (last ?? 0) + STALE_MS : null, callbacksMissing: missing }
+      const viewers =
+        stale || last === undefined
+          ? null
+          : tasks.filter((task) => task.serviceCode === code).reduce((sum, task) => sum + (task.viewers ?? 0), 0)
+      return {
+        serviceCode: code,
+        viewers,
+        stale,
+        staleSince: stale ? (last ?? 0) + STALE_MS : null,
+        callbacksMissing: missing,
+      }
     })
     const decided = evaluateRules(RULES, { tasks, services }, [...open.values()], tracks, t)
     passes++
     tracks = decided.tracks
-    for (const opening of decided.opens) open.set(key(opening), { id: nextId++, rule: opening.rule.name, serviceCode: opening.serviceCode, taskId: opening.taskId, opened: record(opening, t, opened) })
+    for (const opening of decided.opens)
+      open.set(key(opening), {
+        id: nextId++,
+        rule: opening.rule.name,
+        serviceCode: opening.serviceCode,
+        taskId: opening.taskId,
+        opened: record(opening, t, opened),
+      })
     for (const resolving of decided.resolves) {
       for (const [k, incident] of open) {
         if (incident.id !== resolving.id) continue
@@ -158,11 +207,21 @@ export function playHour(scenario: Scenario): HourFigures {
 }
 
 function key(opening: { rule: { name: string } | string; serviceCode: string; taskId: string | null }): string {
-  return JSON.stringify([typeof opening.rule === 'string' ? opening.rule : opening.rule.name, opening.serviceCode, opening.taskId])
+  return JSON.stringify([
+    typeof opening.rule === 'string' ? opening.rule : opening.rule.name,
+    opening.serviceCode,
+    opening.taskId,
+  ])
 }
 
 function record(opening: Opening, t: number, into: Opened[]): Opened {
-  const row = { rule: opening.rule.name, serviceCode: opening.serviceCode, taskId: opening.taskId, at: t, resolvedAt: null }
+  const row = {
+    rule: opening.rule.name,
+    serviceCode: opening.serviceCode,
+    taskId: opening.taskId,
+    at: t,
+    resolvedAt: null,
+  }
   into.push(row)
   return row
 }
@@ -180,7 +239,9 @@ function judge(scenario: Scenario, opened: Opened[], passes: number): HourFigure
   for (const fault of faults) {
     const rule = FINDS[fault.kind]
     const perTask = fault.kind !== 'forgotten-start' && fault.taskId !== null
-    const mine = opened.filter((o) => o.rule === rule && o.serviceCode === fault.serviceCode && (!perTask || o.taskId === fault.taskId))
+    const mine = opened.filter(
+      (o) => o.rule === rule && o.serviceCode === fault.serviceCode && (!perTask || o.taskId === fault.taskId),
+    )
     const until = (fault.untilMs ?? fault.fromMs + GRACE_MS) + FOR_MS + 2 * POLL_MS + STALE_MS
     const inside = mine.filter((o) => o.at >= fault.fromMs && o.at <= until)
     const hit = inside[0] ?? mine.find((o) => o.at < fault.fromMs && (o.resolvedAt ?? Infinity) > fault.fromMs)
@@ -193,7 +254,11 @@ function judge(scenario: Scenario, opened: Opened[], passes: number): HourFigure
     }
     // A task's fault while its code's list is stale cannot be seen: livegate has no sample of it.
     const end = fault.untilMs ?? fault.fromMs
-    const hidden = (f: PlannedFault) => f.kind === 'stale-list' && f.serviceCode === fault.serviceCode && f.fromMs < end + FOR_MS && (f.untilMs ?? 0) > fault.fromMs
+    const hidden = (f: PlannedFault) =>
+      f.kind === 'stale-list' &&
+      f.serviceCode === fault.serviceCode &&
+      f.fromMs < end + FOR_MS &&
+      (f.untilMs ?? 0) > fault.fromMs
     if (fault.taskId !== null && faults.some(hidden)) {
       masked++
       for (const o of mine) if (o.at >= fault.fromMs && o.at <= until) explained.add(o)
@@ -207,10 +272,19 @@ function judge(scenario: Scenario, opened: Opened[], passes: number): HourFigure
     detected++
     // A stale list is a fault of the signal's own definition (`upstream(code).stale`: no success for
     // staleAfterMs): it appears in the data when the list is stale, after its last success.
-    const appears = fault.kind === 'stale-list' ? Math.ceil(fault.fromMs / POLL_MS) * POLL_MS - POLL_MS + STALE_MS : fault.fromMs
+    const appears =
+      fault.kind === 'stale-list' ? Math.ceil(fault.fromMs / POLL_MS) * POLL_MS - POLL_MS + STALE_MS : fault.fromMs
     // A reconnect that begins inside a task fault's first `for` breaks its condition (the task is
     // RECONNECTING, not STARVING): the rule rightly starts its `for` again, so the bound cannot apply.
-    const broken = fault.taskId !== null && faults.some((f) => f.kind === 'reconnect' && f.taskId === fault.taskId && f.fromMs >= fault.fromMs && f.fromMs < fault.fromMs + FOR_MS + POLL_MS)
+    const broken =
+      fault.taskId !== null &&
+      faults.some(
+        (f) =>
+          f.kind === 'reconnect' &&
+          f.taskId === fault.taskId &&
+          f.fromMs >= fault.fromMs &&
+          f.fromMs < fault.fromMs + FOR_MS + POLL_MS,
+      )
     if (broken) kind.interrupted = (kind.interrupted ?? 0) + 1
     else if (hit.at >= fault.fromMs) kind.latencies.push(hit.at - appears)
   }

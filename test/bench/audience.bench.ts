@@ -23,7 +23,14 @@ function answerAt(round: number) {
       id: `bench-${i}`,
       vs_id: 'xvs-1',
       input_bytes: round * 625_000 + i,
-      outputs: [{ tag: 'flv_hd', format: 'flv', http_connections_num: (i * 7 + round) % 3000, http_output_bytes: round * (i % 3000) * 100_000 }],
+      outputs: [
+        {
+          tag: 'flv_hd',
+          format: 'flv',
+          http_connections_num: (i * 7 + round) % 3000,
+          http_output_bytes: round * (i % 3000) * 100_000,
+        },
+      ],
       inputs: [{ user_name: `user-${i % 200}` }],
     })),
     user_list: [],
@@ -58,7 +65,8 @@ export async function samplingOverhead(url: string) {
   }
   const [size] = resultRows<{ bytes: string; rows: string }>(
     await database.db.execute(
-      sql`select (select sum(pg_total_relation_size(i.inhrelid)) from pg_inherits i where i.inhparent = 'task_samples'::regclass) as bytes, (select count(*) from task_samples) as rows`,
+      sql`select (select sum(pg_total_relation_size(i.inhrelid)) from pg_inherits i where i.inhparent =
+        'task_samples'::regclass) as bytes, (select count(*) from task_samples) as rows`,
     ),
   )
   await database.close()
@@ -69,19 +77,27 @@ export async function samplingOverhead(url: string) {
 async function seedRollups(client: postgres.Sql, fromDay: number, toDay: number, now: number, minuteTasks: number) {
   const start = new Date(now - toDay * DAY).toISOString()
   const end = new Date(now - fromDay * DAY).toISOString()
-  await client.unsafe(`insert into task_metrics_minute select 'BENCH', 'bench-' || t, m, 12, 12 * (t % 3000), t % 3000 + 5, 7500000, 60, 7500000, 60
-    from generate_series(0, ${minuteTasks - 1}) t, generate_series(date_trunc('minute', '${start}'::timestamptz), '${end}'::timestamptz, interval '1 minute') m on conflict do nothing`)
-  await client.unsafe(`insert into task_metrics_hour select 'BENCH', 'bench-' || t, h, 720, 720 * (t % 3000), t % 3000 + 5, 450000000, 3600, 450000000, 3600
-    from generate_series(0, ${TASKS - 1}) t, generate_series(date_trunc('hour', '${start}'::timestamptz), '${end}'::timestamptz, interval '1 hour') h on conflict do nothing`)
-  await client.unsafe(`insert into service_metrics_hour select 'BENCH', h, 720, 720 * ${TASKS}, ${TASKS}, 720 * 1500 * ${TASKS}, 1600 * ${TASKS}, 450000000::bigint * ${TASKS}, 3600 * 720
-    from generate_series(date_trunc('hour', '${start}'::timestamptz), '${end}'::timestamptz, interval '1 hour') h on conflict do nothing`)
+  await client.unsafe(`insert into task_metrics_minute select 'BENCH', 'bench-' || t, m, 12, 12 * (t % 3000), t % 3000
+    + 5, 7500000, 60, 7500000, 60
+    from generate_series(0, ${minuteTasks - 1}) t, generate_series(date_trunc('minute', '${start}'::timestamptz),
+      '${end}'::timestamptz, interval '1 minute') m on conflict do nothing`)
+  await client.unsafe(`insert into task_metrics_hour select 'BENCH', 'bench-' || t, h, 720, 720 * (t % 3000), t % 3000
+    + 5, 450000000, 3600, 450000000, 3600
+    from generate_series(0, ${TASKS - 1}) t, generate_series(date_trunc('hour', '${start}'::timestamptz),
+      '${end}'::timestamptz, interval '1 hour') h on conflict do nothing`)
+  await client.unsafe(`insert into service_metrics_hour select 'BENCH', h, 720, 720 * ${TASKS}, ${TASKS}, 720 * 1500 *
+    ${TASKS}, 1600 * ${TASKS}, 450000000::bigint * ${TASKS}, 3600 * 720
+    from generate_series(date_trunc('hour', '${start}'::timestamptz), '${end}'::timestamptz, interval '1 hour') h on
+      conflict do nothing`)
   await client.unsafe('analyze task_metrics_minute; analyze task_metrics_hour; analyze service_metrics_hour')
 }
 
 const TASK_QUERY =
-  'query TaskMinutes($id: ID!, $from: DateTime, $to: DateTime) { task(id: $id) { metrics(step: MINUTE, from: $from, to: $to) { at samples viewers viewersMax inputBitrate outputBitrate } } }'
+  'query TaskMinutes($id: ID!, $from: DateTime, $to: DateTime) { task(id: $id) { metrics(step: MINUTE, from: ' +
+  '$from, to: $to) { at samples viewers viewersMax inputBitrate outputBitrate } } }'
 const SERVICE_QUERY =
-  'query ServiceHours($from: DateTime, $to: DateTime) { serviceMetrics(serviceCode: "BENCH", step: HOUR, from: $from, to: $to) { at samples liveTasks viewers viewersMax inputBitrate } }'
+  'query ServiceHours($from: DateTime, $to: DateTime) { serviceMetrics(serviceCode: "BENCH", step: HOUR, from: ' +
+  '$from, to: $to) { at samples liveTasks viewers viewersMax inputBitrate } }'
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /**
@@ -94,7 +110,10 @@ async function startRollupCeiling(url: string) {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', async () => {
-      const { operationName, variables } = JSON.parse(Buffer.concat(chunks).toString()) as { operationName: string; variables: { id?: string; from: string; to: string } }
+      const { operationName, variables } = JSON.parse(Buffer.concat(chunks).toString()) as {
+        operationName: string
+        variables: { id?: string; from: string; to: string }
+      }
       const [row] =
         operationName === 'TaskMinutes'
           ? await client`select json_build_object('data', json_build_object('task', json_build_object('metrics', coalesce(json_agg(json_build_object('at', to_char(at at time zone 'UTC', ${ISO}), 'samples', samples,
@@ -113,7 +132,9 @@ async function startRollupCeiling(url: string) {
               'inputBitrate', case when input_seconds > 0 then input_bytes * 8 / input_seconds end) order by at), '[]')))::text as body
             from service_metrics_hour where service_code = 'BENCH' and at >= ${variables.from}::timestamptz and at < ${variables.to}::timestamptz`
       const body = String(row?.body)
-      response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        .end(body)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -127,9 +148,18 @@ async function startRollupCeiling(url: string) {
 }
 
 // Requests one after another (a dashboard's reads), as requests per second.
-async function perSecond(url: string, operationName: string, query: string, variables: () => Record<string, unknown>): Promise<number> {
+async function perSecond(
+  url: string,
+  operationName: string,
+  query: string,
+  variables: () => Record<string, unknown>,
+): Promise<number> {
   const post = () =>
-    fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ operationName, query, variables: variables() }) }).then((r) => r.text())
+    fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ operationName, query, variables: variables() }),
+    }).then((r) => r.text())
   for (let i = 0; i < 20; i++) await post()
   const begun = performance.now()
   for (let i = 0; i < REQUESTS; i++) await post()
@@ -147,17 +177,33 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
   const reads: Record<string, { livegate: number; ceiling: number }> = {}
   let bytes = { minuteRow: Number.NaN, hourRow: Number.NaN }
   try {
-    const bench = await startBenchGateway({ databaseUrl: readDb.url, service: { serviceCode: 'BENCH', secret: 'bench' }, value: { log: { level: 'silent' } } })
+    const bench = await startBenchGateway({
+      databaseUrl: readDb.url,
+      service: { serviceCode: 'BENCH', secret: 'bench' },
+      value: { log: { level: 'silent' } },
+    })
     const client = postgres(readDb.url, { max: 1, onnotice: () => {} })
     const ceiling = await startRollupCeiling(readDb.url)
     const now = Date.now()
-    const window = (days: number) => ({ from: new Date(now - days * DAY).toISOString(), to: new Date(now).toISOString() })
-    const taskVars = () => ({ id: Buffer.from(`Task:${JSON.stringify(['BENCH', `bench-${Math.floor(Math.random() * TASKS)}`])}`).toString('base64url'), ...window(1) })
+    const window = (days: number) => ({
+      from: new Date(now - days * DAY).toISOString(),
+      to: new Date(now).toISOString(),
+    })
+    const taskVars = () => ({
+      id: Buffer.from(`Task:${JSON.stringify(['BENCH', `bench-${Math.floor(Math.random() * TASKS)}`])}`).toString(
+        'base64url',
+      ),
+      ...window(1),
+    })
     try {
       // Task rows, so task(id) finds them.
       await client.unsafe(`insert into tasks (service_code, task_id, state, status, listed, sort_at, updated_at)
-        select 'BENCH', 'bench-' || t, jsonb_build_object('v', 1, 'serviceCode', 'BENCH', 'taskId', 'bench-' || t, 'firstCreatedAt', null, 'firstEventAt', null, 'author', null, 'vsId', null, 'start', null, 'end', null, 'resume', null,
-          'outputs', '{}'::jsonb, 'recordings', '[]'::jsonb, 'thumbnails', '[]'::jsonb, 'resumes', '[]'::jsonb, 'sighting', jsonb_build_object('firstSeenAt', ${now - DAY}, 'lastSeenAt', ${now}, 'lastAbsentAt', null, 'task', null)),
+        select 'BENCH', 'bench-' || t, jsonb_build_object('v', 1, 'serviceCode', 'BENCH', 'taskId', 'bench-' || t,
+          'firstCreatedAt', null, 'firstEventAt', null, 'author', null, 'vsId', null, 'start', null, 'end', null,
+          'resume', null,
+          'outputs', '{}'::jsonb, 'recordings', '[]'::jsonb, 'thumbnails', '[]'::jsonb, 'resumes', '[]'::jsonb,
+            'sighting', jsonb_build_object('firstSeenAt', ${now - DAY}, 'lastSeenAt', ${now}, 'lastAbsentAt', null,
+            'task', null)),
           'LIVE', true, now(), now() from generate_series(0, ${TASKS - 1}) t`)
       for (const [label, from, to, minuteTasks] of [
         ['1 day stored', 0, 1, TASKS],
@@ -171,14 +217,25 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
         reads[`task ${label}`] = { livegate: taskL, ceiling: taskC }
         reads[`service ${label}`] = { livegate: serviceL, ceiling: serviceC }
         rows.push([`Task.metrics(MINUTE) over 24 h, ${label}`, taskL.toFixed(0), taskC.toFixed(0), ratio(taskL, taskC)])
-        rows.push([`serviceMetrics(HOUR) over 30 days, ${label}`, serviceL.toFixed(0), serviceC.toFixed(0), ratio(serviceL, serviceC)])
-        ctx.log(`metrics: ${label}: task ${taskL.toFixed(0)}/${taskC.toFixed(0)} req/s, service ${serviceL.toFixed(0)}/${serviceC.toFixed(0)} req/s`)
+        rows.push([
+          `serviceMetrics(HOUR) over 30 days, ${label}`,
+          serviceL.toFixed(0),
+          serviceC.toFixed(0),
+          ratio(serviceL, serviceC),
+        ])
+        ctx.log(
+          `metrics: ${label}: task ${taskL.toFixed(0)}/${taskC.toFixed(0)} req/s, service ${serviceL.toFixed(0)}/${serviceC.toFixed(0)}` +
+            ` req/s`,
+        )
       }
       const [size] = await client<
         { minute: string; minutes: string; hour: string; hours: string }[]
       >`select pg_total_relation_size('task_metrics_minute') as minute, (select count(*) from task_metrics_minute) as minutes,
         pg_total_relation_size('task_metrics_hour') as hour, (select count(*) from task_metrics_hour) as hours`
-      bytes = { minuteRow: Number(size?.minute) / Number(size?.minutes), hourRow: Number(size?.hour) / Number(size?.hours) }
+      bytes = {
+        minuteRow: Number(size?.minute) / Number(size?.minutes),
+        hourRow: Number(size?.hour) / Number(size?.hours),
+      }
     } finally {
       await ceiling.close()
       await client.end()
@@ -189,7 +246,12 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
   }
   // A task-day: a raw sample every 5 s (the default poll interval), 1,440 minute rows, 24 hour rows.
   const taskDay = overhead.rawBytesPerSample * (DAY / 5000) + bytes.minuteRow * 1440 + bytes.hourRow * 24
-  rows.unshift([`fold of a ${TASKS}-task answer: sampled / not (median ms)`, ms(overhead.sampled), ms(overhead.plain), ratio(overhead.sampled, overhead.plain)])
+  rows.unshift([
+    `fold of a ${TASKS}-task answer: sampled / not (median ms)`,
+    ms(overhead.sampled),
+    ms(overhead.plain),
+    ratio(overhead.sampled, overhead.plain),
+  ])
   const worst = (name: string) =>
     Math.min(
       ...Object.entries(reads)
@@ -202,7 +264,14 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
   const flat = (name: string) => pace(`${name} 30 days stored`) / pace(`${name} 1 day stored`)
   return {
     title: 'Audience history',
-    description: `A ${TASKS}-task task_list answer folded with its samples (raw samples, minute and hour rollups per task and per code, task_live, in one statement) against the same answer folded without, alternated over ${ROUNDS} rounds on a PostgreSQL server. Then Task.metrics(step: MINUTE) over 24 h of a random task and serviceMetrics(step: HOUR) over 30 days, ${REQUESTS} requests one after another, against a bare node:http + postgres.js server reading the same rollup tables (one statement per request building the JSON); first with one day stored, then with 30 days (hour rollups of every task; minute rollups of a tenth of them for the 29 older days). Columns: livegate, ceiling, ratio.`,
+    description:
+      `A ${TASKS}-task task_list answer folded with its samples (raw samples, minute and hour rollups per task and ` +
+      `per code, task_live, in one statement) against the same answer folded without, alternated over ${ROUNDS}` +
+      ` rounds on a PostgreSQL server. Then Task.metrics(step: MINUTE) over 24 h of a random task and ` +
+      `serviceMetrics(step: HOUR) over 30 days, ${REQUESTS} requests one after another, against a bare node:http + ` +
+      `postgres.js server reading the same rollup tables (one statement per request building the JSON); first with ` +
+      `one day stored, then with 30 days (hour rollups of every task; minute rollups of a tenth of them for the 29 ` +
+      `older days). Columns: livegate, ceiling, ratio.`,
     columns: ['figure', 'livegate', 'baseline', 'ratio'],
     rows: [
       ...rows,
@@ -211,9 +280,24 @@ export async function runMetricsBench(ctx: BenchContext): Promise<BenchSection> 
       ['bytes per task-day (raw every 5 s, minutes, hours)', taskDay.toFixed(0), '', ''],
     ],
     targets: [
-      { name: 'sampling a 1,000-task answer vs folding it without', target: '≤ 1.20×', measured: ratio(overhead.sampled, overhead.plain), met: overhead.sampled / overhead.plain <= 1.2 },
-      { name: 'Task.metrics(MINUTE) 24 h vs bare SQL server', target: '≥ 0.50×', measured: `${worst('task').toFixed(3)}×`, met: worst('task') >= 0.5 },
-      { name: 'serviceMetrics(HOUR) 30 days vs bare SQL server', target: '≥ 0.50×', measured: `${worst('service').toFixed(3)}×`, met: worst('service') >= 0.5 },
+      {
+        name: 'sampling a 1,000-task answer vs folding it without',
+        target: '≤ 1.20×',
+        measured: ratio(overhead.sampled, overhead.plain),
+        met: overhead.sampled / overhead.plain <= 1.2,
+      },
+      {
+        name: 'Task.metrics(MINUTE) 24 h vs bare SQL server',
+        target: '≥ 0.50×',
+        measured: `${worst('task').toFixed(3)}×`,
+        met: worst('task') >= 0.5,
+      },
+      {
+        name: 'serviceMetrics(HOUR) 30 days vs bare SQL server',
+        target: '≥ 0.50×',
+        measured: `${worst('service').toFixed(3)}×`,
+        met: worst('service') >= 0.5,
+      },
       {
         name: 'series reads vs ceiling, 30 days stored against 1 day (flat)',
         target: '≥ 0.80×',

@@ -15,7 +15,9 @@ export interface BaselineServer {
 const BATCH_MS = 2
 const BATCH_ROWS = 500
 
-const CREATE_TABLE = 'create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not null, body bytea not null, received_at timestamptz not null)'
+const CREATE_TABLE =
+  'create table bench_baseline (id bigserial primary key, dedupe_key text not null unique, fields jsonb not ' +
+  'null, body bytea not null, received_at timestamptz not null)'
 
 interface Row {
   dedupe_key: string
@@ -43,7 +45,9 @@ export async function startBaseline(databaseUrl: string): Promise<BaselineServer
   return serve(
     {
       // Several batches may be in flight on the pool's connections: a commit's fsync need not stall the next batch.
-      insert: (rows) => sql`insert into bench_baseline ${sql(rows, 'dedupe_key', 'fields', 'body', 'received_at')} on conflict (dedupe_key) do nothing`,
+      insert: (rows) =>
+        sql`insert into bench_baseline ${sql(rows, 'dedupe_key', 'fields', 'body', 'received_at')} on conflict
+          (dedupe_key) do nothing`,
       async count() {
         const [row] = await sql<{ n: string }[]>`select count(*) as n from bench_baseline`
         return Number(row?.n ?? 0)

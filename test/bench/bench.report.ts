@@ -59,11 +59,15 @@ export function quantile(sorted: ArrayLike<number>, q: number): number {
 /** A section as Markdown: heading, description, table, targets, notes. */
 export function sectionMarkdown(section: BenchSection): string {
   const lines = [`## ${section.title}`, '', section.description, '']
-  lines.push(`| ${section.columns.join(' | ')} |`, `| ${section.columns.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`)
+  lines.push(
+    `| ${section.columns.join(' | ')} |`,
+    `| ${section.columns.map((_, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`,
+  )
   for (const row of section.rows) lines.push(`| ${row.join(' | ')} |`)
   if (section.targets.length > 0) {
     lines.push('', '| target | wanted | measured | met |', '| --- | --- | --- | --- |')
-    for (const t of section.targets) lines.push(`| ${t.name} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`)
+    for (const t of section.targets)
+      lines.push(`| ${t.name} | ${t.target} | ${t.measured} | ${t.met ? 'yes' : '**no**'} |`)
   }
   if (section.notes) lines.push('', section.notes)
   lines.push('')

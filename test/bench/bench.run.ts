@@ -33,7 +33,12 @@ function machine(serverVersion: string): string {
   } catch {
     // cpus().length stands in where nproc is missing
   }
-  return `nproc ${nproc} (so \`serve --workers\` is ${availableParallelism()} here, one per core, and the figures with that many workers stand beside one worker), ${memGiB} GiB memory, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, ${serverVersion}`
+  return (
+    `nproc ${nproc} (so \`serve --workers\` is ${availableParallelism()} here, one per core, and the figures with ` +
+    `that many workers stand beside one worker), ${memGiB} GiB memory, ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
+    `Node ${process.version}` +
+    `, ${serverVersion}`
+  )
 }
 
 function context(serverUrl: string): BenchContext {
@@ -63,7 +68,8 @@ async function main() {
     .map((name) => name.trim())
     .filter(Boolean)
   const unknown = only.filter((name) => !PARTS[name])
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY names no part: ${unknown.join(', ')} (parts: ${Object.keys(PARTS).join(', ')})`)
+  if (unknown.length > 0)
+    throw new Error(`BENCH_ONLY names no part: ${unknown.join(', ')} (parts: ${Object.keys(PARTS).join(', ')})`)
   const chosen = only.length > 0 ? only : Object.keys(PARTS)
   const started = Date.now()
   const external = process.env.BENCH_DATABASE_URL || undefined
@@ -73,9 +79,13 @@ async function main() {
   let serverVersion = 'PostgreSQL ?'
   try {
     const probe = postgres(serverUrl, { max: 1, onnotice: () => {} })
-    const [version] = await probe<{ server_version: string; fsync: string }[]>`select current_setting('server_version') as server_version, current_setting('fsync') as fsync`
+    const [version] = await probe<
+      { server_version: string; fsync: string }[]
+    >`select current_setting('server_version') as server_version, current_setting('fsync') as fsync`
     await probe.end()
-    serverVersion = `PostgreSQL ${version?.server_version} (fsync ${version?.fsync}, ${external ? 'BENCH_DATABASE_URL' : 'private cluster'})`
+    serverVersion =
+      `PostgreSQL ${version?.server_version} (fsync ${version?.fsync}, ${external ? 'BENCH_DATABASE_URL' : 'private cluster'}` +
+      `)`
     const ctx = context(serverUrl)
     ctx.log(`${serverVersion}; parts: ${chosen.join(', ')}`)
     for (const name of chosen) {
@@ -102,7 +112,15 @@ async function main() {
   const full = chosen.length === Object.keys(PARTS).length
   const into = new URL(full ? './' : './results/', import.meta.url)
   mkdirSync(into, { recursive: true })
-  const results = { node: process.version, measuredAt: new Date().toISOString(), seconds, machine: machine(serverVersion), parts: chosen, targets, sections }
+  const results = {
+    node: process.version,
+    measuredAt: new Date().toISOString(),
+    seconds,
+    machine: machine(serverVersion),
+    parts: chosen,
+    targets,
+    sections,
+  }
   console.log(writeNodeResults(into, full ? 'RESULTS' : 'partial', results))
   if (targets.some((t) => t.name === 'acknowledged callbacks lost' && !t.met)) process.exitCode = 1
 }

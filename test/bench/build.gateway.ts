@@ -15,7 +15,9 @@ export const THIS_BUILD = new URL('../..', import.meta.url).pathname.replace(/\/
  */
 export async function startBuildGateway(build: string, options: BenchGatewayOptions): Promise<BenchGateway> {
   const { loadConfig } = (await import(`${build}/dist/config/index.js`)) as typeof import('../../src/config/index.js')
-  const { startGateway } = (await import(`${build}/dist/gateway.assembly.js`)) as typeof import('../../src/gateway.assembly.js')
+  const { startGateway } = (await import(
+    `${build}/dist/gateway.assembly.js`
+  )) as typeof import('../../src/gateway.assembly.js')
   const scratch = mkdtempSync(join(tmpdir(), 'livegate-ab-'))
   const config = loadConfig({
     env: {},

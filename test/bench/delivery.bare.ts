@@ -21,7 +21,9 @@ export interface BareLoop {
 const BATCH = 256
 const CONCURRENCY = 16
 
-const CREATE_TABLE = 'create table bench_bare_events (id bigserial primary key, event_id text not null, body text not null, delivered_at timestamptz)'
+const CREATE_TABLE =
+  'create table bench_bare_events (id bigserial primary key, event_id text not null, body text not null, ' +
+  'delivered_at timestamptz)'
 
 /** How the loop reads, marks and counts rows: the only part that differs between the databases. */
 interface Store {
@@ -85,8 +87,11 @@ async function serverStore(url: string): Promise<Store> {
   const sql = postgres(url, { max: 2, onnotice: () => {} })
   return {
     exec: async (text) => void (await sql.unsafe(text)),
-    due: (limit) => sql`select id::float8 as id, event_id, body from bench_bare_events where delivered_at is null order by id limit ${limit}`,
-    mark: async (ids) => void (await sql`update bench_bare_events set delivered_at = now() where id = any(${ids}::bigint[])`),
+    due: (limit) =>
+      sql`select id::float8 as id, event_id, body from bench_bare_events where delivered_at is null order by id limit
+        ${limit}`,
+    mark: async (ids) =>
+      void (await sql`update bench_bare_events set delivered_at = now() where id = any(${ids}::bigint[])`),
     insert: async (events) =>
       void (await sql`insert into bench_bare_events ${sql(
         events.map((event) => ({ event_id: event.eventId, body: event.body })),
@@ -102,12 +107,21 @@ async function pgliteStore(): Promise<Store> {
   return {
     exec: async (text) => void (await pg.exec(text)),
     due: async (limit) =>
-      (await pg.query<{ id: number; event_id: string; body: string }>('select id::float8 as id, event_id, body from bench_bare_events where delivered_at is null order by id limit $1', [limit])).rows,
-    mark: async (ids) => void (await pg.query('update bench_bare_events set delivered_at = now() where id = any($1::bigint[])', [ids])),
+      (
+        await pg.query<{ id: number; event_id: string; body: string }>(
+          'select id::float8 as id, event_id, body from bench_bare_events where delivered_at is null order by id ' +
+            'limit $1',
+          [limit],
+        )
+      ).rows,
+    mark: async (ids) =>
+      void (await pg.query('update bench_bare_events set delivered_at = now() where id = any($1::bigint[])', [ids])),
     insert: async (events) =>
-      void (await pg.query(`insert into bench_bare_events (event_id, body) select r->>'event_id', r->>'body' from jsonb_array_elements($1::jsonb) as r`, [
-        JSON.stringify(events.map((event) => ({ event_id: event.eventId, body: event.body }))),
-      ])),
+      void (await pg.query(
+        `insert into bench_bare_events (event_id, body) select r->>'event_id', r->>'body' from ` +
+          `jsonb_array_elements($1::jsonb) as r`,
+        [JSON.stringify(events.map((event) => ({ event_id: event.eventId, body: event.body })))],
+      )),
     end: () => pg.close(),
   }
 }

@@ -19,7 +19,9 @@ const THROUGHPUT_EVENTS = Number(process.env.BENCH_DELIVERY_EVENTS ?? 5000)
 const LAG_MS = Number(process.env.BENCH_DELIVERY_LAG_MS ?? 10_000)
 const OUTAGE_MS = Number(process.env.BENCH_DELIVERY_OUTAGE_MS ?? 60_000)
 const OUTAGE_EVENTS = Number(process.env.BENCH_DELIVERY_OUTAGE_EVENTS ?? 10_000)
-const DATABASES = (process.env.BENCH_DELIVERY_DATABASES ?? 'PostgreSQL,PGlite').split(',').map((name) => name.trim()) as DatabaseKind[]
+const DATABASES = (process.env.BENCH_DELIVERY_DATABASES ?? 'PostgreSQL,PGlite')
+  .split(',')
+  .map((name) => name.trim()) as DatabaseKind[]
 // Retries a sixth of the outage apart (1 to 10 s), fifty of them: the line comes back within a step of the receiver.
 const RETRY_STEP_MS = Math.min(10_000, Math.max(1000, Math.round(OUTAGE_MS / 6)))
 const LAG_TARGET_MS = 200
@@ -34,7 +36,12 @@ interface DatabaseFigures {
 }
 
 /** Ingest in interleaved rounds, with no endpoint and with three; each window's deliveries settled before the next. */
-async function ingestRounds(ctx: BenchContext, none: Rig, three: Rig, receivers: BenchReceiver[]): Promise<{ none: number; three: number }> {
+async function ingestRounds(
+  ctx: BenchContext,
+  none: Rig,
+  three: Rig,
+  receivers: BenchReceiver[],
+): Promise<{ none: number; three: number }> {
   const measured = { none: 0, three: 0 }
   for (let round = 0; round < ROUNDS; round++) {
     // Turns alternate, so neither gateway is always the one that runs first (and warms the machine up).
@@ -42,31 +49,60 @@ async function ingestRounds(ctx: BenchContext, none: Rig, three: Rig, receivers:
     const rates = { none: 0, three: 0 }
     for (const [name, rig] of round % 2 === 0 ? turns : turns.reverse()) {
       const pool = signPool(rig.url, ROUND_POOL, `delivery-${rig.kind}-${name}-${round}`)
-      const result = await runLoad({ url: rig.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool })
+      const result = await runLoad({
+        url: rig.url,
+        connections: CONNECTIONS,
+        warmupMs: WARMUP_MS,
+        durationMs: WINDOW_MS,
+        pool,
+      })
       measured[name] += result.measured
       rates[name] = result.rps
       await settleByMetrics([rig.url])
       if (name === 'three') await settleDeliveries(rig, receivers)
     }
-    ctx.log(`delivery (${none.kind}): ingest round ${round + 1}/${ROUNDS}: ${rates.none.toFixed(0)} req/s with none, ${rates.three.toFixed(0)} with three`)
+    ctx.log(
+      `delivery (${none.kind}): ingest round ${round + 1}/${ROUNDS}: ${rates.none.toFixed(0)} req/s with none, ${rates.three.toFixed(0)}` +
+        ` with three`,
+    )
   }
   const seconds = (ROUNDS * WINDOW_MS) / 1000
   return { none: measured.none / seconds, three: measured.three / seconds }
 }
 
 /** The lag from a callback's arrival to its delivery, at a paced rate, over the three receivers. */
-async function lagAtRate(ctx: BenchContext, rig: Rig, receivers: BenchReceiver[], rate: number): Promise<DatabaseFigures['lag']> {
+async function lagAtRate(
+  ctx: BenchContext,
+  rig: Rig,
+  receivers: BenchReceiver[],
+  rate: number,
+): Promise<DatabaseFigures['lag']> {
   await Promise.all(receivers.map((receiver) => receiver.reset()))
   const pool = signPool(rig.url, Math.ceil((rate * (LAG_MS + WARMUP_MS)) / 1000) + 100, `delivery-lag-${rig.kind}`)
-  const result = await runLoad({ url: rig.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: LAG_MS, pool, ratePerSecond: rate })
+  const result = await runLoad({
+    url: rig.url,
+    connections: CONNECTIONS,
+    warmupMs: WARMUP_MS,
+    durationMs: LAG_MS,
+    pool,
+    ratePerSecond: rate,
+  })
   await settleDeliveries(rig, receivers)
   const stats = await Promise.all(receivers.map((receiver) => receiver.stats()))
   const lags = Float64Array.from(stats.flatMap((byPath) => Object.values(byPath).flatMap((s) => s.lagsMs))).sort()
-  ctx.log(`delivery (${rig.kind}): at ${rate.toFixed(0)} callbacks/s: delivery lag p99 ${ms(quantile(lags, 0.99))} ms over ${lags.length} deliveries`)
+  ctx.log(
+    `delivery (${rig.kind}): at ${rate.toFixed(0)} callbacks/s: delivery lag p99 ${ms(quantile(lags, 0.99))} ms ` +
+      `over ${lags.length} deliveries`,
+  )
   return { rate, sent: result.rps, p50Ms: quantile(lags, 0.5), p99Ms: quantile(lags, 0.99), samples: lags.length }
 }
 
-async function onDatabase(ctx: BenchContext, kind: DatabaseKind, three: BenchReceiver[], one: BenchReceiver): Promise<DatabaseFigures> {
+async function onDatabase(
+  ctx: BenchContext,
+  kind: DatabaseKind,
+  three: BenchReceiver[],
+  one: BenchReceiver,
+): Promise<DatabaseFigures> {
   const rigs: Rig[] = []
   try {
     const none = await startRig(ctx, kind, [])
@@ -99,17 +135,31 @@ function rows(f: DatabaseFigures): string[][] {
   const o = f.outage
   return [
     [`ingest, no endpoint (${f.kind})`, `${f.ingest.none.toFixed(0)} req/s`, '—'],
-    [`ingest, three endpoints on fast receivers (${f.kind})`, `${f.ingest.three.toFixed(0)} req/s`, ratio(f.ingest.three, f.ingest.none)],
-    [`delivery to one fast receiver, bare loop (${f.kind})`, `${f.throughput.bare.perSecond.toFixed(0)}/s, ${f.throughput.bare.cpuUsPerDelivery.toFixed(0)} µs Node CPU each`, '—'],
+    [
+      `ingest, three endpoints on fast receivers (${f.kind})`,
+      `${f.ingest.three.toFixed(0)} req/s`,
+      ratio(f.ingest.three, f.ingest.none),
+    ],
+    [
+      `delivery to one fast receiver, bare loop (${f.kind})`,
+      `${f.throughput.bare.perSecond.toFixed(0)}/s, ${f.throughput.bare.cpuUsPerDelivery.toFixed(0)} µs Node CPU each`,
+      '—',
+    ],
     [
       `delivery to one fast receiver, livegate (${f.kind})`,
-      `${f.throughput.livegate.perSecond.toFixed(0)}/s, ${f.throughput.livegate.cpuUsPerDelivery.toFixed(0)} µs Node CPU each`,
+      `${f.throughput.livegate.perSecond.toFixed(0)}/s, ${f.throughput.livegate.cpuUsPerDelivery.toFixed(0)} µs ` +
+        `Node CPU each`,
       ratio(f.throughput.livegate.perSecond, f.throughput.bare.perSecond),
     ],
-    [`delivery lag at ${f.lag.rate.toFixed(0)} callbacks/s (${f.kind})`, `p50 ${ms(f.lag.p50Ms)} ms, p99 ${ms(f.lag.p99Ms)} ms over ${f.lag.samples}`, '—'],
+    [
+      `delivery lag at ${f.lag.rate.toFixed(0)} callbacks/s (${f.kind})`,
+      `p50 ${ms(f.lag.p50Ms)} ms, p99 ${ms(f.lag.p99Ms)} ms over ${f.lag.samples}`,
+      '—',
+    ],
     [
       `receiver down ${(o.outageMs / 1000).toFixed(0)} s, ${o.events} waiting (${f.kind})`,
-      `${o.delivered} delivered, the last ${(o.afterReturnMs / 1000).toFixed(1)} s after its return; ${o.duplicates} duplicates, ${o.lostAnswers} answers lost, ${o.failedAttempts} failed attempts, ${o.dead} dead`,
+      `${o.delivered} delivered, the last ${(o.afterReturnMs / 1000).toFixed(1)} s after its return; ${o.duplicates}` +
+        ` duplicates, ${o.lostAnswers} answers lost, ${o.failedAttempts} failed attempts, ${o.dead} dead`,
       '—',
     ],
   ]
@@ -118,18 +168,30 @@ function rows(f: DatabaseFigures): string[][] {
 function targets(f: DatabaseFigures): TargetCheck[] {
   const o = f.outage
   return [
-    { name: `ingest with three endpoints ÷ with none (${f.kind})`, target: '≥ 0.90×', measured: ratio(f.ingest.three, f.ingest.none), met: f.ingest.three >= 0.9 * f.ingest.none },
+    {
+      name: `ingest with three endpoints ÷ with none (${f.kind})`,
+      target: '≥ 0.90×',
+      measured: ratio(f.ingest.three, f.ingest.none),
+      met: f.ingest.three >= 0.9 * f.ingest.none,
+    },
     {
       name: `delivery throughput ÷ bare delivery loop (${f.kind})`,
       target: '≥ 0.70×',
       measured: ratio(f.throughput.livegate.perSecond, f.throughput.bare.perSecond),
       met: f.throughput.livegate.perSecond >= 0.7 * f.throughput.bare.perSecond,
     },
-    { name: `delivery lag p99 at half the maximum ingest rate (${f.kind})`, target: `≤ ${LAG_TARGET_MS} ms`, measured: `${ms(f.lag.p99Ms)} ms`, met: f.lag.p99Ms <= LAG_TARGET_MS },
+    {
+      name: `delivery lag p99 at half the maximum ingest rate (${f.kind})`,
+      target: `≤ ${LAG_TARGET_MS} ms`,
+      measured: `${ms(f.lag.p99Ms)} ms`,
+      met: f.lag.p99Ms <= LAG_TARGET_MS,
+    },
     {
       name: `receiver down ${(o.outageMs / 1000).toFixed(0)} s with ${o.events} waiting (${f.kind})`,
       target: '100% delivered after it returns, duplicates ≤ answers lost',
-      measured: `${((100 * o.delivered) / o.events).toFixed(2)}%, ${o.duplicates} duplicates, ${o.lostAnswers} answers lost`,
+      measured:
+        `${((100 * o.delivered) / o.events).toFixed(2)}%, ${o.duplicates}` +
+        ` duplicates, ${o.lostAnswers} answers lost`,
       met: o.delivered === o.events && o.dead === 0 && o.duplicates <= o.lostAnswers,
     },
   ]
@@ -152,15 +214,27 @@ export async function runDeliveryBench(ctx: BenchContext): Promise<BenchSection>
   return {
     title: 'Delivery',
     description:
-      `Webhooks on ${availableParallelism()} cores, Node ${process.version}. Each receiver is a node:http process of its own on loopback answering 204 at once (it reads the body, verifies nothing). ` +
-      `Ingest: the ingest part's load (${CONNECTIONS} keep-alive connections, signed callbacks of every type, each distinct) in ${ROUNDS} interleaved rounds of ${WARMUP_MS / 1000} s warm-up and ${WINDOW_MS / 1000} s measured, ` +
-      'against a gateway with no endpoint and one with three endpoints (every event type) on three receivers; after each window the projection and the deliveries are settled before the next. ' +
-      `Throughput: ${THROUGHPUT_EVENTS} callbacks put in line for one endpoint while its receiver holds its answers, then timed from the answers' release until every outcome is stored; ` +
-      "the bare loop (no livegate code: postgres.js or PGlite, `standardwebhooks`, Node's fetch over keep-alive, 16 in flight, a batch marked delivered per statement) gets the same bodies and is timed from its first read to its last mark, the two taking turns each round. " +
+      `Webhooks on ${availableParallelism()} cores, Node ${process.version}. Each receiver is a node:http ` +
+      `process of its own on loopback answering 204 at once (it reads the body, verifies nothing). ` +
+      `Ingest: the ingest part's load (${CONNECTIONS} keep-alive connections, signed callbacks of every type, ` +
+      `each distinct) in ${ROUNDS} interleaved rounds of ${WARMUP_MS / 1000} s warm-up and ${WINDOW_MS / 1000} s ` +
+      `measured, ` +
+      'against a gateway with no endpoint and one with three endpoints (every event type) on three receivers; ' +
+      'after each window the projection and the deliveries are settled before the next. ' +
+      `Throughput: ${THROUGHPUT_EVENTS} callbacks put in line for one endpoint while its receiver holds its ` +
+      `answers, then timed from the answers' release until every outcome is stored; ` +
+      "the bare loop (no livegate code: postgres.js or PGlite, `standardwebhooks`, Node's fetch over keep-alive, " +
+      '16 in flight, a batch marked delivered per statement) gets the same bodies and is timed from its first ' +
+      'read to its last mark, the two taking turns each round. ' +
       "Node CPU is the bench thread's (the gateway and the bare loop both run in it). " +
-      `Lag: from the callback's arrival at livegate (its \`receivedAt\`, just before its commit: an upper bound) to its arrival at the receiver, at half the rate ingest sustained with three endpoints, paced, for ${LAG_MS / 1000} s. ` +
-      `Outage: the receiver stops listening and cuts its connections, ${OUTAGE_EVENTS} callbacks are ingested, and it listens again ${OUTAGE_MS / 1000} s after it went; retries are ${RETRY_STEP_MS / 1000} s apart (±20%). ` +
-      'A duplicate is a request of an id the receiver already had; an answer lost is a request it read whose answer never left.',
+      `Lag: from the callback's arrival at livegate (its \`receivedAt\`, just before its commit: an upper bound) ` +
+      `to its arrival at the receiver, at half the rate ingest sustained with three endpoints, paced, for ${LAG_MS / 1000}` +
+      ` s. ` +
+      `Outage: the receiver stops listening and cuts its connections, ${OUTAGE_EVENTS} callbacks are ingested, ` +
+      `and it listens again ${OUTAGE_MS / 1000} s after it went; retries are ${RETRY_STEP_MS / 1000} s apart ` +
+      `(±20%). ` +
+      'A duplicate is a request of an id the receiver already had; an answer lost is a request it read whose ' +
+      'answer never left.',
     columns: ['figure', 'measured', 'ratio'],
     rows: figures.flatMap(rows),
     targets: figures.flatMap(targets),

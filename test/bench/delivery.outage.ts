@@ -27,15 +27,28 @@ export interface Outage {
  * everything must arrive. A duplicate is only allowed where an answer was lost, so the receiver
  * counts both; on the rig the retry schedule's steps are a sixth of the outage (see the part).
  */
-export async function measureOutage(ctx: BenchContext, rig: Rig, receiver: BenchReceiver, events: number, outageMs: number): Promise<Outage> {
+export async function measureOutage(
+  ctx: BenchContext,
+  rig: Rig,
+  receiver: BenchReceiver,
+  events: number,
+  outageMs: number,
+): Promise<Outage> {
   await receiver.reset()
   const failedBefore = await rig.attempts('retry')
   const downAt = Date.now()
   await receiver.down()
-  const load = await runLoad({ url: rig.url, connections: 32, warmupMs: 0, durationMs: 600_000, pool: signPool(rig.url, events, `outage-${rig.kind}`) })
+  const load = await runLoad({
+    url: rig.url,
+    connections: 32,
+    warmupMs: 0,
+    durationMs: 600_000,
+    pool: signPool(rig.url, events, `outage-${rig.kind}`),
+  })
   await waitFor('putting the callbacks in line', async () => (await rig.waiting()).pending >= load.okTotal, 120_000)
   const left = downAt + outageMs - Date.now()
-  if (left < 0) ctx.log(`delivery (${rig.kind}): ingesting ${events} callbacks outlasted the ${outageMs} ms outage by ${-left} ms`)
+  if (left < 0)
+    ctx.log(`delivery (${rig.kind}): ingesting ${events} callbacks outlasted the ${outageMs} ms outage by ${-left} ms`)
   else await new Promise((resolve) => setTimeout(resolve, left))
   await receiver.up()
   const upAt = Date.now()

@@ -45,7 +45,10 @@ type Command = 'stats' | 'counts' | 'reset' | 'hold' | 'release' | 'down' | 'up'
  */
 export function startBenchReceiver(): Promise<BenchReceiver> {
   return new Promise((resolve, reject) => {
-    const child: ChildProcess = fork(fileURLToPath(import.meta.url), [RECEIVER_CHILD], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+    const child: ChildProcess = fork(fileURLToPath(import.meta.url), [RECEIVER_CHILD], {
+      execArgv: ['--import', 'tsx'],
+      stdio: 'inherit',
+    })
     let asked = 0
     const waiting = new Map<number, (value: unknown) => void>()
     const ask = (command: Command) =>

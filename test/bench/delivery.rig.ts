@@ -35,7 +35,12 @@ export interface Rig {
  * Starts livegate on a fresh database of the kind asked (the bench's server, or PGlite in memory)
  * with these endpoints, each posting to `${receiver}/hooks/<name>` with the test secret.
  */
-export async function startRig(ctx: BenchContext, kind: DatabaseKind, endpoints: RigEndpoint[], webhooks: Record<string, unknown> = {}): Promise<Rig> {
+export async function startRig(
+  ctx: BenchContext,
+  kind: DatabaseKind,
+  endpoints: RigEndpoint[],
+  webhooks: Record<string, unknown> = {},
+): Promise<Rig> {
   const db = kind === 'PostgreSQL' ? await ctx.createDatabase() : undefined
   const { gateway, close } = await startBenchGateway({
     ...(db ? { databaseUrl: db.url } : {}),
@@ -65,7 +70,10 @@ export async function startRig(ctx: BenchContext, kind: DatabaseKind, endpoints:
     },
     async attempts(outcome) {
       const samples = await scrapeMetrics(gateway.url)
-      return names.reduce((n, endpoint) => n + metricValue(samples, 'livegate_webhook_attempts_total', { endpoint, outcome }), 0)
+      return names.reduce(
+        (n, endpoint) => n + metricValue(samples, 'livegate_webhook_attempts_total', { endpoint, outcome }),
+        0,
+      )
     },
     async bodies(endpoint, limit) {
       const rows = await deliveryPage(drizzle, endpoint, { limit })
@@ -79,11 +87,17 @@ export async function startRig(ctx: BenchContext, kind: DatabaseKind, endpoints:
 }
 
 /** Waits until `ready()` holds, polling every `everyMs`; the time it took (ms). Throws after `timeoutMs`. */
-export async function waitFor(what: string, ready: () => Promise<boolean>, timeoutMs: number, everyMs = 20): Promise<number> {
+export async function waitFor(
+  what: string,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<number> {
   const started = Date.now()
   for (;;) {
     if (await ready()) return Date.now() - started
-    if (Date.now() - started > timeoutMs) throw new Error(`delivery bench: ${what} did not happen within ${timeoutMs} ms`)
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`delivery bench: ${what} did not happen within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }

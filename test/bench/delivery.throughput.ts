@@ -22,7 +22,13 @@ export interface Throughput {
  * same kind, and timed from its first read to its last mark. The two take turns, first one then
  * the other, so a neighbour's load falls on both.
  */
-export async function measureThroughput(ctx: BenchContext, rig: Rig, receiver: BenchReceiver, events: number, rounds: number): Promise<Throughput> {
+export async function measureThroughput(
+  ctx: BenchContext,
+  rig: Rig,
+  receiver: BenchReceiver,
+  events: number,
+  rounds: number,
+): Promise<Throughput> {
   const bareDb = rig.kind === 'PostgreSQL' ? await ctx.createDatabase() : undefined
   const bare = await startBareLoop(bareDb?.url)
   const totals = { livegate: { n: 0, ms: 0, cpuMs: 0 }, bare: { n: 0, ms: 0, cpuMs: 0 } }
@@ -30,14 +36,25 @@ export async function measureThroughput(ctx: BenchContext, rig: Rig, receiver: B
     for (let round = 0; round < rounds; round++) {
       await receiver.reset()
       await receiver.hold()
-      const load = await runLoad({ url: rig.url, connections: 32, warmupMs: 0, durationMs: 600_000, pool: signPool(rig.url, events, `throughput-${rig.kind}-${round}`) })
+      const load = await runLoad({
+        url: rig.url,
+        connections: 32,
+        warmupMs: 0,
+        durationMs: 600_000,
+        pool: signPool(rig.url, events, `throughput-${rig.kind}-${round}`),
+      })
       await waitFor('putting the callbacks in line', async () => (await rig.waiting()).pending >= load.okTotal, 120_000)
       const cpuBefore = mainThreadCpuMs()
       const releasedAt = await receiver.release()
       // The receiver is asked first (another process): a count every 10 ms would take turns with
       // the deliveries on PGlite's one connection. Then the outcomes stored, which end the time.
       const path = `/hooks/${rig.endpoints[0]}`
-      await waitFor('delivering the held line', async () => ((await receiver.counts())[path] ?? 0) >= load.okTotal, 600_000, 10)
+      await waitFor(
+        'delivering the held line',
+        async () => ((await receiver.counts())[path] ?? 0) >= load.okTotal,
+        600_000,
+        10,
+      )
       await waitFor('storing the outcomes', async () => (await rig.waiting()).pending === 0, 600_000, 10)
       const livegateMs = Date.now() - releasedAt
       totals.livegate.cpuMs += mainThreadCpuMs() - cpuBefore
@@ -53,12 +70,18 @@ export async function measureThroughput(ctx: BenchContext, rig: Rig, receiver: B
       totals.bare.cpuMs += mainThreadCpuMs() - bareCpu
       totals.bare.n += delivered
       totals.bare.ms += bareMs
-      ctx.log(`delivery (${rig.kind}): round ${round + 1}/${rounds}: livegate ${((load.okTotal * 1000) / livegateMs).toFixed(0)}/s, bare loop ${((delivered * 1000) / bareMs).toFixed(0)}/s`)
+      ctx.log(
+        `delivery (${rig.kind}): round ${round + 1}/${rounds}: livegate ${((load.okTotal * 1000) / livegateMs).toFixed(0)}` +
+          `/s, bare loop ${((delivered * 1000) / bareMs).toFixed(0)}/s`,
+      )
     }
   } finally {
     await bare.close()
     await bareDb?.drop()
   }
-  const figure = (t: { n: number; ms: number; cpuMs: number }) => ({ perSecond: (t.n * 1000) / t.ms, cpuUsPerDelivery: (t.cpuMs * 1000) / t.n })
+  const figure = (t: { n: number; ms: number; cpuMs: number }) => ({
+    perSecond: (t.n * 1000) / t.ms,
+    cpuUsPerDelivery: (t.cpuMs * 1000) / t.n,
+  })
   return { events, livegate: figure(totals.livegate), bare: figure(totals.bare) }
 }

@@ -63,8 +63,16 @@ function livegatePublisher(url: string, failures: { count: number }): Publish {
   const agent = new Agent({ keepAlive: true })
   const target = new URL('/callbacks', url)
   return (k) => {
-    const fields = { ...sampleCallbacks(taskIdOf(k), FANOUT_SERVICE.serviceCode).liveResume, seq: String(k) } as Record<string, string>
-    const signed = signCallback(fields, { url: target.toString(), method: 'POST', secret: FANOUT_SERVICE.secret, nowMs: Date.now() })
+    const fields = { ...sampleCallbacks(taskIdOf(k), FANOUT_SERVICE.serviceCode).liveResume, seq: String(k) } as Record<
+      string,
+      string
+    >
+    const signed = signCallback(fields, {
+      url: target.toString(),
+      method: 'POST',
+      secret: FANOUT_SERVICE.secret,
+      nowMs: Date.now(),
+    })
     const req = request(target, { method: 'POST', agent, headers: signed.headers }, (res) => {
       if (res.statusCode !== 200) failures.count++
       res.resume()
@@ -80,7 +88,12 @@ function operations(distinct: number): ClientPlan['operations'] {
   if (distinct === 1) return [{ query: OPERATION }]
   // Filters written into the document: distinct operations, each executed once per event. Every
   // one matches the published type (15), so each subscriber still expects every event.
-  return Array.from({ length: distinct }, (_, i) => ({ query: OPERATION.replace('($filter: NotificationFilter)', '').replace('(filter: $filter)', `(filter: { types: [15, ${i}] })`) }))
+  return Array.from({ length: distinct }, (_, i) => ({
+    query: OPERATION.replace('($filter: NotificationFilter)', '').replace(
+      '(filter: $filter)',
+      `(filter: { types: [15, ${i}] })`,
+    ),
+  }))
 }
 
 async function total(clients: BenchChild[]): Promise<ClientStatus> {
@@ -96,21 +109,33 @@ async function total(clients: BenchChild[]): Promise<ClientStatus> {
 async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Promise<Figure> {
   // A folder per process: each of its threads (tsx's loader is one) writes a profile of its own.
   let started = 0
-  const named = (role: string) => (PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', `${PROFILE_DIR}/${spec.mode}.${spec.subscribers}.${spec.distinct}.${role}${started++}`] : [])
+  const named = (role: string) =>
+    PROFILE_DIR
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          `${PROFILE_DIR}/${spec.mode}.${spec.subscribers}.${spec.distinct}.${role}${started++}`,
+        ]
+      : []
   // The workers' figure is a `serve` process tree: CPU and peak RSS are its processes' together.
   const served = spec.mode === 'workers' ? await startServe(databaseUrl, FANOUT_SERVICE, CORES) : undefined
   const server = served ? undefined : startChild('./fanout.server.ts', named('server'))
-  const serverCpu = async (): Promise<Cpu> => (served ? { user: treeCpuMs(served.pid), system: 0 } : await (server as BenchChild).ask<Cpu>('cpu'))
+  const serverCpu = async (): Promise<Cpu> =>
+    served ? { user: treeCpuMs(served.pid), system: 0 } : await (server as BenchChild).ask<Cpu>('cpu')
   const serverRss = async () =>
     served
       ? treePids(served.pid)
           .map((pid) => residentSet(pid))
-          .reduce((sum, one) => ({ peak: sum.peak + one.peak, current: sum.current + one.current }), { peak: 0, current: 0 })
+          .reduce((sum, one) => ({ peak: sum.peak + one.peak, current: sum.current + one.current }), {
+            peak: 0,
+            current: 0,
+          })
       : await (server as BenchChild).ask<{ peak: number; current: number }>('rss')
   const clients: BenchChild[] = []
   const events = Math.round(SECONDS * RATE)
   try {
-    const { url } = served ?? (await (server as BenchChild).ask<{ url: string }>('start', { mode: spec.mode, databaseUrl }))
+    const { url } =
+      served ?? (await (server as BenchChild).ask<{ url: string }>('start', { mode: spec.mode, databaseUrl }))
     const failures = { count: 0 }
     const publish: Publish =
       spec.mode !== 'baseline'
@@ -120,9 +145,17 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
             void server?.ask('publish', k)
             return sentAt
           }
-    for (let left = spec.subscribers; left > 0; left -= PER_CLIENT) clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? named('client') : []))
+    for (let left = spec.subscribers; left > 0; left -= PER_CLIENT)
+      clients.push(startChild('./fanout.client.ts', process.env.BENCH_FANOUT_PROF_CLIENTS ? named('client') : []))
     await Promise.all(
-      clients.map((client, i) => client.ask('open', { url, sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT), operations: operations(spec.distinct), events } satisfies ClientPlan)),
+      clients.map((client, i) =>
+        client.ask('open', {
+          url,
+          sockets: Math.min(PER_CLIENT, spec.subscribers - i * PER_CLIENT),
+          operations: operations(spec.distinct),
+          events,
+        } satisfies ClientPlan),
+      ),
     )
 
     // Warm-up: probes until every socket has one, which proves every subscription is in place.
@@ -144,7 +177,11 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
     }
     // Drain: until everything arrived, or nothing more has for two seconds.
     let status = await total(clients)
-    for (let last = status.received, idle = 0; status.received < events * spec.subscribers && idle < 1500; idle = status.received === last ? idle + 200 : 0, last = status.received) {
+    for (
+      let last = status.received, idle = 0;
+      status.received < events * spec.subscribers && idle < 1500;
+      idle = status.received === last ? idle + 200 : 0, last = status.received
+    ) {
       await sleep(200)
       status = await total(clients)
     }
@@ -170,7 +207,9 @@ async function runFigure(spec: Spec, databaseUrl: string, ctx: BenchContext): Pr
       publishFailures: failures.count,
     }
     ctx.log(
-      `fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)} ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message (${(100 * systemShare).toFixed(0)}% system)`,
+      `fanout: ${spec.name}: ${figure.delivered}/${figure.expected}, p50 ${ms(figure.p50Ms)} ms, p99 ${ms(figure.p99Ms)}` +
+        ` ms, RSS peak ${mib(figure.rssPeak)} MiB, ${figure.cpuUsPerMessage.toFixed(1)} µs CPU/message (${(100 * systemShare).toFixed(0)}` +
+        `% system)`,
     )
     return figure
   } finally {
@@ -213,15 +252,50 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
   try {
     for (const size of SIZES) {
       if (SERIES.has('baseline')) {
-        const base = await runFigure({ name: `baseline: bare ws broadcast, ${size}`, mode: 'baseline', subscribers: size, distinct: 1 }, db.url, ctx)
+        const base = await runFigure(
+          { name: `baseline: bare ws broadcast, ${size}`, mode: 'baseline', subscribers: size, distinct: 1 },
+          db.url,
+          ctx,
+        )
         baselines.set(size, base)
         figures.push(base)
       }
-      if (SERIES.has('livegate')) figures.push(await runFigure({ name: `livegate, ${size}, one operation`, mode: 'livegate', subscribers: size, distinct: 1 }, db.url, ctx))
-      if (SERIES.has('workers')) figures.push(await runFigure({ name: `livegate serve, ${CORES} workers, ${size}, one operation`, mode: 'workers', subscribers: size, distinct: 1 }, db.url, ctx))
+      if (SERIES.has('livegate'))
+        figures.push(
+          await runFigure(
+            { name: `livegate, ${size}, one operation`, mode: 'livegate', subscribers: size, distinct: 1 },
+            db.url,
+            ctx,
+          ),
+        )
+      if (SERIES.has('workers'))
+        figures.push(
+          await runFigure(
+            {
+              name: `livegate serve, ${CORES} workers, ${size}, one operation`,
+              mode: 'workers',
+              subscribers: size,
+              distinct: 1,
+            },
+            db.url,
+            ctx,
+          ),
+        )
     }
     const middle = [...SIZES].sort((a, b) => a - b)[Math.floor((SIZES.length - 1) / 2)] as number
-    if (SERIES.has('distinct')) figures.push(await runFigure({ name: `livegate, ${middle}, ${DISTINCT} filters`, mode: 'livegate', subscribers: middle, distinct: DISTINCT }, db.url, ctx))
+    if (SERIES.has('distinct'))
+      figures.push(
+        await runFigure(
+          {
+            name: `livegate, ${middle}, ${DISTINCT} filters`,
+            mode: 'livegate',
+            subscribers: middle,
+            distinct: DISTINCT,
+          },
+          db.url,
+          ctx,
+        ),
+      )
   } finally {
     await db.drop()
   }
@@ -232,17 +306,52 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
   return {
     title: 'Fan-out',
     description:
-      `graphql-ws subscribers over real sockets, held by client processes of ${PER_CLIENT} sockets each (raw \`ws\`, the graphql-transport-ws messages by hand); ` +
-      `signed callbacks POSTed to /callbacks at ${RATE}/s for ${SECONDS} s after a warm-up that proves every subscription is in place. ` +
-      'Latency is publish-to-receive: the arrival time in the client minus the time the publisher sent the POST (the baseline: sent the event to its server), ' +
-      'both `performance.timeOrigin + performance.now()` on one machine. The baseline is a bare `ws` server writing one pre-serialized frame per event to every socket, ' +
-      'with no database. "livegate serve, N workers" is `livegate serve --workers N` (one per core), the sockets spread over its workers by the primary; its RSS and CPU are all its processes\'. RSS is the server process\'s peak (VmHWM), each figure in a fresh process. Server CPU is its user + system time from the first measured event to the end of the drain, per message delivered: the cost of a delivery, which a loaded machine disturbs less than latency. Closes / errors: sockets the server closed (by code) / unexpected frames and failed publishes.',
-    columns: ['figure', 'subscribers', 'operations', 'delivered / expected', 'p50 ms', 'p99 ms', 'p99 vs baseline', 'server RSS MiB', 'server CPU µs / message', 'closes / errors'],
+      `graphql-ws subscribers over real sockets, held by client processes of ${PER_CLIENT} sockets each (raw ` +
+      `\`ws\`, the graphql-transport-ws messages by hand); ` +
+      `signed callbacks POSTed to /callbacks at ${RATE}/s for ${SECONDS} s after a warm-up that proves every ` +
+      `subscription is in place. ` +
+      'Latency is publish-to-receive: the arrival time in the client minus the time the publisher sent the POST ' +
+      '(the baseline: sent the event to its server), ' +
+      'both `performance.timeOrigin + performance.now()` on one machine. The baseline is a bare `ws` server ' +
+      'writing one pre-serialized frame per event to every socket, ' +
+      'with no database. "livegate serve, N workers" is `livegate serve --workers N` (one per core), the sockets ' +
+      "spread over its workers by the primary; its RSS and CPU are all its processes'. RSS is the server " +
+      "process's peak (VmHWM), each figure in a fresh process. Server CPU is its user + system time from the " +
+      'first measured event to the end of the drain, per message delivered: the cost of a delivery, which a ' +
+      'loaded machine disturbs less than latency. Closes / errors: sockets the server closed (by code) / ' +
+      'unexpected frames and failed publishes.',
+    columns: [
+      'figure',
+      'subscribers',
+      'operations',
+      'delivered / expected',
+      'p50 ms',
+      'p99 ms',
+      'p99 vs baseline',
+      'server RSS MiB',
+      'server CPU µs / message',
+      'closes / errors',
+    ],
     rows: figures.map((f) => row(f, f.mode !== 'baseline' ? baselines.get(f.subscribers) : undefined)),
     targets: [
-      { name: 'fan-out 10k subscribers at 5 events/s delivered', target: '100%', measured: at10k ? `${(100 * delivered).toFixed(2)}%` : '—', met: delivered === 1 },
-      { name: 'fan-out p99 at 10k', target: '≤ 250 ms', measured: at10k ? `${ms(at10k.p99Ms)} ms` : '—', met: !!at10k && at10k.p99Ms <= 250 },
-      { name: 'server RSS at 10k', target: '< 1 GiB', measured: at10k ? `${mib(at10k.rssPeak)} MiB` : '—', met: !!at10k && at10k.rssPeak < 2 ** 30 },
+      {
+        name: 'fan-out 10k subscribers at 5 events/s delivered',
+        target: '100%',
+        measured: at10k ? `${(100 * delivered).toFixed(2)}%` : '—',
+        met: delivered === 1,
+      },
+      {
+        name: 'fan-out p99 at 10k',
+        target: '≤ 250 ms',
+        measured: at10k ? `${ms(at10k.p99Ms)} ms` : '—',
+        met: !!at10k && at10k.p99Ms <= 250,
+      },
+      {
+        name: 'server RSS at 10k',
+        target: '< 1 GiB',
+        measured: at10k ? `${mib(at10k.rssPeak)} MiB` : '—',
+        met: !!at10k && at10k.rssPeak < 2 ** 30,
+      },
       {
         name: 'fan-out server CPU per delivered message at 10k (one process) vs the bare broadcast',
         target: '≤ 1.30×',
@@ -252,7 +361,9 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
       {
         name: `fan-out 10k subscribers with ${CORES} workers: delivered 100% with p99 ≤ 250 ms`,
         target: '100%, ≤ 250 ms',
-        measured: workers10k ? `${((100 * workers10k.delivered) / workers10k.expected).toFixed(2)}%, ${ms(workers10k.p99Ms)} ms` : '—',
+        measured: workers10k
+          ? `${((100 * workers10k.delivered) / workers10k.expected).toFixed(2)}%, ${ms(workers10k.p99Ms)} ms`
+          : '—',
         met: !!workers10k && workers10k.delivered === workers10k.expected && workers10k.p99Ms <= 250,
       },
     ],
@@ -261,26 +372,39 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
   }
 }
 
-const SCALE_OUT = 'several gateway processes behind one balancer share PostgreSQL and LISTEN/NOTIFY (docs/realtime.md, docs/scaling.md).'
+const SCALE_OUT =
+  'several gateway processes behind one balancer share PostgreSQL and LISTEN/NOTIFY (docs/realtime.md, ' +
+  'docs/scaling.md).'
 
 /** Where a delivery's time goes, from this run's figures; and, if 10k misses its p99, why and what would meet it. */
 function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string {
-  const largest = figures.filter((f) => f.mode === 'livegate' && f.distinct === 1).sort((a, b) => b.subscribers - a.subscribers)[0]
+  const largest = figures
+    .filter((f) => f.mode === 'livegate' && f.distinct === 1)
+    .sort((a, b) => b.subscribers - a.subscribers)[0]
   const base = largest && baselines.get(largest.subscribers)
   if (!largest || !base) return ''
   // Messages a second the server must write, times the CPU each costs: the share of one core it is busy.
   const busy = (f: Figure) => (f.subscribers * RATE * f.cpuUsPerMessage) / 1e6
   const lines = [
-    `Where the time goes. At ${largest.subscribers} subscribers and ${RATE} events/s the server writes ${largest.subscribers * RATE} messages a second: ` +
-      `at ${largest.cpuUsPerMessage.toFixed(1)} µs each (the bare broadcast: ${base.cpuUsPerMessage.toFixed(1)} µs) it is busy ${(100 * busy(largest)).toFixed(0)}% of one core ` +
-      `(the bare broadcast ${(100 * busy(base)).toFixed(0)}%), on a machine whose two cores also run the ${Math.ceil(largest.subscribers / PER_CLIENT)} client processes and PostgreSQL. ` +
-      'Each event costs one database read, one execution and one serialization per distinct operation. Per subscriber, livegate writes the frame header, its prefix and the shared bytes in one `writev`, ' +
-      "as `ws` does for the bare broadcast. A CPU profile of the server over the measured events (node --cpu-prof) puts about 70% of its time in that system call, which costs it about what it costs the bare broadcast per message; the difference is livegate's own hand-off (the hub's loop over subscribers, each stream's write, the shared-result lookup: about 12%), garbage collection (3%) and Node's stream bookkeeping.",
+    `Where the time goes. At ${largest.subscribers} subscribers and ${RATE} events/s the server writes ${largest.subscribers * RATE}` +
+      ` messages a second: ` +
+      `at ${largest.cpuUsPerMessage.toFixed(1)} µs each (the bare broadcast: ${base.cpuUsPerMessage.toFixed(1)}` +
+      ` µs) it is busy ${(100 * busy(largest)).toFixed(0)}% of one core ` +
+      `(the bare broadcast ${(100 * busy(base)).toFixed(0)}%), on a machine whose two cores also run the ${Math.ceil(largest.subscribers / PER_CLIENT)}` +
+      ` client processes and PostgreSQL. ` +
+      'Each event costs one database read, one execution and one serialization per distinct operation. Per ' +
+      'subscriber, livegate writes the frame header, its prefix and the shared bytes in one `writev`, ' +
+      'as `ws` does for the bare broadcast. A CPU profile of the server over the measured events (node ' +
+      '--cpu-prof) puts about 70% of its time in that system call, which costs it about what it costs the bare ' +
+      "broadcast per message; the difference is livegate's own hand-off (the hub's loop over subscribers, each " +
+      "stream's write, the shared-result lookup: about 12%), garbage collection (3%) and Node's stream " +
+      'bookkeeping.',
   ]
   if (largest.subscribers >= 10_000 && largest.p99Ms <= 250 && busy(largest) > 0.5) {
     lines.push(
       '',
-      `p99 at ${largest.subscribers} is met in this run with little room: the process is that busy, so a neighbour on the shared cores or a collection pause moves p99 by tens of milliseconds ` +
+      `p99 at ${largest.subscribers} is met in this run with little room: the process is that busy, so a ` +
+        `neighbour on the shared cores or a collection pause moves p99 by tens of milliseconds ` +
         'from run to run, to either side of 250 ms. For headroom, run fewer subscribers per process: ' +
         SCALE_OUT,
     )
@@ -288,9 +412,13 @@ function fanoutNotes(figures: Figure[], baselines: Map<number, Figure>): string 
   if (largest.subscribers >= 10_000 && largest.p99Ms > 250) {
     lines.push(
       '',
-      `Why p99 at ${largest.subscribers} misses 250 ms here: the last socket of an event is written about subscribers × µs/message after the first (${ms((largest.subscribers * largest.cpuUsPerMessage) / 1000)} ms of CPU), ` +
-        'and with the process that busy on shared cores, a neighbour or a collection pause pushes a burst into the next event. This target sits at the edge of what one process on this machine does, ' +
-        'and other runs of the same code meet it. What would meet it with room: fewer subscribers per process, each at or under the 5000-subscriber figure above: ' +
+      `Why p99 at ${largest.subscribers} misses 250 ms here: the last socket of an event is written about ` +
+        `subscribers × µs/message after the first (${ms((largest.subscribers * largest.cpuUsPerMessage) / 1000)}` +
+        ` ms of CPU), ` +
+        'and with the process that busy on shared cores, a neighbour or a collection pause pushes a burst into ' +
+        'the next event. This target sits at the edge of what one process on this machine does, ' +
+        'and other runs of the same code meet it. What would meet it with room: fewer subscribers per process, ' +
+        'each at or under the 5000-subscriber figure above: ' +
         SCALE_OUT,
     )
   }

@@ -57,7 +57,9 @@ function onFrame(index: number, probed: { done: boolean }, data: Buffer): void {
   if (mark < 0) {
     const text = data.toString()
     if (text.includes('"connection_ack"')) {
-      sockets[index]?.send(JSON.stringify({ id: '1', type: 'subscribe', payload: plan.operations[index % plan.operations.length] }))
+      sockets[index]?.send(
+        JSON.stringify({ id: '1', type: 'subscribe', payload: plan.operations[index % plan.operations.length] }),
+      )
       status.subscribed++
     } else if (!text.includes('"pong"') && !text.includes('"ping"')) status.errors++
     return
@@ -82,7 +84,10 @@ function onFrame(index: number, probed: { done: boolean }, data: Buffer): void {
 
 function open(index: number): Promise<void> {
   return new Promise((resolve) => {
-    const socket = new WebSocket(plan.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: true })
+    const socket = new WebSocket(plan.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws', {
+      perMessageDeflate: false,
+      skipUTF8Validation: true,
+    })
     sockets[index] = socket
     const probed = { done: false }
     socket.on('open', () => {

@@ -24,10 +24,23 @@ interface Answer {
  */
 export function startChild(file: string, execArgv: string[] = []): BenchChild {
   const path = fileURLToPath(new URL(file, import.meta.url))
-  const child: ChildProcess = spawn('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', process.execPath, '--import', 'tsx', ...execArgv, path, CHILD_FLAG], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    serialization: 'advanced',
-  })
+  const child: ChildProcess = spawn(
+    'sh',
+    [
+      '-c',
+      'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"',
+      process.execPath,
+      '--import',
+      'tsx',
+      ...execArgv,
+      path,
+      CHILD_FLAG,
+    ],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    },
+  )
   let seq = 0
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -39,7 +52,8 @@ export function startChild(file: string, execArgv: string[] = []): BenchChild {
     else waiter.resolve(message.result)
   })
   child.once('exit', (code, signal) => {
-    for (const waiter of waiting.values()) waiter.reject(new Error(`${file} exited (${code ?? signal}) before answering`))
+    for (const waiter of waiting.values())
+      waiter.reject(new Error(`${file} exited (${code ?? signal}) before answering`))
     waiting.clear()
   })
   return {
@@ -69,7 +83,10 @@ export function isBenchChild(moduleUrl: string): boolean {
 }
 
 /** The child's side: answers each command with `handle`, exits after `stop`. */
-export function serveCommands(handle: (command: string, args: unknown) => unknown | Promise<unknown>, onStop: () => Promise<void>): void {
+export function serveCommands(
+  handle: (command: string, args: unknown) => unknown | Promise<unknown>,
+  onStop: () => Promise<void>,
+): void {
   process.on('message', async (message: { seq: number; command: string; args?: unknown }) => {
     if (message.command === 'stop') {
       await onStop()

@@ -59,7 +59,9 @@ async function startBaseline(): Promise<{ url: string; publish: (k: number) => v
         receivedAt: new Date().toISOString(),
         cursor: Buffer.from(`n1:${id}`).toString('base64url'),
       }
-      const frame = Buffer.from(JSON.stringify({ id: '1', type: 'next', payload: { data: { notificationReceived: node } } }))
+      const frame = Buffer.from(
+        JSON.stringify({ id: '1', type: 'next', payload: { data: { notificationReceived: node } } }),
+      )
       for (const socket of subscribed) socket.send(frame)
     },
   }

@@ -71,14 +71,31 @@ async function main(): Promise<void> {
     } else {
       const db = await createDatabase('base')
       const baseline = await startBaseline(db.url)
-      targets.push({ name: 'baseline', url: baseline.url, livegate: false, database: db.database, close: () => baseline.close() })
+      targets.push({
+        name: 'baseline',
+        url: baseline.url,
+        livegate: false,
+        database: db.database,
+        close: () => baseline.close(),
+      })
     }
     for (const [name, build] of Object.entries(BUILDS)) {
       const db = PGLITE ? undefined : await createDatabase(name.toLowerCase())
       const started = await startBuildGateway(build, { ...(db ? { databaseUrl: db.url } : {}), service: BENCH_SERVICE })
-      targets.push({ name, url: started.gateway.url, livegate: true, ...(db ? { database: db.database } : {}), close: () => started.close() })
+      targets.push({
+        name,
+        url: started.gateway.url,
+        livegate: true,
+        ...(db ? { database: db.database } : {}),
+        close: () => started.close(),
+      })
     }
-    const figures = targets.map(() => ({ rps: [] as number[], p99: [] as number[], node: [] as number[], pg: [] as number[] }))
+    const figures = targets.map(() => ({
+      rps: [] as number[],
+      p99: [] as number[],
+      node: [] as number[],
+      pg: [] as number[],
+    }))
     const session = process.env.INGEST_PROFILE ? new Session() : undefined
     if (session) {
       session.connect()
@@ -91,24 +108,33 @@ async function main(): Promise<void> {
         const profiled = session && target.name === 'B'
         if (profiled) await session.post('Profiler.start')
         const [node, pg] = [mainThreadCpuMs(), await backends(target.database)]
-        const result = await runLoad({ url: target.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool })
+        const result = await runLoad({
+          url: target.url,
+          connections: CONNECTIONS,
+          warmupMs: WARMUP_MS,
+          durationMs: WINDOW_MS,
+          pool,
+        })
         const pgAfter = await backends(target.database)
         const n = result.okTotal + result.failedTotal
         const figure = figures[i] as (typeof figures)[number]
         figure.node.push(((mainThreadCpuMs() - node) * 1000) / n)
-        figure.pg.push(([...pgAfter].reduce((sum, [pid, ms]) => sum + Math.max(0, ms - (pg.get(pid) ?? 0)), 0) * 1000) / n)
+        figure.pg.push(
+          ([...pgAfter].reduce((sum, [pid, ms]) => sum + Math.max(0, ms - (pg.get(pid) ?? 0)), 0) * 1000) / n,
+        )
         figure.rps.push(result.rps)
         figure.p99.push(result.p99Ms)
         if (profiled) {
           const { profile } = await session.post('Profiler.stop')
           writeFileSync(`${process.env.INGEST_PROFILE}.${round}`, JSON.stringify(profile))
         }
-        if (result.failedTotal + result.errorsTotal > 0) console.error(`${target.name}: ${result.failedTotal} non-2xx, ${result.errorsTotal} errors`)
+        if (result.failedTotal + result.errorsTotal > 0)
+          console.error(`${target.name}: ${result.failedTotal} non-2xx, ${result.errorsTotal} errors`)
         if (target.livegate) await settleByMetrics([target.url])
       }
       const base = figures[0] as (typeof figures)[number]
       console.error(
-        `round ${round + 1}: ${targets.map((t, i) => `${t.name} ${figures[i]?.rps.at(-1)?.toFixed(0)}/s p99 ${figures[i]?.p99.at(-1)?.toFixed(1)} ms (${((figures[i]?.rps.at(-1) ?? 0) / (base.rps.at(-1) ?? 1)).toFixed(3)}×)`).join(', ')}`,
+        `round ${round + 1}: ${targets.map((t, i) => `${t.name} ${figures[i]?.rps.at(-1)?.toFixed(0)}/s p99 ${figures[i]?.p99.at(-1)?.toFixed(1)} ms (${((figures[i]?.rps.at(-1) ?? 0) / (base.rps.at(-1) ?? 1)).toFixed(3)}` + `×)`).join(', ')}`,
       )
     }
     const base = figures[0] as (typeof figures)[number]
@@ -128,7 +154,8 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(summary))
   } finally {
     for (const target of targets) await target.close().catch(() => {})
-    for (const database of databases) await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {})
+    for (const database of databases)
+      await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {})
     await admin.end()
   }
 }

@@ -3,7 +3,15 @@ import { resultRows } from '../../src/storage/database.client.js'
 import { startBaseline, startPgliteBaseline } from './baseline.server.js'
 import { startBenchGateway } from './bench.gateway.js'
 import { type BenchContext, type BenchSection, ms, quantile, ratio } from './bench.report.js'
-import { combineLag, type LagSnapshot, lagBetween, lagQuantileMs, lagShareWithin, scrapeLag, settleByMetrics } from './ingest.lag.js'
+import {
+  combineLag,
+  type LagSnapshot,
+  lagBetween,
+  lagQuantileMs,
+  lagShareWithin,
+  scrapeLag,
+  settleByMetrics,
+} from './ingest.lag.js'
 import { CONNECTIONS, type HalfRate, halfRateNote, LAG_TARGET_SECONDS, lagAtRate, WARMUP_MS } from './ingest.half.js'
 import { BENCH_SERVICE, signPool } from './ingest.pool.js'
 import { runTwoProcessBench } from './ingest.processes.js'
@@ -65,10 +73,20 @@ async function baselineTarget(ctx: BenchContext): Promise<Target> {
 
 async function pgliteBaselineTarget(): Promise<Target> {
   const baseline = await startPgliteBaseline()
-  return { name: 'baseline: node:http + PGlite (memory), group commit', url: baseline.url, livegate: false, countRows: () => baseline.countRows(), close: () => baseline.close() }
+  return {
+    name: 'baseline: node:http + PGlite (memory), group commit',
+    url: baseline.url,
+    livegate: false,
+    countRows: () => baseline.countRows(),
+    close: () => baseline.close(),
+  }
 }
 
-async function livegateTarget(name: string, baseline: number, db: { url: string; drop: () => Promise<void> } | undefined): Promise<Target> {
+async function livegateTarget(
+  name: string,
+  baseline: number,
+  db: { url: string; drop: () => Promise<void> } | undefined,
+): Promise<Target> {
   const { gateway, close } = await startBenchGateway({ ...(db ? { databaseUrl: db.url } : {}), service: BENCH_SERVICE })
   const count = async () => {
     const answer = await gateway.database.db.execute(sql`select count(*) as n from callbacks`)
@@ -105,7 +123,9 @@ async function measure(ctx: BenchContext, targets: Target[]): Promise<Figure[]> 
       const lagBefore = target.livegate ? await scrapeLag(target.url) : undefined
       const before = mainThreadCpuMs()
       const pgBefore = postgresCpuMs(port)
-      ;(runs[i] as LoadResult[]).push(await runLoad({ url: target.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool }))
+      ;(runs[i] as LoadResult[]).push(
+        await runLoad({ url: target.url, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool }),
+      )
       cpuMs[i] = (cpuMs[i] as number) + mainThreadCpuMs() - before
       pgMs[i] = (pgMs[i] as number) + postgresCpuMs(port) - pgBefore
       if (lagBefore) {
@@ -178,7 +198,9 @@ function row(f: Figure, base: Figure | undefined): string[] {
     base ? ratio(f.rps, base.rps) : '—',
     base ? ratio(f.p99Ms, base.p99Ms) : '—',
     Number.isFinite(f.cpuUsPerRequest) ? f.cpuUsPerRequest.toFixed(0) : '—',
-    Number.isFinite(f.postgresCpuUsPerRequest) && !f.name.includes('PGlite') ? f.postgresCpuUsPerRequest.toFixed(0) : '—',
+    Number.isFinite(f.postgresCpuUsPerRequest) && !f.name.includes('PGlite')
+      ? f.postgresCpuUsPerRequest.toFixed(0)
+      : '—',
     f.lag ? ms(f.lag.p50Ms) : '—',
     f.lag ? ms(f.lag.p99Ms) : '—',
     f.lag ? ms(f.lag.catchUpMs) : '—',
@@ -213,12 +235,22 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
   const section: BenchSection = {
     title: 'Ingest',
     description:
-      `Signed form callbacks of every type, each distinct, ${CONNECTIONS} keep-alive connections from a load generator in a process of its own. ` +
-      `${ROUNDS} interleaved rounds: in each, every server gets ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured; req/s and latencies pool the measured windows. ` +
-      "Each livegate figure is judged against the baseline above it on the same database kind: node:http doing the same group-commit inserts with none of livegate's code (postgres.js on the server; PGlite in memory, one batch at a time, as PGlite takes one statement at a time). " +
-      'livegate logs at its default level (info) into a sink. "server CPU µs/req" is the CPU time of the servers\' thread per answer (PGlite runs in it); "PostgreSQL CPU µs/req" is the server\'s, all its processes, per answer. ' +
-      '"lag" is the projection lag, read from the gateway\'s own livegate_projection_lag_seconds histogram (every folded callback, arrival to the commit of its fold: an upper bound of acknowledgement to visible task state), the quantiles interpolated inside its buckets; after each window the bench waits until the projection has folded every accepted callback ("catch-up", per window) before the next server runs. ' +
-      '"2xx / rows" checks that no acknowledged callback was lost: rows must be at least the 2xx count, warm-ups included.',
+      `Signed form callbacks of every type, each distinct, ${CONNECTIONS} keep-alive connections from a load ` +
+      `generator in a process of its own. ` +
+      `${ROUNDS} interleaved rounds: in each, every server gets ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000}` +
+      ` s measured; req/s and latencies pool the measured windows. ` +
+      'Each livegate figure is judged against the baseline above it on the same database kind: node:http doing ' +
+      "the same group-commit inserts with none of livegate's code (postgres.js on the server; PGlite in memory, " +
+      'one batch at a time, as PGlite takes one statement at a time). ' +
+      'livegate logs at its default level (info) into a sink. "server CPU µs/req" is the CPU time of the ' +
+      'servers\' thread per answer (PGlite runs in it); "PostgreSQL CPU µs/req" is the server\'s, all its ' +
+      'processes, per answer. ' +
+      '"lag" is the projection lag, read from the gateway\'s own livegate_projection_lag_seconds histogram ' +
+      '(every folded callback, arrival to the commit of its fold: an upper bound of acknowledgement to visible ' +
+      'task state), the quantiles interpolated inside its buckets; after each window the bench waits until the ' +
+      'projection has folded every accepted callback ("catch-up", per window) before the next server runs. ' +
+      '"2xx / rows" checks that no acknowledged callback was lost: rows must be at least the 2xx count, warm-ups ' +
+      'included.',
     columns: [
       'figure',
       'req/s',
@@ -234,11 +266,28 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
       '2xx / rows',
       'non-2xx / errors',
     ],
-    rows: figures.map((f, i) => row(f, targets[i]?.baseline === undefined ? undefined : figures[targets[i]?.baseline as number])),
+    rows: figures.map((f, i) =>
+      row(f, targets[i]?.baseline === undefined ? undefined : figures[targets[i]?.baseline as number]),
+    ),
     targets: [
-      { name: 'ingest on PostgreSQL vs group-commit baseline', target: '≥ 0.80×', measured: ratio(server.rps, base.rps), met: server.rps >= 0.8 * base.rps },
-      { name: 'ingest p99 vs baseline p99', target: '≤ 2.00×', measured: ratio(server.p99Ms, base.p99Ms), met: server.p99Ms <= 2 * base.p99Ms },
-      { name: 'ingest on PGlite vs batched PGlite baseline', target: '≥ 0.50×', measured: ratio(pglite.rps, pgliteBase.rps), met: pglite.rps >= 0.5 * pgliteBase.rps },
+      {
+        name: 'ingest on PostgreSQL vs group-commit baseline',
+        target: '≥ 0.80×',
+        measured: ratio(server.rps, base.rps),
+        met: server.rps >= 0.8 * base.rps,
+      },
+      {
+        name: 'ingest p99 vs baseline p99',
+        target: '≤ 2.00×',
+        measured: ratio(server.p99Ms, base.p99Ms),
+        met: server.p99Ms <= 2 * base.p99Ms,
+      },
+      {
+        name: 'ingest on PGlite vs batched PGlite baseline',
+        target: '≥ 0.50×',
+        measured: ratio(pglite.rps, pgliteBase.rps),
+        met: pglite.rps >= 0.5 * pgliteBase.rps,
+      },
       {
         name: 'projection lag p99 at this load (PostgreSQL)',
         target: '≤ 100 ms',
@@ -248,10 +297,18 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
       {
         name: 'projection lag p99 at half the maximum rate (PostgreSQL)',
         target: '≤ 100 ms',
-        measured: halfRate ? `${ms(halfRate.lag.p99Ms)} ms at ${halfRate.sent.toFixed(0)} callbacks/s (${(100 * halfRate.lag.withinTarget).toFixed(2)}% within 100 ms)` : '—',
+        measured: halfRate
+          ? `${ms(halfRate.lag.p99Ms)} ms at ${halfRate.sent.toFixed(0)} callbacks/s (${(100 * halfRate.lag.withinTarget).toFixed(2)}` +
+            `% within 100 ms)`
+          : '—',
         met: !!halfRate && halfRate.lag.p99Ms <= 100,
       },
-      { name: 'acknowledged callbacks lost', target: '0', measured: String(lost + (halfRate?.lost ?? 0)), met: lost + (halfRate?.lost ?? 0) === 0 },
+      {
+        name: 'acknowledged callbacks lost',
+        target: '0',
+        measured: String(lost + (halfRate?.lost ?? 0)),
+        met: lost + (halfRate?.lost ?? 0) === 0,
+      },
     ],
     notes: [ingestNotes(base, server, pgliteBase, pglite), '', halfRate ? halfRateNote(halfRate) : ''].join('\n'),
     data: figures,
@@ -265,16 +322,30 @@ function ingestNotes(base: Figure, server: Figure, pgliteBase: Figure, pglite: F
   const lag = server.lag as NonNullable<Figure['lag']>
   const pgliteLag = pglite.lag as NonNullable<Figure['lag']>
   return [
-    `Where the time goes. On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput follows the CPU each callback costs in all of them: ` +
-      `the baseline spends ${base.cpuUsPerRequest.toFixed(0)} µs in Node and ${base.postgresCpuUsPerRequest.toFixed(0)} µs in PostgreSQL per callback, livegate ${server.cpuUsPerRequest.toFixed(0)} µs and ${server.postgresCpuUsPerRequest.toFixed(0)} µs: ` +
-      `${(total(server) / total(base)).toFixed(1)}× the work, against ${(base.rps / server.rps).toFixed(1)}× the time. ` +
-      "livegate's Node share is what the baseline does not do: the verdict (HMAC signature, timestamp window, typed parse), the route, one log line per kept callback; its PostgreSQL share includes the projector's fold, which the baseline does not have, counted in the same window.",
+    `Where the time goes. On this machine the load generator, the servers and PostgreSQL share the same cores, ` +
+      `so throughput follows the CPU each callback costs in all of them: ` +
+      `the baseline spends ${base.cpuUsPerRequest.toFixed(0)} µs in Node and ${base.postgresCpuUsPerRequest.toFixed(0)}` +
+      ` µs in PostgreSQL per callback, livegate ${server.cpuUsPerRequest.toFixed(0)} µs and ${server.postgresCpuUsPerRequest.toFixed(0)}` +
+      ` µs: ` +
+      `${(total(server) / total(base)).toFixed(1)}× the work, against ${(base.rps / server.rps).toFixed(1)}× the ` +
+      `time. ` +
+      "livegate's Node share is what the baseline does not do: the verdict (HMAC signature, timestamp window, " +
+      "typed parse), the route, one log line per kept callback; its PostgreSQL share includes the projector's " +
+      'fold, which the baseline does not have, counted in the same window.',
     '',
-    'What the acknowledgement waits for now (issue 13): one autocommitted statement per group-commit batch, the upsert of the callbacks with their log position and the doorbell (pg_notify) together, no lock, no fold. ' +
-      `The graph is folded afterwards by the projector in large batches: at this load its lag was p50 ${ms(lag.p50Ms)} ms and p99 ${ms(lag.p99Ms)} ms on PostgreSQL over ${lag.folded} folded callbacks (${(100 * lag.withinTarget).toFixed(2)}% within 100 ms), and it caught up ${ms(lag.catchUpMs)} ms after a window ended on average; ` +
-      `on PGlite p50 ${ms(pgliteLag.p50Ms)} ms, p99 ${ms(pgliteLag.p99Ms)} ms (PGlite runs the fold on the same thread as the ingest, so the two take turns). ` +
-      `Unlike the ratios, the lag is a time, and it stretches with the machine: in this run the acknowledgement itself took p50 ${ms(server.p50Ms)} ms and p99 ${ms(server.p99Ms)} ms on PostgreSQL (the baseline's p50 ${ms(base.p50Ms)} ms), so the lag's p99 was ${(lag.p99Ms / server.p99Ms).toFixed(1)}× the acknowledgement's p99.`,
+    'What the acknowledgement waits for now (issue 13): one autocommitted statement per group-commit batch, the ' +
+      'upsert of the callbacks with their log position and the doorbell (pg_notify) together, no lock, no fold. ' +
+      `The graph is folded afterwards by the projector in large batches: at this load its lag was p50 ${ms(lag.p50Ms)}` +
+      ` ms and p99 ${ms(lag.p99Ms)} ms on PostgreSQL over ${lag.folded} folded callbacks (${(100 * lag.withinTarget).toFixed(2)}` +
+      `% within 100 ms), and it caught up ${ms(lag.catchUpMs)} ms after a window ended on average; ` +
+      `on PGlite p50 ${ms(pgliteLag.p50Ms)} ms, p99 ${ms(pgliteLag.p99Ms)} ms (PGlite runs the fold on the same ` +
+      `thread as the ingest, so the two take turns). ` +
+      `Unlike the ratios, the lag is a time, and it stretches with the machine: in this run the acknowledgement ` +
+      `itself took p50 ${ms(server.p50Ms)} ms and p99 ${ms(server.p99Ms)} ms on PostgreSQL (the baseline's p50 ${ms(base.p50Ms)}` +
+      ` ms), so the lag's p99 was ${(lag.p99Ms / server.p99Ms).toFixed(1)}× the acknowledgement's p99.`,
     '',
-    `PGlite: livegate ${pglite.rps.toFixed(0)} req/s against ${pgliteBase.rps.toFixed(0)} for the bare PGlite server (${ratio(pglite.rps, pgliteBase.rps)}), ${pglite.cpuUsPerRequest.toFixed(0)} µs against ${pgliteBase.cpuUsPerRequest.toFixed(0)} µs of the one thread per callback, PGlite's own work included.`,
+    `PGlite: livegate ${pglite.rps.toFixed(0)} req/s against ${pgliteBase.rps.toFixed(0)} for the bare PGlite ` +
+      `server (${ratio(pglite.rps, pgliteBase.rps)}), ${pglite.cpuUsPerRequest.toFixed(0)} µs against ${pgliteBase.cpuUsPerRequest.toFixed(0)}` +
+      ` µs of the one thread per callback, PGlite's own work included.`,
   ].join('\n')
 }

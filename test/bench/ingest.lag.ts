@@ -95,7 +95,8 @@ export async function settleByMetrics(urls: string[], timeoutMs = 60_000): Promi
   for (;;) {
     const now = combineLag(await Promise.all(urls.map(scrapeLag)))
     if (now.count >= now.accepted) return performance.now() - started
-    if (performance.now() - started > timeoutMs) throw new Error(`projection still ${now.accepted - now.count} callbacks behind after ${timeoutMs} ms`)
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`projection still ${now.accepted - now.count} callbacks behind after ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }

@@ -19,7 +19,12 @@ export function signPool(url: string, size: number, tag: string): LoadRequest[] 
       // A client disconnect names no task, so its sample would be the same callback every time and
       // be deduplicated; a distinct session length keeps it distinct.
       const fields = 'hashed_id' in sample ? sample : { ...sample, session_duration: String(task) }
-      const signed = signCallback(fields, { url: target.toString(), method: 'POST', secret: BENCH_SERVICE.secret, nowMs })
+      const signed = signCallback(fields, {
+        url: target.toString(),
+        method: 'POST',
+        secret: BENCH_SERVICE.secret,
+        nowMs,
+      })
       const body = Buffer.from(signed.body ?? '')
       pool.push({ path: target.pathname, headers: { ...signed.headers, 'content-length': String(body.length) }, body })
     }

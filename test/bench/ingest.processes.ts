@@ -84,9 +84,19 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
   return {
     title: 'Ingest: serve processes and workers on one PostgreSQL server',
     description:
-      `\`node --import tsx src/main.ts serve --workers 1\` started twice, and \`serve --workers ${CORES}\` (one worker per core) once, on one fresh database (logging at info into /dev/null), beside the bare group-commit server of the ingest section above (in the bench process, its own table in the same database), all taking the same load in the same turns. ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000} s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
-      `${CONNECTIONS} keep-alive connections from two load-generator processes of ${CONNECTIONS / 2}. "livegate CPU µs/req" adds every livegate process's CPU (every thread, workers included; the baseline: its thread). "lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no callbacks). ` +
-      '"catch-up" is how long after a window the projection took to fold everything acknowledged (waited for before the next window). "lock waits" counts samples of pg_stat_activity (every 50 ms during the windows) in which a backend of the database waited on a heavyweight lock other than a table\'s extension lock.',
+      `\`node --import tsx src/main.ts serve --workers 1\` started twice, and \`serve --workers ${CORES}\` (one ` +
+      `worker per core) once, on one fresh database (logging at info into /dev/null), beside the bare ` +
+      `group-commit server of the ingest section above (in the bench process, its own table in the same ` +
+      `database), all taking the same load in the same turns. ${ROUNDS} interleaved rounds; in each, ${WARMUP_MS / 1000}` +
+      ` s of warm-up then ${WINDOW_MS / 1000} s measured per setup, ` +
+      `${CONNECTIONS} keep-alive connections from two load-generator processes of ${CONNECTIONS / 2}. "livegate ` +
+      `CPU µs/req" adds every livegate process's CPU (every thread, workers included; the baseline: its thread). ` +
+      `"lag" is livegate_projection_lag_seconds scraped from both processes' /metrics (the projector runs in ` +
+      `whichever holds its lease; in the one-process setup the second process is up and may fold, but takes no ` +
+      `callbacks). ` +
+      '"catch-up" is how long after a window the projection took to fold everything acknowledged (waited for ' +
+      'before the next window). "lock waits" counts samples of pg_stat_activity (every 50 ms during the windows) ' +
+      "in which a backend of the database waited on a heavyweight lock other than a table's extension lock.",
     columns: [
       'setup',
       'req/s',
@@ -118,20 +128,39 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
       String(f.notOk),
     ]),
     targets: [
-      { name: 'two serve processes: samples with a lock wait', target: '0', measured: `${two.waits.lockWaitSamples} of ${two.waits.samples}`, met: two.waits.lockWaitSamples === 0 },
-      { name: 'two serve processes vs one, same load (no collapse)', target: '≥ 0.80×', measured: ratio(two.rps, one.rps), met: two.rps >= 0.8 * one.rps },
+      {
+        name: 'two serve processes: samples with a lock wait',
+        target: '0',
+        measured: `${two.waits.lockWaitSamples} of ${two.waits.samples}`,
+        met: two.waits.lockWaitSamples === 0,
+      },
+      {
+        name: 'two serve processes vs one, same load (no collapse)',
+        target: '≥ 0.80×',
+        measured: ratio(two.rps, one.rps),
+        met: two.rps >= 0.8 * one.rps,
+      },
       {
         name: `ingest, serve with ${CORES} workers, vs the bare group-commit server (same load, same turns)`,
         target: '≥ 0.80×',
         measured: ratio(workers.rps, bare.rps),
         met: workers.rps >= 0.8 * bare.rps,
       },
-      { name: 'acknowledged callbacks lost', target: '0', measured: `${lost} (${okTotal} 2xx, ${rows} rows; baseline ${bare.okTotal} 2xx, ${baselineRows} rows)`, met: lost === 0 },
+      {
+        name: 'acknowledged callbacks lost',
+        target: '0',
+        measured: `${lost} (${okTotal} 2xx, ${rows} rows; baseline ${bare.okTotal} 2xx, ${baselineRows} rows)`,
+        met: lost === 0,
+      },
     ],
     notes: [
-      `One process of ${CORES} workers took ${ratio(workers.rps, one.rps)} the callbacks of one worker and ${ratio(workers.rps, bare.rps)} those of the bare group-commit server, ` +
-        `at ${workers.livegateCpuUsPerRequest.toFixed(0)} µs of livegate CPU per callback (one worker: ${one.livegateCpuUsPerRequest.toFixed(0)} µs; the bare server ${bare.livegateCpuUsPerRequest.toFixed(0)} µs) ` +
-        `and ${workers.coresBusy.toFixed(2)} cores busy (one worker ${one.coresBusy.toFixed(2)}): workers add throughput only where a core is idle for them, and here the load generators and PostgreSQL share the same ${CORES}.`,
+      `One process of ${CORES} workers took ${ratio(workers.rps, one.rps)} the callbacks of one worker and ${ratio(workers.rps, bare.rps)}` +
+        ` those of the bare group-commit server, ` +
+        `at ${workers.livegateCpuUsPerRequest.toFixed(0)} µs of livegate CPU per callback (one worker: ${one.livegateCpuUsPerRequest.toFixed(0)}` +
+        ` µs; the bare server ${bare.livegateCpuUsPerRequest.toFixed(0)} µs) ` +
+        `and ${workers.coresBusy.toFixed(2)} cores busy (one worker ${one.coresBusy.toFixed(2)}): workers add ` +
+        `throughput only where a core is idle for them, and here the load generators and PostgreSQL share the ` +
+        `same ${CORES}.`,
       '',
       processNotes(one, two),
     ].join('\n'),
@@ -139,11 +168,25 @@ export async function runTwoProcessBench(ctx: BenchContext): Promise<BenchSectio
   }
 }
 
-async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeProcess[], setups: Setup[]): Promise<Figure[]> {
+async function measure(
+  ctx: BenchContext,
+  databaseUrl: string,
+  processes: ServeProcess[],
+  setups: Setup[],
+): Promise<Figure[]> {
   const port = new URL(ctx.serverUrl).port
   const urls = processes.map((p) => p.url)
   const scrape = async () => combineLag(await Promise.all(urls.map(scrapeLag)))
-  const totals = setups.map(() => ({ runs: [] as LoadResult[], wallMs: 0, livegateMs: 0, pgMs: 0, allMs: 0, catchUpMs: 0, lag: undefined as LagSnapshot | undefined, waits: emptySamples() }))
+  const totals = setups.map(() => ({
+    runs: [] as LoadResult[],
+    wallMs: 0,
+    livegateMs: 0,
+    pgMs: 0,
+    allMs: 0,
+    catchUpMs: 0,
+    lag: undefined as LagSnapshot | undefined,
+    waits: emptySamples(),
+  }))
   // Every livegate process, whichever setup: the projector folds in whichever holds its lease.
   const livegateCpu = () => processes.reduce((n, p) => n + treeCpuMs(p.pid), 0)
   for (let round = 0; round < ROUNDS; round++) {
@@ -155,7 +198,17 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       const before = { livegate: cpu(), pg: postgresCpuMs(port), self: selfAndEndedChildrenCpuMs() }
       const sampler = sampleWaits(databaseUrl)
       const startedAt = performance.now()
-      const results = await Promise.all(setup.urls.map((url, k) => runLoad({ url, connections: CONNECTIONS / 2, warmupMs: WARMUP_MS, durationMs: WINDOW_MS, pool: pools[k] ?? [] })))
+      const results = await Promise.all(
+        setup.urls.map((url, k) =>
+          runLoad({
+            url,
+            connections: CONNECTIONS / 2,
+            warmupMs: WARMUP_MS,
+            durationMs: WINDOW_MS,
+            pool: pools[k] ?? [],
+          }),
+        ),
+      )
       // Wall time as the CPU was counted: the load workers' start-up is in it as well as the windows.
       total.wallMs += performance.now() - startedAt
       addSamples(total.waits, await sampler.stop())
@@ -169,7 +222,9 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
       const lag = lagBetween(lagBefore, await scrape())
       total.lag = total.lag ? combineLag([total.lag, lag]) : lag
     }
-    ctx.log(`ingest (processes): round ${round + 1}/${ROUNDS}: ${setups.map((s, i) => `${s.name} ${(totals[i]?.runs.slice(-2).reduce((n, r) => n + r.rps, 0) ?? 0).toFixed(0)}`).join(', ')} req/s`)
+    ctx.log(
+      `ingest (processes): round ${round + 1}/${ROUNDS}: ${setups.map((s, i) => `${s.name} ${(totals[i]?.runs.slice(-2).reduce((n, r) => n + r.rps, 0) ?? 0).toFixed(0)}`).join(', ')} req/s`,
+    )
   }
   return setups.map((setup, s) => {
     const total = totals[s] as (typeof totals)[number]
@@ -199,17 +254,31 @@ async function measure(ctx: BenchContext, databaseUrl: string, processes: ServeP
 function processNotes(one: Figure, two: Figure): string {
   const cores = cpus().length
   return [
-    `What ${cores} cores can show. Two livegate processes, PostgreSQL and the load generators share ${cores} cores: with one process they kept ${one.coresBusy.toFixed(2)} cores busy, with two ${two.coresBusy.toFixed(2)}. ` +
-      `When that is near ${cores} in both setups, a second process cannot add throughput here, since there is no idle core for it; what the figure can show is that splitting the load across two processes does not serialize them: ` +
-      `${ratio(two.rps, one.rps)} the throughput of one, p99 ${ms(two.p99Ms)} ms against ${ms(one.p99Ms)} ms, and ${two.waits.lockWaitSamples} of ${two.waits.samples} samples with a backend waiting on a heavyweight lock (most ungranted lock requests seen at once: ${two.waits.maxUngranted}).`,
+    `What ${cores} cores can show. Two livegate processes, PostgreSQL and the load generators share ${cores}` +
+      ` cores: with one process they kept ${one.coresBusy.toFixed(2)} cores busy, with two ${two.coresBusy.toFixed(2)}` +
+      `. ` +
+      `When that is near ${cores} in both setups, a second process cannot add throughput here, since there is no ` +
+      `idle core for it; what the figure can show is that splitting the load across two processes does not ` +
+      `serialize them: ` +
+      `${ratio(two.rps, one.rps)} the throughput of one, p99 ${ms(two.p99Ms)} ms against ${ms(one.p99Ms)} ms, ` +
+      `and ${two.waits.lockWaitSamples} of ${two.waits.samples} samples with a backend waiting on a heavyweight ` +
+      `lock (most ungranted lock requests seen at once: ${two.waits.maxUngranted}).`,
     '',
-    `Where the active backends were, sampled: one process ${topEvents(one.waits)}; two processes ${topEvents(two.waits)}. ` +
-      'The acknowledging write is one autocommitted statement per batch with no lock of its own, so what remains shared is the WAL and its flush, as for any writer; the projector folds in whichever process holds its lease (a try-lock: the other passes, never waits).',
+    `Where the active backends were, sampled: one process ${topEvents(one.waits)}; two processes ${topEvents(two.waits)}` +
+      `. ` +
+      'The acknowledging write is one autocommitted statement per batch with no lock of its own, so what remains ' +
+      'shared is the WAL and its flush, as for any writer; the projector folds in whichever process holds its ' +
+      'lease (a try-lock: the other passes, never waits).',
     '',
     notifyLockNote(one.waits, two.waits),
     '',
-    'What it cannot show: that ingest capacity grows with processes. That needs a process per idle core (or per machine) with PostgreSQL on cores of its own; on this machine the one-process figure already uses the cores the second would need. ' +
-      `The livegate CPU per callback (${one.livegateCpuUsPerRequest.toFixed(0)} µs with one process, ${two.livegateCpuUsPerRequest.toFixed(0)} µs with two) is what each added core buys: about ${(1e6 / two.livegateCpuUsPerRequest).toFixed(0)} callbacks a second of livegate work per core, before PostgreSQL's ${two.postgresCpuUsPerRequest.toFixed(0)} µs.`,
+    'What it cannot show: that ingest capacity grows with processes. That needs a process per idle core (or per ' +
+      'machine) with PostgreSQL on cores of its own; on this machine the one-process figure already uses the cores ' +
+      'the second would need. ' +
+      `The livegate CPU per callback (${one.livegateCpuUsPerRequest.toFixed(0)} µs with one process, ${two.livegateCpuUsPerRequest.toFixed(0)}` +
+      ` µs with two) is what each added core buys: about ${(1e6 / two.livegateCpuUsPerRequest).toFixed(0)}` +
+      ` callbacks a second of livegate work per core, before PostgreSQL's ${two.postgresCpuUsPerRequest.toFixed(0)}` +
+      ` µs.`,
   ].join('\n')
 }
 
@@ -229,8 +298,13 @@ function notifyLockNote(...waits: WaitSamples[]): string {
     named +
     `Lock requests seen waiting (summed over samples): ${seen.map(([key, n]) => `${key} ${n}`).join(', ')}. ` +
     (notify > 0
-      ? `"object pg_database 0 AccessExclusiveLock" is PostgreSQL's NOTIFY lock (async.c, PreCommit_Notify): a transaction that calls pg_notify takes it before commit and holds it until its commit is flushed, cluster-wide, so every acknowledging statement that rings the doorbell commits one after another, on one instance or several. ` +
-        'It is the one lock left on the acknowledgement path; taking the doorbell out of the acknowledging statement (a NOTIFY in a statement of its own after the commit, or none, since the projector also looks every tickMs) would remove it.'
+      ? `"object pg_database 0 AccessExclusiveLock" is PostgreSQL's NOTIFY lock (async.c, PreCommit_Notify): a ` +
+        `transaction that calls pg_notify takes it before commit and holds it until its commit is flushed, ` +
+        `cluster-wide, so every acknowledging statement that rings the doorbell commits one after another, on one ` +
+        `instance or several. ` +
+        'It is the one lock left on the acknowledgement path; taking the doorbell out of the acknowledging ' +
+        'statement (a NOTIFY in a statement of its own after the commit, or none, since the projector also looks ' +
+        'every tickMs) would remove it.'
       : '')
   )
 }

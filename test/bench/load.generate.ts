@@ -26,7 +26,10 @@ export interface LoadOptions {
   repeat?: boolean
   /** The HTTP method; POST unless told. */
   method?: string
-  /** Paced instead of as fast as answers come: requests are sent at this rate (across all connections), none before its time. */
+  /**
+   * Paced instead of as fast as answers come: requests are sent at this rate (across all connections), none before its
+   * time.
+   */
   ratePerSecond?: number
 }
 
@@ -61,7 +64,11 @@ export interface LoadResult {
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     // This TypeScript file is the child's entry, run through tsx as the bench itself is.
-    const child = fork(fileURLToPath(import.meta.url), [LOAD_CHILD], { execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' })
+    const child = fork(fileURLToPath(import.meta.url), [LOAD_CHILD], {
+      execArgv: ['--import', 'tsx'],
+      serialization: 'advanced',
+      stdio: 'inherit',
+    })
     child.once('message', (result: LoadResult) => resolve(result))
     child.once('error', reject)
     child.once('exit', (code) => {
@@ -145,7 +152,8 @@ async function generate(options: LoadOptions): Promise<LoadResult> {
   await Promise.all(Array.from({ length: options.connections }, worker))
   agent.destroy()
   const sorted = latencies.slice(0, measured).sort()
-  const quantile = (q: number) => (measured === 0 ? Number.NaN : (sorted[Math.min(measured - 1, Math.floor(q * measured))] as number))
+  const quantile = (q: number) =>
+    measured === 0 ? Number.NaN : (sorted[Math.min(measured - 1, Math.floor(q * measured))] as number)
   return {
     measured,
     rps: measured / (options.durationMs / 1000),

@@ -38,7 +38,8 @@ export function sampleWaits(databaseUrl: string): { stop(): Promise<WaitSamples>
         group by 1, 2`
       // Server-wide: NOTIFY's lock is on "database 0", shared by every database of the cluster.
       const ungranted = await sql<{ on: string; n: number }[]>`
-        select concat_ws(' ', locktype, classid::regclass::text, objid::text, relation::regclass::text, mode) as on, count(*)::int as n
+        select concat_ws(' ', locktype, classid::regclass::text, objid::text, relation::regclass::text, mode) as on,
+          count(*)::int as n
         from pg_locks where not granted group by 1`
       seen.samples++
       if (rows.some((row) => row.type === 'Lock' && row.event !== 'extend')) seen.lockWaitSamples++

@@ -32,7 +32,11 @@ const JSON_TEXT = process.env.PAGE_JSON_TEXT ?? 'default'
 
 function request(variables: Record<string, unknown>): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName: 'TaskPage', query: TASK_PAGE_QUERY, variables }))
-  return { path: '/graphql', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes }
+  return {
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    body: bytes,
+  }
 }
 
 async function text(url: string, item: LoadRequest): Promise<string> {
@@ -63,9 +67,16 @@ async function seededUrl(): Promise<{ url: string; stop(): Promise<void> }> {
 
 async function main(): Promise<void> {
   const database = await seededUrl()
-  const base = { databaseUrl: database.url, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } } }
+  const base = {
+    databaseUrl: database.url,
+    service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
+    value: { retention: { intervalMs: 0 } },
+  }
   const compare = JSON_TEXT === 'compare'
-  const started = await startBenchGateway({ ...base, ...(JSON_TEXT === 'default' ? {} : { jsonText: JSON_TEXT !== 'off' }) })
+  const started = await startBenchGateway({
+    ...base,
+    ...(JSON_TEXT === 'default' ? {} : { jsonText: JSON_TEXT !== 'off' }),
+  })
   const objects = compare ? await startBenchGateway({ ...base, jsonText: false }) : undefined
   const ceiling = await startCeiling(database.url)
   try {
@@ -79,18 +90,33 @@ async function main(): Promise<void> {
     const answers: string[] = []
     for (const item of pool) {
       const [ours, theirs] = [await text(url, item), await text(ceiling.url, item)]
-      if (JSON.stringify(JSON.parse(ours)) !== JSON.stringify(JSON.parse(theirs))) throw new Error(`livegate and the ceiling differ: ${ours.slice(0, 300)}`)
-      if (objects && (await text(objects.gateway.url, item)) !== ours) throw new Error('the JSON text path and the object path answer different bytes')
+      if (JSON.stringify(JSON.parse(ours)) !== JSON.stringify(JSON.parse(theirs)))
+        throw new Error(`livegate and the ceiling differ: ${ours.slice(0, 300)}`)
+      if (objects && (await text(objects.gateway.url, item)) !== ours)
+        throw new Error('the JSON text path and the object path answer different bytes')
       answers.push(ours)
     }
     if (process.env.PAGE_ANSWERS) writeFileSync(process.env.PAGE_ANSWERS, answers.join('\n'))
     const window = async (target = url) => {
       const before = mainThreadCpuMs()
-      const result = await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 1000, durationMs: WINDOW_MS, pool, repeat: true })
-      return { cpuMs: (mainThreadCpuMs() - before) / (result.okTotal + result.failedTotal), rps: result.rps, failed: result.failedTotal + result.errorsTotal }
+      const result = await runLoad({
+        url: target,
+        connections: CONNECTIONS,
+        warmupMs: 1000,
+        durationMs: WINDOW_MS,
+        pool,
+        repeat: true,
+      })
+      return {
+        cpuMs: (mainThreadCpuMs() - before) / (result.okTotal + result.failedTotal),
+        rps: result.rps,
+        failed: result.failedTotal + result.errorsTotal,
+      }
     }
     // Unmeasured: V8 compiles the hot paths, the pool opens its connections.
-    for (const target of [url, objects?.gateway.url]) if (target) await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
+    for (const target of [url, objects?.gateway.url])
+      if (target)
+        await runLoad({ url: target, connections: CONNECTIONS, warmupMs: 0, durationMs: 3000, pool, repeat: true })
     const paths = objects
       ? [
           { name: 'text', url },
@@ -103,7 +129,10 @@ async function main(): Promise<void> {
       for (const path of i % 2 === 0 ? paths : [...paths].reverse()) {
         const figure = await window(path.url)
         figures.get(path.name)?.push(figure.cpuMs)
-        console.error(`page: window ${i + 1} (${path.name}): ${figure.cpuMs.toFixed(2)} ms Node CPU per page, ${figure.rps.toFixed(0)} pages/s, ${figure.failed} failed`)
+        console.error(
+          `page: window ${i + 1} (${path.name}): ${figure.cpuMs.toFixed(2)} ms Node CPU per page, ${figure.rps.toFixed(0)}` +
+            ` pages/s, ${figure.failed} failed`,
+        )
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
@@ -114,8 +143,13 @@ async function main(): Promise<void> {
       )
     }
     if (objects) {
-      const ratios = (figures.get('text') ?? []).map((value, i) => value / ((figures.get('objects') ?? [])[i] ?? Number.NaN))
-      console.log(`page: JSON text path / object path, Node CPU per page: median ${median(ratios).toFixed(3)}× (windows ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')})`)
+      const ratios = (figures.get('text') ?? []).map(
+        (value, i) => value / ((figures.get('objects') ?? [])[i] ?? Number.NaN),
+      )
+      console.log(
+        `page: JSON text path / object path, Node CPU per page: median ${median(ratios).toFixed(3)}× (windows ${ratios.map((ratio) => ratio.toFixed(3)).join(', ')}` +
+          `)`,
+      )
     }
     if (process.env.PAGE_PROFILE) {
       const session = new Session()

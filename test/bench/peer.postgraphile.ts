@@ -35,10 +35,14 @@ export const PEER = 'PostGraphile 5, one process'
 
 /** What the query section says of this baseline. */
 export const PEER_DESCRIPTION =
-  `The second baseline is ${PEER} (test/bench/peer.postgraphile.ts), on the bench's Node: the amber preset and the connection-filter plugin over livegate's tables, ` +
-  'one smart tag declaring the callbacks→tasks key; its task page reads the columns and the jsonb `tasks.node` livegate derives (whole: it cannot pick inside it) and each ' +
-  "task's latest 5 callbacks with their parsed `values` jsonb; before any window its answers are checked for the same information as livegate's (both made plain: " +
-  "times as ms, ids as service code and hashed_id, cursors left out), and its Node CPU is every thread of its process, as `serve`'s is."
+  `The second baseline is ${PEER} (test/bench/peer.postgraphile.ts), on the bench's Node: the amber preset and ` +
+  `the connection-filter plugin over livegate's tables, ` +
+  'one smart tag declaring the callbacks→tasks key; its task page reads the columns and the jsonb `tasks.node` ' +
+  'livegate derives (whole: it cannot pick inside it) and each ' +
+  "task's latest 5 callbacks with their parsed `values` jsonb; before any window its answers are checked for the " +
+  "same information as livegate's (both made plain: " +
+  'times as ms, ids as service code and hashed_id, cursors left out), and its Node CPU is every thread of its ' +
+  "process, as `serve`'s is."
 
 /**
  * The task page in PostGraphile's schema: the same tasks in the same order and the same filter.
@@ -63,30 +67,56 @@ export const PEER_TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: Cursor,
   }
 }`
 
-/** The small query: the newest 20 tasks, their identity (livegate's `id` is its service code and hashed_id), status and user. */
-export const PEER_SMALL_QUERY = 'query TaskList($first: Int) { allTasks(first: $first, orderBy: [SORT_AT_DESC, ROW_ID_DESC]) { edges { node { serviceCode taskId status author } } } }'
+/**
+ * The small query: the newest 20 tasks, their identity (livegate's `id` is its service code and hashed_id), status and
+ * user.
+ */
+export const PEER_SMALL_QUERY =
+  'query TaskList($first: Int) { allTasks(first: $first, orderBy: [SORT_AT_DESC, ROW_ID_DESC]) { edges { node { ' +
+  'serviceCode taskId status author } } } }'
 
 function request(operationName: string, query: string, variables: Record<string, unknown>): LoadRequest {
   const body = Buffer.from(JSON.stringify({ operationName, query, variables }))
-  return { path: '/graphql', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body }
+  return {
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+    body,
+  }
 }
 
 async function post(url: string, item: LoadRequest): Promise<any> {
-  const response = await fetch(new URL(item.path, url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: item.body })
+  const response = await fetch(new URL(item.path, url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: item.body,
+  })
   const json = (await response.json()) as any
-  if (response.status !== 200 || json.errors) throw new Error(`${url} answered ${response.status}: ${JSON.stringify(json).slice(0, 400)}`)
+  if (response.status !== 200 || json.errors)
+    throw new Error(`${url} answered ${response.status}: ${JSON.stringify(json).slice(0, 400)}`)
   return json
 }
 
 /** Times as epoch ms: livegate writes ISO text at UTC, PostGraphile its own ISO text, the stored node numbers. */
-const ms = (time: unknown): number | null => (time === null || time === undefined ? null : typeof time === 'number' ? time : Date.parse(String(time)))
+const ms = (time: unknown): number | null =>
+  time === null || time === undefined ? null : typeof time === 'number' ? time : Date.parse(String(time))
 const CONTAINERS = new Set(['FLV', 'RTMP', 'M3U8', 'MP4'])
 const container = (name: unknown) => (CONTAINERS.has(String(name).toUpperCase()) ? String(name).toUpperCase() : 'OTHER')
 const format = (f: any, full = true) =>
-  f ? (full ? { container: container(f.container), videoCodec: f.videoCodec ?? null, audioCodec: f.audioCodec ?? null } : { container: container(f.container) }) : null
+  f
+    ? full
+      ? { container: container(f.container), videoCodec: f.videoCodec ?? null, audioCodec: f.audioCodec ?? null }
+      : { container: container(f.container) }
+    : null
 const int32 = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) && Math.abs(n) <= 2 ** 31 ? n : null)
 const fromBase64url = (text: string) => Buffer.from(text, 'base64url').toString('utf8')
-const KINDS: Record<number, string> = { 0: 'LIVE_START', 1: 'LIVE_END', 2: 'ARCHIVED', 8: 'CLIENT_DISCONNECT', 9: 'THUMBNAIL', 15: 'LIVE_RESUME' }
+const KINDS: Record<number, string> = {
+  0: 'LIVE_START',
+  1: 'LIVE_END',
+  2: 'ARCHIVED',
+  8: 'CLIENT_DISCONNECT',
+  9: 'THUMBNAIL',
+  15: 'LIVE_RESUME',
+}
 
 /** livegate's answer, plain: its ids decoded, cursors and typenames left out, times as ms. */
 function plainOurs(value: any, key = ''): any {
@@ -131,7 +161,13 @@ function plainCallback(c: any): Record<string, unknown> {
 /** A PostGraphile task, plain: columns as they are, the node's parts with livegate's field names. */
 function plainPeerTask(t: any): Record<string, unknown> {
   const n = t.node ?? {}
-  const recording = (r: any) => ({ outputIndex: r.outputIndex, playUrl: r.url, fileName: r.fileName, duration: r.duration, receivedAt: ms(r.receivedAt) })
+  const recording = (r: any) => ({
+    outputIndex: r.outputIndex,
+    playUrl: r.url,
+    fileName: r.fileName,
+    duration: r.duration,
+    receivedAt: ms(r.receivedAt),
+  })
   return {
     taskId: t.taskId,
     serviceCode: t.serviceCode,
@@ -180,7 +216,12 @@ function plainPeerTask(t: any): Record<string, unknown> {
       createdAt: ms(r.createdAt),
       format: format(r.format, false),
     })),
-    thumbnails: (n.thumbnails ?? []).map((h: any) => ({ imageUrl: h.url, width: h.width, height: h.height, receivedAt: ms(h.receivedAt) })),
+    thumbnails: (n.thumbnails ?? []).map((h: any) => ({
+      imageUrl: h.url,
+      width: h.width,
+      height: h.height,
+      receivedAt: ms(h.receivedAt),
+    })),
     notifications: { edges: t.callbacks.edges.map((e: any) => ({ node: plainCallback(e.node) })) },
   }
 }
@@ -189,18 +230,29 @@ function plainPeerTask(t: any): Record<string, unknown> {
 function plainPage(json: any, peer: boolean): unknown {
   const connection = peer ? json.data.allTasks : json.data.tasks
   const tasks = connection.edges.map((edge: any) => {
-    if (peer) return edge.node.node === undefined ? { serviceCode: edge.node.serviceCode, taskId: edge.node.taskId, status: edge.node.status, userName: edge.node.author } : plainPeerTask(edge.node)
+    if (peer)
+      return edge.node.node === undefined
+        ? {
+            serviceCode: edge.node.serviceCode,
+            taskId: edge.node.taskId,
+            status: edge.node.status,
+            userName: edge.node.author,
+          }
+        : plainPeerTask(edge.node)
     if (edge.node.outputs) return plainOurs(edge.node)
     const [serviceCode, taskId] = JSON.parse(fromBase64url(edge.node.id).slice('Task:'.length)) as [string, string]
     return { serviceCode, taskId, status: edge.node.status, userName: edge.node.userName }
   })
-  return connection.totalCount === undefined ? { tasks } : { totalCount: connection.totalCount, hasNextPage: connection.pageInfo.hasNextPage, tasks }
+  return connection.totalCount === undefined
+    ? { tasks }
+    : { totalCount: connection.totalCount, hasNextPage: connection.pageInfo.hasNextPage, tasks }
 }
 
 /** Where two plain values first differ. */
 function firstDifference(a: any, b: any, path = ''): string {
   if (a && b && typeof a === 'object' && typeof b === 'object') {
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) if (!isDeepStrictEqual(a[key], b[key])) return firstDifference(a[key], b[key], `${path}.${key}`)
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)]))
+      if (!isDeepStrictEqual(a[key], b[key])) return firstDifference(a[key], b[key], `${path}.${key}`)
   }
   return `${path || '(top)'}: livegate ${JSON.stringify(a)?.slice(0, 300)} ≠ PostGraphile ${JSON.stringify(b)?.slice(0, 300)}`
 }
@@ -248,13 +300,23 @@ export class PostGraphilePeer {
   async prepare(livegateUrl: string, livegatePages: LoadRequest[], livegateSmall: LoadRequest[]): Promise<void> {
     const page = (variables: Record<string, unknown>) => request('TaskPage', PEER_TASK_PAGE_QUERY, variables)
     this.pagePool = [page({ first: 50 })]
-    for (let i = 0; i < 2; i++) this.pagePool.push(page({ first: 50, after: (await post(this.url, this.pagePool.at(-1) as LoadRequest)).data.allTasks.pageInfo.endCursor }))
+    for (let i = 0; i < 2; i++)
+      this.pagePool.push(
+        page({
+          first: 50,
+          after: (await post(this.url, this.pagePool.at(-1) as LoadRequest)).data.allTasks.pageInfo.endCursor,
+        }),
+      )
     this.pagePool.push(page({ first: 50, filter: { status: { in: ['LIVE', 'WAITING_RECONNECT'] } } }))
     this.smallPool = [request('TaskList', PEER_SMALL_QUERY, { first: 20 })]
-    const pairs = [...livegatePages.map((ours, i) => [ours, this.pagePool[i]]), [livegateSmall[0], this.smallPool[0]]] as Array<[LoadRequest, LoadRequest]>
+    const pairs = [
+      ...livegatePages.map((ours, i) => [ours, this.pagePool[i]]),
+      [livegateSmall[0], this.smallPool[0]],
+    ] as Array<[LoadRequest, LoadRequest]>
     for (const [ours, theirs] of [...pairs, ...pairs]) {
       const [a, b] = [plainPage(await post(livegateUrl, ours), false), plainPage(await post(this.url, theirs), true)]
-      if (!isDeepStrictEqual(a, b)) throw new Error(`livegate and PostGraphile give different information, first at ${firstDifference(a, b)}`)
+      if (!isDeepStrictEqual(a, b))
+        throw new Error(`livegate and PostGraphile give different information, first at ${firstDifference(a, b)}`)
     }
   }
 
@@ -269,7 +331,8 @@ export class PostGraphilePeer {
 
   /** The issue's targets against the peer, livegate as `serve --workers 1` (one process too), all of the same run. */
   static targets(figures: readonly WorkFigure[], livegate: { page: string; small: string }): TargetCheck[] {
-    const find = (start: string, part: string) => figures.find((f) => f.name.startsWith(start) && f.name.includes(part)) as WorkFigure
+    const find = (start: string, part: string) =>
+      figures.find((f) => f.name.startsWith(start) && f.name.includes(part)) as WorkFigure
     const [pageCeiling, smallCeiling] = [find('task page', 'SQL ceiling'), find('small query', 'SQL ceiling')]
     const [ours, theirs] = [find('task page', livegate.page), find('task page', PEER)]
     const [oursSmall, theirsSmall] = [find('small query', livegate.small), find('small query', PEER)]
@@ -281,7 +344,9 @@ export class PostGraphilePeer {
       {
         name: 'task page vs ceiling, livegate one process (serve, 1 worker) vs PostGraphile 5 one process',
         target: '≥ 1.10× on Node 24; ahead of PostGraphile on every Node',
-        measured: `${ratio(ours.result.rps, pageCeiling.result.rps)} (PostGraphile ${ratio(theirs.result.rps, pageCeiling.result.rps)})`,
+        measured:
+          `${ratio(ours.result.rps, pageCeiling.result.rps)} (PostGraphile ${ratio(theirs.result.rps, pageCeiling.result.rps)}` +
+          `)`,
         met: a > b && (major < 24 || a >= 1.1),
       },
       {
@@ -293,7 +358,9 @@ export class PostGraphilePeer {
       {
         name: 'small query vs ceiling, livegate serve 1 worker vs PostGraphile 5 (same run)',
         target: "≥ PostGraphile's ratio",
-        measured: `${ratio(oursSmall.result.rps, smallCeiling.result.rps)} (PostGraphile ${ratio(theirsSmall.result.rps, smallCeiling.result.rps)})`,
+        measured:
+          `${ratio(oursSmall.result.rps, smallCeiling.result.rps)} (PostGraphile ${ratio(theirsSmall.result.rps, smallCeiling.result.rps)}` +
+          `)`,
         met: c >= d,
       },
     ]

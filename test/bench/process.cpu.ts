@@ -8,7 +8,9 @@ function statCpuMs(path: string, endedChildren = false): number {
   try {
     const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12]) + (endedChildren ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
+    return (
+      (Number(fields[11]) + Number(fields[12]) + (endedChildren ? Number(fields[13]) + Number(fields[14]) : 0)) * 10
+    )
   } catch {
     return Number.NaN
   }
@@ -36,7 +38,11 @@ export function selfAndEndedChildrenCpuMs(): number {
 /** A process and every process below it (a `serve --workers N` primary and its workers). */
 export function treePids(pid: number): number[] {
   try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number)
     return [pid, ...children.flatMap(treePids)]
   } catch {
     return [pid]
@@ -60,15 +66,24 @@ export function postgresCpuMs(port: string): number {
         try {
           const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
           const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-          return { pid: Number(pid), ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * 10, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') }
+          return {
+            pid: Number(pid),
+            ppid: Number(fields[1]),
+            ms: (Number(fields[11]) + Number(fields[12])) * 10,
+            cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8'),
+          }
         } catch {
           return undefined
         }
       })
       .filter((entry) => entry !== undefined)
-    const postmaster = stats.find((entry) => /\/postgres\u0000/.test(entry.cmdline) && entry.cmdline.includes(`\u0000-p\u0000${port}\u0000`))
+    const postmaster = stats.find(
+      (entry) => /\/postgres\u0000/.test(entry.cmdline) && entry.cmdline.includes(`\u0000-p\u0000${port}\u0000`),
+    )
     if (!postmaster) return Number.NaN
-    return stats.filter((entry) => entry.pid === postmaster.pid || entry.ppid === postmaster.pid).reduce((sum, entry) => sum + entry.ms, 0)
+    return stats
+      .filter((entry) => entry.pid === postmaster.pid || entry.ppid === postmaster.pid)
+      .reduce((sum, entry) => sum + entry.ms, 0)
   } catch {
     return Number.NaN
   }

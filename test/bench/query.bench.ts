@@ -38,14 +38,16 @@ export const TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: String, $fil
     edges {
       cursor
       node {
-        id taskId serviceCode vsId userName status endReason isResume liveOnly opaque startedAt endedAt listed httpLiveUrl inputBytes
+        id taskId serviceCode vsId userName status endReason isResume liveOnly opaque startedAt endedAt listed
+          httpLiveUrl inputBytes
         outputs {
           index tag playUrl timeShiftUrl fileName width height httpOutputBytes connections startedAt endedAt
           format { container videoCodec audioCodec }
           streams { index kind codecId width height copyMode bitRate }
           recordings { outputIndex playUrl fileName duration receivedAt }
         }
-        recordings { outputIndex tag playUrl fileName duration width height inputBytes createdAt receivedAt format { container } }
+        recordings { outputIndex tag playUrl fileName duration width height inputBytes createdAt receivedAt format {
+          container } }
         thumbnails { imageUrl width height receivedAt }
         notifications(first: 5) {
           edges {
@@ -66,15 +68,24 @@ export const TASK_PAGE_QUERY = `query TaskPage($first: Int, $after: String, $fil
 }`
 
 /** The issue's small query: three columns of the newest 20 tasks, nothing nested. */
-export const SMALL_QUERY = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status userName } } } }'
+export const SMALL_QUERY =
+  'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status userName } } } }'
 
 function body(variables: Record<string, unknown>, operationName = 'TaskPage', query = TASK_PAGE_QUERY): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName, query, variables }))
-  return { path: '/graphql', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes }
+  return {
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    body: bytes,
+  }
 }
 
 async function post(url: string, request: LoadRequest): Promise<{ status: number; json: any }> {
-  const response = await fetch(new URL(request.path, url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: request.body })
+  const response = await fetch(new URL(request.path, url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: request.body,
+  })
   return { status: response.status, json: await response.json() }
 }
 
@@ -84,7 +95,8 @@ async function taskPagePool(url: string): Promise<LoadRequest[]> {
   for (let page = 0; page < 2; page++) {
     const answer = await post(url, pool.at(-1) as LoadRequest)
     const cursor = answer.json?.data?.tasks?.pageInfo?.endCursor
-    if (typeof cursor !== 'string') throw new Error(`task page answered without a cursor: ${JSON.stringify(answer.json).slice(0, 400)}`)
+    if (typeof cursor !== 'string')
+      throw new Error(`task page answered without a cursor: ${JSON.stringify(answer.json).slice(0, 400)}`)
     pool.push(body({ first: 50, after: cursor }))
   }
   pool.push(body({ first: 50, filter: { status: ['LIVE', 'WAITING_RECONNECT'] } }))
@@ -96,14 +108,23 @@ async function taskPagePool(url: string): Promise<LoadRequest[]> {
  * twice over, so the second round compares what each serves once it has compiled the operation.
  * `compared` picks what must be equal (a livegate with a failing upstream adds `extensions`).
  */
-async function checkSameAnswers(livegateUrl: string, otherUrl: string, pool: LoadRequest[], other = 'the ceiling', compared = (json: any): unknown => json): Promise<void> {
+async function checkSameAnswers(
+  livegateUrl: string,
+  otherUrl: string,
+  pool: LoadRequest[],
+  other = 'the ceiling',
+  compared = (json: any): unknown => json,
+): Promise<void> {
   for (const request of [...pool, ...pool]) {
     const [ours, theirs] = await Promise.all([post(livegateUrl, request), post(otherUrl, request)])
-    if (ours.status !== 200 || ours.json.errors) throw new Error(`livegate answered ${ours.status}: ${JSON.stringify(ours.json).slice(0, 400)}`)
+    if (ours.status !== 200 || ours.json.errors)
+      throw new Error(`livegate answered ${ours.status}: ${JSON.stringify(ours.json).slice(0, 400)}`)
     const asked = JSON.parse(request.body.toString('utf8')).variables.first
-    if (ours.json.data.tasks.edges.length !== asked) throw new Error(`livegate answered ${ours.json.data.tasks.edges.length} tasks, not ${asked}`)
+    if (ours.json.data.tasks.edges.length !== asked)
+      throw new Error(`livegate answered ${ours.json.data.tasks.edges.length} tasks, not ${asked}`)
     const [a, b] = [compared(ours.json), compared(theirs.json)]
-    if (!isDeepStrictEqual(a, b)) throw new Error(`livegate and ${other} answer differently, first at ${firstDifference(a, b)}`)
+    if (!isDeepStrictEqual(a, b))
+      throw new Error(`livegate and ${other} answer differently, first at ${firstDifference(a, b)}`)
   }
 }
 
@@ -144,7 +165,12 @@ async function serve(url: string): Promise<Served> {
   const recorder = statementRecorder()
   const database = await openDatabase({ url, dataDir: MEMORY_DATA_DIR, logger: recorder.logger })
   // No pruning: the seeded callbacks are older than the retention window.
-  const started = await startBenchGateway({ databaseUrl: url, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } }, database })
+  const started = await startBenchGateway({
+    databaseUrl: url,
+    service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
+    value: { retention: { intervalMs: 0 } },
+    database,
+  })
   return {
     gateway: started.gateway,
     config: started.config,
@@ -188,7 +214,10 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     await foldAndSettle(seeding)
     shapes.push(await dataShape(seeding.db))
     await seeding.close()
-    ctx.log(`query: ${TASKS} tasks from ${real} real callbacks, grown to ${SMALL} callbacks and folded in ${((Date.now() - begun) / 1000).toFixed(0)} s`)
+    ctx.log(
+      `query: ${TASKS} tasks from ${real} real callbacks, grown to ${SMALL} callbacks and folded in
+        ${((Date.now() - begun) / 1000).toFixed(0)}` + ` s`,
+    )
     // The small database is a copy taken now, so both sizes can be measured in the same minute.
     await admin.unsafe(`create database "${smallName}" template "${largeName}"`)
     upstream = await UpstreamVariants.prepare(admin, smallName, `task page: livegate, ${SMALL / 1000}k callbacks`)
@@ -225,13 +254,15 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
           for (const serveProcess of processes) await checkSameAnswers(serveProcess.url, ceiling.url, pool)
         }
         await peer.prepare(big.gateway.url, pagePool, smallPool)
-        for (const url of [small.gateway.url, big.gateway.url]) pageBytes.push(Buffer.byteLength(JSON.stringify((await post(url, pagePool[0] as LoadRequest)).json)))
+        for (const url of [small.gateway.url, big.gateway.url])
+          pageBytes.push(Buffer.byteLength(JSON.stringify((await post(url, pagePool[0] as LoadRequest)).json)))
       } finally {
         await smallCeiling.close()
       }
       // An upstream changes no data a page shows (the seeded list, folded again, is the same list);
       // while it has not answered, livegate says so in `extensions`.
-      for (const url of upstream.urls) await checkSameAnswers(url, small.gateway.url, pagePool, 'livegate without an upstream', (json) => json.data)
+      for (const url of upstream.urls)
+        await checkSameAnswers(url, small.gateway.url, pagePool, 'livegate without an upstream', (json) => json.data)
       for (const request of [pagePool[1], smallPool[0]] as LoadRequest[]) {
         for (const [server, url] of [
           [small, smallUrl],
@@ -247,7 +278,12 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       const peerWorks = peer.works(millions)
       const asServed = (what: string, pool: LoadRequest[]) => [
         { name: `${what}: livegate serve, 1 worker, ${millions}`, url: one.url, pool, cpuMs: () => treeCpuMs(one.pid) },
-        { name: `${what}: livegate serve, ${CORES} workers, ${millions}`, url: every.url, pool, cpuMs: () => treeCpuMs(every.pid) },
+        {
+          name: `${what}: livegate serve, ${CORES} workers, ${millions}`,
+          url: every.url,
+          pool,
+          cpuMs: () => treeCpuMs(every.pid),
+        },
       ]
       figures.push(
         ...(await measureInTurns(
@@ -263,14 +299,27 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
             ...asServed('small query', smallPool),
             peerWorks.small,
           ],
-          { rounds: ROUNDS, connections: CONNECTIONS, warmupMs: WARMUP_MS, durationMs: DURATION_MS, postgresPort: new URL(ctx.serverUrl).port },
+          {
+            rounds: ROUNDS,
+            connections: CONNECTIONS,
+            warmupMs: WARMUP_MS,
+            durationMs: DURATION_MS,
+            postgresPort: new URL(ctx.serverUrl).port,
+          },
         )),
       )
       polls = upstream.polls.map((count, i) => count - (pollsBefore[i] ?? 0))
       upstreamTargets = upstream.targets(figures[2] as WorkFigure, figures)
-      upstreamTargets.push(...(await (await import('./query.rawjson.js')).jsonTextTarget({ databaseUrl: largeDb.url, pool: pagePool, service, value: held, log: ctx.log })))
+      upstreamTargets.push(
+        ...(await (
+          await import('./query.rawjson.js')
+        ).jsonTextTarget({ databaseUrl: largeDb.url, pool: pagePool, service, value: held, log: ctx.log })),
+      )
       for (const figure of figures)
-        ctx.log(`query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`)
+        ctx.log(
+          `query: ${figure.name}: ${figure.result.rps.toFixed(0)} req/s, Node ${figure.nodeCpuMs.toFixed(2)} ms, ` +
+            `PostgreSQL ${figure.postgresCpuMs.toFixed(2)} ms per request`,
+        )
       ctx.log(`query: task_list requests while measuring: ${polls.join(' and ')}`)
     } finally {
       await ceiling.close()
@@ -287,9 +336,18 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
   return querySection(figures, explained, { targets: upstreamTargets, polls }, { shapes, pageBytes })
 }
 
-/** The section: both operations against the ceiling, flatness, one worker and one per core, the upstream variants, and the plans. */
-function querySection(figures: WorkFigure[], explained: StatementCost[][], upstream: { targets: TargetCheck[]; polls: number[] }, data: { shapes: DataShape[]; pageBytes: number[] }): BenchSection {
-  const named = (start: string, part: string) => figures.find((f) => f.name.startsWith(start) && f.name.includes(part)) as WorkFigure
+/**
+ * The section: both operations against the ceiling, flatness, one worker and one per core, the upstream variants, and
+ * the plans.
+ */
+function querySection(
+  figures: WorkFigure[],
+  explained: StatementCost[][],
+  upstream: { targets: TargetCheck[]; polls: number[] },
+  data: { shapes: DataShape[]; pageBytes: number[] },
+): BenchSection {
+  const named = (start: string, part: string) =>
+    figures.find((f) => f.name.startsWith(start) && f.name.includes(part)) as WorkFigure
   const ceiling = named('task page', 'SQL ceiling')
   const large = named('task page: livegate, ', `${LARGE / 1_000_000}M`)
   const small = named('task page: livegate, ', `${SMALL / 1000}k callbacks`)
@@ -300,37 +358,70 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][], upstr
   const flat = large.result.rps / small.result.rps
   const sizes = [`${SMALL / 1000}k`, `${LARGE / 1_000_000}M`] as const
   const plans = costTable(explained[0] ?? [], explained[1] ?? [], ...sizes)
-  const smallPlans = costTable(explained[2] ?? [], explained[3] ?? [], ...sizes).replace('statement of one task page', 'statement of the small query')
+  const smallPlans = costTable(explained[2] ?? [], explained[3] ?? [], ...sizes).replace(
+    'statement of one task page',
+    'statement of the small query',
+  )
   const rowOf = (figure: WorkFigure) => row(figure, figure.name.startsWith('small') ? smallCeiling : ceiling)
   const shapeOf = (shape: DataShape | undefined, bytes: number | undefined) =>
     shape
-      ? `${shape.tasks} tasks, ${shape.callbacks} callbacks, ${shape.recordingsPerTask.toFixed(2)} recordings and ${shape.thumbnailsPerTask.toFixed(2)} thumbnails per task, ${((bytes ?? 0) / 1024).toFixed(0)} KB per task page`
+      ? `${shape.tasks} tasks, ${shape.callbacks} callbacks, ${shape.recordingsPerTask.toFixed(2)} recordings and ${shape.thumbnailsPerTask.toFixed(2)}` +
+        ` thumbnails per task, ${((bytes ?? 0) / 1024).toFixed(0)} KB per task page`
       : '—'
   return {
     title: 'Query',
     description:
-      `Two operations over HTTP POST, ${CONNECTIONS} keep-alive connections from a load generator in a process of its own. The task page: \`tasks(first: 50)\` ` +
-      `with outputs, streams, recordings, thumbnails and each task's latest 5 notifications, a pool of four (pages 1–3 by cursor and a status filter). ` +
-      `The small query: \`tasks(first: 20) { edges { node { id status userName } } }\`. Every server and operation is measured in ${ROUNDS} windows of ` +
+      `Two operations over HTTP POST, ${CONNECTIONS} keep-alive connections from a load generator in a process ` +
+      `of its own. The task page: \`tasks(first: 50)\` ` +
+      `with outputs, streams, recordings, thumbnails and each task's latest 5 notifications, a pool of four ` +
+      `(pages 1–3 by cursor and a status filter). ` +
+      `The small query: \`tasks(first: 20) { edges { node { id status userName } } }\`. Every server and ` +
+      `operation is measured in ${ROUNDS} windows of ` +
       `${WARMUP_MS / 1000} s warm-up then ${DURATION_MS / ROUNDS / 1000} s, all taking turns (latencies pooled). ` +
-      `The data grows as a deployment's does: ${TASKS} tasks kept from real signed callbacks and a task_list answer (each task a start per output, three thumbnails, ` +
-      'and for one in four an end and a recording per output; resumes and disconnects), then more tasks over time, each a copy of one of those under a new id and a later start, ' +
-      `until the callbacks table holds ${SMALL} rows (${shapeOf(data.shapes[0], data.pageBytes[0])}); that database is copied, and the original grown on to ${LARGE} rows ` +
-      `(${shapeOf(data.shapes[1], data.pageBytes[1])}). Each time, the projection folds everything and \`vacuum analyze\` runs before any window: the data holds still while it is measured. ` +
-      'livegate runs in the bench process on both sizes (its Node CPU: the main thread), and as `livegate serve` processes on the large one, with 1 worker and with one ' +
+      `The data grows as a deployment's does: ${TASKS} tasks kept from real signed callbacks and a task_list ` +
+      `answer (each task a start per output, three thumbnails, ` +
+      'and for one in four an end and a recording per output; resumes and disconnects), then more tasks over ' +
+      'time, each a copy of one of those under a new id and a later start, ' +
+      `until the callbacks table holds ${SMALL} rows (${shapeOf(data.shapes[0], data.pageBytes[0])}); that ` +
+      `database is copied, and the original grown on to ${LARGE} rows ` +
+      `(${shapeOf(data.shapes[1], data.pageBytes[1])}). Each time, the projection folds everything and \`vacuum ` +
+      `analyze\` runs before any window: the data holds still while it is measured. ` +
+      'livegate runs in the bench process on both sizes (its Node CPU: the main thread), and as `livegate serve` ' +
+      'processes on the large one, with 1 worker and with one ' +
       `per core (${CORES}; their Node CPU: every thread of the primary and its workers). ` +
-      'Two more copies of the small database each serve a livegate whose service code has a task_list upstream, polled at the default interval: ' +
-      'a simulated task_list answering after 200 ms (the seeded list, folded again on every poll) and one never answering; each is checked to ' +
-      'answer the task pages as livegate without an upstream does, and measured in the same turns; their targets are ratios of that figure. ' +
-      'The ceiling is independent of livegate: bare node:http and postgres.js answering each operation with one SQL statement that reads the tables ' +
-      'and builds the whole response JSON in PostgreSQL (test/bench/query.ceiling-sql.ts), in the bench process; it shares no code with livegate, and every livegate is checked to ' +
-      'give the same JSON (deep-equal after parsing) for every request of the pools before any is measured. Ratios are against the ceiling on the ' +
+      'Two more copies of the small database each serve a livegate whose service code has a task_list upstream, ' +
+      'polled at the default interval: ' +
+      'a simulated task_list answering after 200 ms (the seeded list, folded again on every poll) and one never ' +
+      'answering; each is checked to ' +
+      'answer the task pages as livegate without an upstream does, and measured in the same turns; their targets ' +
+      'are ratios of that figure. ' +
+      'The ceiling is independent of livegate: bare node:http and postgres.js answering each operation with one ' +
+      'SQL statement that reads the tables ' +
+      'and builds the whole response JSON in PostgreSQL (test/bench/query.ceiling-sql.ts), in the bench process; ' +
+      'it shares no code with livegate, and every livegate is checked to ' +
+      'give the same JSON (deep-equal after parsing) for every request of the pools before any is measured. ' +
+      'Ratios are against the ceiling on the ' +
       `same operation. ${PEER_DESCRIPTION} ` +
-      '"PostgreSQL CPU" is that of the server\'s processes per answer; both CPU figures are over whole windows, warm-up included.',
-    columns: ['figure', 'req/s', 'p50 ms', 'p99 ms', 'ratio vs SQL ceiling', 'Node CPU ms/req', 'PostgreSQL CPU ms/req', 'non-2xx / errors'],
+      '"PostgreSQL CPU" is that of the server\'s processes per answer; both CPU figures are over whole windows, ' +
+      'warm-up included.',
+    columns: [
+      'figure',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'ratio vs SQL ceiling',
+      'Node CPU ms/req',
+      'PostgreSQL CPU ms/req',
+      'non-2xx / errors',
+    ],
     rows: figures.map(rowOf),
     targets: [
-      { name: 'task page vs independent SQL ceiling (one process)', target: '≥ 0.60×', measured: ratio(large.result.rps, ceiling.result.rps), met: large.result.rps >= 0.6 * ceiling.result.rps },
+      {
+        name: 'task page vs independent SQL ceiling (one process)',
+        target: '≥ 0.60×',
+        measured: ratio(large.result.rps, ceiling.result.rps),
+        met: large.result.rps >= 0.6 * ceiling.result.rps,
+      },
       {
         name: `task page, serve with ${CORES} workers (one per core), vs independent SQL ceiling`,
         target: '≥ 0.70×',
@@ -359,14 +450,19 @@ function querySection(figures: WorkFigure[], explained: StatementCost[][], upstr
       ...upstream.targets,
     ],
     notes: [
-      'On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput follows the CPU a request costs in all of ' +
-        'them: the ceiling spends most of its little CPU in PostgreSQL building JSON, livegate most of its in its one Node thread. ' +
-        "livegate reads only what an operation selects: a task's derived node is stored beside its state (`tasks.node`, written with the state), and " +
+      'On this machine the load generator, the servers and PostgreSQL share the same cores, so throughput ' +
+        'follows the CPU a request costs in all of ' +
+        'them: the ceiling spends most of its little CPU in PostgreSQL building JSON, livegate most of its in ' +
+        'its one Node thread. ' +
+        "livegate reads only what an operation selects: a task's derived node is stored beside its state " +
+        '(`tasks.node`, written with the state), and ' +
         'a selection of scalar columns reads those columns alone; Apollo writes answers without indentation.',
       '',
-      `The simulated task_lists had ${upstream.polls.join(' and ')} requests while the figures were measured (answering after 200 ms, never answering).`,
+      `The simulated task_lists had ${upstream.polls.join(' and ')} requests while the figures were measured ` +
+        `(answering after 200 ms, never answering).`,
       '',
-      `EXPLAIN (ANALYZE, BUFFERS) of the statements livegate sends for page 2 and for the small query, at ${SMALL / 1000}k and ${LARGE / 1_000_000}M stored callbacks:`,
+      `EXPLAIN (ANALYZE, BUFFERS) of the statements livegate sends for page 2 and for the small query, at ${SMALL / 1000}` +
+        `k and ${LARGE / 1_000_000}M stored callbacks:`,
       '',
       plans,
       '',

@@ -25,14 +25,19 @@ const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 const isoOfMs = (ms: string) => `to_char(timestamp 'epoch' + (${ms})::bigint * interval '1 millisecond', ${ISO})`
 const isoOf = (at: string) => `to_char(${at} at time zone 'UTC', ${ISO})`
 // PostgreSQL's base64 breaks lines every 76 characters; base64url has none.
-const base64url = (text: string) => `rtrim(translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`
+const base64url = (text: string) =>
+  `rtrim(translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`
 // A jsonb value, with JSON null read as absent (what `??` does in the fold's reader).
 const nn = (value: string) => `nullif(${value}, 'null'::jsonb)`
 // GraphQL's Int is 32 bits: a stored number beyond it reads as null.
-const int32 = (value: string) => `case when jsonb_typeof(${value}) = 'number' and (${value})::numeric between -2147483648 and 2147483647 then ${value} end`
-const stampOf = (register: string) => `((${register}#>>'{stamp,at}')::bigint, (${register}#>>'{stamp,key}') collate "C")`
+const int32 = (value: string) =>
+  `case when jsonb_typeof(${value}) = 'number' and (${value})::numeric between -2147483648 and 2147483647 then ${value}` +
+  ` end`
+const stampOf = (register: string) =>
+  `((${register}#>>'{stamp,at}')::bigint, (${register}#>>'{stamp,key}') collate "C")`
 // MediaContainer: the documented containers by name (any case), every other one OTHER.
-const containerOf = (text: string) => `case when upper(${text}) in ('FLV', 'RTMP', 'M3U8', 'MP4') then upper(${text}) else 'OTHER' end`
+const containerOf = (text: string) =>
+  `case when upper(${text}) in ('FLV', 'RTMP', 'M3U8', 'MP4') then upper(${text}) else 'OTHER' end`
 const formatOf = (format: string) =>
   `case when ${nn(format)} is not null then json_build_object('container', ${containerOf(`${format}->>'container'`)}, 'videoCodec', ${format}->'videoCodec', 'audioCodec', ${format}->'audioCodec') end`
 
@@ -40,18 +45,39 @@ const formatOf = (format: string) =>
 const FINAL = 'xid < pg_snapshot_xmin(pg_current_snapshot())'
 
 // One notification, its kind's fields read from the values parsed at ingest (`v`, `callbacks.values`).
-const COMMON = `'id', ${base64url(`'Notification:["' || c.id || '"]'`)}, 'kind', KIND, 'type', c.type, 'taskId', c.task_id, 'userName', c.user_name,
+const COMMON = `'id', ${base64url(`'Notification:["' || c.id || ` + `'"]'`)}, 'kind', KIND, 'type', c.type, 'taskId', c.task_id, 'userName', c.user_name,
     'receivedAt', ${isoOf('c.received_at')}, 'deliveries', c.deliveries, 'signatureVerified', c.signature = 'verified'`
 const KIND_FIELDS: Array<[type: number, typename: string, kind: string, fields: string]> = [
-  [0, 'LiveStartNotification', 'LIVE_START', `'playUrl', v->'url', 'tag', v->'tag', 'createdAt', ${isoOf('c.service_created_at')}, 'format', ${formatOf(`v->'format'`)}`],
-  [1, 'LiveEndNotification', 'LIVE_END', `'reachEnd', v->'reachEnd', 'outputIndex', ${int32(`v->'outputIdx'`)}, 'inputBytes', v->'inputBytes'`],
+  [
+    0,
+    'LiveStartNotification',
+    'LIVE_START',
+    `'playUrl', v->'url', 'tag', v->'tag', 'createdAt', ${isoOf('c.service_created_at')}, 'format', ${formatOf(`v->'format'`)}`,
+  ],
+  [
+    1,
+    'LiveEndNotification',
+    'LIVE_END',
+    `'reachEnd', v->'reachEnd', 'outputIndex', ${int32(`v->'outputIdx'`)}, 'inputBytes', v->'inputBytes'`,
+  ],
   [2, 'ArchivedNotification', 'ARCHIVED', `'playUrl', v->'url', 'fileName', v->'fileName', 'duration', v->'duration'`],
   [8, 'ClientDisconnectNotification', 'CLIENT_DISCONNECT', ''],
-  [9, 'ThumbnailNotification', 'THUMBNAIL', `'imageUrl', v->'url', 'width', ${int32(`v->'width'`)}, 'height', ${int32(`v->'height'`)}`],
-  [15, 'LiveResumeNotification', 'LIVE_RESUME', `'status', case v->>'status' when '0' then 'WAITING' when '1' then 'RESUMED' end`],
+  [
+    9,
+    'ThumbnailNotification',
+    'THUMBNAIL',
+    `'imageUrl', v->'url', 'width', ${int32(`v->'width'`)}, 'height', ${int32(`v->'height'`)}`,
+  ],
+  [
+    15,
+    'LiveResumeNotification',
+    'LIVE_RESUME',
+    `'status', case v->>'status' when '0' then 'WAITING' when '1' then 'RESUMED' end`,
+  ],
 ]
 const NOTIFICATION = `case c.type ${KIND_FIELDS.map(
-  ([type, typename, kind, fields]) => `when ${type} then json_build_object('__typename', '${typename}', ${COMMON.replace('KIND', `'${kind}'`)}${fields ? `, ${fields}` : ''})`,
+  ([type, typename, kind, fields]) =>
+    `when ${type} then json_build_object('__typename', '${typename}', ${COMMON.replace('KIND', `'${kind}'`)}${fields ? `, ${fields}` : ''})`,
 ).join('\n    ')}
     else json_build_object('__typename', 'UnknownNotification', ${COMMON.replace('KIND', `'UNKNOWN'`)}) end`
 
@@ -119,13 +145,19 @@ function outputs(): string {
 
 /** The task page (`TASK_PAGE_QUERY`): one statement, the response's text as its one value. */
 export function taskPageStatement(sql: Sql, args: TaskPageArgs): Fragment {
-  const status = args.status && args.status.length > 0 ? sql`and t.status = any(${args.status as string[]}::text[])` : sql``
-  const statusAll = args.status && args.status.length > 0 ? sql`where status = any(${args.status as string[]}::text[])` : sql``
-  const after = args.after ? sql`and (t.sort_at, t.id) < (${new Date(args.after.sortAtMs).toISOString()}::timestamptz, ${args.after.id}::bigint)` : sql``
+  const status =
+    args.status && args.status.length > 0 ? sql`and t.status = any(${args.status as string[]}::text[])` : sql``
+  const statusAll =
+    args.status && args.status.length > 0 ? sql`where status = any(${args.status as string[]}::text[])` : sql``
+  const after = args.after
+    ? sql`and (t.sort_at, t.id) < (${new Date(args.after.sortAtMs).toISOString()}::timestamptz,
+      ${args.after.id}::bigint)`
+    : sql``
   return sql`
     with page as materialized (
       -- The state read out of its TOAST once (a fresh value is kept whole), not once per path into it.
-      select t.id, t.task_id, t.service_code, t.status, t.end_reason, t.author, t.listed, t.sort_at, t.state || '{}'::jsonb as state
+      select t.id, t.task_id, t.service_code, t.status, t.end_reason, t.author, t.listed, t.sort_at, t.state ||
+        '{}'::jsonb as state
       from tasks t where true ${status} ${after} order by t.sort_at desc, t.id desc limit ${args.first + 1}
     ), shown as (
       select ${sql.unsafe(TASK_CURSOR)} as cursor, ${sql.unsafe(TASK_NODE)} as node, t.n
@@ -136,8 +168,10 @@ export function taskPageStatement(sql: Sql, args: TaskPageArgs): Fragment {
     )
     select json_build_object('data', json_build_object('tasks', json_build_object(
       'totalCount', (select count(*) from tasks ${statusAll}),
-      'pageInfo', json_build_object('hasNextPage', (select count(*) from page) > ${args.first}, 'endCursor', (select cursor from shown order by n desc limit 1)),
-      'edges', (select coalesce(json_agg(json_build_object('cursor', cursor, 'node', node) order by n), '[]'::json) from shown)
+      'pageInfo', json_build_object('hasNextPage', (select count(*) from page) > ${args.first}, 'endCursor', (select
+        cursor from shown order by n desc limit 1)),
+      'edges', (select coalesce(json_agg(json_build_object('cursor', cursor, 'node', node) order by n), '[]'::json)
+        from shown)
     )))::text as body`
 }
 
@@ -145,7 +179,9 @@ export function taskPageStatement(sql: Sql, args: TaskPageArgs): Fragment {
 export function smallQueryStatement(sql: Sql, first: number): Fragment {
   return sql`
     select json_build_object('data', json_build_object('tasks', json_build_object('edges',
-      coalesce(json_agg(json_build_object('node', json_build_object('id', ${sql.unsafe(TASK_ID)}, 'status', t.status, 'userName', t.author)) order by t.sort_at desc, t.id desc), '[]'::json)
+      coalesce(json_agg(json_build_object('node', json_build_object('id', ${sql.unsafe(TASK_ID)}, 'status', t.status,
+        'userName', t.author)) order by t.sort_at desc, t.id desc), '[]'::json)
     )))::text as body
-    from (select service_code, task_id, status, author, sort_at, id from tasks order by sort_at desc, id desc limit ${first}) t`
+    from (select service_code, task_id, status, author, sort_at, id from tasks order by sort_at desc, id desc limit
+      ${first}) t`
 }

@@ -52,7 +52,10 @@ export async function startCeiling(databaseUrl: string): Promise<CeilingServer> 
     }
     const [row] = await statement
     const body = row?.body as string
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    response.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    })
     response.end(body)
   }
   const server = createServer((request, response) => {

@@ -20,7 +20,10 @@ export interface StatementCost {
 }
 
 /** A drizzle logger that records the statements sent while `recording` is on. */
-export function statementRecorder(): { logger: Logger; record<T>(run: () => Promise<T>): Promise<{ result: T; statements: Statement[] }> } {
+export function statementRecorder(): {
+  logger: Logger
+  record<T>(run: () => Promise<T>): Promise<{ result: T; statements: Statement[] }>
+} {
   let into: Statement[] | undefined
   return {
     logger: { logQuery: (query, params) => into?.push({ query, params }) },
@@ -59,14 +62,23 @@ export async function explainStatements(url: string, statements: Statement[]): P
   try {
     const costs: StatementCost[] = []
     for (const statement of statements) {
-      const [row] = await sql.unsafe(`explain (analyze, buffers, format json) ${statement.query}`, statement.params as never[])
+      const [row] = await sql.unsafe(
+        `explain (analyze, buffers, format json) ${statement.query}`,
+        statement.params as never[],
+      )
       const plan = (row?.['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode
       const scans: string[] = []
       let rowsScanned = 0
       walk(plan, (node) => {
-        if (!node['Node Type'].includes('Scan') || node['Node Type'] === 'Function Scan' || node['Node Type'] === 'Subquery Scan') return
+        if (
+          !node['Node Type'].includes('Scan') ||
+          node['Node Type'] === 'Function Scan' ||
+          node['Node Type'] === 'Subquery Scan'
+        )
+          return
         scans.push(`${node['Node Type']} on ${node['Index Name'] ?? node['Relation Name']}`)
-        rowsScanned += ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
+        rowsScanned +=
+          ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
       })
       // The first table read, not the `from` of an `extract(epoch from …)`.
       const from = [...statement.query.matchAll(/\bfrom\s+("?\w+"?)(\s*\))?/gi)].find((match) => !match[2])?.[1] ?? '?'
@@ -84,9 +96,15 @@ export async function explainStatements(url: string, statements: Statement[]): P
 }
 
 /** The two EXPLAIN runs side by side, as a Markdown table. */
-export function costTable(small: StatementCost[], large: StatementCost[], smallName: string, largeName: string): string {
+export function costTable(
+  small: StatementCost[],
+  large: StatementCost[],
+  smallName: string,
+  largeName: string,
+): string {
   const lines = [
-    `| statement of one task page | plan | buffers at ${smallName} | buffers at ${largeName} | rows scanned at ${smallName} | rows scanned at ${largeName} |`,
+    `| statement of one task page | plan | buffers at ${smallName} | buffers at ${largeName} | rows scanned at ${smallName}` +
+      ` | rows scanned at ${largeName} |`,
     '| --- | --- | ---: | ---: | ---: | ---: |',
   ]
   // Paired by label, the n-th of a label with the n-th: a statement only one side sent (a
@@ -97,8 +115,14 @@ export function costTable(small: StatementCost[], large: StatementCost[], smallN
     return [cost, at < 0 ? undefined : unmatched.splice(at, 1)[0]] as const
   })
   rows.forEach(([cost, other]) => {
-    lines.push(`| \`${cost.label}\` | ${(other ?? cost).scans.join(', ') || '—'} | ${cost.buffers} | ${other?.buffers ?? '—'} | ${cost.rowsScanned} | ${other?.rowsScanned ?? '—'} |`)
+    lines.push(
+      `| \`${cost.label}\` | ${(other ?? cost).scans.join(', ') || '—'} | ${cost.buffers} | ${other?.buffers ?? '—'}` +
+        ` | ${cost.rowsScanned} | ${other?.rowsScanned ?? '—'} |`,
+    )
   })
-  for (const other of unmatched) lines.push(`| \`${other.label}\` | ${other.scans.join(', ') || '—'} | — | ${other.buffers} | — | ${other.rowsScanned} |`)
+  for (const other of unmatched)
+    lines.push(
+      `| \`${other.label}\` | ${other.scans.join(', ') || '—'} | — | ${other.buffers} | — | ${other.rowsScanned} |`,
+    )
   return lines.join('\n')
 }

@@ -37,18 +37,29 @@ export async function jsonTextTarget(bench: JsonTextBench): Promise<TargetCheck[
         { name: 'task page: livegate, JSON text path', url: text.gateway.url, pool: bench.pool },
         { name: 'task page: livegate, object path', url: objects.gateway.url, pool: bench.pool },
       ],
-      { rounds: 4, connections: 16, warmupMs: WARMUP_MS, durationMs: DURATION_MS, postgresPort: new URL(bench.databaseUrl).port },
+      {
+        rounds: 4,
+        connections: 16,
+        warmupMs: WARMUP_MS,
+        durationMs: DURATION_MS,
+        postgresPort: new URL(bench.databaseUrl).port,
+      },
     )
     if (!textFigure || !objectFigure) throw new Error('no figures')
     const ratio = textFigure.nodeCpuMs / objectFigure.nodeCpuMs
     bench.log(
-      `query: task page Node CPU per page on Node ${process.versions.node}: JSON text path ${textFigure.nodeCpuMs.toFixed(2)} ms (${textFigure.result.rps.toFixed(0)} pages/s), ` +
-        `object path ${objectFigure.nodeCpuMs.toFixed(2)} ms (${objectFigure.result.rps.toFixed(0)} pages/s): ${ratio.toFixed(2)}×`,
+      `query: task page Node CPU per page on Node ${process.versions.node}: JSON text path
+        ${textFigure.nodeCpuMs.toFixed(2)}` +
+        ` ms (${textFigure.result.rps.toFixed(0)} pages/s), ` +
+        `object path ${objectFigure.nodeCpuMs.toFixed(2)} ms (${objectFigure.result.rps.toFixed(0)} pages/s): ${ratio.toFixed(2)}` +
+        `×`,
     )
     const applies = typeof (JSON as { rawJSON?: unknown }).rawJSON === 'function'
     return [
       {
-        name: `task page Node CPU, JSON.rawJSON path vs object path (Node ${process.versions.node}; the parts as JSON text written by PostgreSQL)`,
+        name:
+          `task page Node CPU, JSON.rawJSON path vs object path (Node ${process.versions.node}; the parts as JSON ` +
+          `text written by PostgreSQL)`,
         target: applies ? '≤ 0.60×' : 'not applicable on Node 20 (the object path by default)',
         measured: `${ratio.toFixed(2)}× (${textFigure.nodeCpuMs.toFixed(2)} / ${objectFigure.nodeCpuMs.toFixed(2)} ms)`,
         met: applies ? ratio <= 0.6 : true,
@@ -61,6 +72,10 @@ export async function jsonTextTarget(bench: JsonTextBench): Promise<TargetCheck[
 }
 
 async function answer(url: string, request: LoadRequest): Promise<string> {
-  const response = await fetch(new URL(request.path, url), { method: 'POST', headers: request.headers, body: request.body })
+  const response = await fetch(new URL(request.path, url), {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+  })
   return response.text()
 }

@@ -55,9 +55,18 @@ function callbacksOf(k: number): Array<Record<string, string>> {
     live_only: '0',
   }))
   for (const n of [1, 2, 3]) {
-    list.push({ ...common, type: '9', path: `${SEED_SERVICE_CODE}/jpg/`, file_name: `${id}_${n}.jpg`, width: '320', height: '180', url: `http://img.example/${id}_${n}.jpg` })
+    list.push({
+      ...common,
+      type: '9',
+      path: `${SEED_SERVICE_CODE}/jpg/`,
+      file_name: `${id}_${n}.jpg`,
+      width: '320',
+      height: '180',
+      url: `http://img.example/${id}_${n}.jpg`,
+    })
   }
-  if (k % 10 === 1) list.push({ service_code: SEED_SERVICE_CODE, type: '15', username: author, hashed_id: id, status: '0' })
+  if (k % 10 === 1)
+    list.push({ service_code: SEED_SERVICE_CODE, type: '15', username: author, hashed_id: id, status: '0' })
   if (ended) {
     for (const [index, output] of OUTPUTS.entries()) {
       list.push({
@@ -90,7 +99,15 @@ function callbacksOf(k: number): Array<Record<string, string>> {
       })
     }
   }
-  if (k % 5 === 0) list.push({ service_code: SEED_SERVICE_CODE, vs_id: common.vs_id, type: '8', username: author, session_duration: String(k), disconnect_reason: String(k % 3) })
+  if (k % 5 === 0)
+    list.push({
+      service_code: SEED_SERVICE_CODE,
+      vs_id: common.vs_id,
+      type: '8',
+      username: author,
+      session_duration: String(k),
+      disconnect_reason: String(k % 3),
+    })
   return list
 }
 
@@ -107,7 +124,15 @@ export function taskListOf(tasks: number): TaskListAnswer {
       http_live_url: `http://xvs-${k % 8}.example/live/`,
       input_bytes: 1_000_000 + k,
       opaque: `order%3D${k}`,
-      inputs: [{ url: '', service_code: SEED_SERVICE_CODE, user_name: `user${k % 200}`, device_type: 1, device_version: '451' }],
+      inputs: [
+        {
+          url: '',
+          service_code: SEED_SERVICE_CODE,
+          user_name: `user${k % 200}`,
+          device_type: 1,
+          device_version: '451',
+        },
+      ],
       outputs: OUTPUTS.map((output, index) => ({
         tag: output.tag,
         format: output.container,
@@ -119,7 +144,15 @@ export function taskListOf(tasks: number): TaskListAnswer {
         http_connections_num: k % 17,
         live_url: `http://xvs-${k % 8}.example/live/${id}_${output.tag}.${output.container}`,
         streams: [
-          { index: 0, codec_type: 0, codec_id: 28, width: output.width, height: output.height, copy: index === 0 ? 1 : 0, bit_rate: 1_500_000 + k },
+          {
+            index: 0,
+            codec_type: 0,
+            codec_id: 28,
+            width: output.width,
+            height: output.height,
+            copy: index === 0 ? 1 : 0,
+            bit_rate: 1_500_000 + k,
+          },
           { index: 1, codec_type: 1, codec_id: 86018, width: 0, height: 0, copy: 1, bit_rate: 128_000 },
         ],
       })),
@@ -135,7 +168,9 @@ export function taskListOf(tasks: number): TaskListAnswer {
  */
 export async function seedTasks(database: Database, tasks: number): Promise<number> {
   const db = database.db
-  await db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(SEED_SERVICE_CODE, taskListOf(tasks), new Date())], new Date()))
+  await db.transaction((tx) =>
+    applyToGraph(tx as unknown as Db, [taskListEvidence(SEED_SERVICE_CODE, taskListOf(tasks), new Date())], new Date()),
+  )
   const config = loadConfig({ env: {}, value: { services: [{ serviceCode: SEED_SERVICE_CODE, secrets: [SECRET] }] } })
   const policy = ingestPolicy(config)
   const store = new CallbackStore(db)
@@ -148,7 +183,16 @@ export async function seedTasks(database: Database, tasks: number): Promise<numb
       const body = Buffer.from(signed.body ?? '')
       const headers = { ...signed.headers, 'content-length': String(body.length), 'user-agent': 'bench-seed' }
       const verdict = judgeCallback(
-        { method: 'POST', path: '/callbacks', rawQuery: '', mediaType: 'application/x-www-form-urlencoded', body, headers, remoteAddress: '127.0.0.1', receivedAt: new Date(stamp) },
+        {
+          method: 'POST',
+          path: '/callbacks',
+          rawQuery: '',
+          mediaType: 'application/x-www-form-urlencoded',
+          body,
+          headers,
+          remoteAddress: '127.0.0.1',
+          receivedAt: new Date(stamp),
+        },
         policy,
       )
       if (!verdict.ok) throw new Error(`seed callback refused: ${verdict.error.code}`)
@@ -166,18 +210,27 @@ export async function seedTasks(database: Database, tasks: number): Promise<numb
  * later per generation), until `callbacks` holds `total` rows. Nothing is folded here: see
  * {@link foldAndSettle}. `generation` is where the copies' numbering starts; resolves to the next.
  */
-export async function growTasks(db: Db, realCount: number, tasks: number, total: number, generation: number): Promise<number> {
+export async function growTasks(
+  db: Db,
+  realCount: number,
+  tasks: number,
+  total: number,
+  generation: number,
+): Promise<number> {
   const [have] = (await rows<{ n: string }>(db, sql`select count(*) as n from callbacks`)) as [{ n: string }]
   const missing = total - Number(have.n)
   if (missing <= 0) return generation
   const generations = Math.ceil(missing / realCount)
   const span = `${tasks * 60} seconds`
   await db.execute(sql`
-    insert into callbacks (dedupe_key, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, last_delivered_at,
+    insert into callbacks (dedupe_key, type, service_code, task_id, user_name, vs_id, service_created_at, received_at,
+      last_delivered_at,
       deliveries, values, signed_at, method, path, query, body, headers, remote_address, signature, signature_error)
     select 'grown:' || g || ':' || c.id, c.type, c.service_code, c.task_id || '-' || g, c.user_name, c.vs_id,
-      c.service_created_at + g * ${span}::interval, c.received_at + g * interval '1 second', c.last_delivered_at + g * interval '1 second',
-      1, c.values, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers, c.remote_address, c.signature, c.signature_error
+      c.service_created_at + g * ${span}::interval, c.received_at + g * interval '1 second', c.last_delivered_at + g *
+        interval '1 second',
+      1, c.values, c.signed_at + g * interval '1 second', c.method, c.path, c.query, c.body, c.headers,
+        c.remote_address, c.signature, c.signature_error
     from generate_series(${generation}::int, ${generation + generations - 1}::int) g
     cross join lateral (select * from callbacks r where r.id <= ${realCount} order by r.id) c
     limit ${missing}`)
@@ -206,10 +259,16 @@ export async function dataShape(db: Db): Promise<DataShape> {
   const [shape] = (await rows<Record<string, string>>(
     db,
     sql`select (select count(*) from tasks) as tasks, (select count(*) from callbacks) as callbacks,
-      (select count(*) from callbacks where type = 2) as recordings, (select count(*) from callbacks where type = 9) as thumbnails`,
+      (select count(*) from callbacks where type = 2) as recordings, (select count(*) from callbacks where type = 9) as
+        thumbnails`,
   )) as [Record<string, string>]
   const tasks = Number(shape.tasks)
-  return { tasks, callbacks: Number(shape.callbacks), recordingsPerTask: Number(shape.recordings) / tasks, thumbnailsPerTask: Number(shape.thumbnails) / tasks }
+  return {
+    tasks,
+    callbacks: Number(shape.callbacks),
+    recordingsPerTask: Number(shape.recordings) / tasks,
+    thumbnailsPerTask: Number(shape.thumbnails) / tasks,
+  }
 }
 
 /** Rows of a raw statement on either driver (postgres.js answers an array, PGlite an object holding one). */

@@ -50,14 +50,20 @@ export class UpstreamVariants {
   /** Starts each variant's task_list server, listing `tasks` seeded tasks, and a livegate on its copy. */
   async start(serverUrl: string, tasks: number): Promise<void> {
     for (const variant of this.variants) {
-      const upstream = await startTaskListServer({ services: [{ serviceCode: SEED_SERVICE_CODE, secret: SECRET }], source: () => taskListOf(tasks) as unknown as SimulatedTaskList })
+      const upstream = await startTaskListServer({
+        services: [{ serviceCode: SEED_SERVICE_CODE, secret: SECRET }],
+        source: () => taskListOf(tasks) as unknown as SimulatedTaskList,
+      })
       upstream.behave({ delayMs: variant.delayMs })
       variant.upstream = upstream
       const url = Object.assign(new URL(serverUrl), { pathname: `/${variant.database}` }).toString()
       variant.served = await startBenchGateway({
         databaseUrl: url,
         service: { serviceCode: SEED_SERVICE_CODE, secret: SECRET },
-        value: { retention: { intervalMs: 0 }, services: [{ serviceCode: SEED_SERVICE_CODE, secrets: [SECRET], baseUrl: upstream.url }] },
+        value: {
+          retention: { intervalMs: 0 },
+          services: [{ serviceCode: SEED_SERVICE_CODE, secrets: [SECRET], baseUrl: upstream.url }],
+        },
       })
     }
   }
@@ -82,7 +88,12 @@ export class UpstreamVariants {
     return this.variants.map((variant) => {
       const figure = figures.find((candidate) => candidate.name === variant.name)
       const rps = figure?.result.rps ?? Number.NaN
-      return { name: `${variant.name}, vs no upstream (req/s)`, target: `≥ ${KEEP.toFixed(2)}×`, measured: ratio(rps, noUpstream.result.rps), met: rps >= KEEP * noUpstream.result.rps }
+      return {
+        name: `${variant.name}, vs no upstream (req/s)`,
+        target: `≥ ${KEEP.toFixed(2)}×`,
+        measured: ratio(rps, noUpstream.result.rps),
+        met: rps >= KEEP * noUpstream.result.rps,
+      }
     })
   }
 

@@ -17,12 +17,19 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 
 /**
  * Starts `node --import tsx src/main.ts serve` on `databaseUrl` with a config file of its own
- * (one service, loopback, a spool folder of its own, and `settings` beside them) with `workers` processes behind its port,
- * logging at the default level into /dev/null, and waits until every worker is ready. tsx only transpiles as modules load, so what
+ * (one service, loopback, a spool folder of its own, and `settings` beside them) with `workers` processes behind its
+ * port,
+ * logging at the default level into /dev/null, and waits until every worker is ready. tsx only transpiles as modules
+ * load, so what
  * runs is the code `npm start` runs. `BENCH_SERVE_NODE_ARGS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`) goes
  * to every serve process's node, to profile livegate as deployed (NODE_OPTIONS refuses --cpu-prof).
  */
-export async function startServe(databaseUrl: string, service: { serviceCode: string; secret: string }, workers = 1, settings: Record<string, unknown> = {}): Promise<ServeProcess> {
+export async function startServe(
+  databaseUrl: string,
+  service: { serviceCode: string; secret: string },
+  workers = 1,
+  settings: Record<string, unknown> = {},
+): Promise<ServeProcess> {
   const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-serve-'))
   const port = await freePort()
   const configFile = join(scratch, 'livegate.json')
@@ -38,9 +45,24 @@ export async function startServe(databaseUrl: string, service: { serviceCode: st
   )
   const child: ChildProcess = spawn(
     process.execPath,
-    [...(process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', MAIN, 'serve', '--config', configFile, '--workers', String(workers)],
+    [
+      ...(process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      '--import',
+      'tsx',
+      MAIN,
+      'serve',
+      '--config',
+      configFile,
+      '--workers',
+      String(workers),
+    ],
     {
-      env: { ...process.env, PORT: String(port), LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', DATABASE_URL: databaseUrl },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+        DATABASE_URL: databaseUrl,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   )

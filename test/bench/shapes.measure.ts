@@ -21,7 +21,8 @@ const ROUNDS = Number(process.env.SHAPES_ROUNDS ?? 8)
 const CALLS = Number(process.env.SHAPES_CALLS ?? 500)
 const TASKS = Number(process.env.SHAPES_TASKS ?? 200)
 
-if (!URL_ || !BEFORE) throw new Error('SHAPES_DATABASE_URL names the database, SHAPES_BEFORE the worktree to compare with')
+if (!URL_ || !BEFORE)
+  throw new Error('SHAPES_DATABASE_URL names the database, SHAPES_BEFORE the worktree to compare with')
 type Queries = typeof TaskQueries
 const after = (await import('../../src/storage/graph/task.queries.js')) as Queries
 const before = (await import(resolve(BEFORE, 'src/storage/graph/task.queries.ts'))) as Queries
@@ -41,7 +42,14 @@ const { db } = database
 // The small query's page, a filtered page further down, a count the kept counts cannot answer.
 const calls = (queries: Queries) => [
   () => queries.listTasks(db, {}, undefined, 21, ['status', 'author']),
-  () => queries.listTasks(db, { serviceCode: SEED_SERVICE_CODE, status: ['LIVE', 'ENDED'], userName: 'user' }, { sortAt: Date.now(), id: 1e9 }, 21, ['status']),
+  () =>
+    queries.listTasks(
+      db,
+      { serviceCode: SEED_SERVICE_CODE, status: ['LIVE', 'ENDED'], userName: 'user' },
+      { sortAt: Date.now(), id: 1e9 },
+      21,
+      ['status'],
+    ),
   () => queries.countTasks(db, { serviceCode: SEED_SERVICE_CODE, userName: 'user' }),
 ]
 
@@ -73,8 +81,10 @@ try {
     const sorted = [...values].sort((x, y) => x - y)
     const median = sorted[Math.floor(sorted.length / 2)] as number
     console.log(
-      `shapes (${name}): median ${median.toFixed(1)} µs, min ${sorted[0]?.toFixed(1)}, max ${sorted.at(-1)?.toFixed(1)} µs Node CPU per call ` +
-        `(${ROUNDS} rounds of ${CALLS} × 3 calls, ${((performance.now() - begun) / 1000).toFixed(0)} s, Node ${process.version})`,
+      `shapes (${name}): median ${median.toFixed(1)} µs, min ${sorted[0]?.toFixed(1)}, max ${sorted.at(-1)?.toFixed(1)}` +
+        ` µs Node CPU per call ` +
+        `(${ROUNDS} rounds of ${CALLS} × 3 calls, ${((performance.now() - begun) / 1000).toFixed(0)} s, Node ${process.version}` +
+        `)`,
     )
   }
 } finally {

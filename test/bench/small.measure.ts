@@ -21,10 +21,23 @@ const WINDOW_MS = Number(process.env.SMALL_WINDOW_MS ?? 3000)
 
 if (!URL_) throw new Error('STATEMENTS_DATABASE_URL names the database to measure on')
 const bytes = Buffer.from(JSON.stringify({ operationName: 'TaskList', query: SMALL_QUERY, variables: { first: 20 } }))
-const pool = [{ path: '/graphql', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes }]
+const pool = [
+  {
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    body: bytes,
+  },
+]
 const gateways = []
 for (const build of BUILDS) {
-  gateways.push({ build, started: await startBuildGateway(build, { databaseUrl: URL_, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } } }) })
+  gateways.push({
+    build,
+    started: await startBuildGateway(build, {
+      databaseUrl: URL_,
+      service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
+      value: { retention: { intervalMs: 0 } },
+    }),
+  })
 }
 const window = async (url: URL | string, durationMs: number) => {
   const before = mainThreadCpuMs()
@@ -39,13 +52,17 @@ try {
     for (const { build, started } of i % 2 === 0 ? gateways : [...gateways].reverse()) {
       const figure = await window(started.gateway.url, WINDOW_MS)
       figures.get(build)?.push(figure.cpuMs)
-      console.error(`small: window ${i + 1} (${build}): ${figure.cpuMs.toFixed(3)} ms Node CPU per request, ${figure.rps.toFixed(0)} req/s, ${figure.failed} failed`)
+      console.error(
+        `small: window ${i + 1} (${build}): ${figure.cpuMs.toFixed(3)} ms Node CPU per request, ${figure.rps.toFixed(0)}` +
+          ` req/s, ${figure.failed} failed`,
+      )
     }
   }
   for (const [build, values] of figures) {
     const sorted = [...values].sort((a, b) => a - b)
     console.log(
-      `small (${build}): median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(3)} ms, min ${sorted[0]?.toFixed(3)}, max ${sorted.at(-1)?.toFixed(3)} ms Node CPU per request (Node ${process.version})`,
+      `small (${build}): median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(3)} ms, min ${sorted[0]?.toFixed(3)}` +
+        `, max ${sorted.at(-1)?.toFixed(3)} ms Node CPU per request (Node ${process.version})`,
     )
   }
   if (process.env.SMALL_PROFILE && gateways[0]) {

@@ -14,7 +14,8 @@ import { foldAndSettle, growTasks, SEED_SERVICE_CODE, seedTasks } from './query.
  * in Node (this process's main thread) and in PostgreSQL (the backends of the measured database,
  * read from /proc), and their rate beside the ceiling's, in about a minute. For A/B runs of the
  * statement layer: STATEMENTS_BUILD=/path/to/another/worktree runs that build's gateway instead
- * from its compiled dist/ (the database, the load and the ceiling stay this one's; run `npm run build` first), so an outer loop can alternate two
+ * from its compiled dist/ (the database, the load and the ceiling stay this one's; run `npm run build` first), so an
+ * outer loop can alternate two
  * builds on one seeded database. STATEMENTS_DATABASE_URL must name a server database (seeded on
  * first use with the bench's data at STATEMENTS_CALLBACKS callbacks). Prints one JSON line.
  */
@@ -27,7 +28,11 @@ const TASKS = 1000
 
 function request(operationName: string, query: string, variables: Record<string, unknown>): LoadRequest {
   const bytes = Buffer.from(JSON.stringify({ operationName, query, variables }))
-  return { path: '/graphql', headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes }
+  return {
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) },
+    body: bytes,
+  }
 }
 
 function cpuMs(pid: number): number {
@@ -55,16 +60,29 @@ async function main(): Promise<void> {
   }
   // Per backend: one that ended inside a window loses its share rather than turning the sum negative.
   const backendsCpu = async () => {
-    const rows = await probe<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
+    const rows = await probe<
+      { pid: number }[]
+    >`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
     return new Map(rows.map((row) => [row.pid, cpuMs(row.pid)]))
   }
-  const spent = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + Math.max(0, ms - (before.get(pid) ?? 0)), 0)
-  const started = await startBuildGateway(BUILD, { databaseUrl: URL_, service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }, value: { retention: { intervalMs: 0 } } })
+  const spent = (before: Map<number, number>, after: Map<number, number>) =>
+    [...after].reduce((sum, [pid, ms]) => sum + Math.max(0, ms - (before.get(pid) ?? 0)), 0)
+  const started = await startBuildGateway(BUILD, {
+    databaseUrl: URL_,
+    service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
+    value: { retention: { intervalMs: 0 } },
+  })
   const ceiling = await startCeiling(URL_)
   const out: Record<string, unknown> = { build: BUILD, node: process.version }
   try {
     const first = request('TaskPage', TASK_PAGE_QUERY, { first: 50 })
-    const page1 = (await (await fetch(new URL('/graphql', started.gateway.url), { method: 'POST', headers: first.headers, body: first.body })).json()) as any
+    const page1 = (await (
+      await fetch(new URL('/graphql', started.gateway.url), {
+        method: 'POST',
+        headers: first.headers,
+        body: first.body,
+      })
+    ).json()) as any
     const pools = {
       small: [request('TaskList', SMALL_QUERY, { first: 20 })],
       page: [
@@ -80,15 +98,25 @@ async function main(): Promise<void> {
       ] as const) {
         await runLoad({ url, connections: CONNECTIONS, warmupMs: 0, durationMs: 1500, pool, repeat: true })
         const [node, pg] = [mainThreadCpuMs(), await backendsCpu()]
-        const result = await runLoad({ url, connections: CONNECTIONS, warmupMs: 0, durationMs: WINDOW_MS, pool, repeat: true })
+        const result = await runLoad({
+          url,
+          connections: CONNECTIONS,
+          warmupMs: 0,
+          durationMs: WINDOW_MS,
+          pool,
+          repeat: true,
+        })
         const n = result.okTotal + result.failedTotal
         const pgMs = spent(pg, await backendsCpu()) / n
         out[`${name}.${who}.rps`] = Math.round(result.rps)
         out[`${name}.${who}.pgMs`] = Number(pgMs.toFixed(3))
         if (who === 'livegate') out[`${name}.${who}.nodeMs`] = Number(((mainThreadCpuMs() - node) / n).toFixed(3))
-        if (result.failedTotal + result.errorsTotal > 0) out[`${name}.${who}.failed`] = result.failedTotal + result.errorsTotal
+        if (result.failedTotal + result.errorsTotal > 0)
+          out[`${name}.${who}.failed`] = result.failedTotal + result.errorsTotal
       }
-      out[`${name}.ratio`] = Number(((out[`${name}.livegate.rps`] as number) / (out[`${name}.ceiling.rps`] as number)).toFixed(3))
+      out[`${name}.ratio`] = Number(
+        ((out[`${name}.livegate.rps`] as number) / (out[`${name}.ceiling.rps`] as number)).toFixed(3),
+      )
     }
     console.log(JSON.stringify(out))
   } finally {

@@ -16,7 +16,10 @@ const SCREENSHOT = '/tmp/playground.png'
 const OPERATIONS_FILE = new URL('../../schema/operations.graphql', import.meta.url)
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
-const operationNames = (document: DocumentNode) => document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : []))
+const operationNames = (document: DocumentNode) =>
+  document.definitions.flatMap((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION && definition.name ? [definition.name.value] : [],
+  )
 
 // The dashboard's own operations (`Dashboard…`, its page sends them) are no tabs.
 const isDashboards = (name: string) => /^Dashboard[A-Z]/.test(name)
@@ -25,7 +28,12 @@ const isDashboards = (name: string) => /^Dashboard[A-Z]/.test(name)
 const BUILT_IN_SUBSCRIPTION = 'LiveNotifications'
 const expectedTabNames = (document: DocumentNode) => {
   const names = operationNames(document).filter((name) => !isDashboards(name))
-  const subscribes = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription' && !isDashboards(definition.name?.value ?? ''))
+  const subscribes = document.definitions.some(
+    (definition) =>
+      definition.kind === Kind.OPERATION_DEFINITION &&
+      definition.operation === 'subscription' &&
+      !isDashboards(definition.name?.value ?? ''),
+  )
   return subscribes ? names : [...names, BUILT_IN_SUBSCRIPTION]
 }
 
@@ -35,7 +43,8 @@ const tabsOf = (html: string): Array<{ query: string; variables?: string }> => {
   return (JSON.parse(json ?? '{}') as { tabs?: Array<{ query: string; variables?: string }> }).tabs ?? []
 }
 
-const assetsOf = (html: string) => [...html.matchAll(/(?:src|href)="(graphql\/playground\/[^"]+)"/g)].map((match) => match[1] as string)
+const assetsOf = (html: string) =>
+  [...html.matchAll(/(?:src|href)="(graphql\/playground\/[^"]+)"/g)].map((match) => match[1] as string)
 
 describe(`the playground over HTTP (${driverName})`, () => {
   test('a browser GET of /graphql gets the page, with a policy that allows this origin only', async ({ gateway }) => {
@@ -46,7 +55,8 @@ describe(`the playground over HTTP (${driverName})`, () => {
     const host = new URL(gateway.url).host
     const policy = response.headers.get('content-security-policy')
     expect(policy).toBe(
-      `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; ` +
+      `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src ` +
+        `'self' data:; ` +
         `connect-src 'self' ws://${host} wss://${host}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
     )
     expect(response.headers.get('x-content-type-options')).toBe('nosniff')
@@ -85,14 +95,24 @@ describe(`the playground over HTTP (${driverName})`, () => {
     for (const asset of assets) {
       const response = await fetch(`${gateway.url}/${asset}`)
       expect(response.status, asset).toBe(200)
-      expect(response.headers.get('content-type'), asset).toMatch(asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/)
+      expect(response.headers.get('content-type'), asset).toMatch(
+        asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/,
+      )
       expect(response.headers.get('x-content-type-options')).toBe('nosniff')
       const etag = response.headers.get('etag') ?? ''
       expect((await response.arrayBuffer()).byteLength, asset).toBeGreaterThan(1000)
       const again = await fetch(`${gateway.url}/${asset}`, { headers: { 'if-none-match': etag } })
       expect(again.status, asset).toBe(304)
     }
-    for (const path of ['nope.js', '..%2Fpackage.json', '..%2F..%2Fpackage.json', '%2Fetc%2Fpasswd', '__proto__', 'constructor', 'graphiql.js.map']) {
+    for (const path of [
+      'nope.js',
+      '..%2Fpackage.json',
+      '..%2F..%2Fpackage.json',
+      '%2Fetc%2Fpasswd',
+      '__proto__',
+      'constructor',
+      'graphiql.js.map',
+    ]) {
       const answer = await send({ method: 'GET', url: `${gateway.url}/graphql/playground/${path}` })
       expect(answer.status, path).toBe(404)
       expect(answer.body).toMatchObject({ code: 'NOT_FOUND' })
@@ -110,14 +130,23 @@ describe(`the playground over HTTP (${driverName})`, () => {
   })
 
   test('every other GET of /graphql still reaches Apollo', async ({ gateway }) => {
-    const query = await graphql(gateway, '{ __typename }', {}, { method: 'GET', headers: { accept: 'application/json, text/html' } })
+    const query = await graphql(
+      gateway,
+      '{ __typename }',
+      {},
+      { method: 'GET', headers: { accept: 'application/json, text/html' } },
+    )
     expect(query.status, query.text).toBe(200)
     expect(query.data).toEqual({ __typename: 'Query' })
     const json = await send({ method: 'GET', url: `${gateway.url}/graphql`, headers: { accept: 'application/json' } })
     expect(json.status).toBe(400)
     expect(json.text).not.toMatch(/<html/i)
     // HTML ranked below JSON is a GraphQL client's fallback, not a browser's navigation.
-    const ranked = await send({ method: 'GET', url: `${gateway.url}/graphql`, headers: { accept: 'application/json, text/html;q=0.5' } })
+    const ranked = await send({
+      method: 'GET',
+      url: `${gateway.url}/graphql`,
+      headers: { accept: 'application/json, text/html;q=0.5' },
+    })
     expect(ranked.text).not.toMatch(/<html/i)
   })
 })
@@ -180,104 +209,127 @@ async function answerShown(page: Page, timeout = 20_000): Promise<string> {
   return resultPane(page).innerText()
 }
 
-describe.skipIf(SKIP_REASON !== undefined)(`the playground in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`, () => {
-  browserTest('renders GraphiQL with the sample operations, runs a query, and asks no other host for anything', { timeout: 180_000 }, async ({ gateway, session }) => {
-    const { page, foreign, problems } = session
-    await page.goto(`${gateway.url}/graphql`)
-    await queryEditor(page).waitFor()
-    // The first tab is the first sample operation, in the editor as the file writes it.
-    await page.locator('.graphiql-query-editor').filter({ hasText: 'query RecentNotifications' }).waitFor()
-    const tabTitles = await page.locator('.graphiql-tab').allInnerTexts()
-    expect(tabTitles.join(' ')).toContain('RecentNotifications')
-    expect(tabTitles.join(' ')).toContain('TaskDetail')
+describe.skipIf(SKIP_REASON !== undefined)(
+  `the playground in Chromium (${driverName})${SKIP_REASON ? ` ${SKIP_REASON}` : ''}`,
+  () => {
+    browserTest(
+      'renders GraphiQL with the sample operations, runs a query, and asks no other host for anything',
+      { timeout: 180_000 },
+      async ({ gateway, session }) => {
+        const { page, foreign, problems } = session
+        await page.goto(`${gateway.url}/graphql`)
+        await queryEditor(page).waitFor()
+        // The first tab is the first sample operation, in the editor as the file writes it.
+        await page.locator('.graphiql-query-editor').filter({ hasText: 'query RecentNotifications' }).waitFor()
+        const tabTitles = await page.locator('.graphiql-tab').allInnerTexts()
+        expect(tabTitles.join(' ')).toContain('RecentNotifications')
+        expect(tabTitles.join(' ')).toContain('TaskDetail')
 
-    await runInNewTab(page, 'Count', 'query Count {\n  notifications(first: 1) { totalCount }\n}')
-    const result = await answerShown(page)
-    expect(result).toMatch(/"notifications":\s*\{\s*"totalCount":\s*\d+/)
-    expect(result).not.toMatch(/"errors"/)
+        await runInNewTab(page, 'Count', 'query Count {\n  notifications(first: 1) { totalCount }\n}')
+        const result = await answerShown(page)
+        expect(result).toMatch(/"notifications":\s*\{\s*"totalCount":\s*\d+/)
+        expect(result).not.toMatch(/"errors"/)
 
-    await page.screenshot({ path: SCREENSHOT })
-    expect(foreign).toEqual([])
-    expect(problems).toEqual([])
-  })
+        await page.screenshot({ path: SCREENSHOT })
+        expect(foreign).toEqual([])
+        expect(problems).toEqual([])
+      },
+    )
 
-  browserTest('runs every sample tab as opened, the subscription included', { timeout: 180_000 }, async ({ gateway, session, deliver }) => {
-    const { page, foreign, problems } = session
-    await page.goto(`${gateway.url}/graphql`)
-    await queryEditor(page).waitFor()
-    const document = parse(await readFile(OPERATIONS_FILE, 'utf8'))
-    const names = expectedTabNames(document)
-    const subscriptions = new Set([
-      BUILT_IN_SUBSCRIPTION,
-      ...document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription' && definition.name ? [definition.name.value] : [])),
-    ])
-    const tabs = page.locator('.graphiql-tab')
-    await expect.poll(() => tabs.count(), { timeout: 30_000 }).toBe(names.length)
-    for (const [index, name] of names.entries()) {
-      await tabs.nth(index).locator('.graphiql-tab-button').click()
-      await page.locator('.graphiql-tab-active').filter({ hasText: name }).waitFor()
-      // GraphiQL reads the tab's document (and its operation name) a moment after the switch.
-      await page
-        .locator('.graphiql-query-editor')
-        .filter({ hasText: new RegExp(`(query|subscription) ${name}\\b`) })
-        .waitFor()
-      await page.locator('.graphiql-execute-button').click()
-      if (!subscriptions.has(name)) {
-        const result = await answerShown(page, 30_000)
-        expect(result, name).toMatch(/"data"/)
-        expect(result, name).not.toMatch(/"errors"/)
-        continue
-      }
-      // A subscription runs until stopped: callbacks about the sample variables' task and user go
-      // out until an event shows; one whose events none of them make (a task of the demo's own
-      // service code) must at least have started without an error.
-      const deadline = Date.now() + 15_000
-      let result = ''
-      while (Date.now() < deadline && !result.includes('"data"') && !result.includes('"errors"')) {
-        const answer = await deliver(sampleCallbacks('demo-task').liveStart as Record<string, string>)
-        expect(answer.status, answer.text).toBe(200)
-        result = await answerShown(page, 1000).catch(() => '')
-      }
-      expect(result, name).not.toMatch(/"errors"/)
-      // Stopped, so the next tab's run is a run of its own.
-      await page.locator('.graphiql-execute-button').click()
-    }
-    expect(foreign).toEqual([])
-    expect(problems).toEqual([])
-  })
+    browserTest(
+      'runs every sample tab as opened, the subscription included',
+      { timeout: 180_000 },
+      async ({ gateway, session, deliver }) => {
+        const { page, foreign, problems } = session
+        await page.goto(`${gateway.url}/graphql`)
+        await queryEditor(page).waitFor()
+        const document = parse(await readFile(OPERATIONS_FILE, 'utf8'))
+        const names = expectedTabNames(document)
+        const subscriptions = new Set([
+          BUILT_IN_SUBSCRIPTION,
+          ...document.definitions.flatMap((definition) =>
+            definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'subscription' && definition.name
+              ? [definition.name.value]
+              : [],
+          ),
+        ])
+        const tabs = page.locator('.graphiql-tab')
+        await expect.poll(() => tabs.count(), { timeout: 30_000 }).toBe(names.length)
+        for (const [index, name] of names.entries()) {
+          await tabs.nth(index).locator('.graphiql-tab-button').click()
+          await page.locator('.graphiql-tab-active').filter({ hasText: name }).waitFor()
+          // GraphiQL reads the tab's document (and its operation name) a moment after the switch.
+          await page
+            .locator('.graphiql-query-editor')
+            .filter({ hasText: new RegExp(`(query|subscription) ${name}\\b`) })
+            .waitFor()
+          await page.locator('.graphiql-execute-button').click()
+          if (!subscriptions.has(name)) {
+            const result = await answerShown(page, 30_000)
+            expect(result, name).toMatch(/"data"/)
+            expect(result, name).not.toMatch(/"errors"/)
+            continue
+          }
+          // A subscription runs until stopped: callbacks about the sample variables' task and user go
+          // out until an event shows; one whose events none of them make (a task of the demo's own
+          // service code) must at least have started without an error.
+          const deadline = Date.now() + 15_000
+          let result = ''
+          while (Date.now() < deadline && !result.includes('"data"') && !result.includes('"errors"')) {
+            const answer = await deliver(sampleCallbacks('demo-task').liveStart as Record<string, string>)
+            expect(answer.status, answer.text).toBe(200)
+            result = await answerShown(page, 1000).catch(() => '')
+          }
+          expect(result, name).not.toMatch(/"errors"/)
+          // Stopped, so the next tab's run is a run of its own.
+          await page.locator('.graphiql-execute-button').click()
+        }
+        expect(foreign).toEqual([])
+        expect(problems).toEqual([])
+      },
+    )
 
-  browserTest('streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane', { timeout: 180_000 }, async ({ gateway, session, deliver }) => {
-    const { page, foreign, problems } = session
-    const sockets: string[] = []
-    page.on('websocket', (socket) => sockets.push(socket.url()))
-    await page.goto(`${gateway.url}/graphql`)
-    await queryEditor(page).waitFor()
+    browserTest(
+      'streams a subscription over graphql-ws on the same URL: a callback delivered shows in the result pane',
+      { timeout: 180_000 },
+      async ({ gateway, session, deliver }) => {
+        const { page, foreign, problems } = session
+        const sockets: string[] = []
+        page.on('websocket', (socket) => sockets.push(socket.url()))
+        await page.goto(`${gateway.url}/graphql`)
+        await queryEditor(page).waitFor()
 
-    await runInNewTab(page, 'Events', 'subscription Events {\n  notificationReceived { __typename id type taskId }\n}')
-    // Until the server has the subscription an event would pass it by, and nothing on the page
-    // tells when it has; so callbacks of new tasks go out, one a second, until one shows.
-    const sent: string[] = []
-    const deadline = Date.now() + 30_000
-    let result = ''
-    while (Date.now() < deadline && !sent.some((id) => result.includes(id)) && !result.includes('"errors"')) {
-      const taskId = `task-${randomUUID()}`
-      sent.push(taskId)
-      const answer = await deliver(sampleCallbacks(taskId).liveStart as Record<string, string>)
-      expect(answer.status, answer.text).toBe(200)
-      result = await answerShown(page, 1000).catch(() => '')
-    }
-    expect(result, `${sent.length} callbacks sent`).toContain('"notificationReceived"')
-    expect(result).not.toMatch(/"errors"/)
-    expect(
-      sent.some((id) => result.includes(`"taskId": "${id}"`)),
-      result,
-    ).toBe(true)
-    expect(result).toMatch(/"__typename":\s*"LiveStartNotification"/)
-    expect(result).toMatch(/"type":\s*0/)
-    expect(sockets).toEqual([`${gateway.url.replace(/^http/, 'ws')}/graphql`])
+        await runInNewTab(
+          page,
+          'Events',
+          'subscription Events {\n  notificationReceived { __typename id type taskId }\n}',
+        )
+        // Until the server has the subscription an event would pass it by, and nothing on the page
+        // tells when it has; so callbacks of new tasks go out, one a second, until one shows.
+        const sent: string[] = []
+        const deadline = Date.now() + 30_000
+        let result = ''
+        while (Date.now() < deadline && !sent.some((id) => result.includes(id)) && !result.includes('"errors"')) {
+          const taskId = `task-${randomUUID()}`
+          sent.push(taskId)
+          const answer = await deliver(sampleCallbacks(taskId).liveStart as Record<string, string>)
+          expect(answer.status, answer.text).toBe(200)
+          result = await answerShown(page, 1000).catch(() => '')
+        }
+        expect(result, `${sent.length} callbacks sent`).toContain('"notificationReceived"')
+        expect(result).not.toMatch(/"errors"/)
+        expect(
+          sent.some((id) => result.includes(`"taskId": "${id}"`)),
+          result,
+        ).toBe(true)
+        expect(result).toMatch(/"__typename":\s*"LiveStartNotification"/)
+        expect(result).toMatch(/"type":\s*0/)
+        expect(sockets).toEqual([`${gateway.url.replace(/^http/, 'ws')}/graphql`])
 
-    await page.screenshot({ path: SCREENSHOT })
-    expect(foreign).toEqual([])
-    expect(problems).toEqual([])
-  })
-})
+        await page.screenshot({ path: SCREENSHOT })
+        expect(foreign).toEqual([])
+        expect(problems).toEqual([])
+      },
+    )
+  },
+)

@@ -10,7 +10,11 @@ import { possibleTypes } from '../../schema/possible-types.js'
 export function apolloClient(gatewayUrl: string, options: { possibleTypes?: boolean } = {}) {
   const http = new HttpLink({ uri: `${gatewayUrl}/graphql` })
   // In a browser, graphql-ws finds the global WebSocket; Node 20 needs `ws`.
-  const sockets = createClient({ url: `${gatewayUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 })
+  const sockets = createClient({
+    url: `${gatewayUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+  })
   const link = ApolloLink.split(({ query }) => isSubscriptionOperation(query), new GraphQLWsLink(sockets), http)
   const cache = new InMemoryCache({
     // Without it, a fragment on an interface (Node, Notification) matches nothing, and its fields
@@ -18,7 +22,13 @@ export function apolloClient(gatewayUrl: string, options: { possibleTypes?: bool
     ...(options.possibleTypes === false ? {} : { possibleTypes }),
     typePolicies: {
       // Connections page by cursor: fetchMore appends a page to the list the filter names.
-      Query: { fields: { tasks: relayStylePagination(['filter']), users: relayStylePagination(['filter']), notifications: relayStylePagination(['filter']) } },
+      Query: {
+        fields: {
+          tasks: relayStylePagination(['filter']),
+          users: relayStylePagination(['filter']),
+          notifications: relayStylePagination(['filter']),
+        },
+      },
       Task: { fields: { notifications: relayStylePagination(['filter']) } },
       User: { fields: { tasks: relayStylePagination(['filter']) } },
     },

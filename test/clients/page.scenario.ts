@@ -15,14 +15,21 @@ export const fresh = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`
  * Delivers a task's signed callbacks with `userName` as its author: all five about the task, or
  * only its live start (a task still live).
  */
-export async function deliverTask(deliver: Deliver, taskId: string, userName: string, only?: 'liveStart'): Promise<void> {
+export async function deliverTask(
+  deliver: Deliver,
+  taskId: string,
+  userName: string,
+  only?: 'liveStart',
+): Promise<void> {
   const samples = sampleCallbacks(taskId)
   const mine = (fields: Record<string, string>) => ({
     ...fields,
     ...('author' in fields ? { author: userName } : {}),
     ...('username' in fields ? { username: userName } : {}),
   })
-  const kinds = only ? [samples.liveStart] : [samples.liveStart, samples.liveEnd, samples.archived, samples.thumbnail, samples.liveResume]
+  const kinds = only
+    ? [samples.liveStart]
+    : [samples.liveStart, samples.liveEnd, samples.archived, samples.thumbnail, samples.liveResume]
   for (const fields of kinds) expect((await deliver(mine(fields as Record<string, string>))).status).toBe(200)
 }
 

@@ -10,14 +10,18 @@ import { apolloTrustedClient, urqlTrustedClient } from './trusted.setup.js'
 
 const KEY = 'public-page-key'
 const AD_HOC = gql`query AdHoc { tasks(first: 500) { totalCount edges { node { id opaque } } } }`
-const errorCodes = (errors: ReadonlyArray<{ extensions?: Record<string, unknown> | undefined }>) => errors.map((error) => error.extensions?.code)
+const errorCodes = (errors: ReadonlyArray<{ extensions?: Record<string, unknown> | undefined }>) =>
+  errors.map((error) => error.extensions?.code)
 
 describe(`persisted-query clients with a trusted-only key (${driverName})`, { timeout: 300_000 }, () => {
   let trusted: Awaited<ReturnType<typeof startTrustedGateway>>
   let gateway: Gateway
 
   beforeAll(async () => {
-    trusted = await startTrustedGateway([{ name: 'public-page', key: KEY, serviceCodes: ['TESTING'], operations: 'trusted' }], 'public-task')
+    trusted = await startTrustedGateway(
+      [{ name: 'public-page', key: KEY, serviceCodes: ['TESTING'], operations: 'trusted' }],
+      'public-task',
+    )
     gateway = trusted.gateway
   })
 
@@ -25,29 +29,36 @@ describe(`persisted-query clients with a trusted-only key (${driverName})`, { ti
     await trusted?.close()
   })
 
-  it("Apollo Client 4 with its persisted-query link: the manifest's operations answer, an ad-hoc query is refused", async () => {
-    const client = apolloTrustedClient(gateway.url, KEY)
-    try {
-      const { data } = await client.query({ query: SearchTasksDocument, variables: { taskIds: ['public-task'] } })
-      expect(data?.tasks.edges.map((edge) => edge.node)).toEqual([expect.objectContaining({ taskId: 'public-task', serviceCode: 'TESTING', status: 'LIVE' })])
-      const freshness = await client.query({ query: FreshnessDocument })
-      expect(freshness.data?.upstreams.map((status) => status.serviceCode)).toEqual(['TESTING'])
-      const refused = await client.query({ query: AD_HOC }).then(
-        () => undefined,
-        (error: unknown) => error,
-      )
-      expect(CombinedGraphQLErrors.is(refused)).toBe(true)
-      expect(errorCodes((refused as CombinedGraphQLErrors).errors)).toEqual(['PERSISTED_QUERY_ID_REQUIRED'])
-    } finally {
-      client.stop()
-    }
-  })
+  it(
+    'Apollo Client 4 with its persisted-query link: the ' + "manifest's operations answer, an ad-hoc query is refused",
+    async () => {
+      const client = apolloTrustedClient(gateway.url, KEY)
+      try {
+        const { data } = await client.query({ query: SearchTasksDocument, variables: { taskIds: ['public-task'] } })
+        expect(data?.tasks.edges.map((edge) => edge.node)).toEqual([
+          expect.objectContaining({ taskId: 'public-task', serviceCode: 'TESTING', status: 'LIVE' }),
+        ])
+        const freshness = await client.query({ query: FreshnessDocument })
+        expect(freshness.data?.upstreams.map((status) => status.serviceCode)).toEqual(['TESTING'])
+        const refused = await client.query({ query: AD_HOC }).then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+        expect(CombinedGraphQLErrors.is(refused)).toBe(true)
+        expect(errorCodes((refused as CombinedGraphQLErrors).errors)).toEqual(['PERSISTED_QUERY_ID_REQUIRED'])
+      } finally {
+        client.stop()
+      }
+    },
+  )
 
   it("urql 6 with its persisted exchange: the manifest's operations answer, an ad-hoc query is refused", async () => {
     const client = urqlTrustedClient(gateway.url, KEY)
     const answer = await client.query(SearchTasksDocument, { taskIds: ['public-task'] }).toPromise()
     expect(answer.error).toBeUndefined()
-    expect(answer.data?.tasks.edges.map((edge) => edge.node)).toEqual([expect.objectContaining({ taskId: 'public-task', status: 'LIVE' })])
+    expect(answer.data?.tasks.edges.map((edge) => edge.node)).toEqual([
+      expect.objectContaining({ taskId: 'public-task', status: 'LIVE' }),
+    ])
     const freshness = await client.query(FreshnessDocument, {}).toPromise()
     expect(freshness.data?.upstreams.map((status) => status.serviceCode)).toEqual(['TESTING'])
     const refused = await client.query(AD_HOC, {}).toPromise()

@@ -9,12 +9,16 @@ import type { DocumentNode } from 'graphql'
 import { possibleTypes } from '../../schema/possible-types.js'
 
 /** The hash codegen gave a document; undefined for one it never saw (the server refuses that). */
-const hashOf = (document: DocumentNode): string | undefined => (document as { __meta__?: { hash?: string } }).__meta__?.hash
+const hashOf = (document: DocumentNode): string | undefined =>
+  (document as { __meta__?: { hash?: string } }).__meta__?.hash
 
 /** Apollo Client 4: the persisted-query link before the HTTP link; hashed queries go by GET. */
 export function apolloTrustedClient(gatewayUrl: string, key: string) {
   const http = new HttpLink({ uri: `${gatewayUrl}/graphql`, headers: { authorization: `Bearer ${key}` } })
-  const persisted = new PersistedQueryLink({ generateHash: (document) => hashOf(document) as string, useGETForHashedQueries: true })
+  const persisted = new PersistedQueryLink({
+    generateHash: (document) => hashOf(document) as string,
+    useGETForHashedQueries: true,
+  })
   return new ApolloClient({ link: persisted.concat(http), cache: new InMemoryCache({ possibleTypes }) })
 }
 
@@ -23,6 +27,13 @@ export function urqlTrustedClient(gatewayUrl: string, key: string) {
   return new Client({
     url: `${gatewayUrl}/graphql`,
     fetchOptions: { headers: { authorization: `Bearer ${key}` } },
-    exchanges: [cacheExchange, persistedExchange({ enforcePersistedQueries: true, generateHash: async (_query, document) => hashOf(document) ?? null }), fetchExchange],
+    exchanges: [
+      cacheExchange,
+      persistedExchange({
+        enforcePersistedQueries: true,
+        generateHash: async (_query, document) => hashOf(document) ?? null,
+      }),
+      fetchExchange,
+    ],
   })
 }

@@ -8,7 +8,12 @@ import { keyFields, possibleTypes } from '../../schema/possible-types.js'
 
 // Graphcache keys a type by `id` unless told otherwise, and warns of a type without one: the
 // shipped key fields say which types are values kept inside their parent.
-const keys = Object.fromEntries(Object.entries(keyFields).map(([type, fields]) => [type, fields ? (data: Data) => fields.map((field) => String(data[field])).join(':') : () => null]))
+const keys = Object.fromEntries(
+  Object.entries(keyFields).map(([type, fields]) => [
+    type,
+    fields ? (data: Data) => fields.map((field) => String(data[field])).join(':') : () => null,
+  ]),
+)
 
 /**
  * A urql client on a livegate gateway: graphcache with the shipped possible types and keys,
@@ -16,7 +21,11 @@ const keys = Object.fromEntries(Object.entries(keyFields).map(([type, fields]) =
  * `extra` adds graphcache options (the tests pass a storage adapter to read the normalized records).
  */
 export function urqlClient(gatewayUrl: string, extra: Partial<CacheExchangeOpts> = {}, fetchFn: typeof fetch = fetch) {
-  const sockets = createClient({ url: `${gatewayUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 })
+  const sockets = createClient({
+    url: `${gatewayUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+  })
   const cache = cacheExchange({
     keys,
     possibleTypes,
@@ -35,7 +44,12 @@ export function urqlClient(gatewayUrl: string, extra: Partial<CacheExchangeOpts>
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => ({
-          subscribe: (sink) => ({ unsubscribe: sockets.subscribe({ ...request, query: request.query ?? '' }, sink as Parameters<typeof sockets.subscribe>[1]) }),
+          subscribe: (sink) => ({
+            unsubscribe: sockets.subscribe(
+              { ...request, query: request.query ?? '' },
+              sink as Parameters<typeof sockets.subscribe>[1],
+            ),
+          }),
         }),
       }),
     ],

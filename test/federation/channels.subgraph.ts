@@ -8,7 +8,8 @@ import { graphql, parse } from 'graphql'
 import { CHANNELS, CHANNELS_SDL } from './channels.sdl.js'
 
 type TaskKey = { serviceCode: string; taskId: string }
-const channelOf = (task: TaskKey) => CHANNELS.find((channel) => channel.serviceCode === task.serviceCode && channel.taskId === task.taskId) ?? null
+const channelOf = (task: TaskKey) =>
+  CHANNELS.find((channel) => channel.serviceCode === task.serviceCode && channel.taskId === task.taskId) ?? null
 
 const schema = buildSubgraphSchema({
   typeDefs: parse(CHANNELS_SDL),
@@ -28,8 +29,17 @@ const server = createServer((request, response) => {
     body += chunk
   })
   request.on('end', () => {
-    const { query, variables, operationName } = JSON.parse(body || '{}') as { query?: string; variables?: Record<string, unknown>; operationName?: string }
-    void graphql({ schema, source: query ?? '', variableValues: variables ?? null, operationName: operationName ?? null }).then((result) => {
+    const { query, variables, operationName } = JSON.parse(body || '{}') as {
+      query?: string
+      variables?: Record<string, unknown>
+      operationName?: string
+    }
+    void graphql({
+      schema,
+      source: query ?? '',
+      variableValues: variables ?? null,
+      operationName: operationName ?? null,
+    }).then((result) => {
       response.writeHead(200, { 'content-type': 'application/json' })
       response.end(JSON.stringify(result))
     })
@@ -37,6 +47,7 @@ const server = createServer((request, response) => {
 })
 server.listen(0, '127.0.0.1', () => {
   const address = server.address()
-  if (typeof address === 'object' && address) process.stdout.write(`channels listening on http://127.0.0.1:${address.port}/graphql\n`)
+  if (typeof address === 'object' && address)
+    process.stdout.write(`channels listening on http://127.0.0.1:${address.port}/graphql\n`)
 })
 process.once('SIGTERM', () => server.close(() => process.exit(0)))

@@ -36,9 +36,13 @@ const MESSAGE = `mutation Message($code: String!, $user: String!, $text: String!
     action { id kind serviceCode userName requestedBy state ret message }
   }
 }`
-const LIVE_TASKS = `query Live($code: String!) { tasks(filter: { serviceCode: $code, status: [LIVE] }) { edges { node { id taskId listed userName } } } }`
+const LIVE_TASKS =
+  `query Live($code: String!) { tasks(filter: { serviceCode: $code, status: [LIVE] }) { edges { node { id taskId ` +
+  `listed userName } } } }`
 const TASK = `query Task($id: ID!) { task(id: $id) { id status endReason stopRequest { id state requestedBy } } }`
-const AUDIT = `query Audit($filter: ActionFilter) { actions(filter: $filter, first: 50) { totalCount edges { node { id kind serviceCode taskId requestedBy state refusal message } } } }`
+const AUDIT =
+  `query Audit($filter: ActionFilter) { actions(filter: $filter, first: 50) { totalCount edges { node { id kind ` +
+  `serviceCode taskId requestedBy state refusal message } } } }`
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
@@ -55,7 +59,9 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const dir = scratch()
     const simulatorPort = await freePort()
     const downPort = await freePort()
-    hanging = createServer((request, response) => held.push({ path: request.url ?? '', release: () => response.destroy() }))
+    hanging = createServer((request, response) =>
+      held.push({ path: request.url ?? '', release: () => response.destroy() }),
+    )
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
     const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`
     simulatorUrl = `http://127.0.0.1:${simulatorPort}`
@@ -81,7 +87,17 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
           ],
           upstream: { pollIntervalMs: POLL_MS, timeoutMs: 2000, retries: 0, actionTimeoutMs: 3000 },
           limits: { actionsPerMinute: 1000 },
-          webhooks: { endpoints: [{ name: 'ops', url: `${receiver.url}/hooks/ops`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['action.*'] }] },
+          webhooks: {
+            endpoints: [
+              {
+                name: 'ops',
+                url: `${receiver.url}/hooks/ops`,
+                secret: WEBHOOK_SECRET,
+                serviceCodes: ['TESTING'],
+                events: ['action.*'],
+              },
+            ],
+          },
         },
       }),
       { database: db.database },
@@ -99,7 +115,23 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
       }),
     )
     simulator = await startListeningProcess(
-      [...LIVEGATE_COMMAND, 'simulate', '--config', file, '--port', String(simulatorPort), '--gateway', gateway.url, '--seed', '3', '--sessions', '4', '--rate', '0.3', '--loop'],
+      [
+        ...LIVEGATE_COMMAND,
+        'simulate',
+        '--config',
+        file,
+        '--port',
+        String(simulatorPort),
+        '--gateway',
+        gateway.url,
+        '--seed',
+        '3',
+        '--sessions',
+        '4',
+        '--rate',
+        '0.3',
+        '--loop',
+      ],
       { ...process.env, NODE_ENV: 'test' },
       /task_list at (http:\/\/[^\s]+)\/api\/20140928\/task_list/,
     )
@@ -115,7 +147,11 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     await db?.drop()
   })
 
-  const simulated = async () => (await (await fetch(`${simulatorUrl}/simulator/actions`)).json()) as { actions: ReceivedAction[]; taskListAnswers: Record<string, number> }
+  const simulated = async () =>
+    (await (await fetch(`${simulatorUrl}/simulator/actions`)).json()) as {
+      actions: ReceivedAction[]
+      taskListAnswers: Record<string, number>
+    }
   const received = async (): Promise<ReceivedAction[]> => (await simulated()).actions
 
   async function liveTask(code: string, key: string): Promise<{ id: string; taskId: string; userName: string }> {
@@ -135,44 +171,95 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     return found as { id: string; taskId: string; userName: string }
   }
 
-  it('a stop reaches the simulator as a signed cancel_task, the task ends STOPPED within two polls, and taskChanged pushes it', async () => {
-    const task = await liveTask('TESTING', KEYS.operator)
-    const changes = subscribe(gateway.url, `subscription($ids: [ID!]) { taskChanged(filter: { ids: $ids }) { id status endReason } }`, { ids: [task.id] }, bearer(KEYS.operator))
-    const actions = subscribe(gateway.url, `subscription { actionChanged(filter: { kind: STOP_TASK }) { id state taskId } }`, {}, bearer(KEYS.operator))
-    // Both subscriptions in place (a busy machine takes its time) before the stop they must see.
-    await expect.poll(() => gateway.parts.hub.subscriptions, { timeout: 30_000 }).toMatchObject({ tasks: 1, actions: 1 })
-    const answer = await graphql(gateway, STOP, { id: task.id, reason: 'breaks the rules' }, { headers: bearer(KEYS.operator) })
-    const pollsBefore = (await simulated()).taskListAnswers.TESTING ?? 0
-    expect(answer.errors).toBeUndefined()
-    const { action } = answer.data.stopTask
-    expect(action).toMatchObject({ kind: 'STOP_TASK', serviceCode: 'TESTING', taskId: task.taskId, requestedBy: 'operator', reason: 'breaks the rules', state: 'SUCCEEDED', ret: 0, refusal: null })
-    expect(action.finishedAt).not.toBeNull()
-    // Until a callback or the list says it ended, it runs, and shows the request.
-    expect(answer.data.stopTask.task.stopRequest).toEqual({ id: action.id, state: 'SUCCEEDED' })
+  it(
+    'a stop reaches the simulator as a signed cancel_task, the task ends STOPPED within two polls, and taskChanged ' +
+      'pushes it',
+    async () => {
+      const task = await liveTask('TESTING', KEYS.operator)
+      const changes = subscribe(
+        gateway.url,
+        `subscription($ids: [ID!]) { taskChanged(filter: { ids: $ids }) { id status endReason } }`,
+        { ids: [task.id] },
+        bearer(KEYS.operator),
+      )
+      const actions = subscribe(
+        gateway.url,
+        `subscription { actionChanged(filter: { kind: STOP_TASK }) { id state taskId } }`,
+        {},
+        bearer(KEYS.operator),
+      )
+      // Both subscriptions in place (a busy machine takes its time) before the stop they must see.
+      await expect
+        .poll(() => gateway.parts.hub.subscriptions, { timeout: 30_000 })
+        .toMatchObject({ tasks: 1, actions: 1 })
+      const answer = await graphql(
+        gateway,
+        STOP,
+        { id: task.id, reason: 'breaks the rules' },
+        { headers: bearer(KEYS.operator) },
+      )
+      const pollsBefore = (await simulated()).taskListAnswers.TESTING ?? 0
+      expect(answer.errors).toBeUndefined()
+      const { action } = answer.data.stopTask
+      expect(action).toMatchObject({
+        kind: 'STOP_TASK',
+        serviceCode: 'TESTING',
+        taskId: task.taskId,
+        requestedBy: 'operator',
+        reason: 'breaks the rules',
+        state: 'SUCCEEDED',
+        ret: 0,
+        refusal: null,
+      })
+      expect(action.finishedAt).not.toBeNull()
+      // Until a callback or the list says it ended, it runs, and shows the request.
+      expect(answer.data.stopTask.task.stopRequest).toEqual({ id: action.id, state: 'SUCCEEDED' })
 
-    // The simulator verified the signature (a bad one answers ret ≠ 0) and kept the query as sent.
-    const [cancel] = (await received()).filter((entry) => entry.operation === 'cancel_task')
-    expect(cancel).toMatchObject({ path: '/api/20140928/cancel_task', query: `service_code=TESTING&task_id=${task.taskId}`, params: { service_code: 'TESTING', task_id: task.taskId }, ret: 0 })
+      // The simulator verified the signature (a bad one answers ret ≠ 0) and kept the query as sent.
+      const [cancel] = (await received()).filter((entry) => entry.operation === 'cancel_task')
+      expect(cancel).toMatchObject({
+        path: '/api/20140928/cancel_task',
+        query: `service_code=TESTING&task_id=${task.taskId}`,
+        params: { service_code: 'TESTING', task_id: task.taskId },
+        ret: 0,
+      })
 
-    // Ended within two polls of TESTING's task_list after the stop was answered (counted as the
-    // simulator answered them), whatever the machine's speed.
-    await expect.poll(async () => (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.reader) })).data?.task.endReason, { timeout: 30_000, interval: 50 }).toBe('STOPPED')
-    expect(((await simulated()).taskListAnswers.TESTING ?? 0) - pollsBefore).toBeLessThanOrEqual(2)
-    await expect.poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 10_000 }).toBe(true)
-    await expect.poll(() => actions.events.some((event) => event.actionChanged.id === action.id && event.actionChanged.state === 'SUCCEEDED'), { timeout: 10_000 }).toBe(true)
-    await changes.dispose()
-    await actions.dispose()
+      // Ended within two polls of TESTING's task_list after the stop was answered (counted as the
+      // simulator answered them), whatever the machine's speed.
+      await expect
+        .poll(
+          async () =>
+            (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.reader) })).data?.task.endReason,
+          { timeout: 30_000, interval: 50 },
+        )
+        .toBe('STOPPED')
+      expect(((await simulated()).taskListAnswers.TESTING ?? 0) - pollsBefore).toBeLessThanOrEqual(2)
+      await expect
+        .poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 10_000 })
+        .toBe(true)
+      await expect
+        .poll(
+          () =>
+            actions.events.some(
+              (event) => event.actionChanged.id === action.id && event.actionChanged.state === 'SUCCEEDED',
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(true)
+      await changes.dispose()
+      await actions.dispose()
 
-    // A second stop of the ended task: the cloud has no such task (ret ≠ 0), as data.
-    const again = await graphql(gateway, STOP, { id: task.id }, { headers: bearer(KEYS.operator) })
-    expect(again.errors).toBeUndefined()
-    expect(again.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: 40401, message: 'no such task running' })
-    expect(again.data.stopTask.task).toMatchObject({ status: 'ENDED', endReason: 'STOPPED' })
+      // A second stop of the ended task: the cloud has no such task (ret ≠ 0), as data.
+      const again = await graphql(gateway, STOP, { id: task.id }, { headers: bearer(KEYS.operator) })
+      expect(again.errors).toBeUndefined()
+      expect(again.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: 40401, message: 'no such task running' })
+      expect(again.data.stopTask.task).toMatchObject({ status: 'ENDED', endReason: 'STOPPED' })
 
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
-    expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="SUCCEEDED"\} 1/)
-    expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="FAILED"\} 1/)
-  })
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+      expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="SUCCEEDED"\} 1/)
+      expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="FAILED"\} 1/)
+    },
+  )
 
   it('a read-only key is refused FORBIDDEN, and the refusal is in the audit', async () => {
     const task = await liveTask('TESTING', KEYS.reader)
@@ -181,12 +268,19 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     expect(answer.status).toBe(403)
     expect(answer.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
     expect(answer.errors?.[0]?.message).toContain('"can": ["operate"]')
-    const message = await graphql(gateway, MESSAGE, { code: 'TESTING', user: 'bob', text: 'hello' }, { headers: bearer(KEYS.reader) })
+    const message = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: 'bob', text: 'hello' },
+      { headers: bearer(KEYS.reader) },
+    )
     expect(message.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
     expect((await received()).length).toBe(before)
 
     const audit = await graphql(gateway, AUDIT, { filter: { state: 'FAILED' } }, { headers: bearer(KEYS.reader) })
-    const refusals = audit.data.actions.edges.map((edge: { node: unknown }) => edge.node).filter((node: { refusal: string | null }) => node.refusal === 'FORBIDDEN')
+    const refusals = audit.data.actions.edges
+      .map((edge: { node: unknown }) => edge.node)
+      .filter((node: { refusal: string | null }) => node.refusal === 'FORBIDDEN')
     expect(refusals).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'STOP_TASK', taskId: task.taskId, requestedBy: 'reader', state: 'FAILED' }),
@@ -203,36 +297,80 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     const unknownId = Buffer.from(`Task:${JSON.stringify(['OTHER', 'no-such-task'])}`).toString('base64url')
     const unknown = await graphql(gateway, STOP, { id: unknownId }, { headers: bearer(KEYS.other) })
     expect(foreign.status).toBe(unknown.status)
-    expect(foreign.errors?.map((e) => ({ message: e.message, code: e.extensions?.code }))).toEqual(unknown.errors?.map((e) => ({ message: e.message, code: e.extensions?.code })))
+    expect(foreign.errors?.map((e) => ({ message: e.message, code: e.extensions?.code }))).toEqual(
+      unknown.errors?.map((e) => ({ message: e.message, code: e.extensions?.code })),
+    )
     expect(foreign.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
-    const message = await graphql(gateway, MESSAGE, { code: 'TESTING', user: 'bob', text: 'hi' }, { headers: bearer(KEYS.other) })
-    const nowhere = await graphql(gateway, MESSAGE, { code: 'NOWHERE', user: 'bob', text: 'hi' }, { headers: bearer(KEYS.other) })
+    const message = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: 'bob', text: 'hi' },
+      { headers: bearer(KEYS.other) },
+    )
+    const nowhere = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'NOWHERE', user: 'bob', text: 'hi' },
+      { headers: bearer(KEYS.other) },
+    )
     expect(message.errors?.[0]?.message).toBe(nowhere.errors?.[0]?.message)
     // And the other tenant's audit holds nothing of TESTING.
     const audit = await graphql(gateway, AUDIT, {}, { headers: bearer(KEYS.other) })
-    expect(audit.data.actions.edges.every((edge: { node: { serviceCode: string } }) => edge.node.serviceCode === 'OTHER')).toBe(true)
+    expect(
+      audit.data.actions.edges.every((edge: { node: { serviceCode: string } }) => edge.node.serviceCode === 'OTHER'),
+    ).toBe(true)
   })
 
   it('the same idempotency key calls the cloud once; with other arguments it is BAD_USER_INPUT', async () => {
     const count = async () => (await received()).filter((entry) => entry.operation === 'send_txt_msg').length
     const { userName: bob } = await liveTask('TESTING', KEYS.operator)
     const before = await count()
-    const first = await graphql(gateway, MESSAGE, { code: 'TESTING', user: bob, text: 'your input is starving', key: 'msg-1' }, { headers: bearer(KEYS.operator) })
+    const first = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: bob, text: 'your input is starving', key: 'msg-1' },
+      { headers: bearer(KEYS.operator) },
+    )
     expect(first.errors).toBeUndefined()
-    expect(first.data.sendMessage.action).toMatchObject({ kind: 'SEND_MESSAGE', userName: bob, state: 'SUCCEEDED', ret: 0 })
-    const second = await graphql(gateway, MESSAGE, { code: 'TESTING', user: bob, text: 'your input is starving', key: 'msg-1' }, { headers: bearer(KEYS.operator) })
+    expect(first.data.sendMessage.action).toMatchObject({
+      kind: 'SEND_MESSAGE',
+      userName: bob,
+      state: 'SUCCEEDED',
+      ret: 0,
+    })
+    const second = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: bob, text: 'your input is starving', key: 'msg-1' },
+      { headers: bearer(KEYS.operator) },
+    )
     expect(second.data.sendMessage.action).toEqual(first.data.sendMessage.action)
     expect(await count()).toBe(before + 1)
     const kept = (await received()).filter((entry) => entry.operation === 'send_txt_msg').at(-1)
-    expect(kept?.params).toEqual({ service_code: 'TESTING', dst_username: bob, message: 'your input is starving', from_username: 'ops desk' })
+    expect(kept?.params).toEqual({
+      service_code: 'TESTING',
+      dst_username: bob,
+      message: 'your input is starving',
+      from_username: 'ops desk',
+    })
 
-    const other = await graphql(gateway, MESSAGE, { code: 'TESTING', user: bob, text: 'something else', key: 'msg-1' }, { headers: bearer(KEYS.operator) })
+    const other = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: bob, text: 'something else', key: 'msg-1' },
+      { headers: bearer(KEYS.operator) },
+    )
     expect(other.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: 'idempotencyKey' })
     expect(await count()).toBe(before + 1)
   })
 
   it('ret ≠ 0 is a FAILED action with ret and message, as data', async () => {
-    const answer = await graphql(gateway, MESSAGE, { code: 'TESTING', user: 'nobody-here', text: 'hello' }, { headers: bearer(KEYS.operator) })
+    const answer = await graphql(
+      gateway,
+      MESSAGE,
+      { code: 'TESTING', user: 'nobody-here', text: 'hello' },
+      { headers: bearer(KEYS.operator) },
+    )
     expect(answer.errors).toBeUndefined()
     expect(answer.data.sendMessage.action).toMatchObject({ state: 'FAILED', ret: 40402, message: 'no such user' })
   })
@@ -246,27 +384,41 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
       [{ code: 'TESTING', user: 'b\tob', text: 'hi' }, 'userName'],
     ] as const) {
       const answer = await graphql(gateway, MESSAGE, variables, { headers: bearer(KEYS.operator) })
-      expect(answer.errors?.[0]?.extensions, JSON.stringify(variables)).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: name })
+      expect(answer.errors?.[0]?.extensions, JSON.stringify(variables)).toMatchObject({
+        code: 'BAD_USER_INPUT',
+        argumentName: name,
+      })
     }
     expect((await received()).length).toBe(before)
   })
 
-  it('a cloud that hangs: FAILED after upstream.actionTimeoutMs, answered by then; one that cannot be reached: retried, then FAILED', async () => {
-    // A task of HANGING's and of DOWN's that livegate knows, so the stop is sent.
-    await writeChanges(gateway.database.db, { tasks: [emptyTaskState('HANGING', 'task-1'), emptyTaskState('DOWN', 'task-1')], users: [] }, new Date())
-    const id = (code: string) => Buffer.from(`Task:${JSON.stringify([code, 'task-1'])}`).toString('base64url')
-    const hung = await graphql(gateway, STOP, { id: id('HANGING') }, { headers: bearer(KEYS.operator) })
-    expect(hung.errors).toBeUndefined()
-    expect(hung.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: null })
-    expect(hung.data.stopTask.action.message).toMatch(/no answer within 3000 ms/)
-    expect(held.filter((request) => request.path.startsWith('/api/20140928/cancel_task?')).length).toBe(1)
+  it(
+    'a cloud that hangs: FAILED after upstream.actionTimeoutMs, answered by then; one that cannot be reached: ' +
+      'retried, then FAILED',
+    async () => {
+      // A task of HANGING's and of DOWN's that livegate knows, so the stop is sent.
+      await writeChanges(
+        gateway.database.db,
+        { tasks: [emptyTaskState('HANGING', 'task-1'), emptyTaskState('DOWN', 'task-1')], users: [] },
+        new Date(),
+      )
+      const id = (code: string) => Buffer.from(`Task:${JSON.stringify([code, 'task-1'])}`).toString('base64url')
+      const hung = await graphql(gateway, STOP, { id: id('HANGING') }, { headers: bearer(KEYS.operator) })
+      expect(hung.errors).toBeUndefined()
+      expect(hung.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: null })
+      expect(hung.data.stopTask.action.message).toMatch(/no answer within 3000 ms/)
+      expect(held.filter((request) => request.path.startsWith('/api/20140928/cancel_task?')).length).toBe(1)
 
-    const down = await graphql(gateway, STOP, { id: id('DOWN') }, { headers: bearer(KEYS.operator) })
-    expect(down.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: null })
-    expect(down.data.stopTask.action.message).toMatch(/could not be reached \(ECONNREFUSED\)/)
-    const [row] = await gateway.database.db.select({ attempts: actions.attempts }).from(actions).where(eq(actions.serviceCode, 'DOWN'))
-    expect(row?.attempts).toBeGreaterThan(1)
-  })
+      const down = await graphql(gateway, STOP, { id: id('DOWN') }, { headers: bearer(KEYS.operator) })
+      expect(down.data.stopTask.action).toMatchObject({ state: 'FAILED', ret: null })
+      expect(down.data.stopTask.action.message).toMatch(/could not be reached \(ECONNREFUSED\)/)
+      const [row] = await gateway.database.db
+        .select({ attempts: actions.attempts })
+        .from(actions)
+        .where(eq(actions.serviceCode, 'DOWN'))
+      expect(row?.attempts).toBeGreaterThan(1)
+    },
+  )
 
   it('the same over graphql-ws: a read-only key is refused, an operator sends', async () => {
     const run = async (key: string, query: string, variables: Record<string, unknown>) => {
@@ -282,23 +434,48 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     expect(sent.events[0].sendMessage.action).toMatchObject({ state: 'SUCCEEDED', requestedBy: 'operator' })
     const stopped = await run(KEYS.operator, STOP, { id: task.id, reason: 'over ws' })
     expect(stopped.events[0].stopTask.action).toMatchObject({ state: 'SUCCEEDED', taskId: task.taskId })
-    await expect.poll(async () => (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.operator) })).data?.task.endReason, { timeout: 30_000, interval: 100 }).toBe('STOPPED')
+    await expect
+      .poll(
+        async () =>
+          (await graphql(gateway, TASK, { id: task.id }, { headers: bearer(KEYS.operator) })).data?.task.endReason,
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe('STOPPED')
   })
 
-  it('tells the webhooks: action.succeeded and action.failed, signed, with the action as Action shapes it and never the message text', async () => {
-    const types = async () => (await receiver.received('/hooks/ops')).map((receipt) => receipt.body.type)
-    await expect.poll(types, { timeout: 30_000 }).toEqual(expect.arrayContaining(['action.succeeded', 'action.failed']))
-    const receipts = await receiver.received('/hooks/ops')
-    expect(receipts.every((receipt) => receipt.verified)).toBe(true)
-    // Only TESTING's endpoint: HANGING's and DOWN's failures are not its business.
-    expect(receipts.every((receipt) => receipt.body.data.serviceCode === 'TESTING')).toBe(true)
-    const stop = receipts.find((receipt) => receipt.body.type === 'action.succeeded' && (receipt.body.data.action as { kind: string }).kind === 'STOP_TASK')
-    expect(stop?.body.data).toMatchObject({ taskId: expect.any(String), action: { id: expect.any(String), kind: 'STOP_TASK', state: 'SUCCEEDED', requestedBy: 'operator' } })
-    const failed = receipts.find((receipt) => receipt.body.type === 'action.failed' && (receipt.body.data.action as { kind: string }).kind === 'SEND_MESSAGE')
-    expect(failed?.body.data).toMatchObject({ action: { kind: 'SEND_MESSAGE', state: 'FAILED', ret: 40402, message: 'no such user' } })
-    // The failed message's text was "hello": no body carries a message's text.
-    const bodies = JSON.stringify(receipts.map((receipt) => receipt.body))
-    expect(bodies).not.toContain('hello')
-    expect(bodies).not.toContain('"text"')
-  })
+  it(
+    'tells the webhooks: action.succeeded and action.failed, signed, with the action as Action shapes it and never ' +
+      'the message text',
+    async () => {
+      const types = async () => (await receiver.received('/hooks/ops')).map((receipt) => receipt.body.type)
+      await expect
+        .poll(types, { timeout: 30_000 })
+        .toEqual(expect.arrayContaining(['action.succeeded', 'action.failed']))
+      const receipts = await receiver.received('/hooks/ops')
+      expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+      // Only TESTING's endpoint: HANGING's and DOWN's failures are not its business.
+      expect(receipts.every((receipt) => receipt.body.data.serviceCode === 'TESTING')).toBe(true)
+      const stop = receipts.find(
+        (receipt) =>
+          receipt.body.type === 'action.succeeded' &&
+          (receipt.body.data.action as { kind: string }).kind === 'STOP_TASK',
+      )
+      expect(stop?.body.data).toMatchObject({
+        taskId: expect.any(String),
+        action: { id: expect.any(String), kind: 'STOP_TASK', state: 'SUCCEEDED', requestedBy: 'operator' },
+      })
+      const failed = receipts.find(
+        (receipt) =>
+          receipt.body.type === 'action.failed' &&
+          (receipt.body.data.action as { kind: string }).kind === 'SEND_MESSAGE',
+      )
+      expect(failed?.body.data).toMatchObject({
+        action: { kind: 'SEND_MESSAGE', state: 'FAILED', ret: 40402, message: 'no such user' },
+      })
+      // The failed message's text was "hello": no body carries a message's text.
+      const bodies = JSON.stringify(receipts.map((receipt) => receipt.body))
+      expect(bodies).not.toContain('hello')
+      expect(bodies).not.toContain('"text"')
+    },
+  )
 })

@@ -18,7 +18,9 @@ import { scratchDirs } from '../support/scratch.dir.js'
 const SECRET = 'abc'
 const KEYS = { operator: 'limits-op-1', trusted: 'limits-trusted-1' }
 const VIEWER = 'query Who { viewer { keyName canOperate } }'
-const STOP = `mutation Stop($id: ID!, $key: String) { stopTask(id: $id, idempotencyKey: $key) { action { id state refusal } } }`
+const STOP =
+  `mutation Stop($id: ID!, $key: String) { stopTask(id: $id, idempotencyKey: $key) { action { id state refusal } } ` +
+  `}`
 const AUDIT = `query Audit { actions(first: 50) { edges { node { requestedBy state refusal message } } } }`
 const scratch = scratchDirs('livegate-action-limits-')
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
@@ -30,7 +32,10 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
   let cloud: TaskListServer
 
   beforeAll(async () => {
-    cloud = await startTaskListServer({ services: [{ serviceCode: 'TESTING', secret: SECRET }], source: () => EMPTY_TASK_LIST })
+    cloud = await startTaskListServer({
+      services: [{ serviceCode: 'TESTING', secret: SECRET }],
+      source: () => EMPTY_TASK_LIST,
+    })
     const manifest = join(scratch(), 'manifest.json')
     writeFileSync(manifest, JSON.stringify({ [`sha256:${createHash('sha256').update(VIEWER).digest('hex')}`]: VIEWER }))
     db = await openTestDatabase()
@@ -52,7 +57,11 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
       }),
       { database: db.database },
     )
-    await writeChanges(gateway.database.db, { tasks: ['t-1', 't-2', 't-3', 't-4'].map((id) => emptyTaskState('TESTING', id)), users: [] }, new Date())
+    await writeChanges(
+      gateway.database.db,
+      { tasks: ['t-1', 't-2', 't-3', 't-4'].map((id) => emptyTaskState('TESTING', id)), users: [] },
+      new Date(),
+    )
   })
 
   afterAll(async () => {
@@ -61,36 +70,64 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
     await db?.drop()
   })
 
-  it('refuses more than limits.actionsPerMinute with RATE_LIMITED (429), records the first refusal, and still answers a repeated idempotency key', async () => {
-    const stop = (id: string, key?: string) => graphql(gateway, STOP, { id: taskId(id), key }, { headers: bearer(KEYS.operator) })
-    const first = await stop('t-1', 'once')
-    expect(first.data.stopTask.action).toMatchObject({ state: 'SUCCEEDED', refusal: null })
-    expect((await stop('t-2')).data.stopTask.action.state).toBe('SUCCEEDED')
-    const over = await stop('t-3')
-    expect(over.status).toBe(429)
-    expect(over.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED')
-    expect((await stop('t-4')).errors?.[0]?.extensions?.code).toBe('RATE_LIMITED')
-    // A press repeated under its key is the same action, not a new one: the rate does not apply.
-    const again = await stop('t-1', 'once')
-    expect(again.data.stopTask.action).toEqual(first.data.stopTask.action)
-    expect(cloud.actions.filter((action) => action.operation === 'cancel_task')).toHaveLength(2)
+  it(
+    'refuses more than limits.actionsPerMinute with RATE_LIMITED (429), records the first refusal, and still ' +
+      'answers a repeated idempotency key',
+    async () => {
+      const stop = (id: string, key?: string) =>
+        graphql(gateway, STOP, { id: taskId(id), key }, { headers: bearer(KEYS.operator) })
+      const first = await stop('t-1', 'once')
+      expect(first.data.stopTask.action).toMatchObject({ state: 'SUCCEEDED', refusal: null })
+      expect((await stop('t-2')).data.stopTask.action.state).toBe('SUCCEEDED')
+      const over = await stop('t-3')
+      expect(over.status).toBe(429)
+      expect(over.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED')
+      expect((await stop('t-4')).errors?.[0]?.extensions?.code).toBe('RATE_LIMITED')
+      // A press repeated under its key is the same action, not a new one: the rate does not apply.
+      const again = await stop('t-1', 'once')
+      expect(again.data.stopTask.action).toEqual(first.data.stopTask.action)
+      expect(cloud.actions.filter((action) => action.operation === 'cancel_task')).toHaveLength(2)
 
-    const audit = await graphql(gateway, AUDIT, {}, { headers: bearer(KEYS.operator) })
-    const refused = audit.data.actions.edges.map((edge: { node: { refusal: string | null } }) => edge.node).filter((node: { refusal: string | null }) => node.refusal === 'RATE_LIMITED')
-    expect(refused).toEqual([{ requestedBy: 'operator', state: 'FAILED', refusal: 'RATE_LIMITED', message: 'RATE_LIMITED: More than 2 actions a minute.' }])
-    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
-    expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="REFUSED"\} 2/)
-  })
+      const audit = await graphql(gateway, AUDIT, {}, { headers: bearer(KEYS.operator) })
+      const refused = audit.data.actions.edges
+        .map((edge: { node: { refusal: string | null } }) => edge.node)
+        .filter((node: { refusal: string | null }) => node.refusal === 'RATE_LIMITED')
+      expect(refused).toEqual([
+        {
+          requestedBy: 'operator',
+          state: 'FAILED',
+          refusal: 'RATE_LIMITED',
+          message: 'RATE_LIMITED: More than 2 actions a minute.',
+        },
+      ])
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+      expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="REFUSED"\} 2/)
+    },
+  )
 
   it('an action a stopped process left PENDING is FAILED at the next start; any action is a node', async () => {
     const { row } = await recordAction(
       gateway.database.db,
-      { kind: 'STOP_TASK', serviceCode: 'TESTING', taskId: 't-9', argsHash: 'x', keyScope: 'operator', requestedBy: 'operator', state: 'PENDING', requestedAt: new Date(Date.now() - 3_600_000) },
+      {
+        kind: 'STOP_TASK',
+        serviceCode: 'TESTING',
+        taskId: 't-9',
+        argsHash: 'x',
+        keyScope: 'operator',
+        requestedBy: 'operator',
+        state: 'PENDING',
+        requestedAt: new Date(Date.now() - 3_600_000),
+      },
       new Date(),
     )
     await gateway.parts.actions.start()
     const id = Buffer.from(`Action:${JSON.stringify([String(row.id)])}`).toString('base64url')
-    const node = await graphql(gateway, 'query N($id: ID!) { node(id: $id) { id ... on Action { state taskId message finishedAt } } }', { id }, { headers: bearer(KEYS.operator) })
+    const node = await graphql(
+      gateway,
+      'query N($id: ID!) { node(id: $id) { id ... on Action { state taskId message finishedAt } } }',
+      { id },
+      { headers: bearer(KEYS.operator) },
+    )
     expect(node.data.node).toMatchObject({ id, state: 'FAILED', taskId: 't-9' })
     expect(node.data.node.message).toMatch(/stopped before the cloud's answer was recorded/)
   })

@@ -26,33 +26,68 @@ const anyUnit = fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCha
 const text = fc.oneof(
   fc.string({ unit: anyUnit, maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', ' ', 'ok', 'a\u0000b', 'x\uD800y', '\uDFFF', 'line\nbreak', '\u2028', 'é', '😀', 'A', 'hooks-A', TASK),
+  fc.constantFrom(
+    '',
+    ' ',
+    'ok',
+    'a\u0000b',
+    'x\uD800y',
+    '\uDFFF',
+    'line\nbreak',
+    '\u2028',
+    'é',
+    '😀',
+    'A',
+    'hooks-A',
+    TASK,
+  ),
   fc.string({ unit: 'binary', minLength: 990, maxLength: 1100 }),
   fc.string({ unit: fc.constantFrom('中', '😀', 'é'), minLength: 80, maxLength: 1200 }),
 )
 const maybe = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: undefined })
 const time = fc.oneof(
-  fc.constantFrom('0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '+275760-09-13T00:00:00Z', '1969-12-31T23:59:59Z', 'not a time'),
+  fc.constantFrom(
+    '0000-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+    '+275760-09-13T00:00:00Z',
+    '1969-12-31T23:59:59Z',
+    'not a time',
+  ),
   fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
 )
 
 const calls = fc.oneof(
   fc.record({
-    query: fc.constant(`mutation($id: ID!, $r: String, $k: String) { stopTask(id: $id, reason: $r, idempotencyKey: $k) { action { id } } }`),
+    query: fc.constant(
+      `mutation($id: ID!, $r: String, $k: String) { stopTask(id: $id, reason: $r, idempotencyKey: $k) { action { ` +
+        `id } } }`,
+    ),
     variables: fc.record({ id: fc.oneof(text, fc.constant(TASK)), r: maybe(text), k: maybe(text) }),
   }),
   fc.record({
     query: fc.constant(
-      `mutation($c: String!, $u: String!, $t: String!, $f: String, $k: String) { sendMessage(serviceCode: $c, userName: $u, text: $t, from: $f, idempotencyKey: $k) { action { id } } }`,
+      `mutation($c: String!, $u: String!, $t: String!, $f: String, $k: String) { sendMessage(serviceCode: $c, ` +
+        `userName: $u, text: $t, from: $f, idempotencyKey: $k) { action { id } } }`,
     ),
     variables: fc.record({ c: fc.oneof(text, fc.constant('A')), u: text, t: text, f: maybe(text), k: maybe(text) }),
   }),
   fc.record({
-    query: fc.constant(`mutation($e: String!, $ids: [ID!], $s: DateTime, $r: String) { redeliverWebhooks(endpoint: $e, eventIds: $ids, since: $s, reason: $r) }`),
-    variables: fc.record({ e: fc.oneof(text, fc.constant('hooks-A')), ids: maybe(fc.array(text, { maxLength: 4 })), s: maybe(time), r: maybe(text) }),
+    query: fc.constant(
+      `mutation($e: String!, $ids: [ID!], $s: DateTime, $r: String) { redeliverWebhooks(endpoint: $e, eventIds: ` +
+        `$ids, since: $s, reason: $r) }`,
+    ),
+    variables: fc.record({
+      e: fc.oneof(text, fc.constant('hooks-A')),
+      ids: maybe(fc.array(text, { maxLength: 4 })),
+      s: maybe(time),
+      r: maybe(text),
+    }),
   }),
   fc.record({
-    query: fc.constant(`mutation($e: String!, $on: Boolean!, $r: String) { setWebhookEndpointEnabled(endpoint: $e, enabled: $on, reason: $r) { name } }`),
+    query: fc.constant(
+      `mutation($e: String!, $on: Boolean!, $r: String) { setWebhookEndpointEnabled(endpoint: $e, enabled: $on, ` +
+        `reason: $r) { name } }`,
+    ),
     variables: fc.record({ e: fc.oneof(text, fc.constant('hooks-A')), on: fc.constant(true), r: maybe(text) }),
   }),
 )
@@ -64,7 +99,10 @@ describe(`random input on every acting argument (${driverName})`, { timeout: 300
   let receiver: Receiver
 
   beforeAll(async () => {
-    cloud = await startTaskListServer({ services: [{ serviceCode: 'A', secret: SECRET }], source: () => EMPTY_TASK_LIST })
+    cloud = await startTaskListServer({
+      services: [{ serviceCode: 'A', secret: SECRET }],
+      source: () => EMPTY_TASK_LIST,
+    })
     receiver = await startReceiver()
     db = await openTestDatabase()
     gateway = await startGateway(
@@ -80,7 +118,17 @@ describe(`random input on every acting argument (${driverName})`, { timeout: 300
           ],
           upstream: { pollIntervalMs: 0 },
           limits: { actionsPerMinute: 10_000 },
-          webhooks: { endpoints: [{ name: 'hooks-A', url: `${receiver.url}/hooks/a`, secret: WEBHOOK_SECRET, serviceCodes: ['A'], events: ['action.succeeded'] }] },
+          webhooks: {
+            endpoints: [
+              {
+                name: 'hooks-A',
+                url: `${receiver.url}/hooks/a`,
+                secret: WEBHOOK_SECRET,
+                serviceCodes: ['A'],
+                events: ['action.succeeded'],
+              },
+            ],
+          },
         },
       }),
       { database: db.database },
@@ -95,23 +143,31 @@ describe(`random input on every acting argument (${driverName})`, { timeout: 300
     await db?.drop()
   })
 
-  it('never answers an internal error, leaves nothing PENDING, writes nothing outside A, calls the cloud no more than it answers', async () => {
-    let answered = 0
-    await fc.assert(
-      fc.asyncProperty(calls, fc.constantFrom(KEYS.operate, KEYS.read), fc.boolean(), async (call, key, socket) => {
-        const answer = socket ? await overSocket(gateway.url, call.query, call.variables, key) : await graphql(gateway, call.query, call.variables, { headers: { authorization: `Bearer ${key}` } })
-        if ('status' in answer) expect(answer.status).toBeLessThan(500)
-        const codes = (answer.errors ?? []).map((error) => error.extensions?.code)
-        expect(codes).not.toContain('INTERNAL_SERVER_ERROR')
-        const data = answer.data as Record<string, { action?: { id: string } } | null> | null | undefined
-        if (data?.stopTask?.action || data?.sendMessage?.action) answered++
-      }),
-      { numRuns: 150, seed: 32 },
-    )
-    const list = resultRows<{ service_code: string; state: string }>(await gateway.database.db.execute(sql`select service_code, state from actions`))
-    expect(list.filter((row) => row.state === 'PENDING')).toEqual([])
-    expect(new Set(list.map((row) => row.service_code))).toEqual(new Set(list.length > 0 ? ['A'] : []))
-    // The simulated cloud is reachable, so nothing is retried: one call per action answered at most.
-    expect(cloud.actions.length).toBeLessThanOrEqual(answered)
-  })
+  it(
+    'never answers an internal error, leaves nothing PENDING, writes nothing outside A, calls the cloud no more ' +
+      'than it answers',
+    async () => {
+      let answered = 0
+      await fc.assert(
+        fc.asyncProperty(calls, fc.constantFrom(KEYS.operate, KEYS.read), fc.boolean(), async (call, key, socket) => {
+          const answer = socket
+            ? await overSocket(gateway.url, call.query, call.variables, key)
+            : await graphql(gateway, call.query, call.variables, { headers: { authorization: `Bearer ${key}` } })
+          if ('status' in answer) expect(answer.status).toBeLessThan(500)
+          const codes = (answer.errors ?? []).map((error) => error.extensions?.code)
+          expect(codes).not.toContain('INTERNAL_SERVER_ERROR')
+          const data = answer.data as Record<string, { action?: { id: string } } | null> | null | undefined
+          if (data?.stopTask?.action || data?.sendMessage?.action) answered++
+        }),
+        { numRuns: 150, seed: 32 },
+      )
+      const list = resultRows<{ service_code: string; state: string }>(
+        await gateway.database.db.execute(sql`select service_code, state from actions`),
+      )
+      expect(list.filter((row) => row.state === 'PENDING')).toEqual([])
+      expect(new Set(list.map((row) => row.service_code))).toEqual(new Set(list.length > 0 ? ['A'] : []))
+      // The simulated cloud is reachable, so nothing is retried: one call per action answered at most.
+      expect(cloud.actions.length).toBeLessThanOrEqual(answered)
+    },
+  )
 })

@@ -48,7 +48,9 @@ describe(`service.callbacksMissing opens and resolves (${driverName})`, () => {
       bytes += 200_000
       const inputs = [{ user_name: 'carol', device_type: 2, url: '' }]
       // Nothing listed until the one start is kept: a busy machine's late start would be a fifth finding.
-      const task_list = startKept ? listed.map((id) => ({ id, vs_id: 'xvs-1', input_bytes: bytes, inputs, outputs: [] })) : []
+      const task_list = startKept
+        ? listed.map((id) => ({ id, vs_id: 'xvs-1', input_bytes: bytes, inputs, outputs: [] }))
+        : []
       response.setHeader('content-type', 'application/json')
       response.end(JSON.stringify({ ret: 0, task_list, user_list: [] }))
     })

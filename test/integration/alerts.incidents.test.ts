@@ -61,7 +61,16 @@ class Cloud {
           vs_id: 'xvs-1',
           input_bytes: task.bytes,
           inputs: [{ user_name: 'carol', device_type: 2, url: '' }],
-          outputs: [{ tag: 'hd', format: 'flv', http_connections_num: task.viewers, http_output_bytes: 1000, live_url: `http://xvs-1/${id}.flv`, streams: [] }],
+          outputs: [
+            {
+              tag: 'hd',
+              format: 'flv',
+              http_connections_num: task.viewers,
+              http_output_bytes: 1000,
+              live_url: `http://xvs-1/${id}.flv`,
+              streams: [],
+            },
+          ],
         }
       })
       response.setHeader('content-type', 'application/json')
@@ -80,7 +89,9 @@ class Cloud {
   }
 }
 
-const FIELDS = 'id rule severity state serviceCode summary value threshold startedAt openedAt acknowledgedAt acknowledgedBy note resolvedAt task { taskId }'
+const FIELDS =
+  'id rule severity state serviceCode summary value threshold startedAt openedAt acknowledgedAt acknowledgedBy ' +
+  'note resolvedAt task { taskId }'
 
 describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
   let db: TestDatabase
@@ -97,11 +108,19 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
 
   const gateway = () => gateways[0] as Gateway
   const incidents = async (filter: Record<string, unknown>, key = KEYS.operator) => {
-    const answer = await graphql(gateway(), `query($filter: IncidentFilter) { incidents(filter: $filter) { edges { node { ${FIELDS} } } } }`, { filter }, { headers: bearer(key) })
+    const answer = await graphql(
+      gateway(),
+      `query($filter: IncidentFilter) { incidents(filter: $filter) { edges { node { ${FIELDS} } } } }`,
+      { filter },
+      { headers: bearer(key) },
+    )
     expect(answer.errors, answer.text).toBeUndefined()
     return (answer.data.incidents.edges as Array<{ node: Record<string, any> }>).map((edge) => edge.node)
   }
-  const stateOf = async (rule: string, taskId?: string) => (await incidents({ rule })).filter((incident) => taskId === undefined || incident.task?.taskId === taskId).map((incident) => incident.state)
+  const stateOf = async (rule: string, taskId?: string) =>
+    (await incidents({ rule }))
+      .filter((incident) => taskId === undefined || incident.task?.taskId === taskId)
+      .map((incident) => incident.state)
 
   beforeAll(async () => {
     db = await openTestDatabase()
@@ -128,24 +147,52 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
           alerts: { rules },
           webhooks: {
             retrySchedule: ['200ms', '500ms'],
-            endpoints: [{ name: 'ops', url: `${receiver.url}/hooks/ops`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['incident.*'] }],
+            endpoints: [
+              {
+                name: 'ops',
+                url: `${receiver.url}/hooks/ops`,
+                secret: WEBHOOK_SECRET,
+                serviceCodes: ['TESTING'],
+                events: ['incident.*'],
+              },
+            ],
           },
         },
       })
     // Both gateways' log lines, kept to read the incidents' own.
     logStream = { write: (line: string) => void logLines.push(line) }
-    gateways = [await startGateway({ ...config(), log: { level: 'info', format: 'json' } }, { database: db.database, logStream })]
+    gateways = [
+      await startGateway({ ...config(), log: { level: 'info', format: 'json' } }, { database: db.database, logStream }),
+    ]
     // Started by the cloud's callbacks, then listed at once: no code goes long without its audience.
-    const samples = (taskId: string, code: string) => sampleCallbacks(taskId, code) as Record<string, Record<string, string>>
-    expect((await deliverTo(gateway(), samples('t-ok', 'TESTING').liveStart as Record<string, string>)).status).toBe(200)
+    const samples = (taskId: string, code: string) =>
+      sampleCallbacks(taskId, code) as Record<string, Record<string, string>>
+    expect((await deliverTo(gateway(), samples('t-ok', 'TESTING').liveStart as Record<string, string>)).status).toBe(
+      200,
+    )
     expect((await deliverTo(gateway(), samples('o-1', 'OTHER').liveStart as Record<string, string>)).status).toBe(200)
     testing.list('t-ok')
     other.list('o-1')
     // Two instances on one database: on a server each with its own pool, on PGlite sharing the one.
     second = db.url ? await openDatabase({ url: db.url, dataDir: MEMORY_DATA_DIR, maxConnections: 5 }) : undefined
-    gateways.push(await startGateway({ ...config(), log: { level: 'info', format: 'json' } }, { database: second ?? db.database, logStream }))
-    thinEvents = subscribe(gateway().url, `subscription { incidentChanged(filter: { rule: "thin" }) { ${FIELDS} } }`, {}, bearer(KEYS.reader))
-    otherEvents = subscribe(gateways[1]?.url as string, `subscription { incidentChanged { ${FIELDS} } }`, {}, bearer(KEYS.other))
+    gateways.push(
+      await startGateway(
+        { ...config(), log: { level: 'info', format: 'json' } },
+        { database: second ?? db.database, logStream },
+      ),
+    )
+    thinEvents = subscribe(
+      gateway().url,
+      `subscription { incidentChanged(filter: { rule: "thin" }) { ${FIELDS} } }`,
+      {},
+      bearer(KEYS.reader),
+    )
+    otherEvents = subscribe(
+      gateways[1]?.url as string,
+      `subscription { incidentChanged { ${FIELDS} } }`,
+      {},
+      bearer(KEYS.other),
+    )
   }, 120_000)
 
   afterAll(async () => {
@@ -162,51 +209,87 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
   it('opens nothing while every task is healthy', async () => {
     // Both tasks sampled twice, healthy: what every test starts from.
     await expect
-      .poll(async () => (await graphql(gateway(), '{ tasks { edges { node { taskId health { state } viewers } } } }', {}, { headers: bearer(KEYS.operator) })).data?.tasks.edges[0]?.node, {
-        timeout: 20_000,
-      })
+      .poll(
+        async () =>
+          (
+            await graphql(
+              gateway(),
+              '{ tasks { edges { node { taskId health { state } viewers } } } }',
+              {},
+              { headers: bearer(KEYS.operator) },
+            )
+          ).data?.tasks.edges[0]?.node,
+        {
+          timeout: 20_000,
+        },
+      )
       .toMatchObject({ health: { state: 'HEALTHY' }, viewers: 10 })
     await gateways[0]?.parts.incidents.evaluate()
     expect(await incidents({})).toEqual([])
   })
 
-  it('task.health: a stalled input opens after `for`, a longer `for` opens nothing, and it resolves after `clearFor`', async () => {
-    testing.list('t-ok', { step: 0 })
-    other.list('o-1', { step: 0 })
-    await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
-    const [opened] = await incidents({ rule: 'starving' })
-    expect(opened).toMatchObject({ severity: 'CRITICAL', serviceCode: 'TESTING', value: null, threshold: null, task: { taskId: 't-ok' } })
-    expect(opened?.summary).toMatch(/^task TESTING\/t-ok: health STARVING for \d+ s$/)
-    expect(Date.parse(opened?.openedAt) - Date.parse(opened?.startedAt)).toBeGreaterThanOrEqual(1000)
-    // The stall also makes the input's bitrate 0: weak-input opens with it (before the input is fed
-    // again, whatever a busy machine's passes make of the two `for`s).
-    await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
-    testing.list('t-ok', { step: 200_000 })
-    other.list('o-1', { step: 200_000 })
-    await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
-    expect(await incidents({ rule: 'patient' })).toEqual([])
-    // One log line for each change, by whichever instance made it.
-    const said = logLines
-      .join('')
-      .split('\n')
-      .filter((line) => line.includes('"incident":'))
-      .map((line) => JSON.parse(line) as { msg: string; rule: string; taskId: string | null })
-    const starvingLines = said.filter((line) => line.rule === 'starving' && line.taskId === 't-ok').map((line) => line.msg.replace(/ for \d+ s$/, ''))
-    expect(starvingLines).toEqual(['incident opened: task TESTING/t-ok: health STARVING', 'incident resolved: task TESTING/t-ok: health STARVING'])
-    // Fed again, weak-input resolves with it.
-    await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
-  })
+  it(
+    'task.health: a stalled input opens after `for`, a longer ' +
+      '`for` opens nothing, and it resolves after `clearFor`',
+    async () => {
+      testing.list('t-ok', { step: 0 })
+      other.list('o-1', { step: 0 })
+      await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
+      const [opened] = await incidents({ rule: 'starving' })
+      expect(opened).toMatchObject({
+        severity: 'CRITICAL',
+        serviceCode: 'TESTING',
+        value: null,
+        threshold: null,
+        task: { taskId: 't-ok' },
+      })
+      expect(opened?.summary).toMatch(/^task TESTING\/t-ok: health STARVING for \d+ s$/)
+      expect(Date.parse(opened?.openedAt) - Date.parse(opened?.startedAt)).toBeGreaterThanOrEqual(1000)
+      // The stall also makes the input's bitrate 0: weak-input opens with it (before the input is fed
+      // again, whatever a busy machine's passes make of the two `for`s).
+      await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
+      testing.list('t-ok', { step: 200_000 })
+      other.list('o-1', { step: 200_000 })
+      await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
+      expect(await incidents({ rule: 'patient' })).toEqual([])
+      // One log line for each change, by whichever instance made it.
+      const said = logLines
+        .join('')
+        .split('\n')
+        .filter((line) => line.includes('"incident":'))
+        .map((line) => JSON.parse(line) as { msg: string; rule: string; taskId: string | null })
+      const starvingLines = said
+        .filter((line) => line.rule === 'starving' && line.taskId === 't-ok')
+        .map((line) => line.msg.replace(/ for \d+ s$/, ''))
+      expect(starvingLines).toEqual([
+        'incident opened: task TESTING/t-ok: health STARVING',
+        'incident resolved: task TESTING/t-ok: health STARVING',
+      ])
+      // Fed again, weak-input resolves with it.
+      await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
+    },
+  )
 
-  it('task.viewers and service.viewers: viewers that fall open both, with the value and threshold; back up, both resolve', async () => {
-    testing.list('t-ok', { viewers: 2 })
-    await expect.poll(() => stateOf('thin', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
-    await expect.poll(() => stateOf('audience-drop'), { timeout: 20_000 }).toEqual(['OPEN'])
-    expect((await incidents({ rule: 'thin' }))[0]).toMatchObject({ value: 2, threshold: 5, severity: 'WARNING' })
-    expect((await incidents({ rule: 'audience-drop' }))[0]).toMatchObject({ value: 2, threshold: 3, severity: 'INFO', task: null, serviceCode: 'TESTING' })
-    testing.list('t-ok', { viewers: 10 })
-    await expect.poll(() => stateOf('thin', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
-    await expect.poll(() => stateOf('audience-drop'), { timeout: 20_000 }).toEqual(['RESOLVED'])
-  })
+  it(
+    'task.viewers and service.viewers: viewers that fall open both, with the value and threshold; back up, both ' +
+      'resolve',
+    async () => {
+      testing.list('t-ok', { viewers: 2 })
+      await expect.poll(() => stateOf('thin', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
+      await expect.poll(() => stateOf('audience-drop'), { timeout: 20_000 }).toEqual(['OPEN'])
+      expect((await incidents({ rule: 'thin' }))[0]).toMatchObject({ value: 2, threshold: 5, severity: 'WARNING' })
+      expect((await incidents({ rule: 'audience-drop' }))[0]).toMatchObject({
+        value: 2,
+        threshold: 3,
+        severity: 'INFO',
+        task: null,
+        serviceCode: 'TESTING',
+      })
+      testing.list('t-ok', { viewers: 10 })
+      await expect.poll(() => stateOf('thin', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
+      await expect.poll(() => stateOf('audience-drop'), { timeout: 20_000 }).toEqual(['RESOLVED'])
+    },
+  )
 
   it('gives the same incident over graphql-ws as over HTTP: opened, then resolved', async () => {
     const events = (await thinEvents.waitFor(2, 20_000)).map((event) => event.incidentChanged)
@@ -218,7 +301,9 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
   it('task.inputBitrate: a thin input opens and resolves', async () => {
     testing.list('t-ok', { step: 1000 })
     await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN', 'RESOLVED'])
-    expect((await incidents({ rule: 'weak-input', state: 'OPEN' }))[0]?.summary).toMatch(/^task TESTING\/t-ok: input bits\/s \d+ below 100000 for/)
+    expect((await incidents({ rule: 'weak-input', state: 'OPEN' }))[0]?.summary).toMatch(
+      /^task TESTING\/t-ok: input bits\/s \d+ below 100000 for/,
+    )
     testing.list('t-ok', { step: 200_000 })
     await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED', 'RESOLVED'])
   })
@@ -233,7 +318,10 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     testing.failing = true
     try {
       await expect.poll(() => stateOf('stale-list'), { timeout: 20_000 }).toEqual(['OPEN'])
-      expect((await incidents({ rule: 'stale-list' }))[0]).toMatchObject({ serviceCode: 'TESTING', summary: expect.stringMatching(/^TESTING: task list stale for \d+ s$/) })
+      expect((await incidents({ rule: 'stale-list' }))[0]).toMatchObject({
+        serviceCode: 'TESTING',
+        summary: expect.stringMatching(/^TESTING: task list stale for \d+ s$/),
+      })
     } finally {
       testing.failing = false
     }
@@ -244,48 +332,104 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     testing.list('t-ok', { step: 0 })
     await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN', 'RESOLVED'])
     testing.tasks.delete('t-ok')
-    expect((await deliverTo(gateway(), sampleCallbacks('t-ok', 'TESTING').liveEnd as Record<string, string>)).status).toBe(200)
+    expect(
+      (await deliverTo(gateway(), sampleCallbacks('t-ok', 'TESTING').liveEnd as Record<string, string>)).status,
+    ).toBe(200)
     await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED', 'RESOLVED'])
     const [latest] = await incidents({ rule: 'starving' })
     await expect
-      .poll(async () => (await receiver.received('/hooks/ops')).find((receipt) => receipt.body.type === 'incident.resolved' && (receipt.body.data.incident as any)?.id === latest?.id)?.body.data, {
-        timeout: 20_000,
+      .poll(
+        async () =>
+          (await receiver.received('/hooks/ops')).find(
+            (receipt) =>
+              receipt.body.type === 'incident.resolved' && (receipt.body.data.incident as any)?.id === latest?.id,
+          )?.body.data,
+        {
+          timeout: 20_000,
+        },
+      )
+      .toMatchObject({
+        serviceCode: 'TESTING',
+        taskId: 't-ok',
+        incident: {
+          id: latest?.id,
+          rule: 'starving',
+          state: 'RESOLVED',
+          resolution: 'task-ended',
+          serviceCode: 'TESTING',
+          taskId: 't-ok',
+        },
       })
-      .toMatchObject({ serviceCode: 'TESTING', taskId: 't-ok', incident: { id: latest?.id, rule: 'starving', state: 'RESOLVED', resolution: 'task-ended', serviceCode: 'TESTING', taskId: 't-ok' } })
   })
 
-  it('acknowledging needs an operate key of the incident’s code; another tenant’s incident answers as an unknown id', async () => {
-    const [open] = await incidents({ rule: 'forgetful' })
-    const ack = (key: string, id: string, note?: string) =>
-      graphql(gateway(), `mutation($id: ID!, $note: String) { acknowledgeIncident(id: $id, note: $note) { ${FIELDS} } }`, { id, note }, { headers: bearer(key) })
-    const refused = await ack(KEYS.reader, open?.id)
-    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
-    const unknownId = Buffer.from('Incident:["999999"]').toString('base64url')
-    const foreign = await ack(KEYS.other, open?.id)
-    const unknown = await ack(KEYS.other, unknownId)
-    expect(foreign.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
-    expect({ status: foreign.status, errors: foreign.errors }).toEqual({ status: unknown.status, errors: unknown.errors })
-    const done = await ack(KEYS.operator, open?.id, 'on it')
-    expect(done.errors, done.text).toBeUndefined()
-    expect(done.data.acknowledgeIncident).toMatchObject({ id: open?.id, state: 'ACKNOWLEDGED', acknowledgedBy: 'operator', note: 'on it' })
-    // Safe to repeat: answered as it stands, nothing written again.
-    const again = await ack(KEYS.operator, open?.id, 'again')
-    expect(again.data.acknowledgeIncident).toEqual(done.data.acknowledgeIncident)
-    const audit = await graphql(gateway(), '{ actions(filter: { kind: ACKNOWLEDGE_INCIDENT }) { edges { node { state requestedBy reason refusal } } } }', {}, { headers: bearer(KEYS.operator) })
-    expect(audit.data.actions.edges.map((edge: any) => edge.node)).toEqual([
-      { state: 'SUCCEEDED', requestedBy: 'operator', reason: 'on it', refusal: null },
-      { state: 'FAILED', requestedBy: 'reader', reason: null, refusal: 'FORBIDDEN' },
-    ])
-    await expect.poll(async () => (await receiver.received('/hooks/ops')).filter((receipt) => receipt.body.type === 'incident.acknowledged').length, { timeout: 20_000 }).toBe(1)
-  })
+  it(
+    'acknowledging needs an operate key of the incident’s code; ' +
+      'another tenant’s incident answers as an unknown id',
+    async () => {
+      const [open] = await incidents({ rule: 'forgetful' })
+      const ack = (key: string, id: string, note?: string) =>
+        graphql(
+          gateway(),
+          `mutation($id: ID!, $note: String) { acknowledgeIncident(id: $id, note: $note) { ${FIELDS} } }`,
+          { id, note },
+          { headers: bearer(key) },
+        )
+      const refused = await ack(KEYS.reader, open?.id)
+      expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
+      const unknownId = Buffer.from('Incident:["999999"]').toString('base64url')
+      const foreign = await ack(KEYS.other, open?.id)
+      const unknown = await ack(KEYS.other, unknownId)
+      expect(foreign.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT')
+      expect({ status: foreign.status, errors: foreign.errors }).toEqual({
+        status: unknown.status,
+        errors: unknown.errors,
+      })
+      const done = await ack(KEYS.operator, open?.id, 'on it')
+      expect(done.errors, done.text).toBeUndefined()
+      expect(done.data.acknowledgeIncident).toMatchObject({
+        id: open?.id,
+        state: 'ACKNOWLEDGED',
+        acknowledgedBy: 'operator',
+        note: 'on it',
+      })
+      // Safe to repeat: answered as it stands, nothing written again.
+      const again = await ack(KEYS.operator, open?.id, 'again')
+      expect(again.data.acknowledgeIncident).toEqual(done.data.acknowledgeIncident)
+      const audit = await graphql(
+        gateway(),
+        '{ actions(filter: { kind: ACKNOWLEDGE_INCIDENT }) { edges { node { state requestedBy reason refusal } } } }',
+        {},
+        { headers: bearer(KEYS.operator) },
+      )
+      expect(audit.data.actions.edges.map((edge: any) => edge.node)).toEqual([
+        { state: 'SUCCEEDED', requestedBy: 'operator', reason: 'on it', refusal: null },
+        { state: 'FAILED', requestedBy: 'reader', reason: null, refusal: 'FORBIDDEN' },
+      ])
+      await expect
+        .poll(
+          async () =>
+            (await receiver.received('/hooks/ops')).filter((receipt) => receipt.body.type === 'incident.acknowledged')
+              .length,
+          { timeout: 20_000 },
+        )
+        .toBe(1)
+    },
+  )
 
   it('keeps each tenant to its own incidents: queries, node, subscriptions and webhooks', async () => {
     expect((await incidents({}, KEYS.reader)).every((incident) => incident.serviceCode === 'TESTING')).toBe(true)
     // A busy machine may keep OTHER's poller from answering long enough for its list to go stale
     // (`stale-list` watches every code): what this test holds is the scope, not OTHER's poller.
     const others = (await incidents({}, KEYS.other)).filter((incident) => incident.rule !== 'stale-list')
-    expect(others.map((incident) => [incident.rule, incident.serviceCode, incident.task?.taskId])).toEqual([['starving', 'OTHER', 'o-1']])
-    const node = await graphql(gateway(), 'query($id: ID!) { node(id: $id) { id } }', { id: others[0]?.id }, { headers: bearer(KEYS.reader) })
+    expect(others.map((incident) => [incident.rule, incident.serviceCode, incident.task?.taskId])).toEqual([
+      ['starving', 'OTHER', 'o-1'],
+    ])
+    const node = await graphql(
+      gateway(),
+      'query($id: ID!) { node(id: $id) { id } }',
+      { id: others[0]?.id },
+      { headers: bearer(KEYS.reader) },
+    )
     expect(node.data.node).toBeNull()
     expect(otherEvents.events.length).toBeGreaterThanOrEqual(2)
     expect(otherEvents.events.every((event) => event.incidentChanged.serviceCode === 'OTHER')).toBe(true)
@@ -299,38 +443,54 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     const opened = (await receiver.received('/hooks/ops')).filter((receipt) => receipt.body.type === 'incident.opened')
     // Every webhook id once, and one `incident.opened` per incident, whichever gateway decided it.
     expect(new Set(opened.map((receipt) => receipt.id)).size).toBe(opened.length)
-    expect(opened.map((receipt) => (receipt.body.data.incident as any).id).sort()).toEqual(all.map((incident) => incident.id).sort())
-    const totals = (await scrapeMetrics(gateways[0]?.url as string)).concat(await scrapeMetrics(gateways[1]?.url as string)).filter((sample) => sample.name === 'livegate_incidents_total')
+    expect(opened.map((receipt) => (receipt.body.data.incident as any).id).sort()).toEqual(
+      all.map((incident) => incident.id).sort(),
+    )
+    const totals = (await scrapeMetrics(gateways[0]?.url as string))
+      .concat(await scrapeMetrics(gateways[1]?.url as string))
+      .filter((sample) => sample.name === 'livegate_incidents_total')
     // Counted once, by whichever instance opened it: TESTING's and OTHER's together.
     const everyOpened = all.length + (await incidents({}, KEYS.other)).length
     expect(totals.reduce((sum, sample) => sum + sample.value, 0)).toBe(everyOpened)
-    const open = (await scrapeMetrics(gateway().url)).filter((sample) => sample.name === 'livegate_incidents_open' && sample.value > 0 && sample.labels.rule !== 'stale-list')
+    const open = (await scrapeMetrics(gateway().url)).filter(
+      (sample) => sample.name === 'livegate_incidents_open' && sample.value > 0 && sample.labels.rule !== 'stale-list',
+    )
     expect(open.map((sample) => sample.labels)).toEqual([{ rule: 'forgetful', severity: 'WARNING' }])
   })
 
-  it('an open incident survives a restart as the same incident; a rule removed resolves it at the next start', async () => {
-    const [before] = await incidents({ rule: 'forgetful' })
-    for (const running of gateways.splice(0)) await running.close()
-    gateways = [await startGateway(config(), { database: db.database })]
-    await gateway().parts.incidents.evaluate()
-    expect(await incidents({ rule: 'forgetful' })).toEqual([before])
-    await gateway().close()
-    gateways = [await startGateway(config(RULES.filter((rule) => rule.name !== 'forgetful')), { database: db.database })]
-    const [after] = await incidents({ rule: 'forgetful' })
-    expect(after).toMatchObject({ id: before?.id, state: 'RESOLVED', acknowledgedBy: 'operator' })
-  })
+  it(
+    'an open incident survives a restart as the same ' + 'incident; a rule removed resolves it at the next start',
+    async () => {
+      const [before] = await incidents({ rule: 'forgetful' })
+      for (const running of gateways.splice(0)) await running.close()
+      gateways = [await startGateway(config(), { database: db.database })]
+      await gateway().parts.incidents.evaluate()
+      expect(await incidents({ rule: 'forgetful' })).toEqual([before])
+      await gateway().close()
+      gateways = [
+        await startGateway(config(RULES.filter((rule) => rule.name !== 'forgetful')), { database: db.database }),
+      ]
+      const [after] = await incidents({ rule: 'forgetful' })
+      expect(after).toMatchObject({ id: before?.id, state: 'RESOLVED', acknowledgedBy: 'operator' })
+    },
+  )
 
   it('a bad rule stops the start with one line naming its key', async () => {
     const file = join(scratch(), 'bad.json')
     writeFileSync(file, JSON.stringify({ alerts: { rules: [{ name: 'a', when: 'task.health', is: ['SLEEPY'] }] } }))
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, [...LIVEGATE_COMMAND, 'serve', '--config', file], { cwd: ROOT, env: { ...process.env, PORT: '0', LIVEGATE_DATA_DIR: MEMORY_DATA_DIR } }, (error, _stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
+      execFile(
+        process.execPath,
+        [...LIVEGATE_COMMAND, 'serve', '--config', file],
+        { cwd: ROOT, env: { ...process.env, PORT: '0', LIVEGATE_DATA_DIR: MEMORY_DATA_DIR } },
+        (error, _stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
       )
     })
     expect(run.code).toBe(1)
     expect(run.stderr.split('\n').filter((line) => line.trim() !== '')).toEqual([
-      `livegate: config file ${file}: alerts.rules[0].is[0]: Invalid option: expected one of "STARVING"|"RECONNECTING"|"UNKNOWN"`,
+      `livegate: config file ${file}: alerts.rules[0].is[0]: Invalid option: expected one of ` +
+        `"STARVING"|"RECONNECTING"|"UNKNOWN"`,
     ])
   })
 })

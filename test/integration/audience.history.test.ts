@@ -44,7 +44,9 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
   let planned: Scenario
   const answers = new Map<string, Seen[]>()
   let healthEvents: Subscribed<{ taskChanged: { taskId: string; health: { state: string } } }>
-  let sampledAsOne: Subscribed<{ metricsSampled: { at: string; viewers: number; task: { taskId: string; serviceCode: string } } }>
+  let sampledAsOne: Subscribed<{
+    metricsSampled: { at: string; viewers: number; task: { taskId: string; serviceCode: string } }
+  }>
   const startedAt = new Date()
 
   beforeAll(async () => {
@@ -77,7 +79,12 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
       { ids: [stalled?.taskId] },
       { authorization: `Bearer ${KEYS.all}` },
     )
-    sampledAsOne = subscribe(gateway.url, 'subscription { metricsSampled { at viewers task { taskId serviceCode } } }', {}, { authorization: `Bearer ${KEYS.one}` })
+    sampledAsOne = subscribe(
+      gateway.url,
+      'subscription { metricsSampled { at viewers task { taskId serviceCode } } }',
+      {},
+      { authorization: `Bearer ${KEYS.one}` },
+    )
     await new Promise((resolve) => setTimeout(resolve, 300))
     simulator = await startSimulator({
       port,
@@ -88,7 +95,11 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
         for (const task of answer.task_list) {
           const seen = answers.get(task.id) ?? []
           const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
-          seen.push({ viewers: sum(task.outputs.map((o) => o.http_connections_num)), inputBytes: task.input_bytes, outputBytes: sum(task.outputs.map((o) => o.http_output_bytes)) })
+          seen.push({
+            viewers: sum(task.outputs.map((o) => o.http_connections_num)),
+            inputBytes: task.input_bytes,
+            outputBytes: sum(task.outputs.map((o) => o.http_output_bytes)),
+          })
           answers.set(task.id, seen)
         }
       },
@@ -108,21 +119,37 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     await db?.drop()
   })
 
-  const window = () => ({ from: new Date(startedAt.getTime() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() })
-  const taskGlobalId = (serviceCode: string, taskId: string) => Buffer.from(`Task:${JSON.stringify([serviceCode, taskId])}`).toString('base64url')
+  const window = () => ({
+    from: new Date(startedAt.getTime() - 60_000).toISOString(),
+    to: new Date(Date.now() + 60_000).toISOString(),
+  })
+  const taskGlobalId = (serviceCode: string, taskId: string) =>
+    Buffer.from(`Task:${JSON.stringify([serviceCode, taskId])}`).toString('base64url')
 
-  it('keeps a sample of every answer that listed a task: viewers as the cloud reported them, bitrates from the byte deltas, none negative', async () => {
+  it('keeps a sample of every answer that listed a task: viewers as the cloud reported them, bitrates from the byte ' +
+    'deltas, none negative', async () => {
     expect(planned.sessions.map((s) => s.taskId)).toEqual(simulator.scenario().sessions.map((s) => s.taskId))
     expect(planned.sessions.some((s) => (s.audience?.peak ?? 0) >= 1000)).toBe(true)
     for (const session of simulator.scenario().sessions) {
       const reported = answers.get(session.taskId) ?? []
       expect(reported.length, `${session.taskId} was listed`).toBeGreaterThan(2)
       // Every answer the simulator made is folded once the gateway is done with it.
-      let series: Array<{ at: string; viewers: number; inputBitrate: number | null; outputBitrate: number | null; samples: number }> = []
+      let series: Array<{
+        at: string
+        viewers: number
+        inputBitrate: number | null
+        outputBitrate: number | null
+        samples: number
+      }> = []
       await expect
         .poll(
           async () => {
-            const answer = await graphql(gateway, TASK_SERIES, { id: taskGlobalId(session.serviceCode, session.taskId), ...window() }, asAll)
+            const answer = await graphql(
+              gateway,
+              TASK_SERIES,
+              { id: taskGlobalId(session.serviceCode, session.taskId), ...window() },
+              asAll,
+            )
             series = answer.data?.task?.metrics ?? []
             return series.length
           },
@@ -166,9 +193,18 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     expect(states.slice(starving + 1), states.join()).toContain('HEALTHY')
     // The scenario is over: every task ends, once the gateway has folded the last of it.
     const endedStates = async () => {
-      const answer = await graphql(gateway, '{ tasks(first: 50) { edges { node { taskId health { state reason } } } } }', {}, asAll)
+      const answer = await graphql(
+        gateway,
+        '{ tasks(first: 50) { edges { node { taskId health { state reason } } } } }',
+        {},
+        asAll,
+      )
       expect(answer.errors).toBeUndefined()
-      return [...new Set(answer.data.tasks.edges.map((edge: { node: { health: { state: string } } }) => edge.node.health.state))]
+      return [
+        ...new Set(
+          answer.data.tasks.edges.map((edge: { node: { health: { state: string } } }) => edge.node.health.state),
+        ),
+      ]
     }
     await expect.poll(endedStates, { timeout: 60_000 }).toEqual(['ENDED'])
   })
@@ -177,27 +213,66 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     const forgetful = planned.sessions.find((s) => s.audience?.forgetsStart)
     if (!forgetful) throw new Error('the scenario has no forgotten start')
     await expect
-      .poll(async () => (await graphql(gateway, TASK_SERIES, { id: taskGlobalId(forgetful.serviceCode, forgetful.taskId), ...window() }, asAll)).data?.task?.missingCallbacks, { timeout: 60_000 })
+      .poll(
+        async () =>
+          (
+            await graphql(
+              gateway,
+              TASK_SERIES,
+              { id: taskGlobalId(forgetful.serviceCode, forgetful.taskId), ...window() },
+              asAll,
+            )
+          ).data?.task?.missingCallbacks,
+        { timeout: 60_000 },
+      )
       .toContain('LIVE_START')
-    const query = 'query($code: String!) { upstream(serviceCode: $code) { callbacks { missingStart missingEnd delayP50Ms delayP99Ms } } }'
+    const query =
+      'query($code: String!) { upstream(serviceCode: $code) { callbacks { missingStart missingEnd delayP50Ms ' +
+      'delayP99Ms } } }'
     const reconciled = (await graphql(gateway, query, { code: forgetful.serviceCode }, asAll)).data.upstream.callbacks
-    const all = await graphql(gateway, '{ tasks(first: 50) { edges { node { taskId serviceCode missingCallbacks } } } }', {}, asAll)
-    const flagged = all.data.tasks.edges.filter((e: { node: { missingCallbacks: string[] } }) => e.node.missingCallbacks.includes('LIVE_START')).map((e: { node: unknown }) => e.node)
-    expect(flagged).toEqual([{ taskId: forgetful.taskId, serviceCode: forgetful.serviceCode, missingCallbacks: expect.arrayContaining(['LIVE_START']) }])
+    const all = await graphql(
+      gateway,
+      '{ tasks(first: 50) { edges { node { taskId serviceCode missingCallbacks } } } }',
+      {},
+      asAll,
+    )
+    const flagged = all.data.tasks.edges
+      .filter((e: { node: { missingCallbacks: string[] } }) => e.node.missingCallbacks.includes('LIVE_START'))
+      .map((e: { node: unknown }) => e.node)
+    expect(flagged).toEqual([
+      {
+        taskId: forgetful.taskId,
+        serviceCode: forgetful.serviceCode,
+        missingCallbacks: expect.arrayContaining(['LIVE_START']),
+      },
+    ])
     expect(reconciled.missingStart).toBe(1)
     expect(reconciled.delayP50Ms).toBeGreaterThanOrEqual(0)
     expect(reconciled.delayP99Ms).toBeGreaterThanOrEqual(reconciled.delayP50Ms)
     const metrics = await scrapeMetrics(gateway.url)
-    const missing = (kind: string, code: string) => metrics.find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === kind && s.labels.service_code === code)?.value ?? 0
+    const missing = (kind: string, code: string) =>
+      metrics.find(
+        (s) =>
+          s.name === 'livegate_callbacks_missing_total' && s.labels.kind === kind && s.labels.service_code === code,
+      )?.value ?? 0
     expect(missing('start', forgetful.serviceCode)).toBe(1)
     expect(missing('start', CODES.find((c) => c !== forgetful.serviceCode) as string)).toBe(0)
     // Vanished sessions sent no type 1: each is a missing end of its code, found once.
     for (const code of CODES) {
       const vanished = planned.sessions.filter((s) => s.serviceCode === code && s.ending === 'VANISHED').length
       await expect
-        .poll(async () => (await scrapeMetrics(gateway.url)).find((s) => s.name === 'livegate_callbacks_missing_total' && s.labels.kind === 'end' && s.labels.service_code === code)?.value ?? 0, {
-          timeout: 60_000,
-        })
+        .poll(
+          async () =>
+            (await scrapeMetrics(gateway.url)).find(
+              (s) =>
+                s.name === 'livegate_callbacks_missing_total' &&
+                s.labels.kind === 'end' &&
+                s.labels.service_code === code,
+            )?.value ?? 0,
+          {
+            timeout: 60_000,
+          },
+        )
         .toBe(vanished)
     }
     expect(metrics.some((s) => s.name === 'livegate_callback_delay_seconds_count' && s.value > 0)).toBe(true)
@@ -206,7 +281,9 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
   it('rolls the samples up per minute and per service code', async () => {
     const code = CODES[0] as string
     const query =
-      'query($code: String!, $from: DateTime, $to: DateTime) { raw: serviceMetrics(serviceCode: $code, step: RAW, from: $from, to: $to) { at samples liveTasks viewers } minute: serviceMetrics(serviceCode: $code, from: $from, to: $to) { at samples liveTasks viewers viewersMax } }'
+      'query($code: String!, $from: DateTime, $to: DateTime) { raw: serviceMetrics(serviceCode: $code, step: ' +
+      'RAW, from: $from, to: $to) { at samples liveTasks viewers } minute: serviceMetrics(serviceCode: $code, ' +
+      'from: $from, to: $to) { at samples liveTasks viewers viewersMax } }'
     const answer = await graphql(gateway, query, { code, ...window() }, asAll)
     expect(answer.errors).toBeUndefined()
     const { raw, minute } = answer.data
@@ -214,38 +291,65 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     // Each minute holds every answer of its minute that listed a task.
     const counted = minute.reduce((n: number, p: { samples: number }) => n + p.samples, 0)
     expect(counted).toBeGreaterThanOrEqual(raw.length)
-    expect(Math.max(...minute.map((p: { viewersMax: number }) => p.viewersMax))).toBe(Math.max(...raw.map((p: { viewers: number }) => p.viewers)))
+    expect(Math.max(...minute.map((p: { viewersMax: number }) => p.viewersMax))).toBe(
+      Math.max(...raw.map((p: { viewers: number }) => p.viewers)),
+    )
   })
 
-  it("holds a task's first minute and its first hour in its default window (the buckets start before the task)", async () => {
-    const query = `query($id: ID!) { task(id: $id) {
+  it(
+    "holds a task's first minute and its first hour in its " + 'default window (the buckets start before the task)',
+    async () => {
+      const query = `query($id: ID!) { task(id: $id) {
       raw: metrics(step: RAW) { samples }
       minutes: metrics(step: MINUTE) { at samples }
       hours: metrics(step: HOUR) { at samples }
     } }`
-    const total = (points: Array<{ samples: number }>) => points.reduce((n, p) => n + p.samples, 0)
-    for (const session of simulator.scenario().sessions.filter((s) => answers.has(s.taskId))) {
-      const answer = await graphql(gateway, query, { id: taskGlobalId(session.serviceCode, session.taskId) }, asAll)
-      expect(answer.errors).toBeUndefined()
-      const { raw, minutes, hours } = answer.data.task
-      expect(raw.length, session.taskId).toBeGreaterThan(0)
-      // Every raw sample lies in one minute and one hour of the default window.
-      expect(total(minutes), session.taskId).toBe(total(raw))
-      expect(total(hours), session.taskId).toBe(total(raw))
-      for (const point of [...minutes, ...hours]) expect(Date.parse(point.at) % 60_000).toBe(0)
-    }
-  })
+      const total = (points: Array<{ samples: number }>) => points.reduce((n, p) => n + p.samples, 0)
+      for (const session of simulator.scenario().sessions.filter((s) => answers.has(s.taskId))) {
+        const answer = await graphql(gateway, query, { id: taskGlobalId(session.serviceCode, session.taskId) }, asAll)
+        expect(answer.errors).toBeUndefined()
+        const { raw, minutes, hours } = answer.data.task
+        expect(raw.length, session.taskId).toBeGreaterThan(0)
+        // Every raw sample lies in one minute and one hour of the default window.
+        expect(total(minutes), session.taskId).toBe(total(raw))
+        expect(total(hours), session.taskId).toBe(total(raw))
+        for (const point of [...minutes, ...hours]) expect(Date.parse(point.at) % 60_000).toBe(0)
+      }
+    },
+  )
 
   it('holds the tenant scope on every new field and on metricsSampled', async () => {
     const other = planned.sessions.find((s) => s.serviceCode === 'TWO') as Scenario['sessions'][number]
     const mine = planned.sessions.find((s) => s.serviceCode === 'ONE') as Scenario['sessions'][number]
-    const series = await graphql(gateway, 'query($code: String!) { serviceMetrics(serviceCode: $code, step: HOUR) { at samples } }', { code: 'TWO' }, asOne)
+    const series = await graphql(
+      gateway,
+      'query($code: String!) { serviceMetrics(serviceCode: $code, step: HOUR) { at samples } }',
+      { code: 'TWO' },
+      asOne,
+    )
     expect(series.data).toEqual({ serviceMetrics: [] })
-    const own = await graphql(gateway, 'query($code: String!) { serviceMetrics(serviceCode: $code, step: HOUR) { at samples } }', { code: 'ONE' }, asOne)
+    const own = await graphql(
+      gateway,
+      'query($code: String!) { serviceMetrics(serviceCode: $code, step: HOUR) { at samples } }',
+      { code: 'ONE' },
+      asOne,
+    )
     expect(own.data.serviceMetrics.length).toBeGreaterThan(0)
-    const upstream = await graphql(gateway, '{ upstream(serviceCode: "TWO") { callbacks { missingStart missingEnd delayP50Ms delayP99Ms } } }', {}, asOne)
-    expect(upstream.data.upstream.callbacks).toEqual({ missingStart: 0, missingEnd: 0, delayP50Ms: null, delayP99Ms: null })
-    expect((await graphql(gateway, TASK_SERIES, { id: taskGlobalId('TWO', other.taskId) }, asOne)).data).toEqual({ task: null })
+    const upstream = await graphql(
+      gateway,
+      '{ upstream(serviceCode: "TWO") { callbacks { missingStart missingEnd delayP50Ms delayP99Ms } } }',
+      {},
+      asOne,
+    )
+    expect(upstream.data.upstream.callbacks).toEqual({
+      missingStart: 0,
+      missingEnd: 0,
+      delayP50Ms: null,
+      delayP99Ms: null,
+    })
+    expect((await graphql(gateway, TASK_SERIES, { id: taskGlobalId('TWO', other.taskId) }, asOne)).data).toEqual({
+      task: null,
+    })
     const mineAnswer = await graphql(gateway, TASK_SERIES, { id: taskGlobalId('ONE', mine.taskId), ...window() }, asOne)
     expect(mineAnswer.data.task.metrics.length).toBeGreaterThan(0)
     expect(mineAnswer.data.task.peakViewers).toBeGreaterThanOrEqual(0)
@@ -255,21 +359,53 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
     // One event per task per answer that listed it (the last may still be on its way).
     const perTask = () => {
       const counts = new Map<string, number>()
-      for (const event of sampledAsOne.events) counts.set(event.metricsSampled.task.taskId, (counts.get(event.metricsSampled.task.taskId) ?? 0) + 1)
+      for (const event of sampledAsOne.events)
+        counts.set(event.metricsSampled.task.taskId, (counts.get(event.metricsSampled.task.taskId) ?? 0) + 1)
       return Object.fromEntries(counts)
     }
-    const expected = Object.fromEntries(planned.sessions.filter((s) => s.serviceCode === 'ONE' && answers.has(s.taskId)).map((s) => [s.taskId, answers.get(s.taskId)?.length]))
+    const expected = Object.fromEntries(
+      planned.sessions
+        .filter((s) => s.serviceCode === 'ONE' && answers.has(s.taskId))
+        .map((s) => [s.taskId, answers.get(s.taskId)?.length]),
+    )
     await expect.poll(perTask, { timeout: 60_000 }).toEqual(expected)
   })
 
   it('refuses bad windows with BAD_USER_INPUT naming the argument', async () => {
-    const code = (query: string, variables: Record<string, unknown>) => graphql(gateway, query, variables, asAll).then((a) => a.errors?.map((e) => [e.extensions?.code, e.extensions?.argumentName]))
-    const q = 'query($from: DateTime, $to: DateTime, $step: MetricStep) { serviceMetrics(serviceCode: "ONE", step: $step, from: $from, to: $to) { at } }'
-    expect(await code(q, { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' })).toEqual([['BAD_USER_INPUT', 'from']])
-    expect(await code(q, { from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', step: 'HOUR' })).toEqual([['BAD_USER_INPUT', 'from']])
+    const code = (query: string, variables: Record<string, unknown>) =>
+      graphql(gateway, query, variables, asAll).then((a) =>
+        a.errors?.map((e) => [e.extensions?.code, e.extensions?.argumentName]),
+      )
+    const q =
+      'query($from: DateTime, $to: DateTime, $step: MetricStep) { serviceMetrics(serviceCode: "ONE", step: ' +
+      '$step, from: $from, to: $to) { at } }'
+    expect(await code(q, { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' })).toEqual([
+      ['BAD_USER_INPUT', 'from'],
+    ])
+    expect(await code(q, { from: '2020-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z', step: 'HOUR' })).toEqual([
+      ['BAD_USER_INPUT', 'from'],
+    ])
     const now = Date.now()
-    expect(await code(q, { from: new Date(now - 72 * 3_600_000).toISOString(), to: new Date(now).toISOString(), step: 'RAW' })).toEqual([['BAD_USER_INPUT', 'from']])
-    expect(await code(q, { from: new Date(now - 3 * 86_400_000).toISOString(), to: new Date(now - 3 * 86_400_000 + 600_000).toISOString(), step: 'RAW' })).toEqual([['BAD_USER_INPUT', 'step']])
-    expect(await code(q, { from: new Date(now - 40 * 86_400_000).toISOString(), to: new Date(now - 39 * 86_400_000).toISOString(), step: 'MINUTE' })).toEqual([['BAD_USER_INPUT', 'step']])
+    expect(
+      await code(q, {
+        from: new Date(now - 72 * 3_600_000).toISOString(),
+        to: new Date(now).toISOString(),
+        step: 'RAW',
+      }),
+    ).toEqual([['BAD_USER_INPUT', 'from']])
+    expect(
+      await code(q, {
+        from: new Date(now - 3 * 86_400_000).toISOString(),
+        to: new Date(now - 3 * 86_400_000 + 600_000).toISOString(),
+        step: 'RAW',
+      }),
+    ).toEqual([['BAD_USER_INPUT', 'step']])
+    expect(
+      await code(q, {
+        from: new Date(now - 40 * 86_400_000).toISOString(),
+        to: new Date(now - 39 * 86_400_000).toISOString(),
+        step: 'MINUTE',
+      }),
+    ).toEqual([['BAD_USER_INPUT', 'step']])
   })
 })

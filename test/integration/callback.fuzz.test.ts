@@ -6,10 +6,44 @@ import { driverName } from '../support/database.fixture.js'
 import { send, signFor, test } from '../support/gateway.fixture.js'
 
 // Header values fetch can put on the wire: printable ASCII.
-const headerText = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 80 })
+const headerText = fc.string({
+  unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  maxLength: 80,
+})
 const anyText = fc.string({ unit: 'binary', maxLength: 60 })
-const fieldName = fc.oneof(fc.constantFrom('type', 'service_code', 'hashed_id', 'size', 'created_at', 'status', 'reach_end', 'username', '__proto__', 'constructor'), anyText)
-const fieldValue = fc.oneof(anyText, fc.constantFrom('0', '1', '2', '8', '9', '15', 'TESTING', 'LOGONLY', '480x800', '99999999999999999999', '-1', '\u0000', '%00'))
+const fieldName = fc.oneof(
+  fc.constantFrom(
+    'type',
+    'service_code',
+    'hashed_id',
+    'size',
+    'created_at',
+    'status',
+    'reach_end',
+    'username',
+    '__proto__',
+    'constructor',
+  ),
+  anyText,
+)
+const fieldValue = fc.oneof(
+  anyText,
+  fc.constantFrom(
+    '0',
+    '1',
+    '2',
+    '8',
+    '9',
+    '15',
+    'TESTING',
+    'LOGONLY',
+    '480x800',
+    '99999999999999999999',
+    '-1',
+    '\u0000',
+    '%00',
+  ),
+)
 
 const answeredWithACode = (status: number, text: string) => {
   expect(status, text).toBeLessThan(500)
@@ -33,7 +67,12 @@ describe(`arbitrary input never gets a 5xx (${driverName})`, () => {
           {
             'content-type': fc.oneof(
               headerText,
-              fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=utf-8', 'multipart/form-data; boundary=x', 'text/plain'),
+              fc.constantFrom(
+                'application/x-www-form-urlencoded',
+                'application/x-www-form-urlencoded; charset=utf-8',
+                'multipart/form-data; boundary=x',
+                'text/plain',
+              ),
             ),
             'svc-signature': fc.oneof(headerText, fc.stringMatching(/^[0-9a-f]{64}$/)),
             'svc-timestamp': fc.oneof(headerText, fc.integer({ min: 0, max: 2 ** 52 }).map(String)),
@@ -43,7 +82,12 @@ describe(`arbitrary input never gets a 5xx (${driverName})`, () => {
         fc.uint8Array({ maxLength: 2048 }),
         async (method, path, query, headers, body) => {
           const hasBody = method !== 'GET'
-          const answer = await send({ method, url: `${gateway.url}/callbacks${path}${query ? `?${query}` : ''}`, headers, ...(hasBody ? { body: Buffer.from(body) } : {}) })
+          const answer = await send({
+            method,
+            url: `${gateway.url}/callbacks${path}${query ? `?${query}` : ''}`,
+            headers,
+            ...(hasBody ? { body: Buffer.from(body) } : {}),
+          })
           answeredWithACode(answer.status, answer.text)
         },
       ),
@@ -59,7 +103,9 @@ describe(`arbitrary input never gets a 5xx (${driverName})`, () => {
         fc.constantFrom('TESTING', 'LOGONLY'),
         fc.constantFrom('GET', 'POST') as fc.Arbitrary<'GET' | 'POST'>,
         async (fields, serviceCode, method) => {
-          const answer = await send(signFor(gateway, { type: '0', hashed_id: 'fuzz', ...fields, service_code: serviceCode }, { method }))
+          const answer = await send(
+            signFor(gateway, { type: '0', hashed_id: 'fuzz', ...fields, service_code: serviceCode }, { method }),
+          )
           answeredWithACode(answer.status, answer.text)
           if (answer.status === 200) kept++
         },

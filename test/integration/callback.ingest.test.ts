@@ -9,11 +9,15 @@ import { driverName } from '../support/database.fixture.js'
 import { type GatewayFixtures, ROTATED_SECRET, send, signFor, test } from '../support/gateway.fixture.js'
 
 const taskId = () => `task-${randomUUID()}`
-const rowsOf = (fixtures: Pick<GatewayFixtures, 'db'>, id: string) => fixtures.db.database.db.select().from(callbacks).where(eq(callbacks.taskId, id)).orderBy(callbacks.id)
+const rowsOf = (fixtures: Pick<GatewayFixtures, 'db'>, id: string) =>
+  fixtures.db.database.db.select().from(callbacks).where(eq(callbacks.taskId, id)).orderBy(callbacks.id)
 
 describe(`callbacks over HTTP on ${driverName}`, () => {
   for (const method of ['POST', 'GET'] as const) {
-    test(`every published type, sent by ${method}, is answered {"ret":0} and stored as sent`, async ({ deliver, db }) => {
+    test(`every published type, sent by ${method}, is answered {"ret":0} and stored as sent`, async ({
+      deliver,
+      db,
+    }) => {
       const id = taskId()
       const samples = sampleCallbacks(id)
       // Type 8 names no task; give it one here so the rows can be found together.
@@ -26,7 +30,14 @@ describe(`callbacks over HTTP on ${driverName}`, () => {
       const rows = await rowsOf({ db }, id)
       expect(rows.map((row) => row.type)).toEqual([0, 1, 2, 9, 8, 15])
       for (const [index, row] of rows.entries()) {
-        expect(row).toMatchObject({ serviceCode: 'TESTING', method, path: '/callbacks', signature: 'verified', signatureError: null, deliveries: 1 })
+        expect(row).toMatchObject({
+          serviceCode: 'TESTING',
+          method,
+          path: '/callbacks',
+          signature: 'verified',
+          signatureError: null,
+          deliveries: 1,
+        })
         expect({ ...sentFields(row) }).toEqual(sent[index])
         expect(row.headers['svc-signature']).toMatch(/^[0-9a-f]{64}$/)
         expect(row.headers['user-agent']).toBeTypeOf('string')
@@ -40,13 +51,19 @@ describe(`callbacks over HTTP on ${driverName}`, () => {
 
   test('a path below /callbacks and the xvs header spelling work alike', async ({ deliver, db }) => {
     const id = taskId()
-    const answer = await deliver(sampleCallbacks(id).liveStart as Record<string, string>, { path: '/callbacks/live-start', headerPrefix: 'xvs' })
+    const answer = await deliver(sampleCallbacks(id).liveStart as Record<string, string>, {
+      path: '/callbacks/live-start',
+      headerPrefix: 'xvs',
+    })
     expect(answer.status, answer.text).toBe(200)
     const [row] = await rowsOf({ db }, id)
     expect(row).toMatchObject({ path: '/callbacks/live-start', signature: 'verified' })
   })
 
-  test('the same callback delivered again is answered 200 and kept once, with the deliveries counted', async ({ gateway, db }) => {
+  test('the same callback delivered again is answered 200 and kept once, with the deliveries counted', async ({
+    gateway,
+    db,
+  }) => {
     const id = taskId()
     const request = signFor(gateway, sampleCallbacks(id).liveEnd as Record<string, string>)
     const answers = await Promise.all([send(request), send(request), send(request)])
@@ -79,10 +96,20 @@ describe(`callbacks over HTTP on ${driverName}`, () => {
     expect((await deliver({ ...fields, tag: 'other' }, { secret: 'abc' })).status).toBe(200)
   })
 
-  test('verify "log" keeps a badly signed callback and marks it; verify "off" skips the check', async ({ deliver, gateway, db }) => {
+  test('verify "log" keeps a badly signed callback and marks it; verify "off" skips the check', async ({
+    deliver,
+    gateway,
+    db,
+  }) => {
     const logged = taskId()
-    expect((await deliver(sampleCallbacks(logged, 'LOGONLY').liveStart as Record<string, string>, { secret: 'wrong' })).status).toBe(200)
-    expect((await rowsOf({ db }, logged))[0]).toMatchObject({ signature: 'failed', signatureError: 'SIGNATURE_INVALID' })
+    expect(
+      (await deliver(sampleCallbacks(logged, 'LOGONLY').liveStart as Record<string, string>, { secret: 'wrong' }))
+        .status,
+    ).toBe(200)
+    expect((await rowsOf({ db }, logged))[0]).toMatchObject({
+      signature: 'failed',
+      signatureError: 'SIGNATURE_INVALID',
+    })
 
     const open = taskId()
     const unsigned = await send({
@@ -117,28 +144,36 @@ describe(`refusals on ${driverName}`, () => {
       code: 'SIGNATURE_MISSING',
       ret: 40101,
       request: ({ gateway }, path) =>
-        send({ method: 'POST', url: `${gateway.url}${path}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'type=0&service_code=TESTING&hashed_id=x' }),
+        send({
+          method: 'POST',
+          url: `${gateway.url}${path}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'type=0&service_code=TESTING&hashed_id=x',
+        }),
     },
     {
       name: 'a bad signature',
       status: 401,
       code: 'SIGNATURE_INVALID',
       ret: 40102,
-      request: ({ deliver }, path) => deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, secret: 'not-the-secret' }),
+      request: ({ deliver }, path) =>
+        deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, secret: 'not-the-secret' }),
     },
     {
       name: 'a stale timestamp',
       status: 401,
       code: 'TIMESTAMP_STALE',
       ret: 40105,
-      request: ({ deliver }, path) => deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, nowMs: Date.now() - 301_000 }),
+      request: ({ deliver }, path) =>
+        deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, nowMs: Date.now() - 301_000 }),
     },
     {
       name: 'a timestamp in seconds',
       status: 401,
       code: 'TIMESTAMP_INVALID',
       ret: 40104,
-      request: ({ deliver }, path) => deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, nowMs: Math.floor(Date.now() / 1000) }),
+      request: ({ deliver }, path) =>
+        deliver({ type: '0', service_code: 'TESTING', hashed_id: 'x' }, { path, nowMs: Math.floor(Date.now() / 1000) }),
     },
     {
       name: 'an unknown service code',
@@ -168,14 +203,21 @@ describe(`refusals on ${driverName}`, () => {
       status: 415,
       code: 'UNSUPPORTED_MEDIA_TYPE',
       ret: 41501,
-      request: ({ gateway }, path) => send({ method: 'POST', url: `${gateway.url}${path}`, headers: { 'content-type': 'application/json' }, body: '{"type":0}' }),
+      request: ({ gateway }, path) =>
+        send({
+          method: 'POST',
+          url: `${gateway.url}${path}`,
+          headers: { 'content-type': 'application/json' },
+          body: '{"type":0}',
+        }),
     },
     {
       name: 'another method',
       status: 405,
       code: 'METHOD_NOT_ALLOWED',
       ret: 40501,
-      request: ({ gateway }, path) => send({ method: 'PUT', url: `${gateway.url}${path}?type=0`, headers: {}, body: 'x' }),
+      request: ({ gateway }, path) =>
+        send({ method: 'PUT', url: `${gateway.url}${path}?type=0`, headers: {}, body: 'x' }),
     },
   ]
 
@@ -210,7 +252,12 @@ describe(`refusals on ${driverName}`, () => {
   test('a refused body is kept capped, with its real size', async ({ gateway, db }) => {
     const marker = randomUUID()
     const body = `type=0&service_code=NOBODY&x=${'a'.repeat(20_000)}`
-    await send({ method: 'POST', url: `${gateway.url}/callbacks/${marker}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
+    await send({
+      method: 'POST',
+      url: `${gateway.url}/callbacks/${marker}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    })
     const [row] = await refusalsFor({ db }, marker)
     expect(row?.body.length).toBe(8192)
     expect(row?.bodySize).toBe(body.length)

@@ -46,7 +46,10 @@ describe(`the channel listener on ${driverName}`, () => {
 
   it('keeps handing a payload to the other subscribers when one throws, and says so', async () => {
     const errors: unknown[] = []
-    const listener = new ChannelListener({ database: db.database, log: { ...quiet, error: (fields: unknown) => void errors.push(fields) } })
+    const listener = new ChannelListener({
+      database: db.database,
+      log: { ...quiet, error: (fields: unknown) => void errors.push(fields) },
+    })
     await listener.start()
     const heard: string[] = []
     listener.on(WEBHOOK_CHANNEL, () => {

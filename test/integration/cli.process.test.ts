@@ -15,14 +15,21 @@ const root = ROOT
 const livegate = LIVEGATE_COMMAND
 const dir = mkdtempSync(join(tmpdir(), 'livegate-cli-'))
 const configFile = join(dir, 'livegate.json')
-writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }))
+writeFileSync(
+  configFile,
+  JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }),
+)
 const env = { ...process.env, TESTING_SECRET: 'abc', LIVEGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'info' }
 
 /** Runs a livegate command to its end. */
 const runLivegate = (args: string[], extraEnv: Record<string, string> = {}) =>
   promisify(execFile)(process.execPath, [...livegate, ...args], { cwd: root, env: { ...env, ...extraEnv } }).then(
     (result) => ({ code: 0, ...result }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   )
 
 describe('the livegate command, as a real process on the embedded database', () => {
@@ -48,12 +55,23 @@ describe('the livegate command, as a real process on the embedded database', () 
   })
 
   it('accepts the callback that `livegate sign` prints', async () => {
-    const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=0', 'hashed_id=cli-task', 'author=alice'])
+    const signed = await runLivegate([
+      'sign',
+      '--config',
+      configFile,
+      '--url',
+      `${url}/callbacks`,
+      'type=0',
+      'hashed_id=cli-task',
+      'author=alice',
+    ])
     expect(signed.code, signed.stderr).toBe(0)
     const line = signed.stdout.trim()
     expect(line).toMatch(/^curl -sS -X POST '/)
     // Read the curl line back into a request rather than depend on curl being installed.
-    const headers = Object.fromEntries([...line.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
+    const headers = Object.fromEntries(
+      [...line.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]),
+    )
     const body = /--data-raw '([^']*)'/.exec(line)?.[1]
     const answer = await send({ method: 'POST', url: `${url}/callbacks`, headers, body: body as string })
     expect(answer.status, answer.text).toBe(200)
@@ -65,9 +83,26 @@ describe('the livegate command, as a real process on the embedded database', () 
     await expect
       .poll(
         async () => {
-          const signed = await runLivegate(['sign', '--config', configFile, '--url', `${url}/callbacks`, 'type=15', 'hashed_id=probe', 'status=0', `seq=${Date.now()}`])
-          const headers = Object.fromEntries([...signed.stdout.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
-          await send({ method: 'POST', url: `${url}/callbacks`, headers, body: /--data-raw '([^']*)'/.exec(signed.stdout)?.[1] as string })
+          const signed = await runLivegate([
+            'sign',
+            '--config',
+            configFile,
+            '--url',
+            `${url}/callbacks`,
+            'type=15',
+            'hashed_id=probe',
+            'status=0',
+            `seq=${Date.now()}`,
+          ])
+          const headers = Object.fromEntries(
+            [...signed.stdout.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]),
+          )
+          await send({
+            method: 'POST',
+            url: `${url}/callbacks`,
+            headers,
+            body: /--data-raw '([^']*)'/.exec(signed.stdout)?.[1] as string,
+          })
           return subscriber.events.length
         },
         { timeout: 120_000, interval: 500 },
@@ -94,7 +129,11 @@ describe('the livegate command, as a real process on the embedded database', () 
     await once(probe, 'listening')
     const simulatorPort = (probe.address() as AddressInfo).port
     probe.close()
-    const demo = spawn(process.execPath, [...livegate, 'demo', '--port', '0', '--simulator-port', String(simulatorPort), '--rate', '20'], { cwd: root, env })
+    const demo = spawn(
+      process.execPath,
+      [...livegate, 'demo', '--port', '0', '--simulator-port', String(simulatorPort), '--rate', '20'],
+      { cwd: root, env },
+    )
     try {
       let printed = ''
       demo.stdout?.on('data', (chunk: Buffer) => {
@@ -108,8 +147,13 @@ describe('the livegate command, as a real process on the embedded database', () 
         await new Promise((resolve) => setTimeout(resolve, 250))
         gatewayUrl ??= /the gateway is at (http:\/\/\S+),/.exec(printed)?.[1]
         if (!gatewayUrl) continue
-        const answer = await graphql({ url: gatewayUrl }, '{ tasks(filter: { status: [LIVE] }) { edges { node { id outputs { tag streams { kind } } } } } }').catch(() => undefined)
-        live = answer?.data?.tasks.edges.map((e: { node: typeof live }) => e.node).find((task: NonNullable<typeof live>) => task.outputs.some((o) => o.streams.length > 0))
+        const answer = await graphql(
+          { url: gatewayUrl },
+          '{ tasks(filter: { status: [LIVE] }) { edges { node { id outputs { tag streams { kind } } } } } }',
+        ).catch(() => undefined)
+        live = answer?.data?.tasks.edges
+          .map((e: { node: typeof live }) => e.node)
+          .find((task: NonNullable<typeof live>) => task.outputs.some((o) => o.streams.length > 0))
       }
       expect(live, printed).toBeDefined()
       const exited = once(demo, 'exit')

@@ -32,12 +32,17 @@ const PAGES = [
 ]
 
 /** The ```graphql blocks of the guide, each with its page. */
-const GUIDE_BLOCKS = PAGES.flatMap((path) => [...read(path).matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => [path, match[1] as string] as const))
+const GUIDE_BLOCKS = PAGES.flatMap((path) =>
+  [...read(path).matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => [path, match[1] as string] as const),
+)
 
 describe(`the operations users are shown validate against the schema (${driverName})`, () => {
-  it.each(GUIDE_BLOCKS.map(([path, block], index) => [path, index + 1, block] as const))('%s, graphql block %i', async (_path, _index, block) => {
-    expect(problemsOf(block), block).toEqual([])
-  })
+  it.each(GUIDE_BLOCKS.map(([path, block], index) => [path, index + 1, block] as const))(
+    '%s, graphql block %i',
+    async (_path, _index, block) => {
+      expect(problemsOf(block), block).toEqual([])
+    },
+  )
 
   it('README.md has graphql blocks, and schema/operations.graphql validates whole', async () => {
     expect(GUIDE_BLOCKS.filter(([path]) => path === 'README.md').length).toBeGreaterThan(0)
@@ -81,9 +86,15 @@ describe(`the operations users are shown validate against the schema (${driverNa
       expect(answer.status, answer.text).toBe(200)
       expect(answer.body.errors, answer.text).toBeUndefined()
       // The archive's query the demo names validates too, and runs.
-      const archive = /see (\{.*\}), recording\.ready/.exec(lines.find((line) => line.includes('recording.missing')) ?? '')?.[1] ?? ''
+      const archive =
+        /see (\{.*\}), recording\.ready/.exec(lines.find((line) => line.includes('recording.missing')) ?? '')?.[1] ?? ''
       expect(problemsOf(archive), archive).toEqual([])
-      const recordings = await send({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: archive }) })
+      const recordings = await send({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: archive }),
+      })
       expect(recordings.body.errors, recordings.text).toBeUndefined()
     } finally {
       stop('SIGTERM')

@@ -75,7 +75,13 @@ describe(`every node is found again by its global id, also after a restart (${dr
       env: {},
       value: {
         ...TEST_CONFIG,
-        services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` }],
+        services: [
+          {
+            serviceCode: 'TESTING',
+            secrets: [SECRET],
+            baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+          },
+        ],
         upstream: { pollIntervalMs: 60_000, timeoutMs: 2000, retries: 0 },
       },
     })
@@ -102,9 +108,14 @@ describe(`every node is found again by its global id, also after a restart (${dr
   let before: unknown[] = []
 
   it('counts live and ended tasks, viewers and output bytes per service code', async () => {
-    const answer = await graphql(gateway, '{ taskCounts { serviceCode live waitingReconnect ended total viewers outputBytes } }')
+    const answer = await graphql(
+      gateway,
+      '{ taskCounts { serviceCode live waitingReconnect ended total viewers outputBytes } }',
+    )
     expect(answer.errors, answer.text).toBeUndefined()
-    expect(answer.data.taskCounts).toEqual([{ serviceCode: 'TESTING', live: 1, waitingReconnect: 0, ended: 1, total: 2, viewers: 7, outputBytes: 1000 }])
+    expect(answer.data.taskCounts).toEqual([
+      { serviceCode: 'TESTING', live: 1, waitingReconnect: 0, ended: 1, total: 2, viewers: 7, outputBytes: 1000 },
+    ])
     const live = await graphql(gateway, '{ taskCounts(filter: { status: [LIVE] }) { live ended viewers } }')
     expect(live.data.taskCounts).toEqual([{ live: 1, ended: 0, viewers: 7 }])
   })
@@ -112,7 +123,8 @@ describe(`every node is found again by its global id, also after a restart (${dr
   it('names streams by kind, with no size for audio, and containers by enum and as sent', async () => {
     const answer = await graphql(
       gateway,
-      '{ tasks(filter: { vsId: "xvs-9" }) { edges { node { taskId inputs { deviceType sourceUrl } outputs { format { container containerName } streams { kind width height } } } } } }',
+      '{ tasks(filter: { vsId: "xvs-9" }) { edges { node { taskId inputs { deviceType sourceUrl } outputs { ' +
+        'format { container containerName } streams { kind width height } } } } } }',
     )
     expect(answer.errors, answer.text).toBeUndefined()
     expect(answer.data.tasks.edges).toEqual([
@@ -154,13 +166,24 @@ describe(`every node is found again by its global id, also after a restart (${dr
       before.push(found.data.node)
     }
     const typenames = new Set(before.map((node: any) => node.__typename))
-    for (const type of ['Task', 'User', 'Output', 'LiveStartNotification', 'LiveEndNotification', 'ThumbnailNotification', 'ClientDisconnectNotification', 'UnknownNotification']) {
+    for (const type of [
+      'Task',
+      'User',
+      'Output',
+      'LiveStartNotification',
+      'LiveEndNotification',
+      'ThumbnailNotification',
+      'ClientDisconnectNotification',
+      'UnknownNotification',
+    ]) {
       expect(typenames, type).toContain(type)
     }
     // A task's user and its outputs are the same nodes the ids name.
     const live = tasks.find((task: { taskId: string }) => task.taskId === 'node-live')
     expect(before).toContainEqual({ __typename: 'User', id: live.user.id, name: 'carol', deviceType: 'ios' })
-    expect(before).toContainEqual(expect.objectContaining({ __typename: 'Output', id: live.outputs[0].id, tag: 'hd', outputTask: { id: live.id } }))
+    expect(before).toContainEqual(
+      expect.objectContaining({ __typename: 'Output', id: live.outputs[0].id, tag: 'hd', outputTask: { id: live.id } }),
+    )
 
     const batch = await graphql(gateway, 'query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: [...ids].reverse() })
     expect(batch.data.nodes.map((node: { id: string }) => node.id)).toEqual([...ids].reverse())

@@ -16,7 +16,8 @@ const TASKS = `query($first: Int) {
       outputs { id tag format { container } streams { kind bitRate } recordings { fileName } task { id } }
       recordings { fileName }
       thumbnails { imageUrl }
-      notifications(first: 5) { totalCount edges { cursor node { __typename id kind type receivedAt fields task { id } user { id } } } }
+      notifications(first: 5) { totalCount edges { cursor node { __typename id kind type receivedAt fields task { id }
+        user { id } } } }
     } }
   }
 }`
@@ -39,11 +40,13 @@ const NOTIFICATIONS = `query($first: Int) {
 }`
 
 const NODES = `query($ids: [ID!]!) {
-  nodes(ids: $ids) { __typename id ... on Task { user { id } } ... on Output { outputTask: task { id } } ... on Notification { task { id } } }
+  nodes(ids: $ids) { __typename id ... on Task { user { id } } ... on Output { outputTask: task { id } } ... on
+    Notification { task { id } } }
 }`
 
 // A read of the log after a position: the hub's tail (no page here reads after a position).
-const isLogTail = (statement: string) => /from "callbacks" where \("callbacks"\."xid", "callbacks"\."id"\) >/.test(statement)
+const isLogTail = (statement: string) =>
+  /from "callbacks" where \("callbacks"\."xid", "callbacks"\."id"\) >/.test(statement)
 
 describe(`a page costs a bounded number of SQL statements, whatever its size (${driverName})`, () => {
   let db: TestDatabase
@@ -57,7 +60,9 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
     const sessions = Array.from({ length: 60 }, (_, i) => {
       const s = sampleCallbacks(`bounded-${String(i).padStart(3, '0')}`) as Record<string, Record<string, string>>
       const author = `user-${String(i).padStart(3, '0')}`
-      return [{ ...s.liveStart, author }, s.thumbnail, s.liveEnd, { ...s.archived, author }] as Array<Record<string, string>>
+      return [{ ...s.liveStart, author }, s.thumbnail, s.liveEnd, { ...s.archived, author }] as Array<
+        Record<string, string>
+      >
     })
     const deliveries = sessions.flat()
     for (let i = 0; i < deliveries.length; i += 20) {
@@ -96,7 +101,9 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
       expect(task.notifications.totalCount).toBe(4)
       expect(task.user.userName).toBe(task.userName)
       expect(task.outputs.every((output: { task: { id: string } }) => output.task.id === task.id)).toBe(true)
-      expect(task.notifications.edges.every((edge: { node: { task: { id: string } } }) => edge.node.task.id === task.id)).toBe(true)
+      expect(
+        task.notifications.edges.every((edge: { node: { task: { id: string } } }) => edge.node.task.id === task.id),
+      ).toBe(true)
     }
     const small = await statementsFor(TASKS, { first: 5 }, check(5))
     const large = await statementsFor(TASKS, { first: 50 }, check(50))
@@ -136,12 +143,20 @@ describe(`a page costs a bounded number of SQL statements, whatever its size (${
   })
 
   it('nodes by id: one statement per kind of node, however many ids', async () => {
-    const page = await graphql(gateway, `{ tasks(first: 50) { edges { node { id outputs { id } notifications(first: 1) { edges { node { id } } } } } } }`)
+    const page = await graphql(
+      gateway,
+      `{ tasks(first: 50) { edges { node { id outputs { id } notifications(first: 1) { edges { node { id } } } } } } }`,
+    )
     const tasks = page.data.tasks.edges.map((edge: any) => edge.node)
-    const idsOf = (n: number) => tasks.slice(0, n).flatMap((task: any) => [task.id, task.outputs[0].id, task.notifications.edges[0].node.id])
+    const idsOf = (n: number) =>
+      tasks.slice(0, n).flatMap((task: any) => [task.id, task.outputs[0].id, task.notifications.edges[0].node.id])
     const check = (n: number) => (data: any) => {
       expect(data.nodes).toHaveLength(n * 3)
-      expect(data.nodes.map((node: { __typename: string }) => node.__typename).slice(0, 3)).toEqual(['Task', 'Output', expect.stringMatching(/Notification$/)])
+      expect(data.nodes.map((node: { __typename: string }) => node.__typename).slice(0, 3)).toEqual([
+        'Task',
+        'Output',
+        expect.stringMatching(/Notification$/),
+      ])
     }
     const small = await statementsFor(NODES, { ids: idsOf(5) }, check(5))
     const large = await statementsFor(NODES, { ids: idsOf(30) }, check(30))

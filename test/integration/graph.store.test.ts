@@ -20,7 +20,12 @@ describe(`the graph is a projection of the callbacks (${driverName})`, () => {
     const id = `task-${randomUUID()}`
     const samples = sampleCallbacks(id)
     await deliver(samples.liveStart as Record<string, string>)
-    expect(await taskRow({ db }, id)).toMatchObject({ status: 'LIVE', author: 'alice', listed: false, sortAt: new Date(1444701446 * 1000) })
+    expect(await taskRow({ db }, id)).toMatchObject({
+      status: 'LIVE',
+      author: 'alice',
+      listed: false,
+      sortAt: new Date(1444701446 * 1000),
+    })
     await deliver(samples.liveResume as Record<string, string>)
     expect(await taskRow({ db }, id)).toMatchObject({ status: 'WAITING_RECONNECT' })
     await deliver(samples.liveEnd as Record<string, string>)
@@ -32,7 +37,11 @@ describe(`the graph is a projection of the callbacks (${driverName})`, () => {
   test('concurrent callbacks for one task are all folded: none is lost to a race', async ({ deliver, db }) => {
     const id = `task-${randomUUID()}`
     const base = Date.now()
-    const resumes = Array.from({ length: 30 }, (_, i) => ({ ...sampleCallbacks(id).liveResume, status: String(i % 2), seq: String(i) }) as Record<string, string>)
+    const resumes = Array.from(
+      { length: 30 },
+      (_, i) =>
+        ({ ...sampleCallbacks(id).liveResume, status: String(i % 2), seq: String(i) }) as Record<string, string>,
+    )
     const answers = await Promise.all(resumes.map((fields, i) => deliver(fields, { nowMs: base - 30_000 + i })))
     expect(answers.every((a) => a.status === 200)).toBe(true)
     const row = await taskRow({ db }, id)
@@ -43,7 +52,10 @@ describe(`the graph is a projection of the callbacks (${driverName})`, () => {
 
   test('a client disconnect folds into its user', async ({ deliver, db }) => {
     const name = `user-${randomUUID()}`
-    await deliver({ ...sampleCallbacks('x').clientDisconnect, username: name, disconnect_reason: '0' } as Record<string, string>)
+    await deliver({ ...sampleCallbacks('x').clientDisconnect, username: name, disconnect_reason: '0' } as Record<
+      string,
+      string
+    >)
     const [row] = await db.database.db.select().from(users).where(eq(users.userName, name))
     expect(row?.state.disconnects).toHaveLength(1)
     expect(row?.state.disconnects[0]?.value).toEqual({ reason: 0, sessionDuration: 3600 })
@@ -55,10 +67,15 @@ describe(`the graph is a projection of the callbacks (${driverName})`, () => {
     await deliver(sampleCallbacks(id).liveStart as Record<string, string>)
     const answer = taskListAnswerSchema.parse({
       ret: 0,
-      user_list: [{ user_name: 'alice', vs_id: 'xvs-5', service_code: serviceCode, client_version: '451', device_type: '10' }],
+      user_list: [
+        { user_name: 'alice', vs_id: 'xvs-5', service_code: serviceCode, client_version: '451', device_type: '10' },
+      ],
       task_list: [{ id, vs_id: 'xvs-5', service_code: serviceCode, outputs: [], inputs: [], input_bytes: 10 }],
     })
-    const apply = (a: typeof answer, at: number) => db.database.db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, a, new Date(at))], new Date(at)))
+    const apply = (a: typeof answer, at: number) =>
+      db.database.db.transaction((tx) =>
+        applyToGraph(tx as unknown as Db, [taskListEvidence(serviceCode, a, new Date(at))], new Date(at)),
+      )
     const first = await apply(answer, 1_000)
     expect(first.tasks.map((t) => t.taskId)).toEqual([id])
     // The same answer again changes nothing but the sighting time; an empty one makes it vanish.

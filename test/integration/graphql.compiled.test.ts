@@ -25,11 +25,13 @@ const TASK_PAGE = `query Page($first: Int, $after: String, $filter: TaskFilter, 
     edges { cursor node {
       id taskId serviceCode vsId userName status endReason isResume liveOnly opaque startedAt endedAt listed inputBytes
       user { id userName }
-      outputs { id index tag playUrl timeShiftUrl startedAt endedAt format { container videoCodec audioCodec } streams { kind bitRate } recordings { playUrl receivedAt } task { id } }
+      outputs { id index tag playUrl timeShiftUrl startedAt endedAt format { container videoCodec audioCodec } streams
+        { kind bitRate } recordings { playUrl receivedAt } task { id } }
       recordings { outputIndex tag playUrl fileName duration inputBytes httpOutputBytes createdAt receivedAt }
       thumbnails { imageUrl width height receivedAt }
       resumes { status sentAt }
-      notifications(first: $perTask) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ${NOTIFICATION_FIELDS} } } }
+      notifications(first: $perTask) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node {
+        ${NOTIFICATION_FIELDS} } } }
     } }
   }
 }`
@@ -42,8 +44,17 @@ interface Sent {
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Sent> {
-  const response = await fetch(new URL('/graphql', url), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
-  return { status: response.status, contentType: response.headers.get('content-type'), cacheControl: response.headers.get('cache-control'), text: await response.text() }
+  const response = await fetch(new URL('/graphql', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    cacheControl: response.headers.get('cache-control'),
+    text: await response.text(),
+  }
 }
 
 /** The same request four times: the first runs on graphql-js, the later ones compiled. */
@@ -67,19 +78,45 @@ describe(`compiled execution answers as graphql-js does (${driverName})`, () => 
     const body = JSON.parse(answer.text)
     expect(body.errors).toBeUndefined()
     expect(body.data.tasks.edges).toHaveLength(2)
-    const types = body.data.tasks.edges.flatMap((edge: any) => edge.node.notifications.edges.map((n: any) => n.node.__typename))
-    expect(new Set(types)).toEqual(new Set(['LiveStartNotification', 'LiveEndNotification', 'ArchivedNotification', 'ThumbnailNotification', 'LiveResumeNotification', 'UnknownNotification']))
+    const types = body.data.tasks.edges.flatMap((edge: any) =>
+      edge.node.notifications.edges.map((n: any) => n.node.__typename),
+    )
+    expect(new Set(types)).toEqual(
+      new Set([
+        'LiveStartNotification',
+        'LiveEndNotification',
+        'ArchivedNotification',
+        'ThumbnailNotification',
+        'LiveResumeNotification',
+        'UnknownNotification',
+      ]),
+    )
     // Another page by cursor, and a filter, on the same compiled operation.
-    const next = await everyRun(gateway.url, { query: TASK_PAGE, variables: { first: 1, after: body.data.tasks.edges[0].cursor, filter: { status: ['ENDED'] } } })
+    const next = await everyRun(gateway.url, {
+      query: TASK_PAGE,
+      variables: { first: 1, after: body.data.tasks.edges[0].cursor, filter: { status: ['ENDED'] } },
+    })
     expect(JSON.parse(next.text).errors).toBeUndefined()
     // Node is abstract too: every kind of node by id, compiled as interpreted.
     const task = body.data.tasks.edges[0].node
-    const ids = [task.id, task.user.id, task.outputs[0].id, ...task.notifications.edges.map((edge: any) => edge.node.id)]
-    const NODES = `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Task { taskId } ... on User { userName tasks(first: 2) { totalCount edges { node { id } } } } ... on Output { tag } ... on Notification { kind cursor } } }`
+    const ids = [
+      task.id,
+      task.user.id,
+      task.outputs[0].id,
+      ...task.notifications.edges.map((edge: any) => edge.node.id),
+    ]
+    const NODES =
+      `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Task { taskId } ... on User { userName ` +
+      `tasks(first: 2) { totalCount edges { node { id } } } } ... on Output { tag } ... on Notification { kind ` +
+      `cursor } } }`
     const nodes = JSON.parse((await everyRun(gateway.url, { query: NODES, variables: { ids } })).text)
     expect(nodes.errors).toBeUndefined()
     expect(nodes.data.nodes.map((node: { id: string }) => node.id)).toEqual(ids)
-    expect(nodes.data.nodes.slice(0, 3).map((node: { __typename: string }) => node.__typename)).toEqual(['Task', 'User', 'Output'])
+    expect(nodes.data.nodes.slice(0, 3).map((node: { __typename: string }) => node.__typename)).toEqual([
+      'Task',
+      'User',
+      'Output',
+    ])
 
     // Thirteen deliveries and four runs each of three large operations: room for a busy machine.
   }, 120_000)
@@ -89,10 +126,19 @@ describe(`compiled execution answers as graphql-js does (${driverName})`, () => 
     expect(tooMany.status).toBe(200)
     const body = JSON.parse(tooMany.text)
     expect(body.data).toBeNull()
-    expect(body.errors).toEqual([expect.objectContaining({ path: ['tasks'], locations: [{ line: 2, column: 3 }], extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })])
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        path: ['tasks'],
+        locations: [{ line: 2, column: 3 }],
+        extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+      }),
+    ])
     const badCursor = await everyRun(gateway.url, { query: TASK_PAGE, variables: { first: 1, after: 'nope' } })
     expect(JSON.parse(badCursor.text).errors[0].extensions.code).toBe('BAD_USER_INPUT')
-    const nul = await everyRun(gateway.url, { query: TASK_PAGE, variables: { first: 1, perTask: 1, filter: { userName: 'a\u0000b' } } })
+    const nul = await everyRun(gateway.url, {
+      query: TASK_PAGE,
+      variables: { first: 1, perTask: 1, filter: { userName: 'a\u0000b' } },
+    })
     expect(JSON.parse(nul.text).errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'filter' })
   })
 
@@ -114,13 +160,19 @@ describe(`compiled execution answers as graphql-js does (${driverName})`, () => 
     expect(costly.status).toBe(400)
     expect(JSON.parse(costly.text).errors[0].extensions.code).toBe('QUERY_TOO_COSTLY')
     // And the cheap one still passes after the refusal.
-    expect(JSON.parse((await post(gateway.url, { query: TASK_PAGE, variables: { first: 10, perTask: 10 } })).text).errors).toBeUndefined()
+    expect(
+      JSON.parse((await post(gateway.url, { query: TASK_PAGE, variables: { first: 10, perTask: 10 } })).text).errors,
+    ).toBeUndefined()
   })
 
   test('introspection and operations picked by name run the same every time', async ({ gateway }) => {
-    const introspection = await everyRun(gateway.url, { query: '{ __schema { queryType { name } types { name kind } } }' })
+    const introspection = await everyRun(gateway.url, {
+      query: '{ __schema { queryType { name } types { name kind } } }',
+    })
     expect(JSON.parse(introspection.text).data.__schema.queryType.name).toBe('Query')
-    const two = 'query A { tasks(first: 1) { totalCount } } query B { upstream(serviceCode: "TESTING") { serviceCode } notifications(first: 2) { edges { node { __typename type } } } }'
+    const two =
+      'query A { tasks(first: 1) { totalCount } } query B { upstream(serviceCode: "TESTING") { serviceCode } ' +
+      'notifications(first: 2) { edges { node { __typename type } } } }'
     const a = await everyRun(gateway.url, { query: two, operationName: 'A' })
     const b = await everyRun(gateway.url, { query: two, operationName: 'B' })
     expect(Object.keys(JSON.parse(a.text).data)).toEqual(['tasks'])

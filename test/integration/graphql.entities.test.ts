@@ -17,7 +17,8 @@ const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } }
 const ENTITIES = `query($representations: [_Any!]!) {
   _entities(representations: $representations) {
     __typename
-    ... on Task { id taskId serviceCode status user { id userName } outputs { id tag } notifications(first: 2) { totalCount edges { node { id kind } } } }
+    ... on Task { id taskId serviceCode status user { id userName } outputs { id tag } notifications(first: 2) {
+      totalCount edges { node { id kind } } } }
     ... on User { id userName }
     ... on Output { id tag outputTask: task { taskId } }
     ... on Notification { id kind task { taskId } }
@@ -25,13 +26,21 @@ const ENTITIES = `query($representations: [_Any!]!) {
 }`
 
 // A statement the event hub runs on its own (reading the log's tail after a doorbell), not the request's.
-const isLogTail = (statement: string) => /from "callbacks" where \("callbacks"\."xid", "callbacks"\."id"\) >/.test(statement)
+const isLogTail = (statement: string) =>
+  /from "callbacks" where \("callbacks"\."xid", "callbacks"\."id"\) >/.test(statement)
 
 describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverName})`, () => {
   let db: TestDatabase
   let gateway: Gateway
   let statements: string[] = []
-  const tasks: Array<{ id: string; taskId: string; output: string; notification: string; user: string; userName: string }> = []
+  const tasks: Array<{
+    id: string
+    taskId: string
+    output: string
+    notification: string
+    user: string
+    userName: string
+  }> = []
 
   beforeAll(async () => {
     db = await openTestDatabase({ logger: { logQuery: (query) => statements.push(query) } })
@@ -65,13 +74,21 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     await gateway.parts.projector.stop()
     const page = await graphql(
       gateway,
-      '{ tasks(first: 60, filter: { serviceCode: "TENANT_A" }) { edges { node { id taskId user { id userName } outputs { id } notifications(first: 1) { edges { node { id } } } } } } }',
+      '{ tasks(first: 60, filter: { serviceCode: "TENANT_A" }) { edges { node { id taskId user { id userName } ' +
+        'outputs { id } notifications(first: 1) { edges { node { id } } } } } } }',
       {},
       bearer(KEYS.all),
     )
     expect(page.errors, page.text).toBeUndefined()
     for (const { node } of page.data.tasks.edges) {
-      tasks.push({ id: node.id, taskId: node.taskId, output: node.outputs[0].id, notification: node.notifications.edges[0].node.id, user: node.user.id, userName: node.user.userName })
+      tasks.push({
+        id: node.id,
+        taskId: node.taskId,
+        output: node.outputs[0].id,
+        notification: node.notifications.edges[0].node.id,
+        user: node.user.id,
+        userName: node.user.userName,
+      })
     }
     expect(tasks).toHaveLength(50)
   }, 300_000)
@@ -85,13 +102,19 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     statements = []
     const answer = await graphql(gateway, ENTITIES, { representations }, bearer(key))
     expect(answer.errors, answer.text).toBeUndefined()
-    return { entities: answer.data._entities as any[], statements: statements.filter((statement) => !isLogTail(statement)).length }
+    return {
+      entities: answer.data._entities as any[],
+      statements: statements.filter((statement) => !isLogTail(statement)).length,
+    }
   }
 
   it('answers _service { sdl } with the committed schema/subgraph.graphql', async () => {
     const answer = await graphql(gateway, '{ _service { sdl } }', {}, bearer(KEYS.a))
     expect(answer.errors, answer.text).toBeUndefined()
-    expect(`${answer.data._service.sdl.trimEnd()}\n`, 'run `npm run schema:emit` and commit schema/subgraph.graphql').toBe(readFileSync(join(ROOT, 'schema/subgraph.graphql'), 'utf8'))
+    expect(
+      `${answer.data._service.sdl.trimEnd()}\n`,
+      'run `npm run schema:emit` and commit schema/subgraph.graphql',
+    ).toBe(readFileSync(join(ROOT, 'schema/subgraph.graphql'), 'utf8'))
   })
 
   it('resolves Task, User, Output and Notification references, by global id and by (serviceCode, taskId)', async () => {
@@ -104,26 +127,43 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
       { __typename: 'Notification', id: first?.notification },
       { __typename: 'LiveStartNotification', id: first?.notification },
     ])
-    expect(found.map((entity) => entity?.__typename)).toEqual(['Task', 'Task', 'User', 'Output', 'LiveStartNotification', 'LiveStartNotification'])
+    expect(found.map((entity) => entity?.__typename)).toEqual([
+      'Task',
+      'Task',
+      'User',
+      'Output',
+      'LiveStartNotification',
+      'LiveStartNotification',
+    ])
     expect(found[0]).toEqual(found[1])
-    expect(found[0]).toMatchObject({ id: first?.id, taskId: first?.taskId, serviceCode: 'TENANT_A', status: 'LIVE', user: { id: first?.user, userName: first?.userName } })
+    expect(found[0]).toMatchObject({
+      id: first?.id,
+      taskId: first?.taskId,
+      serviceCode: 'TENANT_A',
+      status: 'LIVE',
+      user: { id: first?.user, userName: first?.userName },
+    })
     expect(found[2]).toEqual({ __typename: 'User', id: first?.user, userName: first?.userName })
     expect(found[3]).toMatchObject({ id: first?.output, outputTask: { taskId: first?.taskId } })
     expect(found[4]).toMatchObject({ id: first?.notification, kind: 'LIVE_START', task: { taskId: first?.taskId } })
   })
 
-  it("answers null for what names nothing: another type's id, a notification of another kind, a malformed or unknown key", async () => {
-    const [first] = tasks
-    const { entities: found } = await entities([
-      { __typename: 'Task', id: first?.user },
-      { __typename: 'LiveEndNotification', id: first?.notification },
-      { __typename: 'User', id: 'not an id' },
-      { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'no-such-task' },
-      { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'nul\u0000' },
-      { __typename: 'Task', serviceCode: 'TENANT_A' },
-    ])
-    expect(found).toEqual([null, null, null, null, null, null])
-  })
+  it(
+    "answers null for what names nothing: another type's id, a notification of another kind, a malformed or " +
+      'unknown key',
+    async () => {
+      const [first] = tasks
+      const { entities: found } = await entities([
+        { __typename: 'Task', id: first?.user },
+        { __typename: 'LiveEndNotification', id: first?.notification },
+        { __typename: 'User', id: 'not an id' },
+        { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'no-such-task' },
+        { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'nul\u0000' },
+        { __typename: 'Task', serviceCode: 'TENANT_A' },
+      ])
+      expect(found).toEqual([null, null, null, null, null, null])
+    },
+  )
 
   it("keeps the tenant scope: a key never resolves another code's entity", async () => {
     const other = toGlobalId('Task', 'TENANT_B', 'other-tenant')
@@ -150,7 +190,11 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
     })
     expect(results.length).toBeGreaterThan(20)
     // As graphql.audit.test.ts: no error and no warning (MAY notices are CSRF prevention at work).
-    expect(results.flatMap((result) => (result.status === 'error' || result.status === 'warn' ? [`${result.id} ${result.name}: ${result.reason}`] : []))).toEqual([])
+    expect(
+      results.flatMap((result) =>
+        result.status === 'error' || result.status === 'warn' ? [`${result.id} ${result.name}: ${result.reason}`] : [],
+      ),
+    ).toEqual([])
   })
 
   it('resolves a batch of 50 references of each kind in as many statements as a batch of 5', async () => {

@@ -23,17 +23,31 @@ import { deliverTo, TEST_CONFIG, test } from '../support/gateway.fixture.js'
  */
 
 const NOTIFICATION_KIND_FIELDS = {
-  start: 'playUrl timeShiftUrl width height path createdAt duration format { container containerName videoCodec audioCodec } tag isResume opaque liveOnly clientType clientVersion',
-  end: 'reachEnd outputIndex inputBytes httpOutputBytes createdAt duration format { container } tag isResume opaque liveOnly',
-  archived: 'playUrl fileName path width height outputIndex httpOutputBytes inputBytes clientType clientVersion createdAt duration format { videoCodec }',
+  start:
+    'playUrl timeShiftUrl width height path createdAt duration format { container containerName videoCodec ' +
+    'audioCodec } tag isResume opaque liveOnly clientType clientVersion',
+  end:
+    'reachEnd outputIndex inputBytes httpOutputBytes createdAt duration format { container } tag isResume opaque ' +
+    'liveOnly',
+  archived:
+    'playUrl fileName path width height outputIndex httpOutputBytes inputBytes clientType clientVersion ' +
+    'createdAt duration format { videoCodec }',
 }
-const OUTPUT_FIELDS = 'index tag playUrl timeShiftUrl fileName relativeDir width height httpOutputBytes connections startedAt endedAt'
-const RECORDING_FIELDS = 'outputIndex tag playUrl path fileName width height duration inputBytes httpOutputBytes createdAt receivedAt format { container containerName videoCodec audioCodec }'
+const OUTPUT_FIELDS =
+  'index tag playUrl timeShiftUrl fileName relativeDir width height httpOutputBytes connections startedAt endedAt'
+const RECORDING_FIELDS =
+  'outputIndex tag playUrl path fileName width height duration inputBytes httpOutputBytes createdAt receivedAt ' +
+  'format { container containerName videoCodec audioCodec }'
 
 /** Each operation, its variables, and how many parts of it are written as text (the shapes PERFORMANCE.md lists). */
 const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string, unknown>; textParts: number }> = [
   { name: 'the bench task page', query: TASK_PAGE_QUERY, variables: { first: 20 }, textParts: 4 },
-  { name: 'the bench task page, filtered', query: TASK_PAGE_QUERY, variables: { first: 20, filter: { status: ['LIVE', 'WAITING_RECONNECT'] } }, textParts: 4 },
+  {
+    name: 'the bench task page, filtered',
+    query: TASK_PAGE_QUERY,
+    variables: { first: 20, filter: { status: ['LIVE', 'WAITING_RECONNECT'] } },
+    textParts: 4,
+  },
   {
     name: 'notifications: every kind and field the text writes, aliases, __typename, fragments on the interface',
     query: `query N($per: Int) { tasks(first: 12) { edges { node { taskId
@@ -45,17 +59,22 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
         ... on ClientDisconnectNotification { sessionDuration disconnectReason disconnectReasonCode }
         ... on LiveResumeNotification { status }
         ... on Node { id } } } } } } } }
-      fragment Common on Notification { __typename id kind type serviceCode vsId taskId userName receivedAt deliveries signatureVerified cursor }`,
+      fragment Common on Notification { __typename id kind type serviceCode vsId taskId userName receivedAt deliveries
+        signatureVerified cursor }`,
     variables: { per: 7 },
     textParts: 1,
   },
   {
     name: 'notifications: the default page size, and none',
-    query: '{ tasks(first: 6) { edges { node { a: notifications { edges { node { id } } } b: notifications(first: 0) { edges { cursor } } } } } }',
+    query:
+      '{ tasks(first: 6) { edges { node { a: notifications { edges { node { id } } } b: notifications(first: 0) ' +
+      '{ edges { cursor } } } } } }',
     textParts: 2,
   },
   {
-    name: 'notifications left to the object path: totalCount, pageInfo, a filter, fields, task and user; a page size refused',
+    name:
+      'notifications left to the object path: totalCount, pageInfo, a filter, fields, task and user; a page size ' +
+      'refused',
     query: `{ tasks(first: 4) { edges { node {
       a: notifications(first: 2) { totalCount edges { cursor } }
       b: notifications(first: 2) { pageInfo { hasNextPage } }
@@ -67,15 +86,18 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
   {
     name: 'every field of every part, __typename at each level',
     query: `{ tasks(first: 30) { __typename edges { __typename node { __typename id
-      outputs { __typename ${OUTPUT_FIELDS} format { __typename container containerName videoCodec audioCodec } streams { __typename index kind codecId width height copyMode bitRate } recordings { __typename ${RECORDING_FIELDS} } }
+      outputs { __typename ${OUTPUT_FIELDS} format { __typename container containerName videoCodec audioCodec } streams
+        { __typename index kind codecId width height copyMode bitRate } recordings { __typename ${RECORDING_FIELDS} } }
       recordings { __typename ${RECORDING_FIELDS} }
       thumbnails { __typename imageUrl path fileName width height receivedAt } } } } }`,
     textParts: 3,
   },
   {
     name: 'aliases at every level, and two pages side by side',
-    query: `{ a: tasks(first: 4) { e: edges { n: node { o: outputs { i: index t: tag f: format { c: container } s: streams { k: kind w: width } } r: recordings { at: receivedAt } } } }
-      b: tasks(first: 3, filter: { status: [ENDED] }) { edges { node { taskId pics: thumbnails { imageUrl } outputs { tag } } } } }`,
+    query: `{ a: tasks(first: 4) { e: edges { n: node { o: outputs { i: index t: tag f: format { c: container } s:
+      streams { k: kind w: width } } r: recordings { at: receivedAt } } } }
+      b: tasks(first: 3, filter: { status: [ENDED] }) { edges { node { taskId pics: thumbnails { imageUrl } outputs {
+        tag } } } } }`,
     textParts: 4,
   },
   {
@@ -124,7 +146,8 @@ const OPERATIONS: Array<{ name: string; query: string; variables?: Record<string
   {
     name: "recordings from the catalogue: the list's fields as text, id and seenIn the object way",
     query: `{ tasks(first: 12) { edges { node { taskId
-      recordings { serviceCode fileName taskId userName views likes description location createdAt firstSeenAt receivedAt }
+      recordings { serviceCode fileName taskId userName views likes description location createdAt firstSeenAt
+        receivedAt }
       outputs { tag recordings { fileName outputIndex views firstSeenAt } }
       again: recordings { id seenIn task { taskId } } } } } }`,
     textParts: 2,
@@ -144,15 +167,21 @@ async function post(url: string, body: unknown, key = ALL_KEY): Promise<{ status
 }
 
 /** One query over a real graphql-ws socket: the `next` message's payload, as the socket wrote it. */
-async function overSocket(url: string, body: { query: string; variables?: Record<string, unknown> | undefined }): Promise<string> {
+async function overSocket(
+  url: string,
+  body: { query: string; variables?: Record<string, unknown> | undefined },
+): Promise<string> {
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws')
   try {
     return await new Promise<string>((resolve, reject) => {
-      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${ALL_KEY}` } })))
+      socket.on('open', () =>
+        socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${ALL_KEY}` } })),
+      )
       socket.on('error', reject)
       socket.on('message', (data) => {
         const message = JSON.parse(String(data))
-        if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: body }))
+        if (message.type === 'connection_ack')
+          socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: body }))
         else if (message.type === 'next') resolve(JSON.stringify(message.payload))
         else if (message.type === 'error') resolve(JSON.stringify({ errors: message.payload }))
       })
@@ -207,10 +236,18 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
       ['jt-b', 'TESTING'],
       ['jt-a', 'ROTATING'],
     ] as const) {
-      for (const fields of Object.values(sampleCallbacks(task, code))) expect((await deliverTo(text, fields)).status).toBe(200)
+      for (const fields of Object.values(sampleCallbacks(task, code)))
+        expect((await deliverTo(text, fields)).status).toBe(200)
     }
-    // The catalogue: jt-a's file also listed (one recording, seen both ways), and a file only listed, linked by its name.
-    const file = { createdAt: new Date('2026-01-02T03:04:05Z'), duration: 61.5, width: 1280, height: 720, userName: null }
+    // The catalogue: jt-a's file also listed (one recording, seen both ways), and a file only listed, linked by its
+    // name.
+    const file = {
+      createdAt: new Date('2026-01-02T03:04:05Z'),
+      duration: 61.5,
+      width: 1280,
+      height: 720,
+      userName: null,
+    }
     const more = { description: 'a replay', url: 'http://vod.example/x.mp4', location: 'Lyon', views: 12, likes: 3 }
     await upsertListedFiles(
       db.database.db,
@@ -243,39 +280,63 @@ describe(`task page parts as JSON text answer as the object path does (${driverN
       const [socketObjects, socketText] = [await overSocket(objects.url, body), await overSocket(text.url, body)]
       expect(socketText, `${operation.name} over graphql-ws`).toBe(socketObjects)
       // Apollo writes `errors` before `data`, graphql-ws the other way round.
-      if (expected.status === 200) expect(JSON.parse(socketObjects), `${operation.name}: graphql-ws as HTTP`).toEqual(JSON.parse(expected.text))
+      if (expected.status === 200)
+        expect(JSON.parse(socketObjects), `${operation.name}: graphql-ws as HTTP`).toEqual(JSON.parse(expected.text))
     }
     // A task's recordings are the catalogue's: jt-b's type 2 file, and the one only listed.
-    const jtB = { query: '{ tasks(filter: { serviceCode: "TESTING", taskIds: ["jt-b"] }) { edges { node { recordings { fileName views } } } } }' }
+    const jtB = {
+      query:
+        '{ tasks(filter: { serviceCode: "TESTING", taskIds: ["jt-b"] }) { edges { node { recordings { fileName ' +
+        'views } } } } }',
+    }
     expect(JSON.parse((await post(text.url, jtB)).text).data.tasks.edges[0].node.recordings).toEqual([
       { fileName: 'jt-b.mp4', views: null },
       { fileName: 'jt-b.flv', views: 2_000_000 },
     ])
     // The tenant scope: the same on both paths, and no notification of another service code.
-    const scoped = { query: '{ tasks(first: 50) { edges { node { serviceCode taskId notifications(first: 9) { edges { node { serviceCode taskId } } } } } } }' }
+    const scoped = {
+      query:
+        '{ tasks(first: 50) { edges { node { serviceCode taskId notifications(first: 9) { edges { node { ' +
+        'serviceCode taskId } } } } } } }',
+    }
     const scopedObjects = await post(objects.url, scoped, TESTING_KEY)
-    for (let run = 0; run < 3; run++) expect(await post(text.url, scoped, TESTING_KEY), `the scoped key, run ${run}`).toEqual(scopedObjects)
+    for (let run = 0; run < 3; run++)
+      expect(await post(text.url, scoped, TESTING_KEY), `the scoped key, run ${run}`).toEqual(scopedObjects)
     const scopedCodes = new Set(scopedObjects.text.match(/"serviceCode":"[A-Z]+"/g))
     expect([...scopedCodes]).toEqual(['"serviceCode":"TESTING"'])
     expect((await post(text.url, scoped)).text).toContain('"serviceCode":"ROTATING"')
     // The data reached what the text path writes: outputs, streams, recordings, thumbnails.
     const page = JSON.parse((await post(text.url, { query: TASK_PAGE_QUERY, variables: { first: 20 } })).text)
     const nodes = page.data.tasks.edges.map((edge: { node: Record<string, unknown[]> }) => edge.node)
-    expect(nodes.some((node: Record<string, unknown[]>) => (node.recordings?.length ?? 0) > 0 && (node.thumbnails?.length ?? 0) > 0)).toBe(true)
-    expect(nodes.some((node: { outputs: Array<{ streams: unknown[] }> }) => node.outputs.some((output) => output.streams.length > 0))).toBe(true)
+    expect(
+      nodes.some(
+        (node: Record<string, unknown[]>) => (node.recordings?.length ?? 0) > 0 && (node.thumbnails?.length ?? 0) > 0,
+      ),
+    ).toBe(true)
+    expect(
+      nodes.some((node: { outputs: Array<{ streams: unknown[] }> }) =>
+        node.outputs.some((output) => output.streams.length > 0),
+      ),
+    ).toBe(true)
     // Then a task with values the object path refuses (an Int past 32 bits), and a format no container names.
     const odd = taskListOf(1)
     const listed = odd.task_list[0] as (typeof odd.task_list)[number]
     const first = listed.outputs?.[0] as NonNullable<typeof listed.outputs>[number]
     Object.assign(listed, { id: 'odd-task' })
     Object.assign(first, { width: 3_000_000_000, format: 'webm' })
-    await db.database.db.transaction((tx) => applyToGraph(tx as unknown as Db, [taskListEvidence(SEED_SERVICE_CODE, odd, new Date())], new Date()))
+    await db.database.db.transaction((tx) =>
+      applyToGraph(tx as unknown as Db, [taskListEvidence(SEED_SERVICE_CODE, odd, new Date())], new Date()),
+    )
 
-    for (const query of [TASK_PAGE_QUERY, '{ tasks(first: 50) { edges { node { taskId outputs { width format { container } } } } } }']) {
+    for (const query of [
+      TASK_PAGE_QUERY,
+      '{ tasks(first: 50) { edges { node { taskId outputs { width format { container } } } } } }',
+    ]) {
       const body = { query, variables: { first: 30 } }
       const expected = await post(objects.url, body)
       expect(expected.text).toContain('Int cannot represent')
-      for (let run = 0; run < 3; run++) expect(await post(text.url, body), `a refused value, run ${run}`).toEqual(expected)
+      for (let run = 0; run < 3; run++)
+        expect(await post(text.url, body), `a refused value, run ${run}`).toEqual(expected)
     }
   })
 })

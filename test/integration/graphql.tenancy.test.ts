@@ -45,7 +45,11 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
       ['TENANT_B', TASK_B],
     ] as const) {
       const samples = sampleCallbacks(task, code)
-      for (const fields of [samples.liveStart, samples.thumbnail, { ...samples.clientDisconnect, username: `${code}-user` }]) {
+      for (const fields of [
+        samples.liveStart,
+        samples.thumbnail,
+        { ...samples.clientDisconnect, username: `${code}-user` },
+      ]) {
         expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
       }
     }
@@ -69,24 +73,37 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
     upstream(serviceCode: "TENANT_B") { configured healthy lastPollAt }
   }`
 
-  it('a tenant key sees its own tasks, totals, loaders, users and notifications, and nothing of the other tenant', async () => {
-    const answer = await graphql(gateway, everything, {}, { headers: bearer(KEYS.a) })
-    expect(answer.errors, answer.text).toBeUndefined()
-    expect(answer.data.tasks.totalCount).toBe(1)
-    expect(answer.data.tasks.edges.map((e: { node: { taskId: string } }) => e.node.taskId)).toEqual([TASK_A])
-    expect(answer.data.tasks.edges[0].node.notifications.edges.every((e: { node: { serviceCode: string } }) => e.node.serviceCode === 'TENANT_A')).toBe(true)
-    expect(answer.data.byFilter.totalCount).toBe(0)
-    expect(answer.data.a).toEqual({ taskId: TASK_A })
-    expect(answer.data.b).toBeNull()
+  it(
+    'a tenant key sees its own tasks, totals, loaders, users ' + 'and notifications, and nothing of the other tenant',
+    async () => {
+      const answer = await graphql(gateway, everything, {}, { headers: bearer(KEYS.a) })
+      expect(answer.errors, answer.text).toBeUndefined()
+      expect(answer.data.tasks.totalCount).toBe(1)
+      expect(answer.data.tasks.edges.map((e: { node: { taskId: string } }) => e.node.taskId)).toEqual([TASK_A])
+      expect(
+        answer.data.tasks.edges[0].node.notifications.edges.every(
+          (e: { node: { serviceCode: string } }) => e.node.serviceCode === 'TENANT_A',
+        ),
+      ).toBe(true)
+      expect(answer.data.byFilter.totalCount).toBe(0)
+      expect(answer.data.a).toEqual({ taskId: TASK_A })
+      expect(answer.data.b).toBeNull()
 
-    const rest = await graphql(gateway, more, {}, { headers: bearer(KEYS.a) })
-    expect(rest.errors, rest.text).toBeUndefined()
-    expect(rest.data.users.edges.map((e: { node: { serviceCode: string } }) => e.node.serviceCode)).toEqual(['TENANT_A', 'TENANT_A'].slice(0, rest.data.users.totalCount))
-    expect(rest.data.notifications.totalCount).toBe(3)
-    expect(rest.data.notifications.edges.every((e: { node: { serviceCode: string } }) => e.node.serviceCode === 'TENANT_A')).toBe(true)
-    expect(rest.data.foreign.totalCount).toBe(0)
-    expect(rest.data.upstream).toEqual({ configured: false, healthy: false, lastPollAt: null })
-  })
+      const rest = await graphql(gateway, more, {}, { headers: bearer(KEYS.a) })
+      expect(rest.errors, rest.text).toBeUndefined()
+      expect(rest.data.users.edges.map((e: { node: { serviceCode: string } }) => e.node.serviceCode)).toEqual(
+        ['TENANT_A', 'TENANT_A'].slice(0, rest.data.users.totalCount),
+      )
+      expect(rest.data.notifications.totalCount).toBe(3)
+      expect(
+        rest.data.notifications.edges.every(
+          (e: { node: { serviceCode: string } }) => e.node.serviceCode === 'TENANT_A',
+        ),
+      ).toBe(true)
+      expect(rest.data.foreign.totalCount).toBe(0)
+      expect(rest.data.upstream).toEqual({ configured: false, healthy: false, lastPollAt: null })
+    },
+  )
 
   it('an operator key (kept only as its SHA-256) sees both tenants', async () => {
     const answer = await graphql(gateway, everything, {}, { headers: bearer(KEYS.all) })
@@ -97,16 +114,20 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   it('no edge, node id, filter or count reaches the other tenant', async () => {
     const ops = await graphql(
       gateway,
-      `{ users { edges { node { id serviceCode } } } notifications { edges { node { id serviceCode } } } tasks { edges { node { id outputs { id } } } } }`,
+      `{ users { edges { node { id serviceCode } } } notifications { edges { node { id serviceCode } } } tasks { ` +
+        `edges { node { id outputs { id } } } } }`,
       {},
       { headers: bearer(KEYS.all) },
     )
-    const ofB = (edges: Array<{ node: { id: string; serviceCode?: string } }>) => edges.filter((e) => e.node.serviceCode === 'TENANT_B').map((e) => e.node.id)
+    const ofB = (edges: Array<{ node: { id: string; serviceCode?: string } }>) =>
+      edges.filter((e) => e.node.serviceCode === 'TENANT_B').map((e) => e.node.id)
     const idsOfB = [
       ID_B,
       ...ofB(ops.data.users.edges),
       ...ofB(ops.data.notifications.edges),
-      ...ops.data.tasks.edges.filter((e: any) => e.node.id === ID_B).flatMap((e: any) => e.node.outputs.map((o: { id: string }) => o.id)),
+      ...ops.data.tasks.edges
+        .filter((e: any) => e.node.id === ID_B)
+        .flatMap((e: any) => e.node.outputs.map((o: { id: string }) => o.id)),
     ]
     expect(idsOfB.length).toBeGreaterThanOrEqual(4)
     // Two operations: the test configuration allows three aliases each.
@@ -130,7 +151,9 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
     expect(answer.errors, answer.text).toBeUndefined()
     expect(answer.data.nodes).toEqual(idsOfB.map(() => null))
     expect(answer.data.node).toBeNull()
-    expect([answer.data.byIds.totalCount, answer.data.byTaskIds.totalCount, answer.data.byUsers.totalCount]).toEqual([0, 0, 0])
+    expect([answer.data.byIds.totalCount, answer.data.byTaskIds.totalCount, answer.data.byUsers.totalCount]).toEqual([
+      0, 0, 0,
+    ])
     expect(answer.data.taskCounts).toEqual([{ serviceCode: 'TENANT_A', total: 1 }])
     const walked = await graphql(gateway, walk, {}, { headers: bearer(KEYS.a) })
     expect(walked.errors, walked.text).toBeUndefined()
@@ -157,10 +180,25 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   it('subscriptions are scoped the same way, and a socket without a key is closed with 4401', async () => {
-    const mine = subscribe<{ notificationReceived: { serviceCode: string; taskId: string } }>(gateway.url, 'subscription { notificationReceived { serviceCode taskId } }', {}, bearer(KEYS.a))
-    const tasksOfA = subscribe<{ taskChanged: { taskId: string } }>(gateway.url, 'subscription { taskChanged { taskId } }', {}, bearer(KEYS.a))
+    const mine = subscribe<{ notificationReceived: { serviceCode: string; taskId: string } }>(
+      gateway.url,
+      'subscription { notificationReceived { serviceCode taskId } }',
+      {},
+      bearer(KEYS.a),
+    )
+    const tasksOfA = subscribe<{ taskChanged: { taskId: string } }>(
+      gateway.url,
+      'subscription { taskChanged { taskId } }',
+      {},
+      bearer(KEYS.a),
+    )
     // Asking for the other tenant's task by id subscribes to nothing.
-    const foreign = subscribe<{ taskChanged: { taskId: string } }>(gateway.url, `subscription { taskChanged(filter: { ids: ["${ID_B}"] }) { taskId } }`, {}, bearer(KEYS.a))
+    const foreign = subscribe<{ taskChanged: { taskId: string } }>(
+      gateway.url,
+      `subscription { taskChanged(filter: { ids: ["${ID_B}"] }) { taskId } }`,
+      {},
+      bearer(KEYS.a),
+    )
     const anonymous = subscribe(gateway.url, 'subscription { notificationReceived { id } }')
     try {
       expect(await anonymous.closed).toBe(UNAUTHORIZED_CLOSE.code)
@@ -172,7 +210,12 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
               ['TENANT_B', TASK_B],
               ['TENANT_A', TASK_A],
             ] as const) {
-              await send(signFor(gateway, { ...sampleCallbacks(task, code).thumbnail, file_name: `t${n++}.jpg` } as Record<string, string>))
+              await send(
+                signFor(gateway, { ...sampleCallbacks(task, code).thumbnail, file_name: `t${n++}.jpg` } as Record<
+                  string,
+                  string
+                >),
+              )
             }
             return Math.min(mine.events.length, tasksOfA.events.length)
           },
@@ -193,12 +236,25 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   it.each([
     [
       'too deep',
-      '{ tasks { edges { node { outputs { streams { kind } recordings { format { container } } } notifications { edges { node { ... on LiveStartNotification { format { container } } } } } } } } }',
+      '{ tasks { edges { node { outputs { streams { kind } recordings { format { container } } } notifications { ' +
+        'edges { node { ... on LiveStartNotification { format { container } } } } } } } } }',
       'QUERY_TOO_DEEP',
     ],
-    ['too many aliases', '{ a: tasks { totalCount } b: tasks { totalCount } c: tasks { totalCount } d: tasks { totalCount } }', 'TOO_MANY_ALIASES'],
-    ['too costly', '{ tasks(first: 100) { edges { node { notifications(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
-    ["too costly through a user's tasks", '{ users(first: 100) { edges { node { tasks(first: 100) { edges { node { id } } } } } } }', 'QUERY_TOO_COSTLY'],
+    [
+      'too many aliases',
+      '{ a: tasks { totalCount } b: tasks { totalCount } c: tasks { totalCount } d: tasks { totalCount } }',
+      'TOO_MANY_ALIASES',
+    ],
+    [
+      'too costly',
+      '{ tasks(first: 100) { edges { node { notifications(first: 100) { edges { node { id } } } } } } }',
+      'QUERY_TOO_COSTLY',
+    ],
+    [
+      "too costly through a user's tasks",
+      '{ users(first: 100) { edges { node { tasks(first: 100) { edges { node { id } } } } } } }',
+      'QUERY_TOO_COSTLY',
+    ],
     ['a page over the largest', '{ tasks(first: 101) { totalCount } }', 'BAD_USER_INPUT'],
   ])('an operation %s is refused with its code, never a 5xx', async (_name, query, code) => {
     const answer = await graphql(gateway, query, {}, { headers: bearer(KEYS.all) })
@@ -207,7 +263,12 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   it('the same limits hold for subscriptions over the socket', async () => {
-    const deep = subscribe(gateway.url, `subscription { notificationReceived { a: id b: id c: id d: id } }`, {}, bearer(KEYS.all))
+    const deep = subscribe(
+      gateway.url,
+      `subscription { notificationReceived { a: id b: id c: id d: id } }`,
+      {},
+      bearer(KEYS.all),
+    )
     try {
       await expect.poll(() => deep.errors.length, { timeout: 20_000 }).toBeGreaterThan(0)
       expect(JSON.stringify(deep.errors)).toContain('TOO_MANY_ALIASES')
@@ -218,6 +279,8 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
 
   it('without API keys, livegate refuses to serve data on a non-loopback address', async () => {
     const config = loadConfig({ env: {}, value: { ...TEST_CONFIG, host: '0.0.0.0' } })
-    await expect(startGateway(config, { database: db.database })).rejects.toThrow(/no API keys are configured.*loopback/)
+    await expect(startGateway(config, { database: db.database })).rejects.toThrow(
+      /no API keys are configured.*loopback/,
+    )
   })
 })

@@ -44,7 +44,11 @@ function compared(data: unknown, errors: Array<Record<string, any>> | undefined)
 async function overHttp(url: string, sent: Sent, key: string): Promise<Compared> {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${key}` },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${key}`,
+    },
     body: JSON.stringify(sent),
   })
   const body = (await response.json()) as { data?: unknown; errors?: Array<Record<string, any>> }
@@ -52,37 +56,92 @@ async function overHttp(url: string, sent: Sent, key: string): Promise<Compared>
 }
 
 async function overSocket(url: string, sent: Sent, key: string): Promise<Compared> {
-  const client = createClient({ url: `${url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${key}` } })
+  const client = createClient({
+    url: `${url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    connectionParams: { authorization: `Bearer ${key}` },
+  })
   try {
     return await new Promise<Compared>((resolve) => {
       let last: Compared = { data: null, errors: undefined }
-      client.subscribe({ query: sent.query ?? '', variables: sent.variables, operationName: sent.operationName, extensions: sent.extensions } as never, {
-        next: (result) => {
-          last = compared(result.data, result.errors as never)
+      client.subscribe(
+        {
+          query: sent.query ?? '',
+          variables: sent.variables,
+          operationName: sent.operationName,
+          extensions: sent.extensions,
+        } as never,
+        {
+          next: (result) => {
+            last = compared(result.data, result.errors as never)
+          },
+          error: (error) =>
+            resolve(
+              Array.isArray(error)
+                ? compared(null, error)
+                : {
+                    data: null,
+                    errors: [
+                      {
+                        message: String((error as { reason?: string }).reason ?? error),
+                        code: (error as { code?: number }).code,
+                      },
+                    ],
+                  },
+            ),
+          complete: () => resolve(last),
         },
-        error: (error) =>
-          resolve(
-            Array.isArray(error) ? compared(null, error) : { data: null, errors: [{ message: String((error as { reason?: string }).reason ?? error), code: (error as { code?: number }).code }] },
-          ),
-        complete: () => resolve(last),
-      })
+      )
     })
   } finally {
     await client.dispose()
   }
 }
 
-const DEEP = '{ tasks(first: 1) { edges { node { user { tasks(first: 1) { edges { node { user { tasks(first: 1) { edges { node { id } } } } } } } } } } } }'
+const DEEP =
+  '{ tasks(first: 1) { edges { node { user { tasks(first: 1) { edges { node { user { tasks(first: 1) { edges { ' +
+  'node { id } } } } } } } } } } } }'
 
 const CASES: Array<{ name: string; key: keyof typeof KEYS; sent: Sent; code?: string; data?: unknown }> = [
-  { name: 'a document that does not parse', key: 'all', sent: { query: '{ tasks(first: ' }, code: 'GRAPHQL_PARSE_FAILED' },
+  {
+    name: 'a document that does not parse',
+    key: 'all',
+    sent: { query: '{ tasks(first: ' },
+    code: 'GRAPHQL_PARSE_FAILED',
+  },
   { name: 'a field the schema lacks', key: 'all', sent: { query: '{ nope }' }, code: 'GRAPHQL_VALIDATION_FAILED' },
-  { name: 'an unknown operation name', key: 'all', sent: { query: 'query A { taskCounts { live } }', operationName: 'B' }, code: 'OPERATION_RESOLUTION_FAILURE' },
-  { name: 'a bad argument', key: 'all', sent: { query: '{ tasks(first: -1) { totalCount } }' }, code: 'BAD_USER_INPUT' },
-  { name: 'a variable that does not coerce', key: 'all', sent: { query: 'query($n: Int) { tasks(first: $n) { totalCount } }', variables: { n: 'x' } }, code: 'BAD_USER_INPUT' },
+  {
+    name: 'an unknown operation name',
+    key: 'all',
+    sent: { query: 'query A { taskCounts { live } }', operationName: 'B' },
+    code: 'OPERATION_RESOLUTION_FAILURE',
+  },
+  {
+    name: 'a bad argument',
+    key: 'all',
+    sent: { query: '{ tasks(first: -1) { totalCount } }' },
+    code: 'BAD_USER_INPUT',
+  },
+  {
+    name: 'a variable that does not coerce',
+    key: 'all',
+    sent: { query: 'query($n: Int) { tasks(first: $n) { totalCount } }', variables: { n: 'x' } },
+    code: 'BAD_USER_INPUT',
+  },
   { name: 'too deep', key: 'all', sent: { query: DEEP }, code: 'QUERY_TOO_DEEP' },
-  { name: 'too many aliases', key: 'all', sent: { query: '{ a: taskCounts { live } b: taskCounts { live } c: taskCounts { live } d: taskCounts { live } }' }, code: 'TOO_MANY_ALIASES' },
-  { name: 'too costly', key: 'all', sent: { query: '{ tasks(first: 400) { edges { node { id taskId status userName } } } }' }, code: 'QUERY_TOO_COSTLY' },
+  {
+    name: 'too many aliases',
+    key: 'all',
+    sent: { query: '{ a: taskCounts { live } b: taskCounts { live } c: taskCounts { live } d: taskCounts { live } }' },
+    code: 'TOO_MANY_ALIASES',
+  },
+  {
+    name: 'too costly',
+    key: 'all',
+    sent: { query: '{ tasks(first: 400) { edges { node { id taskId status userName } } } }' },
+    code: 'QUERY_TOO_COSTLY',
+  },
   {
     name: 'a task of its own tenant',
     key: 'tenant',
@@ -92,18 +151,39 @@ const CASES: Array<{ name: string; key: keyof typeof KEYS; sent: Sent; code?: st
   {
     name: "another tenant's task, as one unknown",
     key: 'tenant',
-    sent: { query: 'query($id: ID!) { node(id: $id) { id } }', variables: { id: Buffer.from('Task:["OPEN","theirs"]').toString('base64url') } },
+    sent: {
+      query: 'query($id: ID!) { node(id: $id) { id } }',
+      variables: { id: Buffer.from('Task:["OPEN","theirs"]').toString('base64url') },
+    },
     data: { node: null },
   },
   {
     name: 'a read-only key acting',
     key: 'tenant',
-    sent: { query: 'mutation($id: ID!) { stopTask(id: $id, reason: "test") { action { id state } } }', variables: { id: Buffer.from('Task:["TESTING","mine"]').toString('base64url') } },
+    sent: {
+      query: 'mutation($id: ID!) { stopTask(id: $id, reason: "test") { action { id state } } }',
+      variables: { id: Buffer.from('Task:["TESTING","mine"]').toString('base64url') },
+    },
     code: 'FORBIDDEN',
   },
-  { name: 'a trusted-only key sending text', key: 'trusted', sent: { query: '{ taskCounts { live } }' }, code: 'PERSISTED_QUERY_ID_REQUIRED' },
-  { name: 'a trusted-only key naming an unknown hash', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } }, code: 'PERSISTED_QUERY_NOT_IN_LIST' },
-  { name: 'a trusted-only key naming a trusted document', key: 'trusted', sent: { extensions: { persistedQuery: { version: 1, sha256Hash: freshnessHash } } }, data: expect.anything() },
+  {
+    name: 'a trusted-only key sending text',
+    key: 'trusted',
+    sent: { query: '{ taskCounts { live } }' },
+    code: 'PERSISTED_QUERY_ID_REQUIRED',
+  },
+  {
+    name: 'a trusted-only key naming an unknown hash',
+    key: 'trusted',
+    sent: { extensions: { persistedQuery: { version: 1, sha256Hash: 'f'.repeat(64) } } },
+    code: 'PERSISTED_QUERY_NOT_IN_LIST',
+  },
+  {
+    name: 'a trusted-only key naming a trusted document',
+    key: 'trusted',
+    sent: { extensions: { persistedQuery: { version: 1, sha256Hash: freshnessHash } } },
+    data: expect.anything(),
+  },
 ]
 
 describe(`one pipeline: HTTP and graphql-ws answer the same (${driverName})`, () => {
@@ -123,7 +203,10 @@ describe(`one pipeline: HTTP and graphql-ws answer the same (${driverName})`, ()
     }
     gateway = await startGateway(loadConfig({ env: {}, value: config }), { database: db.database })
     await deliverTo(gateway, sampleCallbacks('mine').liveStart as Record<string, string>)
-    await deliverTo(gateway, { ...(sampleCallbacks('theirs').liveStart as Record<string, string>), service_code: 'OPEN' })
+    await deliverTo(gateway, {
+      ...(sampleCallbacks('theirs').liveStart as Record<string, string>),
+      service_code: 'OPEN',
+    })
   })
 
   afterAll(async () => {
@@ -145,9 +228,15 @@ describe(`one pipeline: HTTP and graphql-ws answer the same (${driverName})`, ()
   }
 
   it('refuses a wrong key on both: 401 over HTTP, close 4401 over graphql-ws', async () => {
-    const http = await fetch(`${gateway.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' }, body: '{"query":"{ taskCounts { live } }"}' })
+    const http = await fetch(`${gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' },
+      body: '{"query":"{ taskCounts { live } }"}',
+    })
     expect(http.status).toBe(401)
-    expect(((await http.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code).toBe('UNAUTHENTICATED')
+    expect(
+      ((await http.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code,
+    ).toBe('UNAUTHENTICATED')
     const socket = await overSocket(gateway.url, { query: '{ taskCounts { live } }' }, 'wrong')
     expect(socket.errors?.[0]?.code).toBe(4401)
   })

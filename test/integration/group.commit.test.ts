@@ -13,7 +13,9 @@ const statements: string[] = []
 let db: TestDatabase
 
 beforeAll(async () => {
-  db = await openTestDatabase({ logger: { logQuery: (query, params) => statements.push(`${query} ${JSON.stringify(params)}`) } })
+  db = await openTestDatabase({
+    logger: { logQuery: (query, params) => statements.push(`${query} ${JSON.stringify(params)}`) },
+  })
 })
 afterAll(async () => db.drop())
 
@@ -49,18 +51,28 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
     const store = new CallbackStore(db.database.db)
     const ids = Array.from({ length: 60 }, () => `task-${randomUUID()}`)
     const before = transactions()
-    const kept = await Promise.all(ids.map((id) => store.keep(row(sampleCallbacks(id).liveStart as Record<string, string>))))
+    const kept = await Promise.all(
+      ids.map((id) => store.keep(row(sampleCallbacks(id).liveStart as Record<string, string>))),
+    )
     expect(transactions() - before).toBe(1)
     expect(kept.every((k) => k.deliveries === 1)).toBe(true)
     // Row ids follow the order the callbacks were handed in: the subscription cursor relies on it.
     expect(kept.map((k) => k.id)).toEqual([...kept.map((k) => k.id)].sort((a, b) => a - b))
     // One transaction wrote them all, and nothing else: the graph is folded afterwards.
-    const writers = await db.database.db.selectDistinct({ xid: callbacks.xid }).from(callbacks).where(inArray(callbacks.taskId, ids))
+    const writers = await db.database.db
+      .selectDistinct({ xid: callbacks.xid })
+      .from(callbacks)
+      .where(inArray(callbacks.taskId, ids))
     expect(writers).toHaveLength(1)
-    expect(await db.database.db.select({ id: tasks.taskId }).from(tasks).where(inArray(tasks.taskId, ids))).toHaveLength(0)
+    expect(
+      await db.database.db.select({ id: tasks.taskId }).from(tasks).where(inArray(tasks.taskId, ids)),
+    ).toHaveLength(0)
     const projector = new GraphProjector({ database: db.database, log: console })
     await projector.catchUp()
-    const folded = await db.database.db.select({ id: tasks.taskId, status: tasks.status }).from(tasks).where(inArray(tasks.taskId, ids))
+    const folded = await db.database.db
+      .select({ id: tasks.taskId, status: tasks.status })
+      .from(tasks)
+      .where(inArray(tasks.taskId, ids))
     expect(folded).toHaveLength(60)
     expect(folded.every((t) => t.status === 'LIVE')).toBe(true)
   })
@@ -71,7 +83,10 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
     const kept = await Promise.all([store.keep(once), store.keep({ ...once }), store.keep({ ...once })])
     expect(new Set(kept.map((k) => k.id)).size).toBe(1)
     expect(kept.map((k) => k.deliveries)).toEqual([1, 2, 3])
-    const [stored] = await db.database.db.select({ deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.dedupeKey, once.dedupeKey))
+    const [stored] = await db.database.db
+      .select({ deliveries: callbacks.deliveries })
+      .from(callbacks)
+      .where(eq(callbacks.dedupeKey, once.dedupeKey))
     expect(stored?.deliveries).toBe(3)
     // A later batch goes on counting.
     expect((await store.keep({ ...once })).deliveries).toBe(4)
@@ -79,10 +94,20 @@ describe(`group commit: callbacks arriving together share one transaction (${dri
 
   test('a row the database refuses fails alone: its batch neighbours are kept', async () => {
     const store = new CallbackStore(db.database.db)
-    const good = [row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), row(sampleCallbacks(`task-${randomUUID()}`).thumbnail as Record<string, string>)]
+    const good = [
+      row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>),
+      row(sampleCallbacks(`task-${randomUUID()}`).thumbnail as Record<string, string>),
+    ]
     // PostgreSQL text cannot hold NUL: the verdict refuses such callbacks, the store must still cope.
-    const bad = { ...row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>), taskId: 'nul\u0000here' }
-    const outcomes = await Promise.allSettled([store.keep(good[0] as CallbackRecord), store.keep(bad), store.keep(good[1] as CallbackRecord)])
+    const bad = {
+      ...row(sampleCallbacks(`task-${randomUUID()}`).liveStart as Record<string, string>),
+      taskId: 'nul\u0000here',
+    }
+    const outcomes = await Promise.allSettled([
+      store.keep(good[0] as CallbackRecord),
+      store.keep(bad),
+      store.keep(good[1] as CallbackRecord),
+    ])
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     const stored = await db.database.db
       .select({ key: callbacks.dedupeKey })

@@ -15,7 +15,9 @@ function gatewayWith(ingest: Record<string, unknown>) {
   const parts = {} as { db: TestDatabase; gateway: Gateway }
   beforeAll(async () => {
     parts.db = await openTestDatabase()
-    parts.gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, ingest } }), { database: parts.db.database })
+    parts.gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, ingest } }), {
+      database: parts.db.database,
+    })
   })
   afterAll(async () => {
     await parts.gateway?.close()
@@ -25,19 +27,33 @@ function gatewayWith(ingest: Record<string, unknown>) {
 }
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' }
-const fields = () => new URLSearchParams(sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>).toString()
+const fields = () =>
+  new URLSearchParams(sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>).toString()
 
 /** One delivery of every kind of junk, with the code each must still be answered with. */
 function junk(gateway: Gateway): Array<[Promise<Answer>, string]> {
   const url = `${gateway.url}/callbacks`
-  const stale = signFor(gateway, sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>, { nowMs: Date.now() - 3_600_000 })
+  const stale = signFor(gateway, sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>, {
+    nowMs: Date.now() - 3_600_000,
+  })
   return [
     [send({ method: 'POST', url, headers: form, body: fields() }), 'SIGNATURE_MISSING'],
-    [send({ method: 'POST', url, headers: { ...form, 'svc-signature': 'f'.repeat(64), 'svc-timestamp': String(Date.now()) }, body: fields() }), 'SIGNATURE_INVALID'],
+    [
+      send({
+        method: 'POST',
+        url,
+        headers: { ...form, 'svc-signature': 'f'.repeat(64), 'svc-timestamp': String(Date.now()) },
+        body: fields(),
+      }),
+      'SIGNATURE_INVALID',
+    ],
     [send(stale), 'TIMESTAMP_STALE'],
     [send({ method: 'POST', url, headers: form, body: 'type=0&service_code=NOBODY' }), 'UNKNOWN_SERVICE'],
     [send({ method: 'POST', url, headers: form, body: 'type=0' }), 'MISSING_FIELDS'],
-    [send({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: '{}' }), 'UNSUPPORTED_MEDIA_TYPE'],
+    [
+      send({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: '{}' }),
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
     [send({ method: 'PUT', url, headers: form, body: fields() }), 'METHOD_NOT_ALLOWED'],
   ]
 }
@@ -69,7 +85,11 @@ describe(`refused deliveries are rate limited per source (${driverName})`, () =>
 
   it('a burst of valid signed callbacks from the same address is never limited, while its junk still is', async () => {
     const taskIds = Array.from({ length: 40 }, () => `flood-valid-${randomUUID()}`)
-    const answers = await Promise.all(taskIds.map((taskId) => send(signFor(parts.gateway, sampleCallbacks(taskId).liveStart as Record<string, string>))))
+    const answers = await Promise.all(
+      taskIds.map((taskId) =>
+        send(signFor(parts.gateway, sampleCallbacks(taskId).liveStart as Record<string, string>)),
+      ),
+    )
     expect(answers.map((answer) => answer.status)).toEqual(taskIds.map(() => 200))
     const stored = await parts.db.database.db.select({ taskId: callbacks.taskId }).from(callbacks)
     expect(new Set(stored.map((row) => row.taskId))).toEqual(new Set(taskIds))
@@ -95,7 +115,12 @@ describe(`the refusals table is capped (${driverName})`, () => {
 
   it('keeps the newest refusals up to the cap and prunes the oldest', async () => {
     for (let n = 0; n < 25; n += 1) {
-      const answer = await send({ method: 'POST', url: `${parts.gateway.url}/callbacks?n=${n}`, headers: form, body: fields() })
+      const answer = await send({
+        method: 'POST',
+        url: `${parts.gateway.url}/callbacks?n=${n}`,
+        headers: form,
+        body: fields(),
+      })
       expect(answer.body.code).toBe('SIGNATURE_MISSING')
     }
     const rows = await parts.db.database.db.select({ query: refusals.query }).from(refusals).orderBy(asc(refusals.id))

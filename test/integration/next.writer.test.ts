@@ -23,7 +23,15 @@ describe('nextWriter frames graphql-ws next messages a ws client reads back exac
   it('at each header boundary, with multi-byte text, in order with messages ws sends itself', async () => {
     const prefixLength = Buffer.byteLength('{"id":"é1","type":"next","payload":')
     // Payload byte lengths chosen so that whole messages land on either side of 125/126 and 65535/65536.
-    const sizes = [2, 125 - prefixLength, 126 - prefixLength, 300, 65_535 - prefixLength, 65_536 - prefixLength, 200_000]
+    const sizes = [
+      2,
+      125 - prefixLength,
+      126 - prefixLength,
+      300,
+      65_535 - prefixLength,
+      65_536 - prefixLength,
+      200_000,
+    ]
     const payloads = sizes.map((size, i) => {
       // `"…"}`: a JSON string of `size` bytes in all, with a 2-byte character where there is room.
       const filler = size >= 6 ? `é${'x'.repeat(size - 6)}` : ''

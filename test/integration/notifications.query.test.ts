@@ -65,7 +65,10 @@ interface Page {
   }
 }
 
-const list = (gateway: GatewayFixtures['gateway'], variables: { filter?: Filter; first?: number; after?: string | null | undefined }) => graphql<Page>(gateway, NOTIFICATIONS, variables)
+const list = (
+  gateway: GatewayFixtures['gateway'],
+  variables: { filter?: Filter; first?: number; after?: string | null | undefined },
+) => graphql<Page>(gateway, NOTIFICATIONS, variables)
 
 /** The page's data, failing the test with the answer when it carries errors. */
 function pageOf(answer: GraphqlAnswer<Page>): Page['notifications'] {
@@ -157,9 +160,22 @@ describe(`the notifications query on ${driverName}`, () => {
       expect(edge.node.id).not.toBe(edge.cursor)
       expect(new Date(edge.node.receivedAt as string).toISOString()).toBe(edge.node.receivedAt)
     }
-    expect(nodes.map((node) => node.kind)).toEqual(['UNKNOWN', 'LIVE_RESUME', 'CLIENT_DISCONNECT', 'THUMBNAIL', 'ARCHIVED', 'LIVE_END', 'LIVE_START'])
+    expect(nodes.map((node) => node.kind)).toEqual([
+      'UNKNOWN',
+      'LIVE_RESUME',
+      'CLIENT_DISCONNECT',
+      'THUMBNAIL',
+      'ARCHIVED',
+      'LIVE_END',
+      'LIVE_START',
+    ])
 
-    const format = (container: string) => ({ container: container.toUpperCase(), containerName: container, videoCodec: 'libx264', audioCodec: 'aac' })
+    const format = (container: string) => ({
+      container: container.toUpperCase(),
+      containerName: container,
+      videoCodec: 'libx264',
+      audioCodec: 'aac',
+    })
     expect(start).toMatchObject({
       userName: 'alice',
       vsId: 'xvs-5',
@@ -207,33 +223,77 @@ describe(`the notifications query on ${driverName}`, () => {
       opaque: null,
     })
     expect(archived?.fields).toMatchObject({ opaque: '' })
-    expect(thumbnail).toMatchObject({ imageUrl: `http://img.example/${id}.jpg`, width: 320, height: 240, fileName: `${id}.jpg`, path: 'TESTING/20151013/01/57/jpg/', liveOnly: false })
-    expect(disconnect).toMatchObject({ userName: 'alice', sessionDuration: 3600, disconnectReason: 'CLIENT_CLOSED', disconnectReasonCode: 1 })
+    expect(thumbnail).toMatchObject({
+      imageUrl: `http://img.example/${id}.jpg`,
+      width: 320,
+      height: 240,
+      fileName: `${id}.jpg`,
+      path: 'TESTING/20151013/01/57/jpg/',
+      liveOnly: false,
+    })
+    expect(disconnect).toMatchObject({
+      userName: 'alice',
+      sessionDuration: 3600,
+      disconnectReason: 'CLIENT_CLOSED',
+      disconnectReasonCode: 1,
+    })
     expect(resume).toMatchObject({ userName: 'alice', vsId: null, status: 'WAITING' })
     expect(unknown).toMatchObject({ type: 3, fields: { seq: '0', file_name: 'seg-0.ts' } })
     expect(Object.keys(unknown as Node)).not.toContain('status')
   })
 
-  test('values past what their fields carry: bytes past 2^31, unpublished codes, unreadable values, unverified signatures', async ({ gateway, deliver }) => {
-    const id = taskId()
-    const samples = sampleCallbacks(id)
-    await deliverAll(deliver, [
-      { ...samples.liveEnd, http_output_bytes: '5000000000', input_bytes: '9007199254740', output_idx: '99999999999' } as Record<string, string>,
-      { ...samples.clientDisconnect, hashed_id: id, disconnect_reason: '7' } as Record<string, string>,
-      { ...samples.liveStart, size: 'big', created_at: 'yesterday', format: 'flv' } as Record<string, string>,
-    ])
-    const logged = await deliver({ ...samples.liveResume, service_code: 'LOGONLY', status: '1' } as Record<string, string>, { secret: 'wrong' })
-    expect(logged.status, logged.text).toBe(200)
+  test(
+    'values past what their fields carry: bytes past 2^31, unpublished codes, unreadable values, unverified ' +
+      'signatures',
+    async ({ gateway, deliver }) => {
+      const id = taskId()
+      const samples = sampleCallbacks(id)
+      await deliverAll(deliver, [
+        {
+          ...samples.liveEnd,
+          http_output_bytes: '5000000000',
+          input_bytes: '9007199254740',
+          output_idx: '99999999999',
+        } as Record<string, string>,
+        { ...samples.clientDisconnect, hashed_id: id, disconnect_reason: '7' } as Record<string, string>,
+        { ...samples.liveStart, size: 'big', created_at: 'yesterday', format: 'flv' } as Record<string, string>,
+      ])
+      const logged = await deliver(
+        { ...samples.liveResume, service_code: 'LOGONLY', status: '1' } as Record<string, string>,
+        { secret: 'wrong' },
+      )
+      expect(logged.status, logged.text).toBe(200)
 
-    const nodes = pageOf(await list(gateway, { filter: { taskIds: [id] } })).edges.map((edge) => edge.node)
-    const [resume, start, disconnect, end] = nodes
-    expect(end).toMatchObject({ httpOutputBytes: 5_000_000_000, inputBytes: 9_007_199_254_740, outputIndex: null, fields: { output_idx: '99999999999' } })
-    expect(disconnect).toMatchObject({ disconnectReason: null, disconnectReasonCode: 7 })
-    expect(start).toMatchObject({ width: null, height: null, createdAt: null, format: { container: 'FLV', containerName: 'flv', videoCodec: null, audioCodec: null }, fields: { size: 'big' } })
-    expect(resume).toMatchObject({ __typename: 'LiveResumeNotification', status: 'RESUMED', serviceCode: 'LOGONLY', signatureVerified: false })
-  })
+      const nodes = pageOf(await list(gateway, { filter: { taskIds: [id] } })).edges.map((edge) => edge.node)
+      const [resume, start, disconnect, end] = nodes
+      expect(end).toMatchObject({
+        httpOutputBytes: 5_000_000_000,
+        inputBytes: 9_007_199_254_740,
+        outputIndex: null,
+        fields: { output_idx: '99999999999' },
+      })
+      expect(disconnect).toMatchObject({ disconnectReason: null, disconnectReasonCode: 7 })
+      expect(start).toMatchObject({
+        width: null,
+        height: null,
+        createdAt: null,
+        format: { container: 'FLV', containerName: 'flv', videoCodec: null, audioCodec: null },
+        fields: { size: 'big' },
+      })
+      expect(resume).toMatchObject({
+        __typename: 'LiveResumeNotification',
+        status: 'RESUMED',
+        serviceCode: 'LOGONLY',
+        signatureVerified: false,
+      })
+    },
+  )
 
-  test('each filter alone and combined lists exactly the matching callbacks, with their total count', async ({ gateway, deliver, db }) => {
+  test('each filter alone and combined lists exactly the matching callbacks, with their total count', async ({
+    gateway,
+    deliver,
+    db,
+  }) => {
     const [a, b] = [taskId(), taskId()]
     const [alice, bob] = [`alice-${randomUUID()}`, `bob-${randomUUID()}`]
     const sa = sampleCallbacks(a)
@@ -278,7 +338,14 @@ describe(`the notifications query on ${driverName}`, () => {
       { serviceCode: 'TESTING', userName: alice, types: [8, 15] },
       { serviceCode: 'ROTATING', receivedFrom: at(4), types: [9, 15] },
       { taskIds: [b], userName: alice },
-      { serviceCode: 'TESTING', types: [0, 1, 8, 15], taskIds: [a], userName: alice, receivedFrom: at(1), receivedTo: at(6) },
+      {
+        serviceCode: 'TESTING',
+        types: [0, 1, 8, 15],
+        taskIds: [a],
+        userName: alice,
+        receivedFrom: at(1),
+        receivedTo: at(6),
+      },
       { taskIds: [`no-such-${randomUUID()}`] },
     ]
     for (const filter of filters) {
@@ -294,7 +361,10 @@ describe(`the notifications query on ${driverName}`, () => {
     expect(await listAll(gateway, { receivedFrom: at(2), receivedTo: at(5) })).toHaveLength(3)
   })
 
-  test('pages follow each other without duplicates or gaps, and a cursor holds while new callbacks arrive', async ({ gateway, deliver }) => {
+  test('pages follow each other without duplicates or gaps, and a cursor holds while new callbacks arrive', async ({
+    gateway,
+    deliver,
+  }) => {
     const id = taskId()
     const resume = sampleCallbacks(id).liveResume as Record<string, string>
     const base = Date.now() - 60_000
@@ -323,7 +393,11 @@ describe(`the notifications query on ${driverName}`, () => {
     expect(past).toMatchObject({ edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 7 })
 
     // first: 0 asks only whether anything is there.
-    expect(pageOf(await list(gateway, { filter, first: 0 }))).toMatchObject({ edges: [], pageInfo: { hasNextPage: true, endCursor: null }, totalCount: 7 })
+    expect(pageOf(await list(gateway, { filter, first: 0 }))).toMatchObject({
+      edges: [],
+      pageInfo: { hasNextPage: true, endCursor: null },
+      totalCount: 7,
+    })
 
     // Paging one at a time walks the same list.
     const walked = await listAll(gateway, filter, 1)
@@ -347,18 +421,68 @@ describe(`the notifications query on ${driverName}`, () => {
     { name: 'first over the largest page', variables: { first: 501 }, argument: 'first', message: /at most 500/ },
     { name: 'a negative first', variables: { first: -1 }, argument: 'first', message: /from 0 to 500/ },
     { name: 'a garbage after', variables: { after: 'garbage!' }, argument: 'after', message: /not a cursor/ },
-    { name: 'an after that is base64 but not a cursor', variables: { after: Buffer.from('hello').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor of another connection', variables: { after: Buffer.from('t1:task-1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with no row id', variables: { after: Buffer.from('n2:7').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with a word for a position', variables: { after: Buffer.from('n2:abc:1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor past the largest id', variables: { after: Buffer.from('n2:7:99999999999999999999').toString('base64url') }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor with padding', variables: { after: `${Buffer.from('n2:7:1').toString('base64url')}==` }, argument: 'after', message: /not a cursor/ },
-    { name: 'a cursor from before log positions (row id only)', variables: { after: Buffer.from('n1:1').toString('base64url') }, argument: 'after', message: /not a cursor/ },
+    {
+      name: 'an after that is base64 but not a cursor',
+      variables: { after: Buffer.from('hello').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor of another connection',
+      variables: { after: Buffer.from('t1:task-1').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor with no row id',
+      variables: { after: Buffer.from('n2:7').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor with a word for a position',
+      variables: { after: Buffer.from('n2:abc:1').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor past the largest id',
+      variables: { after: Buffer.from('n2:7:99999999999999999999').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor with padding',
+      variables: { after: `${Buffer.from('n2:7:1').toString('base64url')}==` },
+      argument: 'after',
+      message: /not a cursor/,
+    },
+    {
+      name: 'a cursor from before log positions (row id only)',
+      variables: { after: Buffer.from('n1:1').toString('base64url') },
+      argument: 'after',
+      message: /not a cursor/,
+    },
     { name: 'a very long after', variables: { after: 'A'.repeat(10_000) }, argument: 'after', message: /not a cursor/ },
     { name: 'an empty after', variables: { after: '' }, argument: 'after', message: /not a cursor/ },
-    { name: 'a NUL in a text filter', variables: { filter: { taskIds: ['a\u0000b'] } }, argument: 'filter', message: /NUL/ },
-    { name: 'too many task ids', variables: { filter: { taskIds: Array.from({ length: 501 }, (_, i) => `t${i}`) } }, argument: 'filter', message: /at most 500/ },
-    { name: 'too many types', variables: { filter: { types: Array.from({ length: 101 }, (_, i) => i) } }, argument: 'filter', message: /at most 100/ },
+    {
+      name: 'a NUL in a text filter',
+      variables: { filter: { taskIds: ['a\u0000b'] } },
+      argument: 'filter',
+      message: /NUL/,
+    },
+    {
+      name: 'too many task ids',
+      variables: { filter: { taskIds: Array.from({ length: 501 }, (_, i) => `t${i}`) } },
+      argument: 'filter',
+      message: /at most 500/,
+    },
+    {
+      name: 'too many types',
+      variables: { filter: { types: Array.from({ length: 101 }, (_, i) => i) } },
+      argument: 'filter',
+      message: /at most 100/,
+    },
   ]
   for (const c of badInputs) {
     test(`${c.name}: BAD_USER_INPUT with a clear message, never a 5xx`, async ({ gateway }) => {
@@ -366,7 +490,10 @@ describe(`the notifications query on ${driverName}`, () => {
       expect(answer.status, answer.text).toBeLessThan(500)
       expect(answer.data, answer.text).toBeNull()
       expect(answer.errors).toHaveLength(1)
-      expect(answer.errors?.[0]).toMatchObject({ message: expect.stringMatching(c.message), extensions: { code: 'BAD_USER_INPUT', argumentName: c.argument } })
+      expect(answer.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(c.message),
+        extensions: { code: 'BAD_USER_INPUT', argumentName: c.argument },
+      })
       expect(answer.text).not.toMatch(STACK_TRACE)
     })
   }
@@ -404,7 +531,8 @@ describe(`latestNotificationsForTasks on ${driverName}`, () => {
   test("gives each task's newest callbacks, newest first, in one batch", async ({ deliver, db }) => {
     const [a, b, c] = [taskId(), taskId(), taskId()]
     const base = Date.now() - 60_000
-    for (let i = 0; i < 3; i++) await deliver(sampleCallbacks(a).liveResume as Record<string, string>, { nowMs: base + i })
+    for (let i = 0; i < 3; i++)
+      await deliver(sampleCallbacks(a).liveResume as Record<string, string>, { nowMs: base + i })
     await deliver(sampleCallbacks(b).liveStart as Record<string, string>)
     const rows = await db.database.db.select().from(callbacks).orderBy(desc(callbacks.id))
     const idsOf = (task: string) => rows.filter((row) => row.taskId === task).map((row) => row.id)
@@ -415,7 +543,14 @@ describe(`latestNotificationsForTasks on ${driverName}`, () => {
     expect(found.get(b)?.map((row) => row.id)).toEqual(idsOf(b))
     expect(found.get(c)).toEqual([])
     const [newest] = found.get(b) ?? []
-    expect(newest).toMatchObject({ type: 0, serviceCode: 'TESTING', taskId: b, userName: 'alice', signature: 'verified', values: { tag: 'tcp_output_live_only' } })
+    expect(newest).toMatchObject({
+      type: 0,
+      serviceCode: 'TESTING',
+      taskId: b,
+      userName: 'alice',
+      signature: 'verified',
+      values: { tag: 'tcp_output_live_only' },
+    })
     expect({ ...sentFields(newest as NotificationRow) }).toEqual(sampleCallbacks(b).liveStart)
     expect(newest?.receivedAt).toBeInstanceOf(Date)
     expect(await latestNotificationsForTasks(db.database.db, [], 5)).toEqual(new Map())

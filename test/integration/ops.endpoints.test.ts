@@ -30,11 +30,14 @@ async function scrape(baseUrl: string): Promise<Scrape> {
 }
 
 function value(scraped: Scrape, name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = scraped.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+  const found = scraped.samples.find(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  )
   return found?.value
 }
 
-const NOTIFICATIONS = 'subscription($filter: NotificationFilter) { notificationReceived(filter: $filter) { __typename } }'
+const NOTIFICATIONS =
+  'subscription($filter: NotificationFilter) { notificationReceived(filter: $filter) { __typename } }'
 const TASKS = 'subscription { taskChanged { id } }'
 
 describe(`operations endpoints (${driverName})`, () => {
@@ -57,7 +60,10 @@ describe(`operations endpoints (${driverName})`, () => {
     expect(answer.text).not.toMatch(/postgres(ql)?:\/\/|password|127\.0\.0\.1:\d+/)
   })
 
-  test('/metrics: Prometheus text with the GraphQL histogram by operation, callbacks, and process metrics', async ({ gateway, deliver }) => {
+  test('/metrics: Prometheus text with the GraphQL histogram by operation, callbacks, and process metrics', async ({
+    gateway,
+    deliver,
+  }) => {
     expect((await graphql(gateway, 'query Probe { __typename }')).status).toBe(200)
     expect((await graphql(gateway, '{ __typename }')).status).toBe(200)
     expect((await deliver(sampleCallbacks(randomUUID()).liveStart as Record<string, string>)).status).toBe(200)
@@ -67,11 +73,19 @@ describe(`operations endpoints (${driverName})`, () => {
     expect(scraped.types.get('livegate_graphql_seconds')).toBe('histogram')
     expect(value(scraped, 'livegate_graphql_seconds_count', { operation: 'Probe', type: 'query' })).toBe(1)
     expect(value(scraped, 'livegate_graphql_seconds_bucket', { operation: 'Probe', type: 'query', le: '+Inf' })).toBe(1)
-    expect(value(scraped, 'livegate_graphql_seconds_count', { operation: 'anonymous', type: 'query' })).toBeGreaterThanOrEqual(1)
+    expect(
+      value(scraped, 'livegate_graphql_seconds_count', { operation: 'anonymous', type: 'query' }),
+    ).toBeGreaterThanOrEqual(1)
     expect(scraped.types.get('livegate_callbacks_total')).toBe('counter')
     expect(value(scraped, 'livegate_callbacks_total', { type: '0', verdict: 'kept' })).toBeGreaterThanOrEqual(1)
     expect(value(scraped, 'livegate_ingest_seconds_count')).toBeGreaterThanOrEqual(1)
-    for (const family of ['livegate_ingest_seconds', 'livegate_spool_depth', 'livegate_subscriptions', 'livegate_upstream_poll_seconds', 'livegate_upstream_errors_total']) {
+    for (const family of [
+      'livegate_ingest_seconds',
+      'livegate_spool_depth',
+      'livegate_subscriptions',
+      'livegate_upstream_poll_seconds',
+      'livegate_upstream_errors_total',
+    ]) {
       expect(scraped.types.has(family), family).toBe(true)
     }
     expect(value(scraped, 'process_cpu_user_seconds_total')).toBeGreaterThan(0)
@@ -81,7 +95,9 @@ describe(`operations endpoints (${driverName})`, () => {
   test('distinct operation names are capped: past the cap they are counted as "other"', async ({ gateway }) => {
     for (let i = 0; i < 210; i++) expect((await graphql(gateway, `query Many${i} { __typename }`)).status).toBe(200)
     const scraped = await scrape(gateway.url)
-    const operations = new Set(scraped.samples.filter((s) => s.name === 'livegate_graphql_seconds_count').map((s) => s.labels.operation))
+    const operations = new Set(
+      scraped.samples.filter((s) => s.name === 'livegate_graphql_seconds_count').map((s) => s.labels.operation),
+    )
     // 200 names, and `anonymous` and `other`, which the cap does not count.
     expect(operations.size).toBeLessThanOrEqual(202)
     expect(operations.has('other')).toBe(true)
@@ -101,8 +117,12 @@ describe(`operations endpoints (${driverName})`, () => {
     await expect.poll(gauge, { timeout: 20_000 }).toBe(before)
   })
 
-  test('the subscriptions gauge counts notification subscriptions under their own field', async ({ gateway, deliver }) => {
-    const gauge = async () => value(await scrape(gateway.url), 'livegate_subscriptions', { field: 'notificationReceived' }) ?? 0
+  test('the subscriptions gauge counts notification subscriptions under their own field', async ({
+    gateway,
+    deliver,
+  }) => {
+    const gauge = async () =>
+      value(await scrape(gateway.url), 'livegate_subscriptions', { field: 'notificationReceived' }) ?? 0
     const before = await gauge()
     const taskId = randomUUID()
     const subscription = subscribe(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
@@ -120,7 +140,12 @@ describe(`operations endpoints (${driverName})`, () => {
 
   test('a gateway of its own: task_list health and poll metrics, then 503 once its database is closed', async () => {
     const own = await openTestDatabase()
-    const simulator = await startSimulator({ services: [{ serviceCode: 'UP', secret: SECRET }], seed: 1, sessions: 1, rate: 1 })
+    const simulator = await startSimulator({
+      services: [{ serviceCode: 'UP', secret: SECRET }],
+      seed: 1,
+      sessions: 1,
+      rate: 1,
+    })
     const config = loadConfig({
       env: {},
       value: {
@@ -138,20 +163,50 @@ describe(`operations endpoints (${driverName})`, () => {
     })
     const gateway = await startGateway(config, { database: own.database })
     try {
-      await expect.poll(async () => value(await scrape(gateway.url), 'livegate_upstream_errors_total', { service_code: 'DOWN', kind: 'NETWORK' }), { timeout: 10_000 }).toBe(1)
-      await expect.poll(async () => value(await scrape(gateway.url), 'livegate_upstream_poll_seconds_count', { service_code: 'UP', outcome: 'ok' }), { timeout: 10_000 }).toBe(1)
+      await expect
+        .poll(
+          async () =>
+            value(await scrape(gateway.url), 'livegate_upstream_errors_total', {
+              service_code: 'DOWN',
+              kind: 'NETWORK',
+            }),
+          { timeout: 10_000 },
+        )
+        .toBe(1)
+      await expect
+        .poll(
+          async () =>
+            value(await scrape(gateway.url), 'livegate_upstream_poll_seconds_count', {
+              service_code: 'UP',
+              outcome: 'ok',
+            }),
+          { timeout: 10_000 },
+        )
+        .toBe(1)
       const scraped = await scrape(gateway.url)
-      expect(value(scraped, 'livegate_upstream_poll_seconds_count', { service_code: 'DOWN', outcome: 'NETWORK' })).toBe(1)
+      expect(value(scraped, 'livegate_upstream_poll_seconds_count', { service_code: 'DOWN', outcome: 'NETWORK' })).toBe(
+        1,
+      )
       expect(value(scraped, 'livegate_upstream_errors_total', { service_code: 'UP' })).toBeUndefined()
 
       const ready = await send({ method: 'GET', url: `${gateway.url}/readyz` })
       expect(ready.status, ready.text).toBe(200)
-      const upstream = ready.body.upstream as Array<{ serviceCode: string; healthy: boolean | null; lastSuccessAt: string | null }>
+      const upstream = ready.body.upstream as Array<{
+        serviceCode: string
+        healthy: boolean | null
+        lastSuccessAt: string | null
+      }>
       expect(upstream.map((u) => u.serviceCode)).toEqual(['UP', 'DOWN'])
       expect(upstream[0]).toMatchObject({ serviceCode: 'UP', healthy: true })
       expect(Date.parse(upstream[0]?.lastSuccessAt ?? '')).toBeGreaterThan(Date.now() - 60_000)
       expect(upstream[0]).toMatchObject({ stale: false, consecutiveFailures: 0 })
-      expect(upstream[1]).toEqual({ serviceCode: 'DOWN', healthy: false, stale: true, consecutiveFailures: 1, lastSuccessAt: null })
+      expect(upstream[1]).toEqual({
+        serviceCode: 'DOWN',
+        healthy: false,
+        stale: true,
+        consecutiveFailures: 1,
+        lastSuccessAt: null,
+      })
 
       await own.database.close()
       const down = await send({ method: 'GET', url: `${gateway.url}/readyz` })

@@ -11,7 +11,12 @@ import { ROOT, type ServeProcess, startListeningProcess } from '../support/liveg
 // linked. Slow (a build, then an install of every production dependency), and it needs the npm
 // registry, as `npm ci` does.
 const run = promisify(execFile)
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=warn'], { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 })
+const npm = (args: string[], cwd: string) =>
+  run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=warn'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 900_000,
+  })
 
 const work = mkdtempSync(join(tmpdir(), 'livegate-package-'))
 const app = join(work, 'app')
@@ -36,7 +41,15 @@ describe('the npm package', () => {
     // from a file or git, not from a registry, under the name npm gives such a source; it does not
     // run for a packed tarball.
     mkdirSync(app)
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-app', version: '1.0.0', private: true, allowScripts: { [`file:${tarball}`]: false, '@apollo/protobufjs': false } }))
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({
+        name: 'an-app',
+        version: '1.0.0',
+        private: true,
+        allowScripts: { [`file:${tarball}`]: false, '@apollo/protobufjs': false },
+      }),
+    )
     const result = await npm(['install', tarball], app)
     installOutput = result.stdout + result.stderr
   }, 1_200_000)
@@ -66,7 +79,12 @@ describe('the npm package', () => {
       ]),
     )
     const own = packed.filter((path) => !path.startsWith('node_modules/'))
-    expect(own.filter((path) => path.startsWith('test/') || path.endsWith('.ts') || path.endsWith('.map') || path.includes('tsbuildinfo'))).toEqual([])
+    expect(
+      own.filter(
+        (path) =>
+          path.startsWith('test/') || path.endsWith('.ts') || path.endsWith('.map') || path.includes('tsbuildinfo'),
+      ),
+    ).toEqual([])
     // The pages' compile emits the codegen types' module too (their imports are types only): not shipped.
     expect(own.filter((path) => path.startsWith('dist/pages/schema/'))).toEqual([])
     // postgres.js travels inside the package, patched (src/storage/patches): see docs/install.md.
@@ -79,16 +97,26 @@ describe('the npm package', () => {
     expect(installOutput).not.toMatch(/install scripts|allowScripts|approve-scripts/i)
     // The bundled postgres.js is the patched one, beside livegate (with the Drizzle that loads it),
     // whatever copy the app has.
-    expect(readFileSync(join(installed, 'node_modules', 'postgres', 'src', 'connection.js'), 'utf8')).toContain('livegate: a write scheduled before the socket closed')
+    expect(readFileSync(join(installed, 'node_modules', 'postgres', 'src', 'connection.js'), 'utf8')).toContain(
+      'livegate: a write scheduled before the socket closed',
+    )
     expect(readdirSync(join(installed, 'node_modules'))).toEqual(expect.arrayContaining(['drizzle-orm', 'postgres']))
     expect(readdirSync(join(app, 'node_modules', '.bin'))).toContain('livegate')
   })
 
   it('runs `livegate serve` from the installed bin: /healthz, the migrations, the pages', async () => {
     const config = join(work, 'livegate.json')
-    writeFileSync(config, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }))
+    writeFileSync(
+      config,
+      JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }),
+    )
     const env = { ...process.env, TESTING_SECRET: 'abc', LIVEGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'info' }
-    serve = await startListeningProcess([join(app, 'node_modules', '.bin', 'livegate'), 'serve', '--config', config], env, /livegate listening on (http:\/\/[^,\s]+)/, app)
+    serve = await startListeningProcess(
+      [join(app, 'node_modules', '.bin', 'livegate'), 'serve', '--config', config],
+      env,
+      /livegate listening on (http:\/\/[^,\s]+)/,
+      app,
+    )
     const { url } = serve
 
     const health = await fetch(`${url}/healthz`)
@@ -96,11 +124,22 @@ describe('the npm package', () => {
     expect(await health.json()).toEqual({ ok: true })
     // Ready means the database answered, after the migrations the package ships were applied.
     expect((await fetch(`${url}/readyz`)).status).toBe(200)
-    const tasks = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ tasks(first: 1) { totalCount } }' }) })
+    const tasks = await fetch(`${url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ tasks(first: 1) { totalCount } }' }),
+    })
     expect(await tasks.json()).toEqual({ data: { tasks: { totalCount: 0 } } })
     // The pages' own files: their scripts compiled into dist/pages, the dashboard's style from the
     // package's src/adapters/http; and the playground, which reads schema/operations.graphql.
-    for (const page of ['/dashboard', '/dashboard/dashboard.js', '/dashboard/dashboard.actions.js', '/dashboard/dashboard.css', '/dashboard/uplot.js', '/graphql/playground/playground.js']) {
+    for (const page of [
+      '/dashboard',
+      '/dashboard/dashboard.js',
+      '/dashboard/dashboard.actions.js',
+      '/dashboard/dashboard.css',
+      '/dashboard/uplot.js',
+      '/graphql/playground/playground.js',
+    ]) {
       expect((await fetch(`${url}${page}`)).status, page).toBe(200)
     }
     const playground = await fetch(`${url}/graphql`, { headers: { accept: 'text/html' } })
@@ -113,8 +152,19 @@ describe('the npm package', () => {
     expect(lines.length).toBeGreaterThan(0)
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
     const config = join(work, 'livegate.json')
-    const env = { ...process.env, TESTING_SECRET: 'abc', LIVEGATE_DATA_DIR: 'memory://', LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }
-    const readable = await startListeningProcess([join(app, 'node_modules', '.bin', 'livegate'), 'serve', '--config', config], env, /livegate listening on (http:\/\/[^,\s]+)/, app)
+    const env = {
+      ...process.env,
+      TESTING_SECRET: 'abc',
+      LIVEGATE_DATA_DIR: 'memory://',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'pretty',
+    }
+    const readable = await startListeningProcess(
+      [join(app, 'node_modules', '.bin', 'livegate'), 'serve', '--config', config],
+      env,
+      /livegate listening on (http:\/\/[^,\s]+)/,
+      app,
+    )
     try {
       expect(readable.output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*livegate listening on http/m)
     } finally {

@@ -12,8 +12,13 @@ import { serverUrl, describeOnServer } from '../support/database.fixture.js'
 const PROBE = fileURLToPath(new URL('../fixtures/postgres.closed-write.mjs', import.meta.url))
 
 describeOnServer('the postgres.js patch (postgres)', () => {
-  it('a transaction whose backend is terminated rejects CONNECTION_CLOSED, and the process lives on', { timeout: 90_000, retry: 2 }, async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [PROBE, serverUrl as string], { timeout: 60_000 }).catch((error: { code?: number; stderr?: string }) => {
+  it('a transaction whose backend is terminated rejects CONNECTION_CLOSED, and the process lives on', {
+    timeout: 90_000,
+    retry: 2,
+  }, async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [PROBE, serverUrl as string], {
+      timeout: 60_000,
+    }).catch((error: { code?: number; stderr?: string }) => {
       throw new Error(`the probe process failed (exit ${error.code}): ${error.stderr}`)
     })
     expect(JSON.parse(stdout.trim())).toEqual({ outcome: 'CONNECTION_CLOSED' })

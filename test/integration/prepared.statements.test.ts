@@ -21,21 +21,29 @@ describeOnServer('prepared statements (postgres)', () => {
 
   const prepared = async (database: Database, marker: string) => {
     const rows = resultRows<{ statement: string }>(
-      await database.db.execute(sql`select statement from pg_prepared_statements where statement like ${`%${marker}%`} and statement not like '%pg_prepared_statements%'`),
+      await database.db.execute(
+        sql`select statement from pg_prepared_statements where statement like ${`%${marker}%`} and statement not like
+          '%pg_prepared_statements%'`,
+      ),
     )
     return rows.map((row) => row.statement)
   }
 
-  it('a statement with parameters runs prepared from its second time, inside a transaction too, and keeps its answers', async () => {
-    const answers: unknown[] = []
-    for (const n of [1, 2, 3]) answers.push(resultRows(await one.db.execute(sql`select ${n}::int + 1 as twice_marker`))[0])
-    expect(answers).toEqual([{ twice_marker: 2 }, { twice_marker: 3 }, { twice_marker: 4 }])
-    await one.db.transaction(async (tx) => {
-      for (const n of [1, 2]) await tx.execute(sql`select ${n}::int as in_tx_marker`)
-    })
-    expect(await prepared(one, 'twice_marker')).toHaveLength(1)
-    expect(await prepared(one, 'in_tx_marker')).toHaveLength(1)
-  })
+  it(
+    'a statement with parameters runs prepared from its second time, inside a transaction too, and keeps its ' +
+      'answers',
+    async () => {
+      const answers: unknown[] = []
+      for (const n of [1, 2, 3])
+        answers.push(resultRows(await one.db.execute(sql`select ${n}::int + 1 as twice_marker`))[0])
+      expect(answers).toEqual([{ twice_marker: 2 }, { twice_marker: 3 }, { twice_marker: 4 }])
+      await one.db.transaction(async (tx) => {
+        for (const n of [1, 2]) await tx.execute(sql`select ${n}::int as in_tx_marker`)
+      })
+      expect(await prepared(one, 'twice_marker')).toHaveLength(1)
+      expect(await prepared(one, 'in_tx_marker')).toHaveLength(1)
+    },
+  )
 
   it('a statement without parameters, or met once, stays unnamed', async () => {
     for (let n = 0; n < 3; n++) await one.db.execute(sql.raw(`select ${n} as literal_marker`))

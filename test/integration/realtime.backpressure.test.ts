@@ -9,11 +9,13 @@ import { driverName, openTestDatabase, type TestDatabase } from '../support/data
 import { send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 
-const subscriptionGauge = async (url: string) => metricValue(await scrapeMetrics(url), 'livegate_subscriptions', { field: 'notificationReceived' })
+const subscriptionGauge = async (url: string) =>
+  metricValue(await scrapeMetrics(url), 'livegate_subscriptions', { field: 'notificationReceived' })
 
 // Each event repeats the fields (with an 8 KiB value) under many aliases: about 400 KiB a
 // message, so a few dozen fill the socket buffers of a client that stopped reading.
-const BIG_EVENT = `subscription { notificationReceived { id ${Array.from({ length: 50 }, (_, i) => `f${i}: fields`).join(' ')} } }`
+const BIG_EVENT = `subscription { notificationReceived { id
+  ${Array.from({ length: 50 }, (_, i) => `f${i}: fields`).join(' ')} } }`
 
 describe(`a subscriber that stops reading is cut off, not buffered without bound (${driverName})`, () => {
   let db: TestDatabase
@@ -21,7 +23,13 @@ describe(`a subscriber that stops reading is cut off, not buffered without bound
 
   beforeAll(async () => {
     db = await openTestDatabase()
-    gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, realtime: { subscriberBuffer: 5 }, graphql: { maxAliases: 100 } } }), { database: db.database })
+    gateway = await startGateway(
+      loadConfig({
+        env: {},
+        value: { ...TEST_CONFIG, realtime: { subscriberBuffer: 5 }, graphql: { maxAliases: 100 } },
+      }),
+      { database: db.database },
+    )
   })
 
   afterAll(async () => {
@@ -29,14 +37,16 @@ describe(`a subscriber that stops reading is cut off, not buffered without bound
     await db?.drop()
   })
 
-  it(`closes its socket with ${SLOW_CONSUMER_CLOSE.code} once its buffer is full, and keeps serving others`, async () => {
+  it(`closes its socket with ${SLOW_CONSUMER_CLOSE.code}` +
+    ` once its buffer is full, and keeps serving others`, async () => {
     const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
     await once(socket, 'open')
     const closed = once(socket, 'close') as Promise<[number, Buffer]>
     let received = 0
     socket.on('message', (data) => {
       const message = JSON.parse(String(data)) as { type: string }
-      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: BIG_EVENT } }))
+      if (message.type === 'connection_ack')
+        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: BIG_EVENT } }))
       if (message.type === 'next') received++
     })
     socket.send(JSON.stringify({ type: 'connection_init' }))
@@ -44,7 +54,13 @@ describe(`a subscriber that stops reading is cut off, not buffered without bound
     // Wait for the first event, then stop reading: the kernel buffers fill, then the server's queue.
     const big = 'x'.repeat(8 * 1024)
     let n = 0
-    const deliver = () => send(signFor(gateway, { ...sampleCallbacks(`slow-${n}`).liveResume, seq: String(n++), opaque: big } as Record<string, string>))
+    const deliver = () =>
+      send(
+        signFor(gateway, { ...sampleCallbacks(`slow-${n}`).liveResume, seq: String(n++), opaque: big } as Record<
+          string,
+          string
+        >),
+      )
     await expect
       .poll(
         async () => {

@@ -12,7 +12,8 @@ import { startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
 /** Starts `livegate serve` as its own process on the given database. */
-const serve = (configFile: string, databaseUrl: string) => startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
+const serve = (configFile: string, databaseUrl: string) =>
+  startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
 
 // Two processes can share only a server: PGlite is one process's own database.
 describeOnServer('two gateway processes on one PostgreSQL server share events', () => {
@@ -35,12 +36,19 @@ describeOnServer('two gateway processes on one PostgreSQL server share events', 
     const [a, b] = gateways as unknown as [{ url: string }, { url: string }]
     const taskId = `instances-${Date.now()}`
     type Event = { notificationReceived: { id: string; taskId: string; fields: Record<string, string> } }
-    const operation = `subscription($t: String!) { notificationReceived(filter: { taskIds: [$t] }) { id taskId fields } }`
+    const operation =
+      `subscription($t: String!) { ` + `notificationReceived(filter: { taskIds: [$t] }) { id ` + `taskId fields } }`
     const onB = subscribe<Event>(b.url, operation, { t: taskId })
     const onA = subscribe<Event>(a.url, operation, { t: taskId })
     try {
       let seq = 0
-      const post = (url: string) => send(signFor({ url } as never, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>))
+      const post = (url: string) =>
+        send(
+          signFor(
+            { url } as never,
+            { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>,
+          ),
+        )
       // Probe until both subscriptions are in place, then post the one that counts to A only.
       await expect
         .poll(
@@ -73,7 +81,9 @@ describeOnServer('two gateway processes on one PostgreSQL server share events', 
           ids.findIndex((id) => onAIds.includes(id)),
         ),
       )
-      expect(shared.map((id) => onAIds.indexOf(id))).toEqual(shared.map((id) => onAIds.indexOf(id)).sort((x, y) => x - y))
+      expect(shared.map((id) => onAIds.indexOf(id))).toEqual(
+        shared.map((id) => onAIds.indexOf(id)).sort((x, y) => x - y),
+      )
       expect(shared.filter((id) => !onAIds.includes(id))).toEqual([])
     } finally {
       await onA.dispose()
@@ -81,19 +91,32 @@ describeOnServer('two gateway processes on one PostgreSQL server share events', 
     }
   }, 300_000)
 
-  it('one process folds the log while the other stands by, and when the folder is killed the other takes over', async () => {
-    const [a, b] = gateways as unknown as [{ process: ChildProcess; url: string }, { process: ChildProcess; url: string }]
+  it('one process folds the log while the other stands by, and ' +
+    'when the folder is killed the other takes over', async () => {
+    const [a, b] = gateways as unknown as [
+      { process: ChildProcess; url: string },
+      { process: ChildProcess; url: string },
+    ]
     const stamp = Date.now()
-    const start = (url: string, taskId: string) => send(signFor({ url } as never, sampleCallbacks(taskId).liveStart as Record<string, string>))
+    const start = (url: string, taskId: string) =>
+      send(signFor({ url } as never, sampleCallbacks(taskId).liveStart as Record<string, string>))
     const statusOn = async (url: string, taskIds: string[]) => {
-      const answer = await graphql({ url }, 'query($t: [String!]) { tasks(filter: { taskIds: $t }, first: 50) { edges { node { status } } } }', { t: taskIds })
-      return (answer.data?.tasks.edges ?? []).filter((edge: { node: { status: string } }) => edge.node.status === 'LIVE').length
+      const answer = await graphql(
+        { url },
+        'query($t: [String!]) { tasks(filter: { taskIds: $t }, first: 50) { edges { node { status } } } }',
+        { t: taskIds },
+      )
+      return (answer.data?.tasks.edges ?? []).filter(
+        (edge: { node: { status: string } }) => edge.node.status === 'LIVE',
+      ).length
     }
     // Callbacks into both processes: each commit rings the doorbell on both.
     const burst = Array.from({ length: 20 }, (_, i) => `standby-${stamp}-${i}`)
-    for (const [i, taskId] of burst.entries()) expect((await start(i % 2 === 0 ? a.url : b.url, taskId)).status).toBe(200)
+    for (const [i, taskId] of burst.entries())
+      expect((await start(i % 2 === 0 ? a.url : b.url, taskId)).status).toBe(200)
     await expect.poll(() => statusOn(a.url, burst), { timeout: 20_000 }).toBe(burst.length)
-    const folded = async (url: string) => metricValue(await scrapeMetrics(url), 'livegate_projector_passes_total', { outcome: 'folded' })
+    const folded = async (url: string) =>
+      metricValue(await scrapeMetrics(url), 'livegate_projector_passes_total', { outcome: 'folded' })
     const [onA, onB] = [await folded(a.url), await folded(b.url)]
     expect(onA + onB).toBeGreaterThan(0)
     // Kill the one that folded more (the folder, unless they swapped at a tick), then only the other is left to fold.

@@ -22,7 +22,12 @@ const OUTAGES = 3
 const FOLLOW = 'subscription($t: String!) { notificationReceived(filter: { taskIds: [$t] }) { fields } }'
 
 /** One request on a connection of its own (node:cluster hands each to a worker); status 0 when it fails. */
-function sendOnce(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+function sendOnce(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const sent = request(url, { method, headers, agent: false, timeout: 15_000 }, (answer) => {
       let text = ''
@@ -48,7 +53,13 @@ interface Listener {
 function listen(url: string, taskId: string): Listener {
   const seqs: string[] = []
   const ended: string[] = []
-  const client = createClient({ url: `${url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, onNonLazyError: () => {} })
+  const client = createClient({
+    url: `${url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: false,
+    onNonLazyError: () => {},
+  })
   client.on('closed', (event) => void ended.push(`closed ${(event as { code?: number }).code}`))
   client.subscribe<{ notificationReceived: { fields: Record<string, string> } }>(
     { query: FOLLOW, variables: { t: taskId } },
@@ -78,11 +89,28 @@ describeOnServer('subscribers across PostgreSQL restarts, serve --workers 2', ()
     cluster = await startPrivateCluster()
     const dir = mkdtempSync(join(tmpdir(), 'livegate-hub-outage-'))
     const config = join(dir, 'livegate.json')
-    writeFileSync(config, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [SECRET] }], spool: { dir: join(dir, 'spool') } }))
-    serve = await startServeProcess(['--config', config, '--workers', '2'], { ...process.env, DATABASE_URL: cluster.url, LOG_LEVEL: 'info', LOG_FORMAT: 'json' })
+    writeFileSync(
+      config,
+      JSON.stringify({
+        port: 0,
+        services: [{ serviceCode: 'TESTING', secrets: [SECRET] }],
+        spool: { dir: join(dir, 'spool') },
+      }),
+    )
+    serve = await startServeProcess(['--config', config, '--workers', '2'], {
+      ...process.env,
+      DATABASE_URL: cluster.url,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    })
     // A worker's start (tsx compiling, on a busy machine) takes a while: a limit against hanging, not a measure.
     for (const limit = Date.now() + 240_000; ; await new Promise((resolve) => setTimeout(resolve, 500))) {
-      if ((await readiness().catch(() => ({}) as Awaited<ReturnType<typeof readiness>>)).workers?.filter((worker) => worker.ready).length === 2) break
+      if (
+        (await readiness().catch(() => ({}) as Awaited<ReturnType<typeof readiness>>)).workers?.filter(
+          (worker) => worker.ready,
+        ).length === 2
+      )
+        break
       if (Date.now() > limit) throw new Error(`two workers were not ready within 240 s: ${serve.output()}`)
     }
   }, 600_000)
@@ -92,15 +120,23 @@ describeOnServer('subscribers across PostgreSQL restarts, serve --workers 2', ()
     await cluster?.destroy()
   })
 
-  it('every subscriber gets every callback answered 200, once, through every outage; /readyz says when a hub cannot listen', async () => {
+  it('every subscriber gets every callback answered 200, once, through every outage; /readyz says when a hub cannot ' +
+    'listen', async () => {
     const taskId = `hub-outage-${Date.now()}`
     const listeners = Array.from({ length: SUBSCRIBERS }, () => listen(serve.url, taskId))
     const answered: string[] = []
     let seq = 0
     const post = async () => {
       const fields = { ...(sampleCallbacks(taskId).liveResume as Record<string, string>), seq: String(seq++) }
-      const signed = signCallback(fields, { url: `${serve.url}/callbacks`, method: 'POST', secret: SECRET, headerPrefix: 'svc', nowMs: Date.now() })
-      if ((await sendOnce(signed.url, 'POST', signed.headers, signed.body)).status === 200) answered.push(fields.seq as string)
+      const signed = signCallback(fields, {
+        url: `${serve.url}/callbacks`,
+        method: 'POST',
+        secret: SECRET,
+        headerPrefix: 'svc',
+        nowMs: Date.now(),
+      })
+      if ((await sendOnce(signed.url, 'POST', signed.headers, signed.body)).status === 200)
+        answered.push(fields.seq as string)
     }
     const stream = async (count: number) => {
       for (let i = 0; i < count; i++) await post()

@@ -15,7 +15,15 @@ const NOTIFICATIONS = `subscription($filter: NotificationFilter, $after: String)
 }`
 
 type Event = {
-  notificationReceived: { __typename: string; id: string; type: number; taskId: string; cursor: string; fields: Record<string, string>; status?: string }
+  notificationReceived: {
+    __typename: string
+    id: string
+    type: number
+    taskId: string
+    cursor: string
+    fields: Record<string, string>
+    status?: string
+  }
 }
 const isProbe = (event: Event) => event.notificationReceived.fields.seq?.startsWith('probe')
 // A notification's place in commit order: the row id in its cursor (ids are opaque global ids).
@@ -23,11 +31,21 @@ const rowIdOf = (cursor: string) => Number(Buffer.from(cursor, 'base64url').toSt
 
 /** Type 15 notifications of one task, each its own event (its own signed time and `seq`). */
 function resumes(taskId: string, count: number, from = 0): Array<Record<string, string>> {
-  return Array.from({ length: count }, (_, i) => ({ ...sampleCallbacks(taskId).liveResume, seq: String(from + i), status: String((from + i) % 2) }) as Record<string, string>)
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      ({ ...sampleCallbacks(taskId).liveResume, seq: String(from + i), status: String((from + i) % 2) }) as Record<
+        string,
+        string
+      >,
+  )
 }
 
 describe(`notificationReceived over graphql-ws (${driverName})`, () => {
-  test('pushes each matching callback once it is committed, in order, and nothing else', async ({ gateway, deliver }) => {
+  test('pushes each matching callback once it is committed, in order, and nothing else', async ({
+    gateway,
+    deliver,
+  }) => {
     const taskId = `rt-${randomUUID()}`
     const other = `rt-${randomUUID()}`
     const subscription = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
@@ -54,14 +72,21 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
       const ids = events.map((e) => rowIdOf(e.cursor))
       expect([...ids].sort((a, b) => a - b)).toEqual(ids)
       // Its cursor is the notifications connection's: the same edge cursor a query hands out.
-      const listed = await graphql(gateway, `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 1) { edges { cursor } } }`, { t: taskId })
+      const listed = await graphql(
+        gateway,
+        `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 1) { edges { cursor } } }`,
+        { t: taskId },
+      )
       expect(listed.data.notifications.edges[0].cursor).toBe(events.at(-1)?.cursor)
     } finally {
       await subscription.dispose()
     }
   })
 
-  test('a subscription without a cursor is handed none of the callbacks kept while nobody was subscribed', async ({ gateway, deliver }) => {
+  test('a subscription without a cursor is handed none of the callbacks kept while nobody was subscribed', async ({
+    gateway,
+    deliver,
+  }) => {
     const taskId = `rt-${randomUUID()}`
     // Nobody listens: the gateway does not read the log for these, and must not hand them out later.
     const before = resumes(taskId, 5)
@@ -79,14 +104,23 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
         .toBeGreaterThan(0)
       const after = resumes(taskId, 3, 100)
       for (const fields of after) expect((await deliver(fields)).status).toBe(200)
-      await expect.poll(() => subscription.events.filter((e) => !isProbe(e)).length, { timeout: 10_000 }).toBe(after.length)
-      expect(subscription.events.filter((e) => !isProbe(e)).map((e) => e.notificationReceived.fields.seq)).toEqual(['100', '101', '102'])
+      await expect
+        .poll(() => subscription.events.filter((e) => !isProbe(e)).length, { timeout: 10_000 })
+        .toBe(after.length)
+      expect(subscription.events.filter((e) => !isProbe(e)).map((e) => e.notificationReceived.fields.seq)).toEqual([
+        '100',
+        '101',
+        '102',
+      ])
     } finally {
       await subscription.dispose()
     }
   })
 
-  test('resumes after a cursor: a burst sent while disconnected arrives exactly once, then live ones follow', async ({ gateway, deliver }) => {
+  test('resumes after a cursor: a burst sent while disconnected arrives exactly once, then live ones follow', async ({
+    gateway,
+    deliver,
+  }) => {
     const taskId = `rt-${randomUUID()}`
     const first = subscribe<Event>(gateway.url, NOTIFICATIONS, { filter: { taskIds: [taskId] } })
     let cursor: string
@@ -145,15 +179,23 @@ describe(`notificationReceived over graphql-ws (${driverName})`, () => {
       // one received, was received (exactly once, as checked above).
       const cursorId = rowIdOf(cursor)
       const lastId = Math.max(...numbers)
-      const stored = await graphql(gateway, `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 500) { edges { cursor } } }`, { t: taskId })
-      const expected = stored.data.notifications.edges.map((e: { cursor: string }) => rowIdOf(e.cursor)).filter((id: number) => id > cursorId && id <= lastId)
+      const stored = await graphql(
+        gateway,
+        `query($t: String!) { notifications(filter: { taskIds: [$t] }, first: 500) { edges { cursor } } }`,
+        { t: taskId },
+      )
+      const expected = stored.data.notifications.edges
+        .map((e: { cursor: string }) => rowIdOf(e.cursor))
+        .filter((id: number) => id > cursorId && id <= lastId)
       expect([...numbers].sort((a, b) => a - b)).toEqual(expected.sort((a: number, b: number) => a - b))
     } finally {
       await second.dispose()
     }
   })
 
-  test('a bad cursor or filter ends the subscription with BAD_USER_INPUT, and the socket stays usable', async ({ gateway }) => {
+  test('a bad cursor or filter ends the subscription with BAD_USER_INPUT, and the socket stays usable', async ({
+    gateway,
+  }) => {
     const bad = subscribe(gateway.url, NOTIFICATIONS, { after: 'not-a-cursor' })
     try {
       await expect.poll(() => bad.errors.length, { timeout: 20_000 }).toBeGreaterThan(0)
@@ -168,8 +210,13 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
   test('pushes the re-folded task on each change that matches the filter', async ({ gateway, deliver }) => {
     const taskId = `rt-${randomUUID()}`
     const samples = sampleCallbacks(taskId)
-    const all = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null } }>(gateway.url, `subscription { taskChanged { taskId status endReason } }`)
-    const ended = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null; outputs: unknown[] } }>(
+    const all = subscribe<{ taskChanged: { taskId: string; status: string; endReason: string | null } }>(
+      gateway.url,
+      `subscription { taskChanged { taskId status endReason } }`,
+    )
+    const ended = subscribe<{
+      taskChanged: { taskId: string; status: string; endReason: string | null; outputs: unknown[] }
+    }>(
       gateway.url,
       `subscription { taskChanged(filter: { status: [ENDED] }) { taskId status endReason outputs { tag } } }`,
     )
@@ -189,7 +236,9 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
       const mine = all.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)
       expect(mine.at(-1)).toEqual({ taskId, status: 'ENDED', endReason: 'USER_STOPPED' })
       expect(mine.some((t) => t.status === 'LIVE')).toBe(true)
-      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)).toEqual([{ taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] }])
+      expect(ended.events.map((e) => e.taskChanged).filter((t) => t.taskId === taskId)).toEqual([
+        { taskId, status: 'ENDED', endReason: 'USER_STOPPED', outputs: [{ tag: 'tcp_output_live_only' }] },
+      ])
     } finally {
       await all.dispose()
       await ended.dispose()
@@ -198,12 +247,20 @@ describe(`taskChanged over graphql-ws (${driverName})`, () => {
 })
 
 describe(`subscriptions a page needs: one task, one user (${driverName})`, () => {
-  test('taskChanged follows tasks by global id, hashed_id, user id or user name prefix, and nothing else', async ({ gateway, deliver }) => {
+  test('taskChanged follows tasks by global id, hashed_id, user id or user name prefix, and nothing else', async ({
+    gateway,
+    deliver,
+  }) => {
     const run = randomUUID().slice(0, 8)
     const [taskA, taskB] = [`page-a-${run}`, `page-b-${run}`]
     const [ann, bob] = [`ann-${run}`, `bob-${run}`]
     type Changed = { taskChanged: { taskId: string; userName: string | null } }
-    const follow = (filter: Record<string, unknown>) => subscribe<Changed>(gateway.url, 'subscription($filter: TaskFilter) { taskChanged(filter: $filter) { taskId userName } }', { filter })
+    const follow = (filter: Record<string, unknown>) =>
+      subscribe<Changed>(
+        gateway.url,
+        'subscription($filter: TaskFilter) { taskChanged(filter: $filter) { taskId userName } }',
+        { filter },
+      )
     const subscriptions = {
       byId: follow({ ids: [toGlobalId('Task', 'TESTING', taskA)] }),
       byTaskId: follow({ taskIds: [taskB] }),
@@ -211,20 +268,29 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
       byPrefix: follow({ userName: `BOB-${run.toUpperCase()}` }),
     }
     try {
-      expect((await deliver({ ...sampleCallbacks(taskA).liveStart, author: ann } as Record<string, string>)).status).toBe(200)
-      expect((await deliver({ ...sampleCallbacks(taskB).liveStart, author: bob } as Record<string, string>)).status).toBe(200)
+      expect(
+        (await deliver({ ...sampleCallbacks(taskA).liveStart, author: ann } as Record<string, string>)).status,
+      ).toBe(200)
+      expect(
+        (await deliver({ ...sampleCallbacks(taskB).liveStart, author: bob } as Record<string, string>)).status,
+      ).toBe(200)
       // Each change of either task is an event; keep changing both until every subscriber saw one.
       let n = 0
       await expect
         .poll(
           async () => {
-            for (const task of [taskA, taskB]) await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
+            for (const task of [taskA, taskB])
+              await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<
+                string,
+                string
+              >)
             return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
           },
           { timeout: 15_000, interval: 300 },
         )
         .toBeGreaterThan(0)
-      const seen = (name: keyof typeof subscriptions) => new Set(subscriptions[name].events.map((e) => `${e.taskChanged.taskId}/${e.taskChanged.userName}`))
+      const seen = (name: keyof typeof subscriptions) =>
+        new Set(subscriptions[name].events.map((e) => `${e.taskChanged.taskId}/${e.taskChanged.userName}`))
       expect(seen('byId')).toEqual(new Set([`${taskA}/${ann}`]))
       expect(seen('byTaskId')).toEqual(new Set([`${taskB}/${bob}`]))
       expect(seen('byUser')).toEqual(new Set([`${taskA}/${ann}`]))
@@ -240,7 +306,11 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
     const ann = `ann-${run}`
     type Received = { notificationReceived: { kind: string; taskId: string | null; userName: string | null } }
     const follow = (filter: Record<string, unknown>) =>
-      subscribe<Received>(gateway.url, 'subscription($filter: NotificationFilter) { notificationReceived(filter: $filter) { kind taskId userName } }', { filter })
+      subscribe<Received>(
+        gateway.url,
+        'subscription($filter: NotificationFilter) { notificationReceived(filter: $filter) { kind taskId userName } }',
+        { filter },
+      )
     const subscriptions = {
       byTask: follow({ taskIds: [taskA] }),
       byKind: follow({ kinds: ['CLIENT_DISCONNECT'], taskIds: [taskA, taskB] }),
@@ -252,8 +322,16 @@ describe(`subscriptions a page needs: one task, one user (${driverName})`, () =>
         .poll(
           async () => {
             for (const task of [taskA, taskB]) {
-              await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<string, string>)
-              await deliver({ ...sampleCallbacks(task).clientDisconnect, hashed_id: task, username: task === taskA ? ann : `someone-${run}`, session_duration: String(n++) } as Record<string, string>)
+              await deliver({ ...sampleCallbacks(task).thumbnail, file_name: `probe-${n++}.jpg` } as Record<
+                string,
+                string
+              >)
+              await deliver({
+                ...sampleCallbacks(task).clientDisconnect,
+                hashed_id: task,
+                username: task === taskA ? ann : `someone-${run}`,
+                session_duration: String(n++),
+              } as Record<string, string>)
             }
             return Math.min(...Object.values(subscriptions).map((s) => s.events.length))
           },

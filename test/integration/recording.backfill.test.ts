@@ -25,12 +25,20 @@ describe(`migration 0012's backfill of the catalogue, on ${driverName}`, () => {
   })
 
   const callbackParts = async () =>
-    (await db.database.db.select().from(recordings).orderBy(asc(recordings.serviceCode), asc(recordings.fileName))).map((row) => ({
-      ...{ serviceCode: row.serviceCode, fileName: row.fileName, taskId: row.taskId, userName: row.userName, url: row.url },
-      ...{ duration: row.duration, width: row.width, height: row.height, outputIndex: row.outputIndex, tag: row.tag },
-      ...{ path: row.path, format: row.format, inputBytes: row.inputBytes, httpOutputBytes: row.httpOutputBytes },
-      ...{ liveStartedAt: row.liveStartedAt, receivedAt: row.receivedAt, fromCallback: row.fromCallback },
-    }))
+    (await db.database.db.select().from(recordings).orderBy(asc(recordings.serviceCode), asc(recordings.fileName))).map(
+      (row) => ({
+        ...{
+          serviceCode: row.serviceCode,
+          fileName: row.fileName,
+          taskId: row.taskId,
+          userName: row.userName,
+          url: row.url,
+        },
+        ...{ duration: row.duration, width: row.width, height: row.height, outputIndex: row.outputIndex, tag: row.tag },
+        ...{ path: row.path, format: row.format, inputBytes: row.inputBytes, httpOutputBytes: row.httpOutputBytes },
+        ...{ liveStartedAt: row.liveStartedAt, receivedAt: row.receivedAt, fromCallback: row.fromCallback },
+      }),
+    )
 
   it('gives back every recording, with its type 2 parts, and changes nothing run again', async () => {
     expect(BACKFILL).toMatch(/^-- Every type 2/)

@@ -24,11 +24,19 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
   const now = String(Math.floor(Date.now() / 1000))
 
   // A task's start and end (its type 0 and type 1), live only or not, then its type 2 if archived.
-  const play = async (gateway: Gateway, code: string, taskId: string, options: { liveOnly: boolean; archived: boolean }) => {
+  const play = async (
+    gateway: Gateway,
+    code: string,
+    taskId: string,
+    options: { liveOnly: boolean; archived: boolean },
+  ) => {
     const samples = sampleCallbacks(taskId, code)
     const liveOnly = options.liveOnly ? '1' : '0'
     for (const fields of [samples.liveStart, samples.liveEnd, ...(options.archived ? [samples.archived] : [])]) {
-      const answer = await deliverTo(gateway, { ...fields, created_at: now, live_only: liveOnly } as Record<string, string>)
+      const answer = await deliverTo(gateway, { ...fields, created_at: now, live_only: liveOnly } as Record<
+        string,
+        string
+      >)
       expect(answer.status).toBe(200)
     }
   }
@@ -47,7 +55,15 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
         archive: { graceMs: GRACE_MS },
         webhooks: {
           retrySchedule: ['200ms', '500ms'],
-          endpoints: [{ name: 'vod', url: `${receiver.url}/hooks/vod`, secret: WEBHOOK_SECRET, serviceCodes: ['ALPHA'], events: ['recording.*'] }],
+          endpoints: [
+            {
+              name: 'vod',
+              url: `${receiver.url}/hooks/vod`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: ['ALPHA'],
+              events: ['recording.*'],
+            },
+          ],
         },
       },
     })
@@ -62,39 +78,48 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
   })
 
   const decided = () => db.database.db.select().from(recordingMissing).orderBy(asc(recordingMissing.taskId))
-  const missingOf = async () => (await receiver.received('/hooks/vod')).filter((receipt: Receipt) => receipt.body.type === 'recording.missing')
+  const missingOf = async () =>
+    (await receiver.received('/hooks/vod')).filter((receipt: Receipt) => receipt.body.type === 'recording.missing')
 
-  it('tells a task ended without its recording once, after the grace; none for a live-only or archived task', async () => {
-    const [one, two] = gateways as [Gateway, Gateway]
-    const startedAt = Date.now()
-    await play(one, 'ALPHA', 'miss-1', { liveOnly: false, archived: false })
-    await play(two, 'ALPHA', 'live-only-1', { liveOnly: true, archived: false })
-    await play(one, 'ALPHA', 'archived-1', { liveOnly: false, archived: true })
-    await play(two, 'BRAVO', 'miss-bravo', { liveOnly: false, archived: false })
-    await expect.poll(async () => (await missingOf()).length, { timeout: 60_000 }).toBeGreaterThan(0)
-    const [first] = await missingOf()
-    // Not before the grace: the task ended after startedAt.
-    expect(Date.parse(first?.body.timestamp ?? '')).toBeGreaterThanOrEqual(startedAt + GRACE_MS)
-    expect(first?.verified).toBe(true)
-    expect(first?.body.data).toMatchObject({
-      id: toGlobalId('Task', 'ALPHA', 'miss-1'),
-      taskId: 'miss-1',
-      serviceCode: 'ALPHA',
-      status: 'ENDED',
-      liveOnly: false,
-      userName: 'alice',
-      graceMs: GRACE_MS,
-    })
-    // Both missing tasks decided (BRAVO's told to no endpoint of ALPHA's): nothing is left to decide,
-    // and the outbox holds one event, delivered under one id however many instances looked.
-    await expect.poll(async () => (await decided()).map((row) => row.taskId), { timeout: 30_000 }).toEqual(['miss-1', 'miss-bravo'])
-    const events = await db.database.db.select().from(webhookEvents).where(eq(webhookEvents.type, 'recording.missing'))
-    expect(events.map((event) => [event.serviceCode, event.taskId]).sort()).toEqual([
-      ['ALPHA', 'miss-1'],
-      ['BRAVO', 'miss-bravo'],
-    ])
-    const told = await missingOf()
-    expect(new Set(told.map((receipt) => receipt.id)).size).toBe(1)
-    expect(told.every((receipt) => receipt.body.data.taskId === 'miss-1')).toBe(true)
-  })
+  it(
+    'tells a task ended without its recording once, after ' + 'the grace; none for a live-only or archived task',
+    async () => {
+      const [one, two] = gateways as [Gateway, Gateway]
+      const startedAt = Date.now()
+      await play(one, 'ALPHA', 'miss-1', { liveOnly: false, archived: false })
+      await play(two, 'ALPHA', 'live-only-1', { liveOnly: true, archived: false })
+      await play(one, 'ALPHA', 'archived-1', { liveOnly: false, archived: true })
+      await play(two, 'BRAVO', 'miss-bravo', { liveOnly: false, archived: false })
+      await expect.poll(async () => (await missingOf()).length, { timeout: 60_000 }).toBeGreaterThan(0)
+      const [first] = await missingOf()
+      // Not before the grace: the task ended after startedAt.
+      expect(Date.parse(first?.body.timestamp ?? '')).toBeGreaterThanOrEqual(startedAt + GRACE_MS)
+      expect(first?.verified).toBe(true)
+      expect(first?.body.data).toMatchObject({
+        id: toGlobalId('Task', 'ALPHA', 'miss-1'),
+        taskId: 'miss-1',
+        serviceCode: 'ALPHA',
+        status: 'ENDED',
+        liveOnly: false,
+        userName: 'alice',
+        graceMs: GRACE_MS,
+      })
+      // Both missing tasks decided (BRAVO's told to no endpoint of ALPHA's): nothing is left to decide,
+      // and the outbox holds one event, delivered under one id however many instances looked.
+      await expect
+        .poll(async () => (await decided()).map((row) => row.taskId), { timeout: 30_000 })
+        .toEqual(['miss-1', 'miss-bravo'])
+      const events = await db.database.db
+        .select()
+        .from(webhookEvents)
+        .where(eq(webhookEvents.type, 'recording.missing'))
+      expect(events.map((event) => [event.serviceCode, event.taskId]).sort()).toEqual([
+        ['ALPHA', 'miss-1'],
+        ['BRAVO', 'miss-bravo'],
+      ])
+      const told = await missingOf()
+      expect(new Set(told.map((receipt) => receipt.id)).size).toBe(1)
+      expect(told.every((receipt) => receipt.body.data.taskId === 'miss-1')).toBe(true)
+    },
+  )
 })

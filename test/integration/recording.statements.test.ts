@@ -41,7 +41,15 @@ describe(`the catalogue's statements on ${driverName}`, () => {
 
   it('a type 2 for a listed file joins its row (one id), and is not written twice', async () => {
     const announced = {
-      ...{ fileName: 'f3.mp4', taskId: 'task-3', userName: 'alice', url: null, duration: null, width: null, height: null },
+      ...{
+        fileName: 'f3.mp4',
+        taskId: 'task-3',
+        userName: 'alice',
+        url: null,
+        duration: null,
+        width: null,
+        height: null,
+      },
       ...{ outputIndex: 0, tag: 'mp4_hd', path: 'a/f3.mp4', format: null, inputBytes: 10, httpOutputBytes: null },
       ...{ liveStartedAt: null, receivedAt: new Date() },
     }

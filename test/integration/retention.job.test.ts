@@ -75,7 +75,12 @@ describe(`retention (${driverName})`, () => {
     const newCallbacks = await insertCallbacks(4, 89)
     const oldRefusals = await insertRefusals(7, 8)
     const newRefusals = await insertRefusals(3, 6)
-    const job = new RetentionJob({ db: db.database.db, retention: { callbacksDays: 90, refusalsDays: 7, intervalMs: 0, batchSize: 3 }, log: silent, now: () => NOW })
+    const job = new RetentionJob({
+      db: db.database.db,
+      retention: { callbacksDays: 90, refusalsDays: 7, intervalMs: 0, batchSize: 3 },
+      log: silent,
+      now: () => NOW,
+    })
 
     statements.length = 0
     const results = await job.runOnce()
@@ -103,57 +108,92 @@ describe(`retention (${driverName})`, () => {
   test('0 days keeps a table forever; concurrent runs share one prune', async () => {
     const oldCallbacks = await insertCallbacks(2, 5000)
     const oldRefusals = await insertRefusals(2, 5000)
-    const keepCallbacks = new RetentionJob({ db: db.database.db, retention: { callbacksDays: 0, refusalsDays: 7, intervalMs: 0, batchSize: 5000 }, log: silent, now: () => NOW })
+    const keepCallbacks = new RetentionJob({
+      db: db.database.db,
+      retention: { callbacksDays: 0, refusalsDays: 7, intervalMs: 0, batchSize: 5000 },
+      log: silent,
+      now: () => NOW,
+    })
     const [first, second] = [keepCallbacks.runOnce(), keepCallbacks.runOnce()]
     expect(first).toBe(second)
     expect((await first).map((r) => [r.table, r.deleted])).toEqual([['refusals', 2]])
     expect(await remaining(callbacks, oldCallbacks)).toBe(2)
     expect(await remaining(refusals, oldRefusals)).toBe(0)
-    expect(new RetentionJob({ db: db.database.db, retention: { callbacksDays: 0, refusalsDays: 0, intervalMs: 1000, batchSize: 1 }, log: silent }).enabled).toBe(false)
+    expect(
+      new RetentionJob({
+        db: db.database.db,
+        retention: { callbacksDays: 0, refusalsDays: 0, intervalMs: 1000, batchSize: 1 },
+        log: silent,
+      }).enabled,
+    ).toBe(false)
     await db.database.db.delete(callbacks).where(inArray(callbacks.id, oldCallbacks))
   })
 
-  test('a gateway prunes on schedule from start, logs what it pruned, keeps task states, and stops on close', async () => {
-    const lines: string[] = []
-    const logStream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk))
-        done()
-      },
-    })
-    const config = loadConfig({
-      env: {},
-      value: { ...TEST_CONFIG, database: { dataDir: 'memory://' }, log: { level: 'info' }, retention: { callbacksDays: 30, refusalsDays: 7, intervalMs: 150, batchSize: 2 } },
-    })
-    const gateway = await startGateway({ ...config, port: 0, host: '127.0.0.1' }, { database: db.database, logStream })
-    try {
-      // A real callback, folded into its task, then aged past the cutoff.
-      const taskId = randomUUID()
-      expect((await send(signFor(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>))).status).toBe(200)
-      const aged = new Date(Date.now() - 31 * DAY_MS)
-      await db.database.db.update(callbacks).set({ receivedAt: aged }).where(eq(callbacks.taskId, taskId))
-      const recent = await insertCallbacks(2, 1, new Date())
-      const oldRefusals = await insertRefusals(3, 8, new Date())
+  test(
+    'a gateway prunes on schedule from start, logs what it ' + 'pruned, keeps task states, and stops on close',
+    async () => {
+      const lines: string[] = []
+      const logStream = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk))
+          done()
+        },
+      })
+      const config = loadConfig({
+        env: {},
+        value: {
+          ...TEST_CONFIG,
+          database: { dataDir: 'memory://' },
+          log: { level: 'info' },
+          retention: { callbacksDays: 30, refusalsDays: 7, intervalMs: 150, batchSize: 2 },
+        },
+      })
+      const gateway = await startGateway(
+        { ...config, port: 0, host: '127.0.0.1' },
+        { database: db.database, logStream },
+      )
+      try {
+        // A real callback, folded into its task, then aged past the cutoff.
+        const taskId = randomUUID()
+        expect((await send(signFor(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>))).status).toBe(
+          200,
+        )
+        const aged = new Date(Date.now() - 31 * DAY_MS)
+        await db.database.db.update(callbacks).set({ receivedAt: aged }).where(eq(callbacks.taskId, taskId))
+        const recent = await insertCallbacks(2, 1, new Date())
+        const oldRefusals = await insertRefusals(3, 8, new Date())
 
-      await expect.poll(async () => (await db.database.db.select().from(callbacks).where(eq(callbacks.taskId, taskId))).length, { timeout: 10_000 }).toBe(0)
-      await expect.poll(() => remaining(refusals, oldRefusals), { timeout: 10_000 }).toBe(0)
-      expect(await remaining(callbacks, recent)).toBe(2)
-      const task = await db.database.db
-        .select()
-        .from(tasks)
-        .where(and(eq(tasks.serviceCode, 'TESTING'), eq(tasks.taskId, taskId)))
-      expect(task).toHaveLength(1)
-      expect(task[0]?.status).toBe('LIVE')
+        await expect
+          .poll(
+            async () => (await db.database.db.select().from(callbacks).where(eq(callbacks.taskId, taskId))).length,
+            {
+              timeout: 10_000,
+            },
+          )
+          .toBe(0)
+        await expect.poll(() => remaining(refusals, oldRefusals), { timeout: 10_000 }).toBe(0)
+        expect(await remaining(callbacks, recent)).toBe(2)
+        const task = await db.database.db
+          .select()
+          .from(tasks)
+          .where(and(eq(tasks.serviceCode, 'TESTING'), eq(tasks.taskId, taskId)))
+        expect(task).toHaveLength(1)
+        expect(task[0]?.status).toBe('LIVE')
 
-      const pruned = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.msg).startsWith('retention: pruned'))
-      expect(pruned.some((line) => line.table === 'callbacks' && Number(line.deleted) >= 1)).toBe(true)
-      expect(pruned.some((line) => line.table === 'refusals' && line.deleted === 3 && line.statements === 2)).toBe(true)
-    } finally {
-      await gateway.close()
-    }
-    // Closed: the schedule is gone, so an old row inserted now stays.
-    const afterClose = await insertCallbacks(1, 365, new Date())
-    await new Promise((resolve) => setTimeout(resolve, 500))
-    expect(await remaining(callbacks, afterClose)).toBe(1)
-  })
+        const pruned = lines
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((line) => String(line.msg).startsWith('retention: pruned'))
+        expect(pruned.some((line) => line.table === 'callbacks' && Number(line.deleted) >= 1)).toBe(true)
+        expect(pruned.some((line) => line.table === 'refusals' && line.deleted === 3 && line.statements === 2)).toBe(
+          true,
+        )
+      } finally {
+        await gateway.close()
+      }
+      // Closed: the schedule is gone, so an old row inserted now stays.
+      const afterClose = await insertCallbacks(1, 365, new Date())
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(await remaining(callbacks, afterClose)).toBe(1)
+    },
+  )
 })

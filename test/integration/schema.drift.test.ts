@@ -17,10 +17,16 @@ describe('committed contracts', () => {
     try {
       cpSync(join(root, 'schema/migrations'), join(root, out), { recursive: true })
       const before = readdirSync(join(root, out)).sort()
-      const { stderr } = await run(join(root, 'node_modules/.bin/drizzle-kit'), ['generate', '--dialect=postgresql', '--schema=./src/storage/tables/*.table.ts', `--out=${out}`], { cwd: root })
+      const { stderr } = await run(
+        join(root, 'node_modules/.bin/drizzle-kit'),
+        ['generate', '--dialect=postgresql', '--schema=./src/storage/tables/*.table.ts', `--out=${out}`],
+        { cwd: root },
+      )
       expect(stderr).not.toMatch(/error/i)
       // drizzle-kit writes a new numbered migration only when the tables differ from the snapshots.
-      expect(readdirSync(join(root, out)).sort(), 'run `npm run db:generate` and commit schema/migrations/').toEqual(before)
+      expect(readdirSync(join(root, out)).sort(), 'run `npm run db:generate` and commit schema/migrations/').toEqual(
+        before,
+      )
     } finally {
       rmSync(join(root, out), { recursive: true, force: true })
     }

@@ -26,10 +26,14 @@ const config = (dir: string) => {
 describe('serve --workers on the embedded database', () => {
   it('refuses more than one worker with one line saying why, and exits 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'livegate-workers-'))
-    const result = await promisify(execFile)(process.execPath, [...LIVEGATE_COMMAND, 'serve', '--config', config(dir), '--workers', '2'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: '', LIVEGATE_DATA_DIR: 'memory://' },
-    }).then(
+    const result = await promisify(execFile)(
+      process.execPath,
+      [...LIVEGATE_COMMAND, 'serve', '--config', config(dir), '--workers', '2'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: '', LIVEGATE_DATA_DIR: 'memory://' },
+      },
+    ).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     )
@@ -44,7 +48,12 @@ describe('serve --workers on the embedded database', () => {
 const SEND_LIMIT_MS = 15_000
 
 /** Sends on a connection of its own, so the primary may hand it to any worker; 0 when the connection fails or hangs. */
-function sendOnce(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+function sendOnce(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const sent = request(url, { method, headers, agent: false, timeout: SEND_LIMIT_MS }, (answer) => {
       let text = ''
@@ -63,7 +72,13 @@ function sendOnce(url: string, method: string, headers: Record<string, string>, 
 
 /** Posts one signed callback; a single try, as a test of what one delivery gets. */
 async function post(baseUrl: string, fields: Record<string, string>): Promise<number> {
-  const signed = signCallback(fields, { url: `${baseUrl}/callbacks`, method: 'POST', secret: SECRET, headerPrefix: 'svc', nowMs: Date.now() })
+  const signed = signCallback(fields, {
+    url: `${baseUrl}/callbacks`,
+    method: 'POST',
+    secret: SECRET,
+    headerPrefix: 'svc',
+    nowMs: Date.now(),
+  })
   return (await sendOnce(signed.url, 'POST', signed.headers, signed.body)).status
 }
 
@@ -72,7 +87,13 @@ async function post(baseUrl: string, fields: Record<string, string>): Promise<nu
  * 200 (a worker that is stopping answers 503 to what reaches it meanwhile, as a stopping gateway does).
  */
 async function deliver(baseUrl: string, fields: Record<string, string>): Promise<void> {
-  const signed = signCallback(fields, { url: `${baseUrl}/callbacks`, method: 'POST', secret: SECRET, headerPrefix: 'svc', nowMs: Date.now() })
+  const signed = signCallback(fields, {
+    url: `${baseUrl}/callbacks`,
+    method: 'POST',
+    secret: SECRET,
+    headerPrefix: 'svc',
+    nowMs: Date.now(),
+  })
   for (let attempt = 0; attempt < 100; attempt++) {
     if ((await sendOnce(signed.url, 'POST', signed.headers, signed.body)).status === 200) return
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -81,7 +102,9 @@ async function deliver(baseUrl: string, fields: Record<string, string>): Promise
 }
 
 type Received = { notificationReceived: { cursor: string; fields: Record<string, string> } }
-const FOLLOW = `subscription($t: String!, $after: String) { notificationReceived(after: $after, filter: { taskIds: [$t] }) { cursor fields } }`
+const FOLLOW =
+  `subscription($t: String!, $after: String) { notificationReceived(after: $after, filter: { taskIds: [$t] }) { ` +
+  `cursor fields } }`
 
 /**
  * A subscriber as an application writes one: when its socket closes, it connects again (through
@@ -94,7 +117,13 @@ function resumingSubscriber(baseUrl: string, taskId: string) {
   let done = false
   let dispose = () => {}
   const open = () => {
-    const client = createClient({ url: `${baseUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, onNonLazyError: () => {} })
+    const client = createClient({
+      url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: false,
+      onNonLazyError: () => {},
+    })
     const reopen = () => {
       if (done) return
       closes++
@@ -138,7 +167,10 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
 
   // Each on a connection of its own: a kept-alive one may lead to a worker that has since stopped.
   const readiness = async () =>
-    JSON.parse((await sendOnce(`${url}/readyz`, 'GET', {})).text || '{"ready":false,"workers":[]}') as { ready: boolean; workers: Array<{ worker: number; pid: number; ready: boolean }> }
+    JSON.parse((await sendOnce(`${url}/readyz`, 'GET', {})).text || '{"ready":false,"workers":[]}') as {
+      ready: boolean
+      workers: Array<{ worker: number; pid: number; ready: boolean }>
+    }
   const scrape = async () => {
     for (;;) {
       const answer = await sendOnce(`${url}/metrics`, 'GET', {})
@@ -147,22 +179,34 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     }
   }
   const sum = (samples: Awaited<ReturnType<typeof scrape>>, name: string, labels: Record<string, string> = {}) =>
-    samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((total, s) => total + s.value, 0)
+    samples
+      .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((total, s) => total + s.value, 0)
   // A worker's start (tsx compiling, on a busy machine) takes a while: a limit against hanging, not a measure.
   const twoReady = async () => {
-    for (const limit = Date.now() + 240_000; Date.now() < limit; await new Promise((resolve) => setTimeout(resolve, 500))) {
+    for (
+      const limit = Date.now() + 240_000;
+      Date.now() < limit;
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    ) {
       const report = await readiness().catch(() => undefined)
       if (report?.ready && report.workers.length === 2) return
     }
     throw new Error(`two workers were not ready within 240 s: ${output()}`)
   }
-  const stored = async (taskId: string) => (await sql`select count(*)::int as n from callbacks where task_id = ${taskId}`)[0]?.n as number
+  const stored = async (taskId: string) =>
+    (await sql`select count(*)::int as n from callbacks where task_id = ${taskId}`)[0]?.n as number
 
   beforeAll(async () => {
     db = await openTestDatabase()
     sql = postgres(db.url as string, { max: 1, onnotice: () => {} })
     const dir = mkdtempSync(join(tmpdir(), 'livegate-workers-'))
-    const serve = await startServeProcess(['--config', config(dir), '--workers', '2'], { ...process.env, DATABASE_URL: db.url as string, LOG_LEVEL: 'info', LOG_FORMAT: 'json' })
+    const serve = await startServeProcess(['--config', config(dir), '--workers', '2'], {
+      ...process.env,
+      DATABASE_URL: db.url as string,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    })
     primary = serve.process
     url = serve.url
     output = serve.output
@@ -176,16 +220,26 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     await db?.drop()
   })
 
-  it('stores each callback sent through the port once, whichever worker took it, and logs name the worker', async () => {
+  it('stores each callback sent through the port once, ' +
+    'whichever worker took it, and logs name the worker', async () => {
     const taskId = `workers-${Date.now()}`
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, seq) => post(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>)))
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, seq) =>
+        post(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>),
+      ),
+    )
     expect(answers.every((status) => status === 200)).toBe(true)
     expect(await stored(taskId)).toBe(20)
     // The log is read as far as every older transaction of the server has ended, and a busy
     // server (other tests' databases share its transaction ids) may hold one open a moment longer.
     const counted = async () =>
-      (await graphql<{ notifications: { totalCount: number } }>({ url }, `query($t: String!) { notifications(filter: { taskIds: [$t] }) { totalCount } }`, { t: taskId })).data?.notifications
-        .totalCount
+      (
+        await graphql<{ notifications: { totalCount: number } }>(
+          { url },
+          `query($t: String!) { notifications(filter: { taskIds: [$t] }) { totalCount } }`,
+          { t: taskId },
+        )
+      ).data?.notifications.totalCount
     await expect.poll(counted).toBe(20)
     const keptBy = new Set(
       output()
@@ -206,11 +260,17 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     expect(sum(samples, 'livegate_callbacks_total', { verdict: 'kept' })).toBeGreaterThanOrEqual(20)
   }, 120_000)
 
-  it('a subscriber whose worker stops reconnects, resumes by cursor and misses nothing; the worker is replaced', async () => {
+  it('a subscriber whose worker stops reconnects, resumes by ' +
+    'cursor and misses nothing; the worker is replaced', async () => {
     const taskId = `resume-${Date.now()}`
-    const subscribers = [resumingSubscriber(url, taskId), resumingSubscriber(url, taskId), resumingSubscriber(url, taskId)]
+    const subscribers = [
+      resumingSubscriber(url, taskId),
+      resumingSubscriber(url, taskId),
+      resumingSubscriber(url, taskId),
+    ]
     let seq = 0
-    const next = () => deliver(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>)
+    const next = () =>
+      deliver(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq++) } as Record<string, string>)
     try {
       await expect
         .poll(
@@ -226,7 +286,9 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
         const victim = (await readiness()).workers[round % 2]?.pid as number
         process.kill(victim, 'SIGTERM')
         for (let i = 0; i < 5; i++) await next()
-        await expect.poll(async () => (await readiness()).workers.some((w) => w.pid === victim), { timeout: 60_000 }).toBe(false)
+        await expect
+          .poll(async () => (await readiness()).workers.some((w) => w.pid === victim), { timeout: 60_000 })
+          .toBe(false)
         await twoReady()
       }
       expect(subscribers.some((s) => s.closes() > 0)).toBe(true)
@@ -248,19 +310,25 @@ describeOnServer('serve --workers 2 on a PostgreSQL server: two gateways behind 
     const before = sum(await scrape(), 'livegate_worker_restarts_total', { reason: 'crashed' })
     const victim = (await readiness()).workers[0]?.pid as number
     process.kill(victim, 'SIGKILL')
-    await expect.poll(async () => (await readiness()).workers.some((w) => w.pid === victim), { timeout: 60_000, interval: 500 }).toBe(false)
+    await expect
+      .poll(async () => (await readiness()).workers.some((w) => w.pid === victim), { timeout: 60_000, interval: 500 })
+      .toBe(false)
     await twoReady()
     expect(sum(await scrape(), 'livegate_worker_restarts_total', { reason: 'crashed' })).toBe(before + 1)
   }, 600_000)
 
-  it('SIGTERM to the primary stops every worker as a gateway stops: every acknowledged callback is stored, and it exits 0', async () => {
+  it('SIGTERM to the primary stops every worker as a gateway stops: every acknowledged callback is stored, and it ' +
+    'exits 0', async () => {
     const taskId = `stop-${Date.now()}`
     let acknowledged = 0
     let sending = true
     const exited = new Promise<number | null>((resolve) => primary.once('exit', (code) => resolve(code)))
     const flood = (async () => {
       for (let seq = 0; sending; seq++) {
-        const status = await post(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>).catch(() => 0)
+        const status = await post(url, { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<
+          string,
+          string
+        >).catch(() => 0)
         if (status === 200) acknowledged++
         if (status !== 200 && acknowledged > 0) return
       }

@@ -23,25 +23,42 @@ const spooledLines = (dir: string) =>
     .sort()
     .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
     .map((line) => JSON.parse(line) as { body: string })
-    .map((line) => ({ fields: { seq: new URLSearchParams(Buffer.from(line.body, 'base64').toString()).get('seq') as string } }))
+    .map((line) => ({
+      fields: { seq: new URLSearchParams(Buffer.from(line.body, 'base64').toString()).get('seq') as string },
+    }))
 
 /** A distinct resume notification of one task per `seq`; each is its own event. */
-const fieldsFor = (taskId: string, seq: number) => ({ ...(sampleCallbacks(taskId).liveResume as Record<string, string>), seq: String(seq) })
+const fieldsFor = (taskId: string, seq: number) => ({
+  ...(sampleCallbacks(taskId).liveResume as Record<string, string>),
+  seq: String(seq),
+})
 
 /** Rows of a task by `seq`, with how often each was delivered. */
 async function storedOf(database: Database, taskId: string): Promise<Map<string, number[]>> {
   const rows = (
-    await database.db.select({ method: callbacks.method, query: callbacks.query, body: callbacks.body, deliveries: callbacks.deliveries }).from(callbacks).where(eq(callbacks.taskId, taskId))
+    await database.db
+      .select({
+        method: callbacks.method,
+        query: callbacks.query,
+        body: callbacks.body,
+        deliveries: callbacks.deliveries,
+      })
+      .from(callbacks)
+      .where(eq(callbacks.taskId, taskId))
   ).map((row) => ({ fields: sentFields(row), deliveries: row.deliveries }))
   const bySeq = new Map<string, number[]>()
-  for (const row of rows) bySeq.set(row.fields.seq as string, [...(bySeq.get(row.fields.seq as string) ?? []), row.deliveries])
+  for (const row of rows)
+    bySeq.set(row.fields.seq as string, [...(bySeq.get(row.fields.seq as string) ?? []), row.deliveries])
   return bySeq
 }
 
 /** Every seq answered 200 is one row, delivered once, but the ones sent twice on purpose. */
 function expectExactlyOnce(stored: Map<string, number[]>, answered: number, twice: readonly number[]) {
-  expect([...stored.keys()].sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: answered }, (_, seq) => String(seq)))
-  for (const [seq, deliveries] of stored) expect(deliveries, `seq ${seq}`).toEqual([twice.includes(Number(seq)) ? 2 : 1])
+  expect([...stored.keys()].sort((a, b) => Number(a) - Number(b))).toEqual(
+    Array.from({ length: answered }, (_, seq) => String(seq)),
+  )
+  for (const [seq, deliveries] of stored)
+    expect(deliveries, `seq ${seq}`).toEqual([twice.includes(Number(seq)) ? 2 : 1])
 }
 
 describeOnServer('a PostgreSQL server stopped in the middle of a stream of signed callbacks', () => {
@@ -63,7 +80,8 @@ describeOnServer('a PostgreSQL server stopped in the middle of a stream of signe
     await cluster?.destroy()
   })
 
-  it('answers 200 from the spool while it is down, and once it is back every callback answered 200 is stored exactly once', async () => {
+  it('answers 200 from the spool while it is down, and once it is back every callback answered 200 is stored ' +
+    'exactly once', async () => {
     const taskId = `outage-${randomUUID()}`
     const sent: SignedRequest[] = []
     const answers: Answer[] = []
@@ -101,7 +119,8 @@ describeOnServer('a PostgreSQL server stopped in the middle of a stream of signe
 })
 
 describe(`a spool left by a gateway whose database was gone (${driverName})`, () => {
-  it('holds every callback answered 200 in order, and a gateway started on a fresh database replays them exactly once', async () => {
+  it('holds every callback answered 200 in order, and a gateway started on a fresh database replays them exactly ' +
+    'once', async () => {
     const dir = scratch()
     const taskId = `spooled-${randomUUID()}`
     const first = await openTestDatabase()

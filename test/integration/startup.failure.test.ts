@@ -13,7 +13,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'livegate-startup-'))
 // One embedded data directory for the lock tests: initdb runs once.
 const sharedDataDir = join(scratch, 'pglite-data')
 // Without npm's own variables, so a test of the npm slip is the only one that looks like npm.
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('npm_'))) as NodeJS.ProcessEnv
+const baseEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith('npm_')),
+) as NodeJS.ProcessEnv
 
 interface Run {
   code: number | null
@@ -24,10 +26,15 @@ interface Run {
 /** Runs a livegate command to its end: the process has exited when this resolves. */
 function livegate(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...LIVEGATE_COMMAND, ...args], { cwd: ROOT, env: { ...baseEnv, LOG_LEVEL: 'info', ...env } }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [...LIVEGATE_COMMAND, ...args],
+      { cwd: ROOT, env: { ...baseEnv, LOG_LEVEL: 'info', ...env } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -64,7 +71,9 @@ function passwordRefusingServer(): Server {
 // Limits against a hang only: on a machine at load 35, one start of a process through tsx took 50 s.
 const PROCESS_LIMIT_MS = 600_000
 
-describe('a start-up that cannot succeed exits non-zero at once with one line, leaving nothing behind', { timeout: PROCESS_LIMIT_MS }, () => {
+describe('a start-up that cannot succeed exits non-zero at once with one line, leaving nothing behind', {
+  timeout: PROCESS_LIMIT_MS,
+}, () => {
   const servers: Server[] = []
   afterAll(async () => {
     for (const server of servers) server.close()
@@ -78,7 +87,8 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     const run = await livegate(['serve'], { PORT: String(port), LIVEGATE_DATA_DIR: dataDir })
     expect(run.code, run.stderr).toBe(1)
     expect(lines(run.stderr)).toEqual([
-      `livegate: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): stop the process that holds it, or choose another port (PORT=${port + 1}, or "port" in the config file)`,
+      `livegate: port ${port} on 127.0.0.1 is already in use (EADDRINUSE): stop the process that holds it, or ` +
+        `choose another port (PORT=${port + 1}, or "port" in the config file)`,
     ])
     expect(existsSync(dataDir)).toBe(false)
   })
@@ -103,21 +113,30 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
 
   it('a refused database: the cause, the host and port, and where the URL came from', async () => {
     const port = await freePort()
-    const run = await livegate(['serve'], { PORT: '0', DATABASE_URL: `postgres://livegate:hunter22@127.0.0.1:${port}/livegate` })
+    const run = await livegate(['serve'], {
+      PORT: '0',
+      DATABASE_URL: `postgres://livegate:hunter22@127.0.0.1:${port}/livegate`,
+    })
     expect(run.code, run.stderr).toBe(1)
     expect(lines(run.stderr)).toEqual([
-      `livegate: database server at 127.0.0.1:${port} refused the connection (ECONNREFUSED): is PostgreSQL running and listening there? (the URL is from environment DATABASE_URL)`,
+      `livegate: database server at 127.0.0.1:${port} refused the connection (ECONNREFUSED): is PostgreSQL ` +
+        `running and listening there? (the URL is from environment DATABASE_URL)`,
     ])
     expect(run.stderr + run.stdout).not.toContain('hunter22')
   })
 
   it('an unknown database host, named from the config file', async () => {
     const configFile = join(scratch, 'unknown-host.json')
-    writeFileSync(configFile, JSON.stringify({ port: 0, database: { url: 'postgres://livegate@no-such-host.invalid:5432/livegate' } }))
+    writeFileSync(
+      configFile,
+      JSON.stringify({ port: 0, database: { url: 'postgres://livegate@no-such-host.invalid:5432/livegate' } }),
+    )
     const run = await livegate(['serve', '--config', configFile])
     expect(run.code, run.stderr).toBe(1)
     expect(lines(run.stderr)).toHaveLength(1)
-    expect(run.stderr).toMatch(/^livegate: database host "no-such-host\.invalid" cannot be resolved \((ENOTFOUND|EAI_AGAIN)\): check the host name in the URL/)
+    expect(run.stderr).toMatch(
+      /^livegate: database host "no-such-host\.invalid" cannot be resolved \((ENOTFOUND|EAI_AGAIN)\): check the host name in the URL/,
+    )
     expect(run.stderr).toContain(`(the URL is from config file ${configFile}: database.url)`)
   })
 
@@ -125,10 +144,13 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     const fake = passwordRefusingServer()
     servers.push(fake)
     const port = await listening(fake)
-    const run = await livegate(['migrate'], { DATABASE_URL: `postgres://livegate:not-the-password@127.0.0.1:${port}/livegate` })
+    const run = await livegate(['migrate'], {
+      DATABASE_URL: `postgres://livegate:not-the-password@127.0.0.1:${port}/livegate`,
+    })
     expect(run.code, run.stderr).toBe(1)
     expect(lines(run.stderr)).toEqual([
-      `livegate: database server at 127.0.0.1:${port} refused user "livegate": password authentication failed (28P01): check the password in the URL (the URL is from environment DATABASE_URL)`,
+      `livegate: database server at 127.0.0.1:${port} refused user "livegate": password authentication failed ` +
+        `(28P01): check the password in the URL (the URL is from environment DATABASE_URL)`,
     ])
     expect(run.stderr).not.toContain('not-the-password')
   })
@@ -139,7 +161,9 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     const run = await livegate(['migrate'], { DATABASE_URL: url.href })
     expect(run.code, run.stderr).toBe(1)
     expect(lines(run.stderr)).toEqual([
-      `livegate: database "livegate_no_such_database" does not exist on the server at ${url.hostname}:${url.port} (3D000): create it (createdb livegate_no_such_database) or fix the URL (the URL is from environment DATABASE_URL)`,
+      `livegate: database "livegate_no_such_database" does not exist on the server at ${url.hostname}:${url.port}` +
+        ` (3D000): create it (createdb livegate_no_such_database) or fix the URL (the URL is from environment ` +
+        `DATABASE_URL)`,
     ])
   })
 
@@ -148,34 +172,46 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
     const gone = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
     expect(gone.code, gone.stderr).toBe(0)
     // A pid above the kernel's pid_max belongs to no process.
-    writeFileSync(join(dataDir, 'livegate.lock'), `${JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), command: 'serve', since: 'then', token: 'old' })}\n`)
+    writeFileSync(
+      join(dataDir, 'livegate.lock'),
+      `${JSON.stringify({ pid: 4_194_305, host: (await import('node:os')).hostname(), command: 'serve', since: 'then', token: 'old' })}` +
+        `\n`,
+    )
     const run = await livegate(['migrate'], { LIVEGATE_DATA_DIR: dataDir })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain('database migrated (pglite)')
     expect(readdirSync(dataDir).filter((name) => name.startsWith('livegate.lock'))).toEqual([])
   })
 
-  it('a second process on one data directory is refused, naming the holder; the lock goes with the holder', async () => {
-    // The directory the test before initialised: a restart, much quicker than a first start.
-    const dataDir = sharedDataDir
-    const env = { ...baseEnv, PORT: '0', LIVEGATE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }
-    const first = await startServeProcess([], env)
-    try {
-      const pid = first.process.pid as number
-      for (const args of [['serve'], ['migrate']]) {
-        const run = await livegate(args, { PORT: '0', LIVEGATE_DATA_DIR: dataDir })
-        expect(run.code, run.stderr).toBe(1)
-        expect(lines(run.stderr)).toHaveLength(1)
-        expect(run.stderr).toMatch(new RegExp(`^livegate: data directory ${dataDir} is in use by livegate serve \\(pid ${pid}, since [^)]+\\): stop it first`))
+  it(
+    'a second process on one data directory is refused, ' + 'naming the holder; the lock goes with the holder',
+    async () => {
+      // The directory the test before initialised: a restart, much quicker than a first start.
+      const dataDir = sharedDataDir
+      const env = { ...baseEnv, PORT: '0', LIVEGATE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }
+      const first = await startServeProcess([], env)
+      try {
+        const pid = first.process.pid as number
+        for (const args of [['serve'], ['migrate']]) {
+          const run = await livegate(args, { PORT: '0', LIVEGATE_DATA_DIR: dataDir })
+          expect(run.code, run.stderr).toBe(1)
+          expect(lines(run.stderr)).toHaveLength(1)
+          expect(run.stderr).toMatch(
+            new RegExp(
+              `^livegate: data directory ${dataDir} is in use by livegate serve \\(pid ${pid}, since [^)]+\\): ` +
+                `stop it first`,
+            ),
+          )
+        }
+        const exited = once(first.process, 'exit')
+        first.process.kill('SIGTERM')
+        expect((await exited)[0]).toBe(0)
+        expect(readdirSync(dataDir)).not.toContain('livegate.lock')
+      } finally {
+        first.process.kill('SIGKILL')
       }
-      const exited = once(first.process, 'exit')
-      first.process.kill('SIGTERM')
-      expect((await exited)[0]).toBe(0)
-      expect(readdirSync(dataDir)).not.toContain('livegate.lock')
-    } finally {
-      first.process.kill('SIGKILL')
-    }
-  })
+    },
+  )
 
   it('an unknown option is an error with the short usage, not ignored', async () => {
     const run = await livegate(['serve', '--confg', 'livegate.json'], { LIVEGATE_DATA_DIR: 'memory://' })
@@ -189,13 +225,27 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
 
   it('`npm start --config x.json` (npm took the option) says how to write it', async () => {
     // What npm 10 leaves behind: its lifecycle event, and the option in its own environment.
-    const run = await livegate(['serve'], { npm_lifecycle_event: 'start', npm_config_config: 'livegate.json', LIVEGATE_DATA_DIR: 'memory://' })
+    const run = await livegate(['serve'], {
+      npm_lifecycle_event: 'start',
+      npm_config_config: 'livegate.json',
+      LIVEGATE_DATA_DIR: 'memory://',
+    })
     expect(run.code).toBe(2)
-    expect(lines(run.stderr)).toEqual(['livegate: npm took --config for itself, so livegate never saw it: write the options after --, as in: npm start -- --config livegate.json'])
+    expect(lines(run.stderr)).toEqual([
+      'livegate: npm took --config for itself, so livegate never saw it: write the options after --, as in: npm ' +
+        'start -- --config livegate.json',
+    ])
     // npm 11 keeps `true` and hands the value on as a stray argument.
-    const eleven = await livegate(['serve', 'livegate.json'], { npm_lifecycle_event: 'start', npm_config_config: 'true', LIVEGATE_DATA_DIR: 'memory://' })
+    const eleven = await livegate(['serve', 'livegate.json'], {
+      npm_lifecycle_event: 'start',
+      npm_config_config: 'true',
+      LIVEGATE_DATA_DIR: 'memory://',
+    })
     expect(eleven.code).toBe(2)
-    expect(lines(eleven.stderr)).toEqual(['livegate: npm took --config for itself, so livegate never saw it: write the options after --, as in: npm start -- --config livegate.json'])
+    expect(lines(eleven.stderr)).toEqual([
+      'livegate: npm took --config for itself, so livegate never saw it: write the options after --, as in: npm ' +
+        'start -- --config livegate.json',
+    ])
   })
 
   it('--help for every command: usage, options, environment, an example', async () => {
@@ -210,7 +260,8 @@ describe('a start-up that cannot succeed exits non-zero at once with one line, l
       if (command !== 'schema') expect(stdout, command).toMatch(/\nenvironment:\n {2}[A-Z_]+ /)
     }
     // serve and demo state the one rule for the port.
-    for (const index of [0, 2]) expect(runs[index]?.stdout).toContain('The port is --port, else PORT, else "port" in the config file, else 4000.')
+    for (const index of [0, 2])
+      expect(runs[index]?.stdout).toContain('The port is --port, else PORT, else "port" in the config file, else 4000.')
   })
 
   it('--version names the version of package.json', async () => {
@@ -229,14 +280,21 @@ describe('a start that succeeds is not held up by who knocks', { timeout: PROCES
     // What a load balancer does: connect, ask, and wait for an answer, again and again.
     const knock = async () => {
       while (knocking) {
-        const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'))
+        const socket = createConnection({ port, host: '127.0.0.1' }, () =>
+          socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'),
+        )
         socket.on('error', () => {})
         knocks.push(socket)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
     }
     const knocking$ = knock()
-    const started = await startServeProcess([], { ...baseEnv, PORT: String(port), LIVEGATE_DATA_DIR: sharedDataDir, LOG_LEVEL: 'info' })
+    const started = await startServeProcess([], {
+      ...baseEnv,
+      PORT: String(port),
+      LIVEGATE_DATA_DIR: sharedDataDir,
+      LOG_LEVEL: 'info',
+    })
     try {
       knocking = false
       await knocking$

@@ -15,7 +15,10 @@ import { scratchDirs } from '../support/scratch.dir.js'
 const scratch = scratchDirs('livegate-unavailable-')
 
 /** A gateway with the given spool on a database of its own, which the test then closes under it. */
-async function withGateway(spool: Record<string, unknown>, run: (parts: Awaited<ReturnType<typeof start>>) => Promise<void>) {
+async function withGateway(
+  spool: Record<string, unknown>,
+  run: (parts: Awaited<ReturnType<typeof start>>) => Promise<void>,
+) {
   const parts = await start(spool)
   try {
     await run(parts)
@@ -27,7 +30,9 @@ async function withGateway(spool: Record<string, unknown>, run: (parts: Awaited<
 
 async function start(spool: Record<string, unknown>) {
   const db = await openTestDatabase()
-  const gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, spool } }), { database: db.database })
+  const gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, spool } }), {
+    database: db.database,
+  })
   const deliver = (fields: Record<string, string>) => send(signFor(gateway, fields))
   return { db, gateway, deliver }
 }

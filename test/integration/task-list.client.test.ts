@@ -12,7 +12,9 @@ const SECRET = 'sekrit-3f9a-task-list'
 const scenario = generateScenario({ seed: 21, sessions: 6, serviceCodes: ['TESTING'], rate: 10 })
 // The moment of the scenario with the most tasks listed: the answer to expect.
 const moment = Array.from({ length: Math.ceil(scenario.durationMs / 10) }, (_, i) => i * 10).reduce((best, at) =>
-  taskListAt(scenario, 'TESTING', at).task_list.length > taskListAt(scenario, 'TESTING', best).task_list.length ? at : best,
+  taskListAt(scenario, 'TESTING', at).task_list.length > taskListAt(scenario, 'TESTING', best).task_list.length
+    ? at
+    : best,
 )
 const expected = { ret: 0, ...taskListAt(scenario, 'TESTING', moment) }
 
@@ -37,9 +39,18 @@ const upstream = (overrides: Partial<Config['upstream']> = {}): Config['upstream
   maxBackoffMs: 60_000,
   ...overrides,
 })
-const testing = (overrides: Partial<ServiceConfig> = {}): ServiceConfig => ({ serviceCode: 'TESTING', secrets: [SECRET], verify: 'enforce', baseUrl: server.url, ...overrides })
-const clientFor = (services: ServiceConfig[], options: Partial<Config['upstream']> = {}, extra: Partial<TaskListClientOptions> = {}) =>
-  new TaskListClient({ services, options: upstream(options), ...extra })
+const testing = (overrides: Partial<ServiceConfig> = {}): ServiceConfig => ({
+  serviceCode: 'TESTING',
+  secrets: [SECRET],
+  verify: 'enforce',
+  baseUrl: server.url,
+  ...overrides,
+})
+const clientFor = (
+  services: ServiceConfig[],
+  options: Partial<Config['upstream']> = {},
+  extra: Partial<TaskListClientOptions> = {},
+) => new TaskListClient({ services, options: upstream(options), ...extra })
 
 /** The UpstreamError a call rejects with; fails the test if it resolves or rejects otherwise. */
 async function failureOf(call: Promise<unknown>): Promise<UpstreamError> {
@@ -75,7 +86,9 @@ describe('TaskListClient against the simulated task_list', () => {
   })
 
   it('reports a wrong secret as RET with the simulator ret, without retrying', async () => {
-    const { result: error, requests } = await requestsDuring(() => failureOf(clientFor([testing({ secrets: ['wrong'] })]).get('TESTING')))
+    const { result: error, requests } = await requestsDuring(() =>
+      failureOf(clientFor([testing({ secrets: ['wrong'] })]).get('TESTING')),
+    )
     expect(error).toMatchObject({ kind: 'RET', serviceCode: 'TESTING', ret: SIMULATOR_RETS.BAD_SIGNATURE })
     expect(error.status).toBeUndefined()
     expect(requests).toBe(1)
@@ -86,17 +99,24 @@ describe('TaskListClient against the simulated task_list', () => {
     expect(error).toMatchObject({ kind: 'RET', ret: SIMULATOR_RETS.UNKNOWN_SERVICE })
   })
 
-  it('refuses an unconfigured code, or one without baseUrl or secret, as NOT_CONFIGURED without a request', async () => {
-    const client = clientFor([testing(), testing({ serviceCode: 'NOURL', baseUrl: undefined }), testing({ serviceCode: 'NOSECRET', secrets: [], verify: 'off' })])
-    const { requests } = await requestsDuring(async () => {
-      for (const code of ['UNKNOWN', 'NOURL', 'NOSECRET']) {
-        expect(await failureOf(client.get(code))).toMatchObject({ kind: 'NOT_CONFIGURED', serviceCode: code })
-      }
-    })
-    expect(requests).toBe(0)
-    expect(client.health('NOURL').lastError).toMatchObject({ kind: 'NOT_CONFIGURED', ret: null })
-    expect(client.health('UNKNOWN')).toEqual({ lastSuccessAt: null, lastError: null, lastLatencyMs: null })
-  })
+  it(
+    'refuses an unconfigured code, or one without baseUrl ' + 'or secret, as NOT_CONFIGURED without a request',
+    async () => {
+      const client = clientFor([
+        testing(),
+        testing({ serviceCode: 'NOURL', baseUrl: undefined }),
+        testing({ serviceCode: 'NOSECRET', secrets: [], verify: 'off' }),
+      ])
+      const { requests } = await requestsDuring(async () => {
+        for (const code of ['UNKNOWN', 'NOURL', 'NOSECRET']) {
+          expect(await failureOf(client.get(code))).toMatchObject({ kind: 'NOT_CONFIGURED', serviceCode: code })
+        }
+      })
+      expect(requests).toBe(0)
+      expect(client.health('NOURL').lastError).toMatchObject({ kind: 'NOT_CONFIGURED', ret: null })
+      expect(client.health('UNKNOWN')).toEqual({ lastSuccessAt: null, lastError: null, lastLatencyMs: null })
+    },
+  )
 
   it('gives up with TIMEOUT after exactly retries + 1 attempts', async () => {
     server.behave({ delayMs: 1500 })
@@ -140,7 +160,9 @@ describe('TaskListClient against the simulated task_list', () => {
   it('shares one request among 10 concurrent calls', async () => {
     server.behave({ delayMs: 50 })
     const client = clientFor([testing()])
-    const { result, requests } = await requestsDuring(() => Promise.all(Array.from({ length: 10 }, () => client.get('TESTING'))))
+    const { result, requests } = await requestsDuring(() =>
+      Promise.all(Array.from({ length: 10 }, () => client.get('TESTING'))),
+    )
     expect(requests).toBe(1)
     expect(new Set(result).size).toBe(1)
     expect(result[0]).toEqual(expected)
@@ -162,7 +184,11 @@ describe('TaskListClient against the simulated task_list', () => {
     await failureOf(client.get('TESTING'))
     const failed = client.health('TESTING')
     expect(failed.lastSuccessAt).toEqual(ok.lastSuccessAt)
-    expect(failed.lastError).toMatchObject({ kind: 'RET', ret: SIMULATOR_RETS.BAD_SIGNATURE, message: expect.stringContaining('TESTING') })
+    expect(failed.lastError).toMatchObject({
+      kind: 'RET',
+      ret: SIMULATOR_RETS.BAD_SIGNATURE,
+      message: expect.stringContaining('TESTING'),
+    })
     expect(failed.lastError?.at).toBeInstanceOf(Date)
 
     server.behave({ status: 500 })
@@ -189,8 +215,14 @@ describe('TaskListClient against the simulated task_list', () => {
     await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve))
     try {
       const client = clientFor([testing({ baseUrl: `http://127.0.0.1:${(odd.address() as AddressInfo).port}` })])
-      expect(await failureOf(client.get('TESTING'))).toMatchObject({ kind: 'INVALID_ANSWER', message: expect.stringContaining('task_list.0.id') })
-      expect(await failureOf(client.get('TESTING'))).toMatchObject({ kind: 'INVALID_ANSWER', message: expect.stringContaining('not JSON') })
+      expect(await failureOf(client.get('TESTING'))).toMatchObject({
+        kind: 'INVALID_ANSWER',
+        message: expect.stringContaining('task_list.0.id'),
+      })
+      expect(await failureOf(client.get('TESTING'))).toMatchObject({
+        kind: 'INVALID_ANSWER',
+        message: expect.stringContaining('not JSON'),
+      })
       expect(requests).toBe(2)
     } finally {
       await new Promise((resolve) => odd.close(resolve))

@@ -34,7 +34,18 @@ const FILTERS: TaskQuery[] = [{}, ...fc.sample(counted, { numRuns: 60, seed: 261
 
 const row = (serviceCode: string, index: number, status: string) => {
   const at = new Date(T0 + index * 60_000)
-  return { serviceCode, taskId: `t${index}`, state: {} as TaskState, node: null, status, endReason: null, author: null, listed: true, sortAt: at, updatedAt: at }
+  return {
+    serviceCode,
+    taskId: `t${index}`,
+    state: {} as TaskState,
+    node: null,
+    status,
+    endReason: null,
+    author: null,
+    listed: true,
+    sortAt: at,
+    updatedAt: at,
+  }
 }
 
 describe(`task counts kept by triggers (${driverName})`, () => {
@@ -51,7 +62,9 @@ describe(`task counts kept by triggers (${driverName})`, () => {
   // Every filter, from the kept counts (countTasks) and by counting the rows (a filter with a
   // user name takes the counting path, so the tasks are counted by the same function both ways).
   async function expectCountsTrue(): Promise<void> {
-    const all = resultRows<{ service_code: string; status: string }>(await db.database.db.execute(sql`select service_code, status from tasks`))
+    const all = resultRows<{ service_code: string; status: string }>(
+      await db.database.db.execute(sql`select service_code, status from tasks`),
+    )
     for (const filter of FILTERS) {
       const matching = all.filter(
         (task) =>
@@ -65,11 +78,16 @@ describe(`task counts kept by triggers (${driverName})`, () => {
 
   it('count inserts, upserts that move statuses, and deletes, statement by statement', async () => {
     const { db: d } = db.database
-    const rows = Array.from({ length: 30 }, (_, index) => row(CODES[index % 3] as string, index, STATUSES[index % 4] as string))
+    const rows = Array.from({ length: 30 }, (_, index) =>
+      row(CODES[index % 3] as string, index, STATUSES[index % 4] as string),
+    )
     await d.insert(tasks).values(rows.slice(0, 20))
     await expectCountsTrue()
     // One statement as the projector writes: ten tasks move to another status, ten are new.
-    const moved = [...rows.slice(10, 20).map((r, i) => ({ ...r, status: STATUSES[(i + 1) % 4] as string })), ...rows.slice(20)]
+    const moved = [
+      ...rows.slice(10, 20).map((r, i) => ({ ...r, status: STATUSES[(i + 1) % 4] as string })),
+      ...rows.slice(20),
+    ]
     const set = sql.raw('status = excluded.status, updated_at = excluded.updated_at')
     await d.execute(upsertJson(tasks, moved, { target: ['service_code', 'task_id'], set }))
     await expectCountsTrue()
@@ -86,7 +104,9 @@ describe(`task counts kept by triggers (${driverName})`, () => {
     const { db: d } = db.database
     expect(await d.$count(taskCounts)).toBeGreaterThan(12)
     expect(await compactTaskCounts(d)).toBeGreaterThan(12)
-    const pairs = resultRows<{ n: number }>(await d.execute(sql`select count(distinct (service_code, status))::float8 as n from tasks`))[0]?.n
+    const pairs = resultRows<{ n: number }>(
+      await d.execute(sql`select count(distinct (service_code, status))::float8 as n from tasks`),
+    )[0]?.n
     expect(await d.$count(taskCounts)).toBe(pairs)
     await expectCountsTrue()
     await d.insert(tasks).values([row('C', 100, 'LIVE')])
@@ -99,7 +119,9 @@ describe(`task counts kept by triggers (${driverName})`, () => {
     // Back to the schema before migration 0008, with tasks of its time, then started again.
     await d.execute(sql`drop table task_counts`)
     await d.execute(sql`drop function task_counts_added, task_counts_moved, task_counts_removed cascade`)
-    const journal = JSON.parse(readFileSync(new URL('../../schema/migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: Array<{ tag: string; when: number }> }
+    const journal = JSON.parse(
+      readFileSync(new URL('../../schema/migrations/meta/_journal.json', import.meta.url), 'utf8'),
+    ) as { entries: Array<{ tag: string; when: number }> }
     const since = journal.entries.find((entry) => entry.tag === '0008_task_counts')?.when
     await d.execute(sql`delete from drizzle.__drizzle_migrations where created_at >= ${since}`)
     await d.insert(tasks).values([row('A', 200, 'LIVE'), row('A', 201, 'ENDED')])
@@ -121,8 +143,13 @@ async function migrateThrough(d: TestDatabase['database']['db'], tag: string): P
     const last = journal.entries.findIndex((entry) => entry.tag === tag)
     writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, last + 1) }))
     // The two drivers' migrators take their own database types; `d` is whichever this run opened.
-    const { migrate } = driverName === 'postgres' ? await import('drizzle-orm/postgres-js/migrator') : await import('drizzle-orm/pglite/migrator')
-    await (migrate as (db: unknown, config: { migrationsFolder: string }) => Promise<void>)(d, { migrationsFolder: folder })
+    const { migrate } =
+      driverName === 'postgres'
+        ? await import('drizzle-orm/postgres-js/migrator')
+        : await import('drizzle-orm/pglite/migrator')
+    await (migrate as (db: unknown, config: { migrationsFolder: string }) => Promise<void>)(d, {
+      migrationsFolder: folder,
+    })
   } finally {
     rmSync(folder, { recursive: true, force: true })
   }

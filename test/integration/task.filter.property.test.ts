@@ -2,7 +2,12 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TaskState } from '../../src/fold/task.fold.js'
 import { tasks } from '../../src/storage/tables/graph.table.js'
-import { listTasks, type TaskQuery, taskMatches, taskStatementMismatches } from '../../src/storage/graph/task.queries.js'
+import {
+  listTasks,
+  type TaskQuery,
+  taskMatches,
+  taskStatementMismatches,
+} from '../../src/storage/graph/task.queries.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 
 // A task filter is written twice: as SQL for the lists (task.queries.ts taskConditions) and as a
@@ -54,7 +59,9 @@ const filterArbitrary: fc.Arbitrary<TaskQuery> = fc.record(
   {
     serviceCode: fc.constantFrom(...CODES),
     status: fc.subarray(STATUSES),
-    keys: fc.array(fc.tuple(fc.constantFrom(...CODES), fc.constantFrom('t0', 't1', 't2', 't3', 't9')), { maxLength: 3 }),
+    keys: fc.array(fc.tuple(fc.constantFrom(...CODES), fc.constantFrom('t0', 't1', 't2', 't3', 't9')), {
+      maxLength: 3,
+    }),
     taskIds: fc.subarray(['t0', 't1', 't2', 't3', 't4', 't9']),
     userName: fc.constantFrom('al', 'AL', 'b', 'zo', 'Zoë', 'x'),
     owners: fc.array(fc.tuple(fc.constantFrom(...CODES), fc.constantFrom(...USERS)), { maxLength: 3 }),
@@ -72,7 +79,10 @@ describe(`task filters: the SQL and taskMatches agree (${driverName})`, () => {
 
   beforeAll(async () => {
     db = await openTestDatabase()
-    rows = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, index) => rowArbitrary(index))), { numRuns: 1, seed: 2511 })[0] as Row[]
+    rows = fc.sample(fc.tuple(...Array.from({ length: 40 }, (_, index) => rowArbitrary(index))), {
+      numRuns: 1,
+      seed: 2511,
+    })[0] as Row[]
     await db.database.db.insert(tasks).values(rows.map((row) => ({ ...row, listed: true, updatedAt: row.sortAt })))
   })
 

@@ -29,7 +29,10 @@ interface OtlpExport {
 
 const dir = mkdtempSync(join(tmpdir(), 'livegate-otlp-'))
 const configFile = join(dir, 'livegate.json')
-writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }))
+writeFileSync(
+  configFile,
+  JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] }),
+)
 
 describe('tracing to a real OTLP/HTTP receiver', () => {
   let receiver: ServeProcess
@@ -43,12 +46,17 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
       .filter((line) => line.startsWith('otlp {'))
       .flatMap((line) => (JSON.parse(line.slice('otlp '.length)) as OtlpExport).resourceSpans)
       .flatMap((resource) => {
-        const service = resource.resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue
+        const service = resource.resource.attributes.find((attribute) => attribute.key === 'service.name')?.value
+          .stringValue
         return resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => ({ ...span, service })))
       })
 
   beforeAll(async () => {
-    receiver = await startListeningProcess([join(ROOT, 'test/fixtures/otlp.receiver.mjs')], process.env, /otlp receiver listening on (http:\/\/\S+)/)
+    receiver = await startListeningProcess(
+      [join(ROOT, 'test/fixtures/otlp.receiver.mjs')],
+      process.env,
+      /otlp receiver listening on (http:\/\/\S+)/,
+    )
     serve = await startServeProcess(['--config', configFile], {
       ...process.env,
       TESTING_SECRET: 'abc',
@@ -66,13 +74,21 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     receiver?.process.kill('SIGKILL')
   })
 
-  it("receives the callback's route and commit spans in one trace, its delivery to a subscriber linked to it, and the request's log lines name it", async () => {
+  it("receives the callback's route and commit spans in one trace, its delivery to a subscriber linked to it, and " +
+    "the request's log lines name it", async () => {
     const traceId = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'
     const parentSpanId = '1122334455667788'
     // A subscriber over graphql-ws, whose connection_init continues a trace of its own.
     const subscriberTrace = '0f1e2d3c4b5a69788796a5b4c3d2e1f0'
-    const subscriber = subscribe(serve.url, 'subscription { notificationReceived(filter: { taskIds: ["otlp-task"] }) { id taskId } }', {}, { traceparent: `00-${subscriberTrace}-aabbccddeeff0011-01` })
-    await expect.poll(() => received().some((span) => span.traceId === subscriberTrace && span.name === 'subscription')).toBe(true)
+    const subscriber = subscribe(
+      serve.url,
+      'subscription { notificationReceived(filter: { taskIds: ["otlp-task"] }) { id taskId } }',
+      {},
+      { traceparent: `00-${subscriberTrace}-aabbccddeeff0011-01` },
+    )
+    await expect
+      .poll(() => received().some((span) => span.traceId === subscriberTrace && span.name === 'subscription'))
+      .toBe(true)
     const signed = signCallback(sampleCallbacks('otlp-task').liveStart as Record<string, string>, {
       url: `${serve.url}/callbacks`,
       method: 'POST',
@@ -80,7 +96,10 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
       headerPrefix: 'svc',
       nowMs: Date.now(),
     })
-    const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-${parentSpanId}-01` } })
+    const answer = await send({
+      ...signed,
+      headers: { ...signed.headers, traceparent: `00-${traceId}-${parentSpanId}-01` },
+    })
     expect(answer.text).toBe('{"ret":0}')
 
     await expect
@@ -99,9 +118,21 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
     expect(commit.parentSpanId).toBe(route.spanId)
     expect(trace.find((span) => span.name === 'callback verdict')?.parentSpanId).toBe(route.spanId)
     // The projector's pass, a trace of its own, links back to the commit.
-    await expect.poll(() => received().some((span) => span.name === 'projector pass' && (span.links ?? []).some((link) => link.spanId === commit.spanId))).toBe(true)
+    await expect
+      .poll(() =>
+        received().some(
+          (span) => span.name === 'projector pass' && (span.links ?? []).some((link) => link.spanId === commit.spanId),
+        ),
+      )
+      .toBe(true)
     // So does the hub's delivery to the subscriber, which got the callback.
-    await expect.poll(() => received().some((span) => span.name === 'events deliver' && (span.links ?? []).some((link) => link.spanId === commit.spanId))).toBe(true)
+    await expect
+      .poll(() =>
+        received().some(
+          (span) => span.name === 'events deliver' && (span.links ?? []).some((link) => link.spanId === commit.spanId),
+        ),
+      )
+      .toBe(true)
     expect((await subscriber.waitFor(1))[0]).toMatchObject({ notificationReceived: { taskId: 'otlp-task' } })
     await subscriber.dispose()
 
@@ -124,7 +155,10 @@ describe('tracing to a real OTLP/HTTP receiver', () => {
       headerPrefix: 'svc',
       nowMs: Date.now(),
     })
-    const answer = await send({ ...signed, headers: { ...signed.headers, traceparent: `00-${traceId}-1122334455667788-01` } })
+    const answer = await send({
+      ...signed,
+      headers: { ...signed.headers, traceparent: `00-${traceId}-1122334455667788-01` },
+    })
     expect(answer.text).toBe('{"ret":0}')
     const exited = new Promise<number | null>((resolve) => serve.process.once('exit', (code) => resolve(code)))
     serve.process.kill('SIGTERM')

@@ -26,7 +26,10 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     db = await openTestDatabase()
     alpha = await startFakeUpstream()
     // ALPHA's task is listed: each poll confirms it.
-    alpha.answer({ status: 200, body: JSON.stringify({ ret: 0, task_list: [{ id: alphaTask, service_code: 'ALPHA' }], user_list: [] }) })
+    alpha.answer({
+      status: 200,
+      body: JSON.stringify({ ret: 0, task_list: [{ id: alphaTask, service_code: 'ALPHA' }], user_list: [] }),
+    })
     const config = loadConfig({
       env: {},
       value: {
@@ -48,7 +51,9 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
       [alphaTask, 'ALPHA'],
       [bravoTask, 'BRAVO'],
     ] as const) {
-      expect((await deliverTo(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>)).status).toBe(200)
+      expect((await deliverTo(gateway, sampleCallbacks(taskId, code).liveStart as Record<string, string>)).status).toBe(
+        200,
+      )
     }
     // Before anything is asked, BRAVO's upstream is known to be down and ALPHA's first poll is
     // stored: a refused connection fails at once, but ALPHA's answer is folded in a transaction,
@@ -56,7 +61,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     const ready = async () => {
       const answer = await graphql(gateway, '{ upstreams { serviceCode lastSuccessAt lastError { kind } } }', {}, all)
       const [a, b] = answer.data?.upstreams ?? []
-      if (a?.lastSuccessAt == null || b?.lastError?.kind !== 'NETWORK') throw new Error(`upstreams not polled yet: ${JSON.stringify(answer.data)}`)
+      if (a?.lastSuccessAt == null || b?.lastError?.kind !== 'NETWORK')
+        throw new Error(`upstreams not polled yet: ${JSON.stringify(answer.data)}`)
     }
     await vi.waitFor(ready, { timeout: 60_000, interval: 50 })
   }, 300_000)
@@ -67,36 +73,78 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     await db?.drop()
   })
 
-  it("@apollo/client at its defaults gets the first code's tasks while the second code's upstream is down", async () => {
-    const client = new ApolloClient({ link: new HttpLink({ uri: `${gateway.url}/graphql`, headers: all.headers }), cache: new InMemoryCache() })
-    const ofAlpha = await client.query<any>({ query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId serviceCode } } } }` })
-    expect(ofAlpha.data?.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node.taskId)).toEqual([alphaTask])
-    // Every code's tasks, BRAVO's stale ones included: still data, nothing thrown.
-    const everything = await client.query<any>({ query: gql`query AllTasks { tasks { totalCount } }` })
-    expect(everything.data?.tasks.totalCount).toBe(2)
-  })
+  it(
+    "@apollo/client at its defaults gets the first code's " + "tasks while the second code's upstream is down",
+    async () => {
+      const client = new ApolloClient({
+        link: new HttpLink({ uri: `${gateway.url}/graphql`, headers: all.headers }),
+        cache: new InMemoryCache(),
+      })
+      const ofAlpha = await client.query<any>({
+        query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId serviceCode } } } }`,
+      })
+      expect(ofAlpha.data?.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node.taskId)).toEqual([
+        alphaTask,
+      ])
+      // Every code's tasks, BRAVO's stale ones included: still data, nothing thrown.
+      const everything = await client.query<any>({ query: gql`query AllTasks { tasks { totalCount } }` })
+      expect(everything.data?.tasks.totalCount).toBe(2)
+    },
+  )
 
   it('says which of the codes it read are stale in extensions, never in errors', async () => {
     const answer = await graphql(gateway, '{ tasks { totalCount } }', {}, all)
     expect(answer.errors, answer.text).toBeUndefined()
     expect(answer.data.tasks.totalCount).toBe(2)
-    expect(answer.extensions).toEqual({ upstream: { stale: [{ serviceCode: 'BRAVO', lastSuccessAt: null, consecutiveFailures: expect.any(Number) }] } })
+    expect(answer.extensions).toEqual({
+      upstream: { stale: [{ serviceCode: 'BRAVO', lastSuccessAt: null, consecutiveFailures: expect.any(Number) }] },
+    })
     // A read of ALPHA alone does not speak of BRAVO.
     const ofAlpha = await graphql(gateway, '{ tasks(filter: { serviceCode: "ALPHA" }) { totalCount } }', {}, all)
     expect(ofAlpha.extensions).toBeUndefined()
-    const bravo = await graphql(gateway, `query($id: ID!) { task(id: $id) { taskId serviceCode confirmedAt } }`, { id: toGlobalId('Task', 'BRAVO', bravoTask) }, all)
+    const bravo = await graphql(
+      gateway,
+      `query($id: ID!) { task(id: $id) { taskId serviceCode confirmedAt } }`,
+      { id: toGlobalId('Task', 'BRAVO', bravoTask) },
+      all,
+    )
     expect(bravo.data.task).toEqual({ taskId: bravoTask, serviceCode: 'BRAVO', confirmedAt: null })
     expect(bravo.extensions).toMatchObject({ upstream: { stale: [{ serviceCode: 'BRAVO' }] } })
   })
 
   it('lists every code the caller may see with its freshness', async () => {
-    const answer = await graphql(gateway, '{ upstreams { serviceCode configured healthy stale consecutiveFailures lastSuccessAt lastError { kind ret message } } }', {}, all)
+    const answer = await graphql(
+      gateway,
+      '{ upstreams { serviceCode configured healthy stale consecutiveFailures lastSuccessAt lastError { kind ret ' +
+        'message } } }',
+      {},
+      all,
+    )
     expect(answer.errors, answer.text).toBeUndefined()
     const [a, b] = answer.data.upstreams
-    expect(a).toMatchObject({ serviceCode: 'ALPHA', configured: true, healthy: true, stale: false, consecutiveFailures: 0, lastSuccessAt: expect.any(String) })
-    expect(b).toMatchObject({ serviceCode: 'BRAVO', configured: true, healthy: false, stale: true, lastSuccessAt: null, lastError: { kind: 'NETWORK', ret: null } })
+    expect(a).toMatchObject({
+      serviceCode: 'ALPHA',
+      configured: true,
+      healthy: true,
+      stale: false,
+      consecutiveFailures: 0,
+      lastSuccessAt: expect.any(String),
+    })
+    expect(b).toMatchObject({
+      serviceCode: 'BRAVO',
+      configured: true,
+      healthy: false,
+      stale: true,
+      lastSuccessAt: null,
+      lastError: { kind: 'NETWORK', ret: null },
+    })
     expect(b.consecutiveFailures).toBeGreaterThan(0)
-    const task = await graphql(gateway, `query($id: ID!) { task(id: $id) { listed confirmedAt } }`, { id: toGlobalId('Task', 'ALPHA', alphaTask) }, all)
+    const task = await graphql(
+      gateway,
+      `query($id: ID!) { task(id: $id) { listed confirmedAt } }`,
+      { id: toGlobalId('Task', 'ALPHA', alphaTask) },
+      all,
+    )
     expect(task.data.task.listed).toBe(true)
     expect(Date.parse(task.data.task.confirmedAt)).toBeGreaterThan(Date.parse(a.lastSuccessAt) - 60_000)
   })
@@ -116,18 +164,37 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     const upstreams = await graphql(gateway, '{ upstreams { serviceCode } }', {}, alphaOnly)
     expect(upstreams.data.upstreams).toEqual([{ serviceCode: 'ALPHA' }])
     // Asked by name, BRAVO reads as a code livegate knows nothing of.
-    const asked = await graphql(gateway, '{ upstream(serviceCode: "BRAVO") { configured healthy stale consecutiveFailures lastPollAt lastError { kind } } }', {}, alphaOnly)
-    expect(asked.data.upstream).toEqual({ configured: false, healthy: false, stale: false, consecutiveFailures: 0, lastPollAt: null, lastError: null })
+    const asked = await graphql(
+      gateway,
+      '{ upstream(serviceCode: "BRAVO") { configured healthy stale consecutiveFailures lastPollAt lastError { ' +
+        'kind } } }',
+      {},
+      alphaOnly,
+    )
+    expect(asked.data.upstream).toEqual({
+      configured: false,
+      healthy: false,
+      stale: false,
+      consecutiveFailures: 0,
+      lastPollAt: null,
+      lastError: null,
+    })
     expect(asked.extensions).toBeUndefined()
   })
 
-  it('answers tasks, task and users from stored state while a task_list request hangs, and reports the failure', async () => {
+  it('answers tasks, task and users from stored state while a ' +
+    'task_list request hangs, and reports the failure', async () => {
     alpha.answer('never')
     await expect.poll(() => alpha.pending(), { timeout: 10_000 }).toBeGreaterThan(0)
     const hanging = alpha.pending()
     const answers = await Promise.all([
       graphql(gateway, '{ tasks(filter: { serviceCode: "ALPHA" }) { edges { node { taskId } } } }', {}, alphaOnly),
-      graphql(gateway, `query($id: ID!) { task(id: $id) { taskId status } }`, { id: toGlobalId('Task', 'ALPHA', alphaTask) }, alphaOnly),
+      graphql(
+        gateway,
+        `query($id: ID!) { task(id: $id) { taskId status } }`,
+        { id: toGlobalId('Task', 'ALPHA', alphaTask) },
+        alphaOnly,
+      ),
       graphql(gateway, '{ users(filter: { serviceCode: "ALPHA" }) { edges { node { userName } } } }', {}, alphaOnly),
     ])
     // Every answer came while the request it would once have waited for was still open.
@@ -137,13 +204,27 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
     expect(answers[1]?.data.task).toEqual({ taskId: alphaTask, status: 'LIVE' })
     expect(answers[2]?.data.users.edges).toEqual([{ node: { userName: 'alice' } }])
 
-    const status = async () => (await graphql(gateway, '{ upstreams { serviceCode healthy stale consecutiveFailures lastError { kind } } }', {}, alphaOnly)).data.upstreams[0]
+    const status = async () =>
+      (
+        await graphql(
+          gateway,
+          '{ upstreams { serviceCode healthy stale consecutiveFailures lastError { kind } } }',
+          {},
+          alphaOnly,
+        )
+      ).data.upstreams[0]
     await expect.poll(async () => (await status()).lastError?.kind, { timeout: 20_000 }).toBe('TIMEOUT')
-    expect(await status()).toMatchObject({ serviceCode: 'ALPHA', healthy: false, consecutiveFailures: expect.any(Number) })
+    expect(await status()).toMatchObject({
+      serviceCode: 'ALPHA',
+      healthy: false,
+      consecutiveFailures: expect.any(Number),
+    })
     await expect.poll(async () => (await status()).stale, { timeout: 20_000 }).toBe(true)
     const stale = await graphql(gateway, '{ tasks { totalCount } }', {}, alphaOnly)
     expect(stale.errors).toBeUndefined()
-    expect(stale.extensions).toMatchObject({ upstream: { stale: [{ serviceCode: 'ALPHA', lastSuccessAt: expect.any(String) }] } })
+    expect(stale.extensions).toMatchObject({
+      upstream: { stale: [{ serviceCode: 'ALPHA', lastSuccessAt: expect.any(String) }] },
+    })
     expect(stale.text).not.toContain('BRAVO')
   }, 300_000)
 })

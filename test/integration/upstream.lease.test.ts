@@ -33,11 +33,18 @@ describeOnServer('two gateway processes on one PostgreSQL server poll each code 
 
   beforeAll(async () => {
     db = await openTestDatabase()
-    upstream = await startTaskListServer({ services: CODES.map((serviceCode) => ({ serviceCode, secret: SECRET })), source: (code) => taskListAt(scenario, code, 0) })
+    upstream = await startTaskListServer({
+      services: CODES.map((serviceCode) => ({ serviceCode, secret: SECRET })),
+      source: (code) => taskListAt(scenario, code, 0),
+    })
     const configFile = join(mkdtempSync(join(tmpdir(), 'livegate-lease-')), 'livegate.json')
     const services = CODES.map((serviceCode) => ({ serviceCode, secrets: [SECRET], baseUrl: upstream.url }))
-    writeFileSync(configFile, JSON.stringify({ port: 0, services, upstream: { pollIntervalMs: 300, retries: 0, timeoutMs: 2000 } }))
-    const serve = () => startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: db.url as string, LOG_LEVEL: 'info' })
+    writeFileSync(
+      configFile,
+      JSON.stringify({ port: 0, services, upstream: { pollIntervalMs: 300, retries: 0, timeoutMs: 2000 } }),
+    )
+    const serve = () =>
+      startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: db.url as string, LOG_LEVEL: 'info' })
     // One after the other: two cold starts at once on a loaded machine outlast the start timeout.
     gateways.push(await serve())
     gateways.push(await serve())
@@ -53,14 +60,23 @@ describeOnServer('two gateway processes on one PostgreSQL server poll each code 
     const [a, b] = gateways as [{ process: ChildProcess; url: string }, { process: ChildProcess; url: string }]
     for (const code of CODES) {
       // Exactly one holder per code, once the first lease round is through.
-      await expect.poll(async () => [(await pollingOf(a.url, code)).held, (await pollingOf(b.url, code)).held].filter(Boolean).length, { timeout: 20_000 }).toBe(1)
+      await expect
+        .poll(
+          async () => [(await pollingOf(a.url, code)).held, (await pollingOf(b.url, code)).held].filter(Boolean).length,
+          { timeout: 20_000 },
+        )
+        .toBe(1)
     }
     // Over a few intervals, only the holder's poll count grows.
-    const before = await Promise.all(CODES.map(async (code) => ({ code, a: await pollingOf(a.url, code), b: await pollingOf(b.url, code) })))
+    const before = await Promise.all(
+      CODES.map(async (code) => ({ code, a: await pollingOf(a.url, code), b: await pollingOf(b.url, code) })),
+    )
     await wait(1500)
     for (const { code, a: beforeA, b: beforeB } of before) {
       const [afterA, afterB] = [await pollingOf(a.url, code), await pollingOf(b.url, code)]
-      const [holderBefore, otherBefore, holderAfter, otherAfter] = beforeA.held ? [beforeA, beforeB, afterA, afterB] : [beforeB, beforeA, afterB, afterA]
+      const [holderBefore, otherBefore, holderAfter, otherAfter] = beforeA.held
+        ? [beforeA, beforeB, afterA, afterB]
+        : [beforeB, beforeA, afterB, afterA]
       expect(holderAfter.held, code).toBe(true)
       expect(holderAfter.polls, code).toBeGreaterThan(holderBefore.polls)
       expect(otherAfter.polls, code).toBe(otherBefore.polls)
@@ -74,7 +90,9 @@ describeOnServer('two gateway processes on one PostgreSQL server poll each code 
     holderOfOne.process.kill('SIGTERM')
     await exited
     await expect.poll(async () => (await pollingOf(other.url, 'ONE')).held, { timeout: 20_000 }).toBe(true)
-    await expect.poll(async () => (await pollingOf(other.url, 'ONE')).polls, { timeout: 20_000 }).toBeGreaterThan(pollsBefore)
+    await expect
+      .poll(async () => (await pollingOf(other.url, 'ONE')).polls, { timeout: 20_000 })
+      .toBeGreaterThan(pollsBefore)
     await expect.poll(async () => (await pollingOf(other.url, 'TWO')).held, { timeout: 20_000 }).toBe(true)
   }, 90_000)
 })

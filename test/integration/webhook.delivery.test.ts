@@ -32,7 +32,12 @@ interface EndpointSpec {
   credentials?: string
 }
 
-async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver, logLines?: string[]): Promise<Gateway> {
+async function gatewayWith(
+  endpoints: EndpointSpec[],
+  webhooks: Record<string, unknown> = {},
+  at: Receiver = receiver,
+  logLines?: string[],
+): Promise<Gateway> {
   const config = loadConfig({
     env: {},
     value: {
@@ -44,7 +49,9 @@ async function gatewayWith(endpoints: EndpointSpec[], webhooks: Record<string, u
         ...webhooks,
         endpoints: endpoints.map((endpoint) => ({
           name: endpoint.name,
-          url: endpoint.credentials ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}` : `${at.url}/hooks/${endpoint.name}`,
+          url: endpoint.credentials
+            ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}`
+            : `${at.url}/hooks/${endpoint.name}`,
           secret: WEBHOOK_SECRET,
           serviceCodes: endpoint.serviceCodes ?? ['TESTING'],
           ...(endpoint.events ? { events: endpoint.events } : {}),
@@ -81,13 +88,23 @@ describe('webhook delivery', () => {
       const taskId = nextTask()
       const answer = await deliverTo(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>)
       expect(answer.status).toBe(200)
-      await expect.poll(async () => (await receiver.received('/hooks/retry500')).map((receipt) => receipt.answered), { timeout: 20_000 }).toEqual([500, 500, 500, 200])
+      await expect
+        .poll(async () => (await receiver.received('/hooks/retry500')).map((receipt) => receipt.answered), {
+          timeout: 20_000,
+        })
+        .toEqual([500, 500, 500, 200])
       const receipts = await receiver.received('/hooks/retry500')
       expect(new Set(receipts.map((receipt) => receipt.id)).size).toBe(1)
       expect(receipts.every((receipt) => receipt.verified)).toBe(true)
       const body = receipts[0]?.body
       expect(body?.type).toBe('callback.live_start')
-      expect(body?.data).toMatchObject({ kind: 'LIVE_START', taskId, serviceCode: 'TESTING', userName: 'alice', playUrl: expect.stringContaining(taskId) })
+      expect(body?.data).toMatchObject({
+        kind: 'LIVE_START',
+        taskId,
+        serviceCode: 'TESTING',
+        userName: 'alice',
+        playUrl: expect.stringContaining(taskId),
+      })
       expect(typeof body?.data.id).toBe('string')
       expect(body?.position.log).toBe('callbacks')
       // The last answer is stored a moment after the receiver gave it (outcomes are stored in batches).
@@ -108,15 +125,24 @@ describe('webhook delivery', () => {
       const second = nextTask()
       await deliverTo(gateway, sampleCallbacks(first).liveEnd as Record<string, string>)
       await deliverTo(gateway, sampleCallbacks(second).liveEnd as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DEAD', 'DEAD'])
+      await expect
+        .poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 })
+        .toEqual(['DEAD', 'DEAD'])
       const dead = await deliveriesOf(gateway, 'dead')
       expect(dead.every((delivery) => delivery.attempts === 2 && delivery.lastStatusCode === 500)).toBe(true)
       const firstId = dead.find((delivery) => JSON.parse(delivery.body).data.taskId === first)?.eventId as string
       expect(await gateway.parts.webhooks.redeliver('dead', { eventIds: [firstId] })).toEqual({ count: 1 })
-      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).find((delivery) => delivery.eventId === firstId)?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      await expect
+        .poll(
+          async () => (await deliveriesOf(gateway, 'dead')).find((delivery) => delivery.eventId === firstId)?.status,
+          { timeout: 20_000 },
+        )
+        .toBe('DELIVERED')
       // `since` puts back dead letters and delivered events alike.
       expect(await gateway.parts.webhooks.redeliver('dead', { since: before })).toEqual({ count: 2 })
-      await expect.poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DELIVERED', 'DELIVERED'])
+      await expect
+        .poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 })
+        .toEqual(['DELIVERED', 'DELIVERED'])
       const receipts = await receiver.received('/hooks/dead')
       expect(receipts.every((receipt) => receipt.verified)).toBe(true)
       expect(receipts.filter((receipt) => receipt.id === firstId && receipt.answered === 200)).toHaveLength(2)
@@ -130,13 +156,22 @@ describe('webhook delivery', () => {
     try {
       await receiver.plan('/hooks/gone', [{ status: 410 }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('gone', undefined))?.state?.enabled, { timeout: 20_000 }).toBe(false)
+      await expect
+        .poll(async () => (await gateway.parts.webhooks.visibleEndpoint('gone', undefined))?.state?.enabled, {
+          timeout: 20_000,
+        })
+        .toBe(false)
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
       await gateway.parts.webhooks.settle()
       expect((await deliveriesOf(gateway, 'gone')).map((delivery) => delivery.status)).toEqual(['DEAD', 'DEAD'])
       expect(await receiver.received('/hooks/gone')).toHaveLength(1)
       const endpoint = await gateway.parts.webhooks.visibleEndpoint('gone', undefined)
-      expect(endpoint?.state).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone', deadLetters: 2, pending: 0 })
+      expect(endpoint?.state).toMatchObject({
+        enabled: false,
+        disabledReason: 'answered 410 Gone',
+        deadLetters: 2,
+        pending: 0,
+      })
     } finally {
       await gateway.close()
     }
@@ -147,7 +182,9 @@ describe('webhook delivery', () => {
     try {
       await receiver.plan('/hooks/limited', [{ status: 429, retryAfter: 3600 }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(gateway, 'limited'))[0]?.status, { timeout: 20_000 }).toBe('RETRYING')
+      await expect
+        .poll(async () => (await deliveriesOf(gateway, 'limited'))[0]?.status, { timeout: 20_000 })
+        .toBe('RETRYING')
       const [delivery] = await deliveriesOf(gateway, 'limited')
       expect(delivery?.lastStatusCode).toBe(429)
       // The schedule's first step is 200 ms; the answer asked for an hour.
@@ -163,7 +200,9 @@ describe('webhook delivery', () => {
     try {
       await receiver.plan('/hooks/slow', [{ hang: true }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(gateway, 'slow'))[0]?.status, { timeout: 20_000 }).toBe('DELIVERED')
+      await expect
+        .poll(async () => (await deliveriesOf(gateway, 'slow'))[0]?.status, { timeout: 20_000 })
+        .toBe('DELIVERED')
       const [delivery] = await deliveriesOf(gateway, 'slow')
       expect(delivery?.attempts).toBe(2)
       expect((await receiver.received('/hooks/slow')).map((receipt) => receipt.answered)).toEqual(['hang', 200])
@@ -184,109 +223,190 @@ describe('webhook delivery', () => {
       await deliverTo(gateway, sampleCallbacks(b, 'ROTATING').liveStart as Record<string, string>)
       await expect.poll(async () => (await receiver.received('/hooks/tenantA')).length, { timeout: 20_000 }).toBe(1)
       await expect.poll(async () => (await receiver.received('/hooks/tenantB')).length, { timeout: 20_000 }).toBe(1)
-      expect((await receiver.received('/hooks/tenantA'))[0]?.body.data).toMatchObject({ taskId: a, serviceCode: 'TESTING' })
+      expect((await receiver.received('/hooks/tenantA'))[0]?.body.data).toMatchObject({
+        taskId: a,
+        serviceCode: 'TESTING',
+      })
       // A URL's user and password go as Basic authorization.
-      expect((await receiver.received('/hooks/tenantA'))[0]?.authorization).toBe(`Basic ${Buffer.from('hooks:p@ss').toString('base64')}`)
+      expect((await receiver.received('/hooks/tenantA'))[0]?.authorization).toBe(
+        `Basic ${Buffer.from('hooks:p@ss').toString('base64')}`,
+      )
       expect((await receiver.received('/hooks/tenantB'))[0]?.authorization).toBeNull()
-      expect((await receiver.received('/hooks/tenantB'))[0]?.body.data).toMatchObject({ taskId: b, serviceCode: 'ROTATING' })
+      expect((await receiver.received('/hooks/tenantB'))[0]?.body.data).toMatchObject({
+        taskId: b,
+        serviceCode: 'ROTATING',
+      })
     } finally {
       await gateway.close()
     }
   })
 
-  it('delivers to a receiver that was down once it is up again, and after a gateway restart loses nothing', async () => {
-    const down = await startReceiver()
-    const port = down.port
-    await down.stop()
-    const first = await gatewayWith([{ name: 'outage', events: ['callback.live_start'] }], { retrySchedule: Array(20).fill('200ms') }, down)
-    const tasks = [nextTask(), nextTask(), nextTask()]
-    let second: Gateway | undefined
-    let up: Receiver | undefined
-    try {
-      for (const task of tasks) await deliverTo(first, sampleCallbacks(task).liveStart as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(first, 'outage')).filter((delivery) => delivery.status === 'RETRYING').length, { timeout: 20_000 }).toBe(3)
-      expect((await deliveriesOf(first, 'outage'))[0]?.lastError).toMatch(/connection failed/)
-      await first.close()
-      up = await startReceiver(port)
-      second = await gatewayWith([{ name: 'outage', events: ['callback.live_start'] }], { retrySchedule: Array(20).fill('200ms') }, up)
-      await expect.poll(async () => (await deliveriesOf(second as Gateway, 'outage')).map((delivery) => delivery.status), { timeout: 20_000 }).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED'])
-      const receipts = await up.received('/hooks/outage')
-      expect(receipts.every((receipt) => receipt.verified)).toBe(true)
-      expect(new Set(receipts.map((receipt) => receipt.body.data.taskId))).toEqual(new Set(tasks))
-    } finally {
-      await second?.close()
-      await up?.stop()
-    }
-  })
+  it(
+    'delivers to a receiver that was down once it is up ' + 'again, and after a gateway restart loses nothing',
+    async () => {
+      const down = await startReceiver()
+      const port = down.port
+      await down.stop()
+      const first = await gatewayWith(
+        [{ name: 'outage', events: ['callback.live_start'] }],
+        { retrySchedule: Array(20).fill('200ms') },
+        down,
+      )
+      const tasks = [nextTask(), nextTask(), nextTask()]
+      let second: Gateway | undefined
+      let up: Receiver | undefined
+      try {
+        for (const task of tasks) await deliverTo(first, sampleCallbacks(task).liveStart as Record<string, string>)
+        await expect
+          .poll(
+            async () =>
+              (await deliveriesOf(first, 'outage')).filter((delivery) => delivery.status === 'RETRYING').length,
+            { timeout: 20_000 },
+          )
+          .toBe(3)
+        expect((await deliveriesOf(first, 'outage'))[0]?.lastError).toMatch(/connection failed/)
+        await first.close()
+        up = await startReceiver(port)
+        second = await gatewayWith(
+          [{ name: 'outage', events: ['callback.live_start'] }],
+          { retrySchedule: Array(20).fill('200ms') },
+          up,
+        )
+        await expect
+          .poll(async () => (await deliveriesOf(second as Gateway, 'outage')).map((delivery) => delivery.status), {
+            timeout: 20_000,
+          })
+          .toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED'])
+        const receipts = await up.received('/hooks/outage')
+        expect(receipts.every((receipt) => receipt.verified)).toBe(true)
+        expect(new Set(receipts.map((receipt) => receipt.body.data.taskId))).toEqual(new Set(tasks))
+      } finally {
+        await second?.close()
+        await up?.stop()
+      }
+    },
+  )
 
-  it('logs one line per failed attempt, never the secret or the body; counts attempts; prunes finished deliveries in bulk', async () => {
-    const lines: string[] = []
-    const gateway = await gatewayWith([{ name: 'counted', events: ['callback.live_start'] }], { retrySchedule: ['100ms'] }, receiver, lines)
-    try {
-      await receiver.plan('/hooks/counted', [{ status: 500 }, { status: 502 }])
-      const dead = nextTask()
-      const delivered = nextTask()
-      await deliverTo(gateway, sampleCallbacks(dead).liveStart as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DEAD')
-      await deliverTo(gateway, sampleCallbacks(delivered).liveStart as Record<string, string>)
-      await expect.poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 }).toBe('DELIVERED')
-      const failed = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => String(entry.msg).startsWith('webhooks: attempt'))
-      expect(failed.map((entry) => [entry.endpoint, entry.attempt, entry.statusCode])).toEqual([
-        ['counted', 1, 500],
-        ['counted', 2, 502],
-      ])
-      const log = lines.join('')
-      expect(log).not.toContain(WEBHOOK_SECRET.slice(6))
-      expect(log).not.toContain(dead)
-      const samples = await scrapeMetrics(gateway.url)
-      const attempts = (outcome: string) =>
-        samples.find((sample) => sample.name === 'livegate_webhook_attempts_total' && sample.labels.endpoint === 'counted' && sample.labels.outcome === outcome)?.value
-      expect([attempts('retry'), attempts('dead'), attempts('delivered')]).toEqual([1, 1, 1])
-      expect(samples.some((sample) => sample.name === 'livegate_webhook_delivery_seconds_count' && sample.labels.endpoint === 'counted' && sample.value === 1)).toBe(true)
-      // Delivered records go after deliveredRetention (7 days), dead letters after 30.
-      const { webhooks } = gateway.parts
-      await webhooks.pruneOnce(new Date(Date.now() + 8 * 86_400_000))
-      expect((await deliveriesOf(gateway, 'counted')).map((delivery) => delivery.status)).toEqual(['DEAD'])
-      await webhooks.pruneOnce(new Date(Date.now() + 31 * 86_400_000))
-      expect(await deliveriesOf(gateway, 'counted')).toEqual([])
-    } finally {
-      await gateway.close()
-    }
-  })
+  it(
+    'logs one line per failed attempt, never the secret or the body; counts attempts; prunes finished deliveries ' +
+      'in bulk',
+    async () => {
+      const lines: string[] = []
+      const gateway = await gatewayWith(
+        [{ name: 'counted', events: ['callback.live_start'] }],
+        { retrySchedule: ['100ms'] },
+        receiver,
+        lines,
+      )
+      try {
+        await receiver.plan('/hooks/counted', [{ status: 500 }, { status: 502 }])
+        const dead = nextTask()
+        const delivered = nextTask()
+        await deliverTo(gateway, sampleCallbacks(dead).liveStart as Record<string, string>)
+        await expect
+          .poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 })
+          .toBe('DEAD')
+        await deliverTo(gateway, sampleCallbacks(delivered).liveStart as Record<string, string>)
+        await expect
+          .poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 })
+          .toBe('DELIVERED')
+        const failed = lines
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((entry) => String(entry.msg).startsWith('webhooks: attempt'))
+        expect(failed.map((entry) => [entry.endpoint, entry.attempt, entry.statusCode])).toEqual([
+          ['counted', 1, 500],
+          ['counted', 2, 502],
+        ])
+        const log = lines.join('')
+        expect(log).not.toContain(WEBHOOK_SECRET.slice(6))
+        expect(log).not.toContain(dead)
+        const samples = await scrapeMetrics(gateway.url)
+        const attempts = (outcome: string) =>
+          samples.find(
+            (sample) =>
+              sample.name === 'livegate_webhook_attempts_total' &&
+              sample.labels.endpoint === 'counted' &&
+              sample.labels.outcome === outcome,
+          )?.value
+        expect([attempts('retry'), attempts('dead'), attempts('delivered')]).toEqual([1, 1, 1])
+        expect(
+          samples.some(
+            (sample) =>
+              sample.name === 'livegate_webhook_delivery_seconds_count' &&
+              sample.labels.endpoint === 'counted' &&
+              sample.value === 1,
+          ),
+        ).toBe(true)
+        // Delivered records go after deliveredRetention (7 days), dead letters after 30.
+        const { webhooks } = gateway.parts
+        await webhooks.pruneOnce(new Date(Date.now() + 8 * 86_400_000))
+        expect((await deliveriesOf(gateway, 'counted')).map((delivery) => delivery.status)).toEqual(['DEAD'])
+        await webhooks.pruneOnce(new Date(Date.now() + 31 * 86_400_000))
+        expect(await deliveriesOf(gateway, 'counted')).toEqual([])
+      } finally {
+        await gateway.close()
+      }
+    },
+  )
 
   it('switches off an endpoint that has failed every attempt for disableAfter, and says so', async () => {
-    const gateway = await gatewayWith([{ name: 'failing', events: ['callback.live_start'] }], { retrySchedule: Array(50).fill('200ms'), disableAfter: '1s' })
+    const gateway = await gatewayWith([{ name: 'failing', events: ['callback.live_start'] }], {
+      retrySchedule: Array(50).fill('200ms'),
+      disableAfter: '1s',
+    })
     try {
       await receiver.plan('/hooks/failing', Array(50).fill({ status: 500 }))
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect.poll(async () => (await gateway.parts.webhooks.visibleEndpoint('failing', undefined))?.state?.enabled, { timeout: 20_000 }).toBe(false)
+      await expect
+        .poll(async () => (await gateway.parts.webhooks.visibleEndpoint('failing', undefined))?.state?.enabled, {
+          timeout: 20_000,
+        })
+        .toBe(false)
       const endpoint = await gateway.parts.webhooks.visibleEndpoint('failing', undefined)
       expect(endpoint?.state?.disabledReason).toMatch(/every attempt failed/)
       expect((await deliveriesOf(gateway, 'failing')).map((delivery) => delivery.status)).toEqual(['DEAD'])
       await expect
-        .poll(async () => (await scrapeMetrics(gateway.url)).find((sample) => sample.name === 'livegate_webhook_endpoint_disabled' && sample.labels.endpoint === 'failing')?.value, { timeout: 20_000 })
+        .poll(
+          async () =>
+            (await scrapeMetrics(gateway.url)).find(
+              (sample) => sample.name === 'livegate_webhook_endpoint_disabled' && sample.labels.endpoint === 'failing',
+            )?.value,
+          { timeout: 20_000 },
+        )
         .toBe(1)
     } finally {
       await gateway.close()
     }
   })
 
-  it('cuts an attempt under way when the gateway stops, and the next gateway sends it again with the same id', async () => {
-    const first = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
-    let second: Gateway | undefined
-    try {
-      await receiver.plan('/hooks/cut', [{ hang: true }])
-      await deliverTo(first, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect.poll(async () => (await receiver.received('/hooks/cut')).length, { timeout: 20_000 }).toBe(1)
-      await first.close()
-      const [waiting] = await deliveriesOf(first, 'cut')
-      expect(waiting).toMatchObject({ status: 'RETRYING', attempts: 1, lastError: 'cut short: the gateway was stopping', owner: null })
-      second = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
-      await expect.poll(async () => (await receiver.received('/hooks/cut')).map((receipt) => receipt.answered), { timeout: 20_000 }).toEqual(['hang', 200])
-      const receipts = await receiver.received('/hooks/cut')
-      expect(receipts[0]?.id).toBe(receipts[1]?.id)
-    } finally {
-      await second?.close()
-    }
-  })
+  it(
+    'cuts an attempt under way when the gateway stops, and ' + 'the next gateway sends it again with the same id',
+    async () => {
+      const first = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
+      let second: Gateway | undefined
+      try {
+        await receiver.plan('/hooks/cut', [{ hang: true }])
+        await deliverTo(first, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
+        await expect.poll(async () => (await receiver.received('/hooks/cut')).length, { timeout: 20_000 }).toBe(1)
+        await first.close()
+        const [waiting] = await deliveriesOf(first, 'cut')
+        expect(waiting).toMatchObject({
+          status: 'RETRYING',
+          attempts: 1,
+          lastError: 'cut short: the gateway was stopping',
+          owner: null,
+        })
+        second = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
+        await expect
+          .poll(async () => (await receiver.received('/hooks/cut')).map((receipt) => receipt.answered), {
+            timeout: 20_000,
+          })
+          .toEqual(['hang', 200])
+        const receipts = await receiver.received('/hooks/cut')
+        expect(receipts[0]?.id).toBe(receipts[1]?.id)
+      } finally {
+        await second?.close()
+      }
+    },
+  )
 })

@@ -40,16 +40,38 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
         webhooks: {
           retrySchedule: ['200ms', '500ms', '1s'],
           endpoints: [
-            { name: 'ops', url: `${receiver.url}/hooks/ops`, secret: WEBHOOK_SECRET, serviceCodes: '*', events: ['task.*', 'upstream.*'] },
-            { name: 'ends', url: `${receiver.url}/hooks/ends`, secret: { env: 'ENDS_SECRET' }, serviceCodes: ['ONE'], events: ['callback.live_end'] },
+            {
+              name: 'ops',
+              url: `${receiver.url}/hooks/ops`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: '*',
+              events: ['task.*', 'upstream.*'],
+            },
+            {
+              name: 'ends',
+              url: `${receiver.url}/hooks/ends`,
+              secret: { env: 'ENDS_SECRET' },
+              serviceCodes: ['ONE'],
+              events: ['callback.live_end'],
+            },
           ],
         },
       }),
     )
     const database = db?.url ? { DATABASE_URL: db.url } : { DATABASE_URL: '', LIVEGATE_DATA_DIR: 'memory://' }
-    serve = await startServeProcess(['--config', configFile], { ...process.env, ...database, ENDS_SECRET: WEBHOOK_SECRET, LOG_LEVEL: 'info' })
+    serve = await startServeProcess(['--config', configFile], {
+      ...process.env,
+      ...database,
+      ENDS_SECRET: WEBHOOK_SECRET,
+      LOG_LEVEL: 'info',
+    })
     planned = generateScenario({ ...PLAY, serviceCodes: CODES, audience: true })
-    simulator = await startSimulator({ port, services: CODES.map((serviceCode) => ({ serviceCode, secret: SECRET })), gatewayUrl: serve.url, ...PLAY })
+    simulator = await startSimulator({
+      port,
+      services: CODES.map((serviceCode) => ({ serviceCode, secret: SECRET })),
+      gatewayUrl: serve.url,
+      ...PLAY,
+    })
     await simulator.done
   }, 600_000)
 
@@ -70,7 +92,13 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
     const vanished = planned.sessions.filter((session) => session.ending === 'VANISHED')
     expect(vanished.length).toBeGreaterThan(0)
     await expect
-      .poll(async () => new Set(ofType(await receiver.received('/hooks/ops'), 'task.ended').map((receipt) => receipt.body.data.taskId)).size, { timeout: 90_000 })
+      .poll(
+        async () =>
+          new Set(
+            ofType(await receiver.received('/hooks/ops'), 'task.ended').map((receipt) => receipt.body.data.taskId),
+          ).size,
+        { timeout: 90_000 },
+      )
       .toBe(planned.sessions.length)
     const receipts = await receiver.received('/hooks/ops')
     expect(receipts.every((receipt) => receipt.verified)).toBe(true)
@@ -78,7 +106,12 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
     expect(new Set(receipts.map((receipt) => receipt.id)).size).toBe(receipts.length)
     for (const session of vanished) {
       const ended = ofType(receipts, 'task.ended').find((receipt) => receipt.body.data.taskId === session.taskId)
-      expect(ended?.body.data).toMatchObject({ taskId: session.taskId, serviceCode: session.serviceCode, status: 'ENDED', endReason: 'VANISHED' })
+      expect(ended?.body.data).toMatchObject({
+        taskId: session.taskId,
+        serviceCode: session.serviceCode,
+        status: 'ENDED',
+        endReason: 'VANISHED',
+      })
       expect(typeof ended?.body.data.id).toBe('string')
     }
     const started = new Set(ofType(receipts, 'task.started').map((receipt) => receipt.body.data.taskId))
@@ -98,7 +131,9 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
         { timeout: 90_000 },
       )
       .toContain('STARVING')
-    const health = ofType(await receiver.received('/hooks/ops'), 'task.health_changed').find((receipt) => receipt.body.data.taskId === stalled.taskId && receipt.body.data.to === 'STARVING')
+    const health = ofType(await receiver.received('/hooks/ops'), 'task.health_changed').find(
+      (receipt) => receipt.body.data.taskId === stalled.taskId && receipt.body.data.to === 'STARVING',
+    )
     expect(health?.body.data).toMatchObject({ from: 'HEALTHY', to: 'STARVING', serviceCode: stalled.serviceCode })
     await expect
       .poll(
@@ -112,11 +147,18 @@ describe(`derived webhook events from the real simulator, on ${driverName}`, () 
   })
 
   it("sends an endpoint of one code only that code's callbacks, with a secret from the environment", async () => {
-    const ends = planned.callbacks.filter((callback) => callback.fields.type === '1' && callback.fields.service_code === 'ONE').length
+    const ends = planned.callbacks.filter(
+      (callback) => callback.fields.type === '1' && callback.fields.service_code === 'ONE',
+    ).length
     expect(ends).toBeGreaterThan(0)
     await expect.poll(async () => (await receiver.received('/hooks/ends')).length, { timeout: 90_000 }).toBe(ends)
     const receipts = await receiver.received('/hooks/ends')
-    expect(receipts.every((receipt) => receipt.verified && receipt.body.type === 'callback.live_end' && receipt.body.data.serviceCode === 'ONE')).toBe(true)
+    expect(
+      receipts.every(
+        (receipt) =>
+          receipt.verified && receipt.body.type === 'callback.live_end' && receipt.body.data.serviceCode === 'ONE',
+      ),
+    ).toBe(true)
   })
 
   it('tells a task list gone stale once the cloud stops answering', async () => {

@@ -39,7 +39,15 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
         webhooks: {
           retrySchedule: Array(30).fill('300ms'),
           timeoutMs: 5000,
-          endpoints: [{ name: 'outage', url: `${receiver.url}/hooks/outage`, secret: WEBHOOK_SECRET, serviceCodes: ['TESTING'], events: ['callback.live_start'] }],
+          endpoints: [
+            {
+              name: 'outage',
+              url: `${receiver.url}/hooks/outage`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: ['TESTING'],
+              events: ['callback.live_start'],
+            },
+          ],
         },
       },
     })
@@ -53,10 +61,14 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
     await receiver?.stop()
   })
 
-  it('delivers every callback kept before, during (spooled) and after the outage; an answer is stored once the server is back', async () => {
+  it('delivers every callback kept before, during (spooled) and after the outage; an answer is stored once the ' +
+    'server is back', async () => {
     const tasks = Array.from({ length: 30 }, (_, index) => `pg-outage-${index}-${randomUUID()}`)
     const deliver = async (from: number, to: number) => {
-      for (const task of tasks.slice(from, to)) expect((await send(signFor(gateway, sampleCallbacks(task).liveStart as Record<string, string>))).status).toBe(200)
+      for (const task of tasks.slice(from, to))
+        expect((await send(signFor(gateway, sampleCallbacks(task).liveStart as Record<string, string>))).status).toBe(
+          200,
+        )
     }
     // The receiver fails the first ones, so deliveries are waiting when the server goes down.
     await receiver.plan('/hooks/outage', Array(5).fill({ status: 503 }))
@@ -68,10 +80,18 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
     await cluster.start()
     await deliver(20, 30)
     await expect
-      .poll(async () => new Set((await receiver.received('/hooks/outage')).filter((receipt) => receipt.answered === 200).map((receipt) => receipt.body.data.taskId)).size, {
-        timeout: 60_000,
-        interval: 250,
-      })
+      .poll(
+        async () =>
+          new Set(
+            (await receiver.received('/hooks/outage'))
+              .filter((receipt) => receipt.answered === 200)
+              .map((receipt) => receipt.body.data.taskId),
+          ).size,
+        {
+          timeout: 60_000,
+          interval: 250,
+        },
+      )
       .toBe(tasks.length)
     const delivered = (await receiver.received('/hooks/outage')).filter((receipt) => receipt.answered === 200)
     expect(delivered.every((receipt) => receipt.verified)).toBe(true)
@@ -81,9 +101,16 @@ describeOnServer('webhooks across a PostgreSQL outage', () => {
     for (const receipt of delivered) answeredOk.set(receipt.id, (answeredOk.get(receipt.id) ?? 0) + 1)
     expect(Math.max(...answeredOk.values())).toBeLessThanOrEqual(2)
     const repeats = delivered.length - answeredOk.size
-    if (repeats > 0) console.warn(`webhook outage: ${repeats} of ${answeredOk.size} events answered 2xx twice (outcomes not stored within the lease)`)
+    if (repeats > 0)
+      console.warn(
+        `webhook outage: ${repeats} of ${answeredOk.size} events answered 2xx twice (outcomes not stored within ` +
+          `the lease)`,
+      )
     // Each answer is stored a moment after the receiver gave it (outcomes are stored in batches).
-    const statuses = async () => resultRows<{ status: string }>(await database.db.execute(sql`select status from webhook_deliveries where endpoint = 'outage'`)).map((row) => row.status)
+    const statuses = async () =>
+      resultRows<{ status: string }>(
+        await database.db.execute(sql`select status from webhook_deliveries where endpoint = 'outage'`),
+      ).map((row) => row.status)
     await expect.poll(statuses, { timeout: 30_000, interval: 100 }).toEqual(tasks.map(() => 'DELIVERED'))
   }, 180_000)
 })
@@ -106,11 +133,23 @@ describeOnServer('a worker killed in the middle of a delivery (serve --workers 2
         webhooks: {
           timeoutMs: 5000,
           retrySchedule: ['200ms', '200ms'],
-          endpoints: [{ name: 'killed', url: `${receiver.url}/hooks/killed`, secret: WEBHOOK_SECRET, serviceCodes: '*', events: ['callback.live_start'] }],
+          endpoints: [
+            {
+              name: 'killed',
+              url: `${receiver.url}/hooks/killed`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: '*',
+              events: ['callback.live_start'],
+            },
+          ],
         },
       }),
     )
-    serve = await startServeProcess(['--config', configFile, '--workers', '2'], { ...process.env, DATABASE_URL: db.url as string, LOG_LEVEL: 'info' })
+    serve = await startServeProcess(['--config', configFile, '--workers', '2'], {
+      ...process.env,
+      DATABASE_URL: db.url as string,
+      LOG_LEVEL: 'info',
+    })
   }, 600_000)
 
   afterAll(async () => {
@@ -126,20 +165,38 @@ describeOnServer('a worker killed in the middle of a delivery (serve --workers 2
   it('lets another process take the attempt over after the lease, with the same webhook-id', async () => {
     await receiver.plan('/hooks/killed', [{ hang: true }])
     const taskId = `killed-${randomUUID()}`
-    const request = signCallback(sampleCallbacks(taskId).liveStart as Record<string, string>, { url: `${serve.url}/callbacks`, method: 'POST', secret: SECRET, headerPrefix: 'svc', nowMs: Date.now() })
+    const request = signCallback(sampleCallbacks(taskId).liveStart as Record<string, string>, {
+      url: `${serve.url}/callbacks`,
+      method: 'POST',
+      secret: SECRET,
+      headerPrefix: 'svc',
+      nowMs: Date.now(),
+    })
     expect((await send(request)).status).toBe(200)
-    await expect.poll(async () => (await receiver.received('/hooks/killed')).length, { timeout: 60_000, interval: 50 }).toBe(1)
+    await expect
+      .poll(async () => (await receiver.received('/hooks/killed')).length, { timeout: 60_000, interval: 50 })
+      .toBe(1)
     // The process holding the attempt is named in the lease: kill it while the receiver hangs.
-    const [held] = resultRows<{ owner: string | null }>(await db.database.db.execute(sql`select owner from webhook_deliveries where endpoint = 'killed'`))
+    const [held] = resultRows<{ owner: string | null }>(
+      await db.database.db.execute(sql`select owner from webhook_deliveries where endpoint = 'killed'`),
+    )
     const pid = Number(held?.owner?.split(':')[0])
     expect(pid).toBeGreaterThan(0)
     process.kill(pid, 'SIGKILL')
-    await expect.poll(async () => (await receiver.received('/hooks/killed')).map((receipt) => receipt.answered), { timeout: 60_000, interval: 250 }).toEqual(['hang', 200])
+    await expect
+      .poll(async () => (await receiver.received('/hooks/killed')).map((receipt) => receipt.answered), {
+        timeout: 60_000,
+        interval: 250,
+      })
+      .toEqual(['hang', 200])
     const receipts = await receiver.received('/hooks/killed')
     expect(receipts[0]?.id).toBe(receipts[1]?.id)
     expect(receipts.every((receipt) => receipt.verified && receipt.body.data.taskId === taskId)).toBe(true)
     // The receiver has answered; the process stores the outcome a moment later (outcomes are stored in batches).
-    const stored = async () => resultRows<{ status: string; attempts: number }>(await db.database.db.execute(sql`select status, attempts from webhook_deliveries where endpoint = 'killed'`))[0]
+    const stored = async () =>
+      resultRows<{ status: string; attempts: number }>(
+        await db.database.db.execute(sql`select status, attempts from webhook_deliveries where endpoint = 'killed'`),
+      )[0]
     await expect.poll(stored, { timeout: 30_000, interval: 100 }).toEqual({ status: 'DELIVERED', attempts: 2 })
   }, 180_000)
 })

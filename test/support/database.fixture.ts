@@ -10,11 +10,16 @@ export const driverName = serverUrl ? 'postgres' : 'pglite'
 
 const NEEDS_SERVER = ' (skipped: needs a PostgreSQL server; set TEST_DATABASE_URL, as .ci/run does)'
 
-/** A suite that needs a PostgreSQL server (several processes, a server to stop): on PGlite it skips, and its name says why. */
-export const describeOnServer = (name: string, body: () => void) => describe.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body)
+/**
+ * A suite that needs a PostgreSQL server (several processes, a server to stop): on PGlite it skips, and its name says
+ * why.
+ */
+export const describeOnServer = (name: string, body: () => void) =>
+  describe.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body)
 
 /** One test that needs a PostgreSQL server, named as {@link describeOnServer} names a suite. */
-export const itOnServer = (name: string, body: () => Promise<void>, timeout?: number) => it.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body, timeout)
+export const itOnServer = (name: string, body: () => Promise<void>, timeout?: number) =>
+  it.skipIf(!serverUrl)(serverUrl ? name : `${name}${NEEDS_SERVER}`, body, timeout)
 
 /** A database of its own for one test file, migrated, and how to throw it away. */
 export interface TestDatabase {

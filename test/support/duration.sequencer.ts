@@ -10,7 +10,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  * each file took on the server (its refresh: `node test/support/durations.update.mjs REPORT.json`
  * from the JSON report of a server run); a file it does not know is weighed as the median.
  */
-const known: Record<string, number> = JSON.parse(readFileSync(new URL('./test.durations.json', import.meta.url), 'utf8'))
+const known: Record<string, number> = JSON.parse(
+  readFileSync(new URL('./test.durations.json', import.meta.url), 'utf8'),
+)
 
 export default class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

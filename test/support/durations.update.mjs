@@ -11,6 +11,10 @@ if (!reportPath) {
 }
 const root = new URL('../..', import.meta.url).pathname
 const report = JSON.parse(readFileSync(reportPath, 'utf8'))
-const durations = Object.fromEntries(report.testResults.map((result) => [relative(root, result.name), Math.round(result.endTime - result.startTime)]).sort(([a], [b]) => a.localeCompare(b)))
+const durations = Object.fromEntries(
+  report.testResults
+    .map((result) => [relative(root, result.name), Math.round(result.endTime - result.startTime)])
+    .sort(([a], [b]) => a.localeCompare(b)),
+)
 writeFileSync(new URL('./test.durations.json', import.meta.url), `${JSON.stringify(durations, null, 2)}\n`)
 console.log(`${Object.keys(durations).length} files`)

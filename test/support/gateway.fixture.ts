@@ -32,7 +32,9 @@ export interface Answer {
 }
 
 /** Sends a request over a real socket and reads the answer. */
-export async function send(request: SignedRequest | { method: string; url: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<Answer> {
+export async function send(
+  request: SignedRequest | { method: string; url: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<Answer> {
   const response = await fetch(request.url, {
     method: request.method,
     headers: request.headers ?? {},
@@ -81,7 +83,11 @@ export function signFor(gateway: Gateway, fields: Record<string, string>, option
  * named by TEST_DATABASE_URL: the same tests run on both.
  */
 /** Sends a signed callback and resolves once it is folded into the graph too. */
-export async function deliverTo(gateway: Gateway, fields: Record<string, string>, options: DeliverOptions = {}): Promise<Answer> {
+export async function deliverTo(
+  gateway: Gateway,
+  fields: Record<string, string>,
+  options: DeliverOptions = {},
+): Promise<Answer> {
   const answer = await send(signFor(gateway, fields, options))
   await gateway.settle()
   return answer

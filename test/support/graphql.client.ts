@@ -30,10 +30,18 @@ export interface GraphqlRequestOptions {
  * `apollo-require-preflight` header, as a browser client must for CSRF prevention to let it through.
  */
 // `any` by default: tests read answers of many shapes and assert on them.
-export async function graphql<D = any>(gateway: Pick<Gateway, 'url'>, query: string, variables: Record<string, unknown> = {}, options: GraphqlRequestOptions = {}): Promise<GraphqlAnswer<D>> {
+export async function graphql<D = any>(
+  gateway: Pick<Gateway, 'url'>,
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: GraphqlRequestOptions = {},
+): Promise<GraphqlAnswer<D>> {
   const method = options.method ?? 'POST'
   const url = new URL('/graphql', gateway.url)
-  const init: RequestInit = { method, headers: { accept: 'application/graphql-response+json, application/json', ...options.headers } }
+  const init: RequestInit = {
+    method,
+    headers: { accept: 'application/graphql-response+json, application/json', ...options.headers },
+  }
   if (method === 'GET') {
     url.searchParams.set('query', query)
     url.searchParams.set('variables', JSON.stringify(variables))
@@ -50,5 +58,12 @@ export async function graphql<D = any>(gateway: Pick<Gateway, 'url'>, query: str
   } catch {
     // left empty: assertions on `text` and `status` say what came back
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), data: body.data, errors: body.errors, extensions: body.extensions, text }
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    data: body.data,
+    errors: body.errors,
+    extensions: body.extensions,
+    text,
+  }
 }

@@ -27,7 +27,12 @@ export async function startServeProcess(args: string[], env: NodeJS.ProcessEnv):
  * Starts a Node process (`node ...args`, from the repository root unless `cwd` says where) and
  * resolves once its output matches `listening`, whose first group is the URL it serves.
  */
-export async function startListeningProcess(args: string[], env: NodeJS.ProcessEnv, listening: RegExp, cwd = ROOT): Promise<ServeProcess> {
+export async function startListeningProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  listening: RegExp,
+  cwd = ROOT,
+): Promise<ServeProcess> {
   const child = spawn(process.execPath, args, { cwd, env })
   let printed = ''
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -38,7 +43,10 @@ export async function startListeningProcess(args: string[], env: NodeJS.ProcessE
   })
   const url = await new Promise<string>((resolve, reject) => {
     // Generous: a first start on a fresh data directory runs initdb, slow on a busy machine.
-    const timer = setTimeout(() => reject(new Error(`no address within ${START_LIMIT_MS / 1000} s in: ${printed}`)), START_LIMIT_MS)
+    const timer = setTimeout(
+      () => reject(new Error(`no address within ${START_LIMIT_MS / 1000} s in: ${printed}`)),
+      START_LIMIT_MS,
+    )
     const look = () => {
       const match = listening.exec(printed)
       if (!match) return

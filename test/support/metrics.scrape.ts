@@ -36,5 +36,9 @@ export function parseMetrics(text: string): Sample[] {
  * summed over the labels not given.
  */
 export function metricValue(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).reduce((sum, sample) => sum + sample.value, 0)
+  return samples
+    .filter(
+      (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    )
+    .reduce((sum, sample) => sum + sample.value, 0)
 }

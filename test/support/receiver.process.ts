@@ -15,7 +15,12 @@ export interface Receipt {
   verified: boolean
   error: string | null
   answered: number | 'hang'
-  body: { type: string; timestamp: string; position: { log: string; xid: string; id: number }; data: Record<string, unknown> }
+  body: {
+    type: string
+    timestamp: string
+    position: { log: string; xid: string; id: number }
+    data: Record<string, unknown>
+  }
 }
 
 /** How the receiver answers one delivery. */

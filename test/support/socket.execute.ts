@@ -6,7 +6,12 @@ import WebSocket from 'ws'
  * Runs one query or mutation over a real graphql-ws socket and resolves with its one result, or
  * with the error graphql-ws reported (a refused operation arrives as an array of errors).
  */
-export async function overSocket(baseUrl: string, query: string, variables: Record<string, unknown>, key: string): Promise<FormattedExecutionResult<Record<string, unknown>, unknown>> {
+export async function overSocket(
+  baseUrl: string,
+  query: string,
+  variables: Record<string, unknown>,
+  key: string,
+): Promise<FormattedExecutionResult<Record<string, unknown>, unknown>> {
   const client = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,

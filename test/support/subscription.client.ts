@@ -17,7 +17,12 @@ export interface Subscribed<T> {
  * Subscribes over a real graphql-ws socket to the gateway's `/graphql`. The client does not
  * retry: a test sees exactly the sockets it opened.
  */
-export function subscribe<T = any>(baseUrl: string, query: string, variables: Record<string, unknown> = {}, connectionParams?: Record<string, unknown>): Subscribed<T> {
+export function subscribe<T = any>(
+  baseUrl: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  connectionParams?: Record<string, unknown>,
+): Subscribed<T> {
   const events: T[] = []
   const errors: unknown[] = []
   const waiters: Array<() => void> = []

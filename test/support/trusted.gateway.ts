@@ -10,9 +10,15 @@ import { ROOT } from './livegate.process.js'
 export const TRUSTED_MANIFEST = join(ROOT, 'schema/client/trusted/persisted-documents.json')
 
 /** A gateway given the shipped manifest and these API keys, on a database of its own, with one live task of TESTING. */
-export async function startTrustedGateway(apiKeys: Array<Record<string, unknown>>, taskId: string): Promise<{ db: TestDatabase; gateway: Gateway; close(): Promise<void> }> {
+export async function startTrustedGateway(
+  apiKeys: Array<Record<string, unknown>>,
+  taskId: string,
+): Promise<{ db: TestDatabase; gateway: Gateway; close(): Promise<void> }> {
   const db = await openTestDatabase()
-  const gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, apiKeys, graphql: { trustedDocuments: [TRUSTED_MANIFEST] } } }), { database: db.database })
+  const gateway = await startGateway(
+    loadConfig({ env: {}, value: { ...TEST_CONFIG, apiKeys, graphql: { trustedDocuments: [TRUSTED_MANIFEST] } } }),
+    { database: db.database },
+  )
   await deliverTo(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>)
   return {
     db,

@@ -15,7 +15,10 @@ export interface FakeUpstream {
 
 /** Starts a fake upstream on a free port; it answers `{"ret":0,"task_list":[],"user_list":[]}` until told otherwise. */
 export async function startFakeUpstream(): Promise<FakeUpstream> {
-  let next: 'never' | { status: number; body: string } = { status: 200, body: '{"ret":0,"task_list":[],"user_list":[]}' }
+  let next: 'never' | { status: number; body: string } = {
+    status: 200,
+    body: '{"ret":0,"task_list":[],"user_list":[]}',
+  }
   const arrivals: number[] = []
   const waiting = new Set<ServerResponse>()
   const sockets = new Set<Socket>()

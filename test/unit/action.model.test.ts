@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { deriveTask } from '../../src/fold/task.derive.js'
-import { applyTaskCallback, applyTaskSighting, applyTaskStop, emptyTaskState, type TaskState } from '../../src/fold/task.fold.js'
+import {
+  applyTaskCallback,
+  applyTaskSighting,
+  applyTaskStop,
+  emptyTaskState,
+  type TaskState,
+} from '../../src/fold/task.fold.js'
 import { argsFingerprint, cloudCallOf, textProblem } from '../../src/model/action.model.js'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { sign, verifySignature } from '../../src/model/signature.verify.js'
@@ -18,10 +24,20 @@ describe("an action's cloud call", () => {
   })
 
   it('a message: send_txt_msg, its values signed raw and sent percent-encoded, and the receiver verifies it', () => {
-    const call = cloudCallOf({ kind: 'SEND_MESSAGE', serviceCode: 'TESTING', userName: 'bob', text: 'input starving & 50% lost', from: 'ops desk' })
+    const call = cloudCallOf({
+      kind: 'SEND_MESSAGE',
+      serviceCode: 'TESTING',
+      userName: 'bob',
+      text: 'input starving & 50% lost',
+      from: 'ops desk',
+    })
     expect(call.path).toBe('/api/20140928/send_txt_msg')
-    expect(call.signedQuery).toBe('service_code=TESTING&dst_username=bob&message=input starving & 50% lost&from_username=ops desk')
-    expect(call.sentQuery).toBe('service_code=TESTING&dst_username=bob&message=input%20starving%20%26%2050%25%20lost&from_username=ops%20desk')
+    expect(call.signedQuery).toBe(
+      'service_code=TESTING&dst_username=bob&message=input starving & 50% lost&from_username=ops desk',
+    )
+    expect(call.sentQuery).toBe(
+      'service_code=TESTING&dst_username=bob&message=input%20starving%20%26%2050%25%20lost&from_username=ops%20desk',
+    )
     const timestamp = '1443494296533'
     const signature = sign({ path: call.path, query: call.signedQuery, body: '', timestamp }, 'abc')
     const verdict = verifySignature({
@@ -71,7 +87,8 @@ describe('a stop in the fold', () => {
     stop: (s) => applyTaskStop(s, 2_000),
     end: (s) => applyTaskCallback(s, end),
   }
-  const run = (order: string[]) => order.reduce((state, name) => (steps[name] as Step)(state), emptyTaskState('TESTING', TASK))
+  const run = (order: string[]) =>
+    order.reduce((state, name) => (steps[name] as Step)(state), emptyTaskState('TESTING', TASK))
 
   it('stays LIVE after an accepted stop until the cloud says it ended, then ends STOPPED, in any order', () => {
     expect(deriveTask(run(['start', 'stop']))).toMatchObject({ status: 'LIVE', endReason: null })
@@ -81,24 +98,50 @@ describe('a stop in the fold', () => {
       ['stop', 'start', 'end', 'stop'],
       ['start', 'end', 'stop'],
     ]) {
-      expect(deriveTask(run(order)), order.join(',')).toMatchObject({ status: 'ENDED', endReason: 'STOPPED', endedAt: new Date(3_000) })
+      expect(deriveTask(run(order)), order.join(',')).toMatchObject({
+        status: 'ENDED',
+        endReason: 'STOPPED',
+        endedAt: new Date(3_000),
+      })
     }
     expect(deriveTask(run(['start', 'end']))).toMatchObject({ status: 'ENDED', endReason: 'ABNORMAL' })
   })
 
   it('a task that leaves the list after a stop is STOPPED too', () => {
-    const listed = applyTaskSighting(run(['start', 'stop']), { source: 'sighting', serviceCode: 'TESTING', taskId: TASK, takenAt: 1_500, task: { id: TASK } as never })
-    const gone = applyTaskSighting(listed, { source: 'sighting', serviceCode: 'TESTING', taskId: TASK, takenAt: 2_500, task: null })
+    const listed = applyTaskSighting(run(['start', 'stop']), {
+      source: 'sighting',
+      serviceCode: 'TESTING',
+      taskId: TASK,
+      takenAt: 1_500,
+      task: { id: TASK } as never,
+    })
+    const gone = applyTaskSighting(listed, {
+      source: 'sighting',
+      serviceCode: 'TESTING',
+      taskId: TASK,
+      takenAt: 2_500,
+      task: null,
+    })
     expect(deriveTask(gone)).toMatchObject({ status: 'ENDED', endReason: 'STOPPED' })
   })
 })
 
 describe('the per-key rate of actions', () => {
-  it('allows the limit in a window, refuses beyond it (the first refusal told apart), and frees as the window slides', () => {
-    let now = 0
-    const limiter = new RateLimiter(2, 60_000, () => now)
-    expect([limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('b')]).toEqual(['allowed', 'allowed', 'first-refusal', 'refused', 'allowed'])
-    now = 60_001
-    expect(limiter.take('a')).toBe('allowed')
-  })
+  it(
+    'allows the limit in a window, refuses beyond it (the first ' +
+      'refusal told apart), and frees as the window slides',
+    () => {
+      let now = 0
+      const limiter = new RateLimiter(2, 60_000, () => now)
+      expect([limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('b')]).toEqual([
+        'allowed',
+        'allowed',
+        'first-refusal',
+        'refused',
+        'allowed',
+      ])
+      now = 60_001
+      expect(limiter.take('a')).toBe('allowed')
+    },
+  )
 })

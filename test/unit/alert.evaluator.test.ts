@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { type AlertRule, alertRules } from '../../src/config/alerts.schema.js'
 import { loadConfig } from '../../src/config/index.js'
-import { evaluateRules, type OpenIncident, type Readings, type TaskReading, type Tracks } from '../../src/fold/alert.evaluator.js'
+import {
+  evaluateRules,
+  type OpenIncident,
+  type Readings,
+  type TaskReading,
+  type Tracks,
+} from '../../src/fold/alert.evaluator.js'
 import type { HealthState } from '../../src/fold/task.health.js'
 
 // Time is a number handed in: each pass is "now", so no clock is waited on.
-const rules = (value: unknown[]): AlertRule[] => alertRules(loadConfig({ env: {}, value: { alerts: { rules: value } } }).alerts)
+const rules = (value: unknown[]): AlertRule[] =>
+  alertRules(loadConfig({ env: {}, value: { alerts: { rules: value } } }).alerts)
 
 const task = (health: HealthState, more: Partial<TaskReading> = {}): TaskReading => ({
   serviceCode: 'A',
@@ -32,7 +39,10 @@ function run(ruleSet: AlertRule[]) {
       const decided = evaluateRules(ruleSet, readings, open, tracks, now)
       tracks = decided.tracks
       for (const opening of decided.opens) {
-        open = [...open, { id: nextId, rule: opening.rule.name, serviceCode: opening.serviceCode, taskId: opening.taskId }]
+        open = [
+          ...open,
+          { id: nextId, rule: opening.rule.name, serviceCode: opening.serviceCode, taskId: opening.taskId },
+        ]
         log.push(`${now} open ${nextId++} ${opening.summary}`)
       }
       for (const resolving of decided.resolves) {
@@ -47,7 +57,9 @@ function run(ruleSet: AlertRule[]) {
 const tasksOnly = (...tasks: TaskReading[]): Readings => ({ tasks, services: [] })
 
 describe('evaluateRules', () => {
-  const starving = rules([{ name: 'starving', when: 'task.health', is: ['STARVING', 'RECONNECTING'], for: '20s', clearFor: '10s' }])
+  const starving = rules([
+    { name: 'starving', when: 'task.health', is: ['STARVING', 'RECONNECTING'], for: '20s', clearFor: '10s' },
+  ])
 
   it('opens nothing for a condition shorter than `for`', () => {
     const r = run(starving)
@@ -103,15 +115,19 @@ describe('evaluateRules', () => {
     expect(r.open).toHaveLength(0)
   })
 
-  it('compares thresholds, with the value and threshold on the incident; a missing reading neither opens nor clears', () => {
-    const r = run(rules([{ name: 'thin', when: 'task.viewers', below: 5, for: 0 }]))
-    const opened = r.pass(0, tasksOnly(task('HEALTHY', { viewers: 3 })))
-    expect(opened.opens[0]).toMatchObject({ value: 3, threshold: 5, summary: 'task A/t1: viewers 3 below 5 for 0 s' })
-    r.pass(1000, tasksOnly(task('HEALTHY', { viewers: null })))
-    expect(r.open).toHaveLength(1)
-    r.pass(2000, tasksOnly(task('HEALTHY', { viewers: 5 })))
-    expect(r.open).toHaveLength(0)
-  })
+  it(
+    'compares thresholds, with the value and threshold on the ' +
+      'incident; a missing reading neither opens nor clears',
+    () => {
+      const r = run(rules([{ name: 'thin', when: 'task.viewers', below: 5, for: 0 }]))
+      const opened = r.pass(0, tasksOnly(task('HEALTHY', { viewers: 3 })))
+      expect(opened.opens[0]).toMatchObject({ value: 3, threshold: 5, summary: 'task A/t1: viewers 3 below 5 for 0 s' })
+      r.pass(1000, tasksOnly(task('HEALTHY', { viewers: null })))
+      expect(r.open).toHaveLength(1)
+      r.pass(2000, tasksOnly(task('HEALTHY', { viewers: 5 })))
+      expect(r.open).toHaveLength(0)
+    },
+  )
 
   it('reads service codes: viewers, a stale list, callbacks missing; only in the rule’s codes', () => {
     const r = run(
@@ -135,8 +151,10 @@ describe('evaluateRules', () => {
 
   it('keeps a track only for a subject that holds or whose incident is open', () => {
     const r = run(rules([{ name: 'thin', when: 'task.viewers', below: 5, for: '10s' }]))
-    const kept = (decided: { tracks: Tracks }) => [...decided.tracks.values()].flatMap((bySubject) => [...bySubject.keys()])
-    const both = (t1: number) => tasksOnly(task('HEALTHY', { viewers: t1 }), task('HEALTHY', { taskId: 't2', viewers: 50 }))
+    const kept = (decided: { tracks: Tracks }) =>
+      [...decided.tracks.values()].flatMap((bySubject) => [...bySubject.keys()])
+    const both = (t1: number) =>
+      tasksOnly(task('HEALTHY', { viewers: t1 }), task('HEALTHY', { taskId: 't2', viewers: 50 }))
     expect(kept(r.pass(0, both(3)))).toEqual(['["A","t1"]'])
     expect(r.pass(10_000, both(3)).opens.map((o) => o.taskId)).toEqual(['t1'])
     // Fine again: its track counts `clearFor` while the incident is open, then goes.
@@ -146,8 +164,16 @@ describe('evaluateRules', () => {
   })
 
   it('resolves the open incidents of a rule no longer configured', () => {
-    const decided = evaluateRules(starving, tasksOnly(), [{ id: 7, rule: 'gone', serviceCode: 'A', taskId: null }], new Map(), 0)
-    expect(decided.resolves).toEqual([{ id: 7, reason: 'rule-removed', summary: 'rule "gone" is no longer configured' }])
+    const decided = evaluateRules(
+      starving,
+      tasksOnly(),
+      [{ id: 7, rule: 'gone', serviceCode: 'A', taskId: null }],
+      new Map(),
+      0,
+    )
+    expect(decided.resolves).toEqual([
+      { id: 7, reason: 'rule-removed', summary: 'rule "gone" is no longer configured' },
+    ])
   })
 
   it('an open incident found after a restart stays open while its condition holds', () => {

@@ -4,7 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { buildGraphqlSchema } from '../../src/adapters/graphql/pipeline/schema.build.js'
 import { notificationNode } from '../../src/adapters/graphql/reads/notification.view.js'
 import { callbackEvent, factsOf } from '../../src/fold/fold.event.js'
-import { CALLBACK_KINDS, callbackKind, FORM_FIELDS, KIND_ENTRIES, KINDS, type KnownKind } from '../../src/model/callback.kinds.js'
+import {
+  CALLBACK_KINDS,
+  callbackKind,
+  FORM_FIELDS,
+  KIND_ENTRIES,
+  KINDS,
+  type KnownKind,
+} from '../../src/model/callback.kinds.js'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
@@ -66,33 +73,39 @@ describe('the kinds table', () => {
     for (const type of [3, 7, 16, 99, 2_147_483_647]) expect(callbackKind(type)).toBe('UNKNOWN')
   })
 
-  it.each(KIND_ENTRIES)('%s: required fields, fold keys and view sources are fields the parser reads', (_kind, entry) => {
-    for (const name of entry.required) expect(Object.hasOwn(FORM_FIELDS, name), name).toBe(true)
-    for (const key of entry.folds) expect(VALUE_KEYS.has(key), key).toBe(true)
-    for (const [name, field] of Object.entries(entry.view)) {
-      expect(VALUE_KEYS.has(field.from.replace(/^size\..*/, 'size')), `${name} from ${field.from}`).toBe(true)
-    }
-  })
+  it.each(KIND_ENTRIES)(
+    '%s: required fields, fold keys and view sources are fields the parser reads',
+    (_kind, entry) => {
+      for (const name of entry.required) expect(Object.hasOwn(FORM_FIELDS, name), name).toBe(true)
+      for (const key of entry.folds) expect(VALUE_KEYS.has(key), key).toBe(true)
+      for (const [name, field] of Object.entries(entry.view)) {
+        expect(VALUE_KEYS.has(field.from.replace(/^size\..*/, 'size')), `${name} from ${field.from}`).toBe(true)
+      }
+    },
+  )
 
-  it.each(KIND_ENTRIES)("%s: its GraphQL type has exactly the table's fields beside those of every notification", (_kind, entry) => {
-    const type = schema.getType(entry.graphqlType)
-    const common = schema.getType('UnknownNotification')
-    if (!isObjectType(type) || !isObjectType(common)) throw new Error(`${entry.graphqlType} is not an object type`)
-    expect(
-      type
-        .getInterfaces()
-        .map((face) => face.name)
-        .sort(),
-    ).toEqual(['Node', 'Notification'])
-    expect(type.description).toBe(entry.description)
-    const own = Object.keys(type.getFields()).filter((name) => !Object.hasOwn(common.getFields(), name))
-    expect(own.sort()).toEqual(Object.keys(entry.view).sort())
-    for (const [name, field] of Object.entries(entry.view)) {
-      const graphqlField = type.getFields()[name]
-      expect(graphqlField?.description).toBe(field.description)
-      expect(String(graphqlField?.type)).toBe(field.as)
-    }
-  })
+  it.each(KIND_ENTRIES)(
+    "%s: its GraphQL type has exactly the table's fields beside those of every notification",
+    (_kind, entry) => {
+      const type = schema.getType(entry.graphqlType)
+      const common = schema.getType('UnknownNotification')
+      if (!isObjectType(type) || !isObjectType(common)) throw new Error(`${entry.graphqlType} is not an object type`)
+      expect(
+        type
+          .getInterfaces()
+          .map((face) => face.name)
+          .sort(),
+      ).toEqual(['Node', 'Notification'])
+      expect(type.description).toBe(entry.description)
+      const own = Object.keys(type.getFields()).filter((name) => !Object.hasOwn(common.getFields(), name))
+      expect(own.sort()).toEqual(Object.keys(entry.view).sort())
+      for (const [name, field] of Object.entries(entry.view)) {
+        const graphqlField = type.getFields()[name]
+        expect(graphqlField?.description).toBe(field.description)
+        expect(String(graphqlField?.type)).toBe(field.as)
+      }
+    },
+  )
 
   it('NotificationKind has every kind and UNKNOWN, described by the table', () => {
     const kinds = schema.getType('NotificationKind')
@@ -106,16 +119,19 @@ describe('the kinds table', () => {
     for (const [kind, entry] of KIND_ENTRIES) expect(kinds.getValue(kind)?.description).toBe(entry.summary)
   })
 
-  it.each(KIND_ENTRIES)('%s: a sample with every field reads as a node with a value in every typed field', (kind, entry) => {
-    const node = notificationNode(storedRow(kind))
-    expect(node.kind).toBe(kind)
-    for (const name of Object.keys(entry.view)) {
-      // `opaque` is sent empty in the samples of some kinds: an empty field is not sent.
-      if (SAMPLE_OF_KIND[kind].opaque === '' && name === 'opaque') continue
-      expect(node[name], name).not.toBeNull()
-      expect(node[name], name).not.toBeUndefined()
-    }
-  })
+  it.each(KIND_ENTRIES)(
+    '%s: a sample with every field reads as a node with a value in every typed field',
+    (kind, entry) => {
+      const node = notificationNode(storedRow(kind))
+      expect(node.kind).toBe(kind)
+      for (const name of Object.keys(entry.view)) {
+        // `opaque` is sent empty in the samples of some kinds: an empty field is not sent.
+        if (SAMPLE_OF_KIND[kind].opaque === '' && name === 'opaque') continue
+        expect(node[name], name).not.toBeNull()
+        expect(node[name], name).not.toBeUndefined()
+      }
+    },
+  )
 
   it.each(KIND_ENTRIES)('%s: the fold keeps exactly the values the table says', (kind, entry) => {
     const facts = factsOf(callbackEvent(storedRow(kind)), kind)
@@ -132,7 +148,8 @@ describe("docs/callbacks.md's list of required fields", () => {
     const said: Record<number, string[]> = {}
     for (const clause of (list as string).split(';')) {
       const [, types = '', fields = ''] = /type\s+([\d,\s]+?)\s+(`[\s\S]*)$/.exec(clause.trim()) ?? []
-      for (const type of types.split(',').map((t) => Number(t.trim()))) said[type] = [...fields.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string).sort()
+      for (const type of types.split(',').map((t) => Number(t.trim())))
+        said[type] = [...fields.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string).sort()
     }
     const table = Object.fromEntries(KIND_ENTRIES.map(([, entry]) => [entry.type, [...entry.required].sort()]))
     expect(said).toEqual(table)

@@ -43,10 +43,24 @@ describe('parseCallback', () => {
       kind: 'LIVE_END',
       values: { reachEnd: true, httpOutputBytes: 1048576, inputBytes: 2097152, duration: 61.5, outputIdx: 0 },
     })
-    expect(parsed(samples.archived as Record<string, string>)).toMatchObject({ kind: 'ARCHIVED', values: { fileName: expect.stringMatching(/\.mp4$/), outputIdx: 1 } })
-    expect(parsed(samples.thumbnail as Record<string, string>)).toMatchObject({ kind: 'THUMBNAIL', values: { width: 320, height: 240 } })
-    expect(parsed(samples.clientDisconnect as Record<string, string>)).toMatchObject({ kind: 'CLIENT_DISCONNECT', userName: 'alice', values: { sessionDuration: 3600, disconnectReason: 1 } })
-    expect(parsed(samples.liveResume as Record<string, string>)).toMatchObject({ kind: 'LIVE_RESUME', userName: 'alice', values: { status: 0 } })
+    expect(parsed(samples.archived as Record<string, string>)).toMatchObject({
+      kind: 'ARCHIVED',
+      values: { fileName: expect.stringMatching(/\.mp4$/), outputIdx: 1 },
+    })
+    expect(parsed(samples.thumbnail as Record<string, string>)).toMatchObject({
+      kind: 'THUMBNAIL',
+      values: { width: 320, height: 240 },
+    })
+    expect(parsed(samples.clientDisconnect as Record<string, string>)).toMatchObject({
+      kind: 'CLIENT_DISCONNECT',
+      userName: 'alice',
+      values: { sessionDuration: 3600, disconnectReason: 1 },
+    })
+    expect(parsed(samples.liveResume as Record<string, string>)).toMatchObject({
+      kind: 'LIVE_RESUME',
+      userName: 'alice',
+      values: { status: 0 },
+    })
   })
 
   it('keeps an unknown type and unknown fields', () => {
@@ -60,13 +74,25 @@ describe('parseCallback', () => {
   })
 
   it('requires type and service_code of every notification', () => {
-    expect(parseCallback({})).toMatchObject({ ok: false, error: { code: 'MISSING_FIELDS', fields: ['type', 'service_code'] } })
-    expect(parseCallback({ type: 'zero', service_code: 'X' })).toMatchObject({ ok: false, error: { code: 'INVALID_FIELDS', fields: ['type'] } })
+    expect(parseCallback({})).toMatchObject({
+      ok: false,
+      error: { code: 'MISSING_FIELDS', fields: ['type', 'service_code'] },
+    })
+    expect(parseCallback({ type: 'zero', service_code: 'X' })).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_FIELDS', fields: ['type'] },
+    })
   })
 
   it('refuses an unreadable required field, and keeps an unreadable optional one as sent', () => {
-    expect(parseCallback({ ...samples.liveEnd, reach_end: 'yes' } as Record<string, string>)).toMatchObject({ ok: false, error: { code: 'INVALID_FIELDS', fields: ['reach_end'] } })
-    const callback = parsed({ ...samples.liveStart, size: 'big', created_at: '1444701446000' } as Record<string, string>)
+    expect(parseCallback({ ...samples.liveEnd, reach_end: 'yes' } as Record<string, string>)).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_FIELDS', fields: ['reach_end'] },
+    })
+    const callback = parsed({ ...samples.liveStart, size: 'big', created_at: '1444701446000' } as Record<
+      string,
+      string
+    >)
     expect(callback.values.size).toBeUndefined()
     expect(callback.createdAt).toBeUndefined()
     expect(callback.unreadable.sort()).toEqual(['created_at', 'size'])
@@ -77,12 +103,29 @@ describe('parseCallback', () => {
   })
 
   it('never throws, whatever the fields (property)', () => {
-    const name = fc.oneof(fc.constantFrom('type', 'service_code', 'hashed_id', 'size', 'created_at', 'status', 'reach_end', '__proto__', 'constructor', 'toString'), fc.string())
+    const name = fc.oneof(
+      fc.constantFrom(
+        'type',
+        'service_code',
+        'hashed_id',
+        'size',
+        'created_at',
+        'status',
+        'reach_end',
+        '__proto__',
+        'constructor',
+        'toString',
+      ),
+      fc.string(),
+    )
     fc.assert(
-      fc.property(fc.dictionary(name, fc.oneof(fc.string(), fc.constantFrom('0', '1', '15', '480x800', '-1', '1e3'))), (fields) => {
-        const verdict = parseCallback(fields)
-        return verdict.ok ? typeof verdict.callback.type === 'number' : typeof verdict.error.code === 'string'
-      }),
+      fc.property(
+        fc.dictionary(name, fc.oneof(fc.string(), fc.constantFrom('0', '1', '15', '480x800', '-1', '1e3'))),
+        (fields) => {
+          const verdict = parseCallback(fields)
+          return verdict.ok ? typeof verdict.callback.type === 'number' : typeof verdict.error.code === 'string'
+        },
+      ),
       { numRuns: 2000 },
     )
   })

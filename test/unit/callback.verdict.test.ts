@@ -44,7 +44,12 @@ function inbound(delivery: Delivery = {}): InboundRequest {
     method,
     path: url.pathname,
     rawQuery: url.search.slice(1),
-    mediaType: 'mediaType' in delivery ? delivery.mediaType : method === 'POST' ? 'application/x-www-form-urlencoded' : undefined,
+    mediaType:
+      'mediaType' in delivery
+        ? delivery.mediaType
+        : method === 'POST'
+          ? 'application/x-www-form-urlencoded'
+          : undefined,
     body: Buffer.from(signed.body ?? ''),
     headers,
     remoteAddress: '192.0.2.1',
@@ -72,9 +77,21 @@ const refusals: Array<[string, Delivery, ErrorCode]> = [
   ['a type that is no number', { fields: { ...LIVE_START, type: 'zero' } }, 'INVALID_FIELDS'],
   ['a negative type', { fields: { ...LIVE_START, type: '-1' } }, 'INVALID_FIELDS'],
   ['a type over 32 bits', { fields: { ...LIVE_START, type: '2147483648' } }, 'INVALID_FIELDS'],
-  ['a live end without reach_end', { fields: { type: '1', hashed_id: 'x', service_code: 'TESTING' } }, 'MISSING_FIELDS'],
-  ['a live end with an unreadable reach_end', { fields: { type: '1', hashed_id: 'x', reach_end: 'maybe', service_code: 'TESTING' } }, 'INVALID_FIELDS'],
-  ['a resume with an unreadable status', { fields: { type: '15', hashed_id: 'x', status: '7', service_code: 'TESTING' } }, 'INVALID_FIELDS'],
+  [
+    'a live end without reach_end',
+    { fields: { type: '1', hashed_id: 'x', service_code: 'TESTING' } },
+    'MISSING_FIELDS',
+  ],
+  [
+    'a live end with an unreadable reach_end',
+    { fields: { type: '1', hashed_id: 'x', reach_end: 'maybe', service_code: 'TESTING' } },
+    'INVALID_FIELDS',
+  ],
+  [
+    'a resume with an unreadable status',
+    { fields: { type: '15', hashed_id: 'x', status: '7', service_code: 'TESTING' } },
+    'INVALID_FIELDS',
+  ],
 ]
 
 describe('judgeCallback', () => {
@@ -87,12 +104,17 @@ describe('judgeCallback', () => {
     expect(verdict.refusal.receivedAt).toEqual(new Date(NOW))
   })
 
-  it.each(KIND_ENTRIES.flatMap(([kind, entry]) => entry.required.map((name) => [kind, name] as const)))('refuses a %s without its required %s', (kind, name) => {
-    const sample = Object.values(SAMPLES).find((fields) => fields.type === String(KIND_ENTRIES.find(([k]) => k === kind)?.[1].type)) as Record<string, string>
-    const { [name]: _left, ...fields } = sample
-    const verdict = judgeCallback(inbound({ fields }), POLICY)
-    expect(verdict.ok ? undefined : verdict.error).toMatchObject({ code: 'MISSING_FIELDS', fields: [name] })
-  })
+  it.each(KIND_ENTRIES.flatMap(([kind, entry]) => entry.required.map((name) => [kind, name] as const)))(
+    'refuses a %s without its required %s',
+    (kind, name) => {
+      const sample = Object.values(SAMPLES).find(
+        (fields) => fields.type === String(KIND_ENTRIES.find(([k]) => k === kind)?.[1].type),
+      ) as Record<string, string>
+      const { [name]: _left, ...fields } = sample
+      const verdict = judgeCallback(inbound({ fields }), POLICY)
+      expect(verdict.ok ? undefined : verdict.error).toMatchObject({ code: 'MISSING_FIELDS', fields: [name] })
+    },
+  )
 
   it.each([
     ['signed just now', 0],
@@ -105,19 +127,31 @@ describe('judgeCallback', () => {
     if (verdict.ok) expect(verdict.row.signedAt).toEqual(new Date(NOW - signedAgoMs))
   })
 
-  it.each(KIND_ENTRIES.map(([kind, entry]) => [kind, entry.type] as const))('keeps a %s (type %i) with its kind, by POST and by GET', (kind, type) => {
-    const fields = Object.values(SAMPLES).find((sample) => sample.type === String(type)) as Record<string, string>
-    for (const method of ['POST', 'GET']) {
-      const verdict = judgeCallback(inbound({ fields, method }), POLICY)
-      expect(verdict.ok, method).toBe(true)
-      if (!verdict.ok) continue
-      expect(verdict.callback.kind).toBe(kind)
-      expect(verdict.row).toMatchObject({ type, serviceCode: 'TESTING', signature: 'verified', signatureError: null, method })
-    }
-  })
+  it.each(KIND_ENTRIES.map(([kind, entry]) => [kind, entry.type] as const))(
+    'keeps a %s (type %i) with its kind, by POST and by GET',
+    (kind, type) => {
+      const fields = Object.values(SAMPLES).find((sample) => sample.type === String(type)) as Record<string, string>
+      for (const method of ['POST', 'GET']) {
+        const verdict = judgeCallback(inbound({ fields, method }), POLICY)
+        expect(verdict.ok, method).toBe(true)
+        if (!verdict.ok) continue
+        expect(verdict.callback.kind).toBe(kind)
+        expect(verdict.row).toMatchObject({
+          type,
+          serviceCode: 'TESTING',
+          signature: 'verified',
+          signatureError: null,
+          method,
+        })
+      }
+    },
+  )
 
   it('keeps an unpublished type as UNKNOWN, with its fields', () => {
-    const verdict = judgeCallback(inbound({ fields: { type: '77', service_code: 'TESTING', anything: 'at all' } }), POLICY)
+    const verdict = judgeCallback(
+      inbound({ fields: { type: '77', service_code: 'TESTING', anything: 'at all' } }),
+      POLICY,
+    )
     expect(verdict.ok && verdict.callback.kind).toBe('UNKNOWN')
     expect(verdict.ok && verdict.fields.anything).toBe('at all')
   })
@@ -130,11 +164,23 @@ describe('judgeCallback', () => {
   })
 
   it('under verify "log" keeps a bad signature, marked failed with its code; under "off" checks none', () => {
-    const logged = judgeCallback(inbound({ fields: { ...LIVE_START, service_code: 'LOGONLY' }, secret: 'wrong' }), POLICY)
+    const logged = judgeCallback(
+      inbound({ fields: { ...LIVE_START, service_code: 'LOGONLY' }, secret: 'wrong' }),
+      POLICY,
+    )
     expect(logged.ok && logged.row).toMatchObject({ signature: 'failed', signatureError: 'SIGNATURE_INVALID' })
-    const stale = judgeCallback(inbound({ fields: { ...LIVE_START, service_code: 'LOGONLY' }, signedAgoMs: TOLERANCE_MS + 1 }), POLICY)
+    const stale = judgeCallback(
+      inbound({ fields: { ...LIVE_START, service_code: 'LOGONLY' }, signedAgoMs: TOLERANCE_MS + 1 }),
+      POLICY,
+    )
     expect(stale.ok && stale.row).toMatchObject({ signature: 'failed', signatureError: 'TIMESTAMP_STALE' })
-    const open = judgeCallback(inbound({ fields: { ...LIVE_START, service_code: 'OPEN' }, headers: { 'svc-signature': undefined, 'svc-timestamp': undefined } }), POLICY)
+    const open = judgeCallback(
+      inbound({
+        fields: { ...LIVE_START, service_code: 'OPEN' },
+        headers: { 'svc-signature': undefined, 'svc-timestamp': undefined },
+      }),
+      POLICY,
+    )
     expect(open.ok && open.row).toMatchObject({ signature: 'skipped', signatureError: null, signedAt: null })
   })
 

@@ -26,15 +26,28 @@ describe('loadConfig', () => {
 
   it('reads the file and lets the environment override it', () => {
     const path = file(
-      JSON.stringify({ port: 5000, host: '0.0.0.0', database: { url: 'postgres://a@b/c' }, services: [{ serviceCode: 'TESTING', secrets: ['abc'], baseUrl: 'http://upstream.example' }] }),
+      JSON.stringify({
+        port: 5000,
+        host: '0.0.0.0',
+        database: { url: 'postgres://a@b/c' },
+        services: [{ serviceCode: 'TESTING', secrets: ['abc'], baseUrl: 'http://upstream.example' }],
+      }),
     )
     const config = loadConfig({ file: path, env: { PORT: '6000', HOST: '::1', DATABASE_URL: 'postgres://x@y/z' } })
     expect(config).toMatchObject({ port: 6000, host: '::1', database: { url: 'postgres://x@y/z' } })
-    expect(config.services[0]).toEqual({ serviceCode: 'TESTING', secrets: ['abc'], verify: 'enforce', baseUrl: 'http://upstream.example' })
+    expect(config.services[0]).toEqual({
+      serviceCode: 'TESTING',
+      secrets: ['abc'],
+      verify: 'enforce',
+      baseUrl: 'http://upstream.example',
+    })
   })
 
   it('resolves a secret named by an environment variable, so the file holds none', () => {
-    const config = loadConfig({ env: { TESTING_SECRET: 's3cret' }, value: { services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] } })
+    const config = loadConfig({
+      env: { TESTING_SECRET: 's3cret' },
+      value: { services: [{ serviceCode: 'TESTING', secrets: [{ env: 'TESTING_SECRET' }] }] },
+    })
     expect(config.services[0]?.secrets).toEqual(['s3cret'])
   })
 
@@ -45,16 +58,44 @@ describe('loadConfig', () => {
     ['{ "port": 70000 }', /port: /],
     ['{ "services": [{ "serviceCode": "A", "secrets": ["x"], "verify": "maybe" }] }', /services\[0\]\.verify: /],
     ['{ "services": [{ "serviceCode": "A" }] }', /services\[0\]\.secrets: needs at least one secret/],
-    ['{ "services": [{ "serviceCode": "A", "secrets": ["x"] }, { "serviceCode": "A", "secrets": ["y"] }] }', /services\[1\]\.serviceCode: "A" is configured twice/],
-    ['{ "services": [{ "serviceCode": "A", "secrets": [{ "env": "NOPE" }] }] }', /services\[0\]\.secrets\[0\]: environment variable NOPE is not set/],
+    [
+      '{ "services": [{ "serviceCode": "A", "secrets": ["x"] }, { "serviceCode": "A", "secrets": ["y"] }] }',
+      /services\[1\]\.serviceCode: "A" is configured twice/,
+    ],
+    [
+      '{ "services": [{ "serviceCode": "A", "secrets": [{ "env": "NOPE" }] }] }',
+      /services\[0\]\.secrets\[0\]: environment variable NOPE is not set/,
+    ],
     ['{ "database": { "url": "mysql://x" } }', /database\.url: must be a postgres/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.mood" }] } }', /^config file .*: alerts\.rules\[0\]\.when: Invalid option/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.health", "is": ["SLEEPY"] }] } }', /alerts\.rules\[0\]\.is\[0\]: Invalid option/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "below": 3 }] } }', /alerts\.rules\[0\]\.below: "upstream\.stale" takes no threshold/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "service.callbacksMissing", "below": 3 }] } }', /alerts\.rules\[0\]\.below: "service\.callbacksMissing" takes only "above"/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "task.viewers" }] } }', /alerts\.rules\[0\]\.below: "task\.viewers" needs exactly one of "below", "above"/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale" }, { "name": "a", "when": "upstream.stale" }] } }', /alerts\.rules\[1\]\.name: "a" is configured twice/],
-    ['{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "for": "soon" }] } }', /alerts\.rules\[0\]\.for: /],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "task.mood" }] } }',
+      /^config file .*: alerts\.rules\[0\]\.when: Invalid option/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "task.health", "is": ["SLEEPY"] }] } }',
+      /alerts\.rules\[0\]\.is\[0\]: Invalid option/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "below": 3 }] } }',
+      /alerts\.rules\[0\]\.below: "upstream\.stale" takes no threshold/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "service.callbacksMissing", "below": 3 }] } }',
+      /alerts\.rules\[0\]\.below: "service\.callbacksMissing" takes only "above"/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "task.viewers" }] } }',
+      /alerts\.rules\[0\]\.below: "task\.viewers" needs exactly one of "below", "above"/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale" }, { "name": "a", "when": ' +
+        '"upstream.stale" }] } }',
+      /alerts\.rules\[1\]\.name: "a" is configured twice/,
+    ],
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "for": "soon" }] } }',
+      /alerts\.rules\[0\]\.for: /,
+    ],
   ])('names the key of a bad file: %s', (content, message) => {
     const path = file(content)
     expect(() => loadConfig({ file: path, env: {} })).toThrowError(ConfigError)
@@ -63,17 +104,32 @@ describe('loadConfig', () => {
 
   it.each([
     // A required key misspelt: the key that was there, and the one meant.
-    ['{ "services": [{ "servicecode": "TESTING", "secrets": ["x"] }] }', 'services[0].serviceCode: missing, and services[0] has "servicecode": did you mean "serviceCode"?'],
+    [
+      '{ "services": [{ "servicecode": "TESTING", "secrets": ["x"] }] }',
+      'services[0].serviceCode: missing, and services[0] has "servicecode": did you mean "serviceCode"?',
+    ],
     // Unknown keys, at any depth, with the known key they resemble (case, a slip, two letters swapped).
     ['{ "prot": 80 }', '(top level): unknown key "prot": did you mean "port"?'],
     ['{ "ingest": { "bodylimit": 5 } }', 'ingest: unknown key "bodylimit": did you mean "bodyLimit"?'],
     ['{ "webhooks": { "endpoint": [] } }', 'webhooks: unknown key "endpoint": did you mean "endpoints"?'],
-    ['{ "services": [{ "serviceCode": "A", "secrets": [{ "evn": "X" }] }] }', 'services[0].secrets[0].env: missing, and services[0].secrets[0] has "evn": did you mean "env"?'],
-    ['{ "apiKeys": [{ "name": "a", "key": "k", "serviceCodes": ["*"], "cna": [] }] }', 'apiKeys[0]: unknown key "cna": did you mean "can"?'],
+    [
+      '{ "services": [{ "serviceCode": "A", "secrets": [{ "evn": "X" }] }] }',
+      'services[0].secrets[0].env: missing, and services[0].secrets[0] has "evn": did you mean "env"?',
+    ],
+    [
+      '{ "apiKeys": [{ "name": "a", "key": "k", "serviceCodes": ["*"], "cna": [] }] }',
+      'apiKeys[0]: unknown key "cna": did you mean "can"?',
+    ],
     ['{ "zzz": 1 }', '(top level): unknown key "zzz"'],
     // JSON syntax: the line and column, counted from 1, on every Node.
-    ['{\n  "port": 4000\n  "host": "x"\n}', "not valid JSON at line 3, column 3: Expected ',' or '}' after property value"],
-    ['{\n  "services": [\n    { "serviceCode": "A", "secrets": [abc] }\n  ]\n}', "not valid JSON at line 3, column 39: Unexpected token 'a'"],
+    [
+      '{\n  "port": 4000\n  "host": "x"\n}',
+      "not valid JSON at line 3, column 3: Expected ',' or '}' after property value",
+    ],
+    [
+      '{\n  "services": [\n    { "serviceCode": "A", "secrets": [abc] }\n  ]\n}',
+      "not valid JSON at line 3, column 39: Unexpected token 'a'",
+    ],
     ['{ "port": 4000', 'not valid JSON at line 1, column 15: '],
   ])('says what was meant, in one plain line: %s', (content, message) => {
     const path = file(content)
@@ -88,8 +144,13 @@ describe('loadConfig', () => {
   })
 
   it("reads alert rules with their defaults: for 0, clearFor the rule's for, every code, WARNING", () => {
-    const config = loadConfig({ env: {}, value: { alerts: { rules: [{ name: 'stale', when: 'upstream.stale', for: '1m' }] } } })
-    expect(config.alerts.rules).toEqual([{ name: 'stale', when: 'upstream.stale', for: 60_000, serviceCodes: '*', severity: 'WARNING' }])
+    const config = loadConfig({
+      env: {},
+      value: { alerts: { rules: [{ name: 'stale', when: 'upstream.stale', for: '1m' }] } },
+    })
+    expect(config.alerts.rules).toEqual([
+      { name: 'stale', when: 'upstream.stale', for: 60_000, serviceCodes: '*', severity: 'WARNING' },
+    ])
     expect(loadConfig({ env: {} }).alerts.rules).toEqual([])
   })
 
@@ -100,7 +161,9 @@ describe('loadConfig', () => {
 
   it('loads a file that still sets a retired setting, with one line naming what took its place', () => {
     const config = loadConfig({ value: { upstream: { cacheMs: 2000 } }, env: {} })
-    expect(retiredSettingWarnings(config)).toEqual([expect.stringMatching(/^upstream\.cacheMs is no longer used .*upstream\.pollIntervalMs.*remove it/)])
+    expect(retiredSettingWarnings(config)).toEqual([
+      expect.stringMatching(/^upstream\.cacheMs is no longer used .*upstream\.pollIntervalMs.*remove it/),
+    ])
     expect(retiredSettingWarnings(loadConfig({ env: {} }))).toEqual([])
   })
 

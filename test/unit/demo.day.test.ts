@@ -8,7 +8,8 @@ import { generateScenario } from '../../src/simulator/session.scenario.js'
 const MINUTE = 60_000
 const options = { seed: roundSeed(1, 0), sessions: 24, serviceCodes: ['DEMO'], rate: 4, epochMs: 0, audience: true }
 const day = generateScenario({ ...options, day: DEMO_DAY })
-const live = (atMs: number) => day.sessions.filter((session) => session.liveFromMs <= atMs && atMs < session.listedUntilMs)
+const live = (atMs: number) =>
+  day.sessions.filter((session) => session.liveFromMs <= atMs && atMs < session.listedUntilMs)
 
 describe("the demo's day", () => {
   it('keeps the seed: the same tasks and callbacks as the packed scenario, only spread in time', () => {
@@ -31,8 +32,11 @@ describe("the demo's day", () => {
   })
 
   it('has something live and watched from the first minute on, with an audience that ramps and falls', () => {
-    for (let atMs = 30_000; atMs < day.durationMs - MINUTE; atMs += 15_000) expect(live(atMs).length, `at ${atMs} ms`).toBeGreaterThan(2)
-    const audience = Array.from({ length: Math.floor(day.durationMs / 15_000) }, (_, i) => live(i * 15_000).reduce((sum, session) => sum + viewersAt(session, i * 15_000), 0))
+    for (let atMs = 30_000; atMs < day.durationMs - MINUTE; atMs += 15_000)
+      expect(live(atMs).length, `at ${atMs} ms`).toBeGreaterThan(2)
+    const audience = Array.from({ length: Math.floor(day.durationMs / 15_000) }, (_, i) =>
+      live(i * 15_000).reduce((sum, session) => sum + viewersAt(session, i * 15_000), 0),
+    )
     const peak = Math.max(...audience)
     expect(peak).toBeGreaterThan(1000)
     expect(audience.slice(audience.indexOf(peak)).some((viewers) => viewers < peak / 2)).toBe(true)
@@ -50,7 +54,9 @@ describe("the demo's day", () => {
     const rates = (session: (typeof day.sessions)[number]) => {
       const points: number[] = []
       for (let atMs = session.liveFromMs; atMs + 10_000 <= session.listedUntilMs; atMs += 10_000) {
-        points.push(countersAt(session, undefined, atMs + 10_000).inputBytes - countersAt(session, undefined, atMs).inputBytes)
+        points.push(
+          countersAt(session, undefined, atMs + 10_000).inputBytes - countersAt(session, undefined, atMs).inputBytes,
+        )
       }
       return points
     }

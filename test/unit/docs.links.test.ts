@@ -83,26 +83,33 @@ describe('the guide: README.md and docs/', () => {
   })
 
   it('finds the anchors GitHub makes', () => {
-    expect(slug("Freshness: what the cloud's `task_list` last said")).toBe('freshness-what-the-clouds-task_list-last-said')
+    expect(slug("Freshness: what the cloud's `task_list` last said")).toBe(
+      'freshness-what-the-clouds-task_list-last-said',
+    )
     expect(slug('Several workers (`serve --workers N`)')).toBe('several-workers-serve---workers-n')
   })
 })
 
 /** The guide's code: fenced blocks and `inline` spans, where commands are written to be run. */
-const codeOf = (text: string) => [...text.matchAll(/^```[^\n]*\n([\s\S]*?)^```|`([^`\n]+)`/gm)].map((match) => match[1] ?? match[2] ?? '')
+const codeOf = (text: string) =>
+  [...text.matchAll(/^```[^\n]*\n([\s\S]*?)^```|`([^`\n]+)`/gm)].map((match) => match[1] ?? match[2] ?? '')
 
 describe('the commands the guide tells a user to run', () => {
   const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts)
   const code = ['README.md', ...DOCS].flatMap((path) => codeOf(read(path)).map((text) => ({ path, text })))
 
   it('every `npm run <script>` is a script of package.json', () => {
-    const named = code.flatMap(({ path, text }) => [...text.matchAll(/npm run(?: -s| --silent)? ([\w:-]+)/g)].map((match) => `${path}: ${match[1]}`))
+    const named = code.flatMap(({ path, text }) =>
+      [...text.matchAll(/npm run(?: -s| --silent)? ([\w:-]+)/g)].map((match) => `${path}: ${match[1]}`),
+    )
     expect(named.length).toBeGreaterThan(5)
     expect(named.filter((entry) => !scripts.includes(entry.split(': ')[1] as string))).toEqual([])
   })
 
   it('every `livegate <command>` is a command livegate has', () => {
-    const named = code.flatMap(({ path, text }) => [...text.matchAll(/(?<![=\w/.-])livegate ([a-z][\w-]*)/g)].map((match) => `${path}: ${match[1]}`))
+    const named = code.flatMap(({ path, text }) =>
+      [...text.matchAll(/(?<![=\w/.-])livegate ([a-z][\w-]*)/g)].map((match) => `${path}: ${match[1]}`),
+    )
     expect(named.length).toBeGreaterThan(5)
     expect(named.filter((entry) => !Object.hasOwn(HELP, entry.split(': ')[1] as string))).toEqual([])
   })

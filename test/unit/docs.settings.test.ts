@@ -11,7 +11,17 @@ const PAGE = readFileSync(new URL('../../docs/configuration.md', import.meta.url
 
 /** Every key path of a schema (`ingest.bodyLimit`, `services[].verify`), interior ones included. */
 function keyPaths(schema: z.ZodType, prefix = ''): string[] {
-  const def = (schema as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType; in?: z.ZodType; shape?: Record<string, z.ZodType> } }).def
+  const def = (
+    schema as unknown as {
+      def: {
+        type: string
+        innerType?: z.ZodType
+        element?: z.ZodType
+        in?: z.ZodType
+        shape?: Record<string, z.ZodType>
+      }
+    }
+  ).def
   switch (def.type) {
     case 'default':
     case 'optional':
@@ -72,8 +82,16 @@ describe("docs/configuration.md's settings tables", () => {
 
   it('names every key of the schema, or an object or list of keys that holds it', () => {
     // A row about `apiKeys` documents what an API key is made of; a group (`ingest`) is no setting.
-    const groups = new Set(schemaKeys.filter((key) => schemaKeys.some((other) => other.startsWith(`${key}.`) || other.startsWith(`${key}[].`))))
-    const undocumented = schemaKeys.filter((key) => !groups.has(key) && !documented.some((doc) => key === doc || key.startsWith(`${doc}.`) || key.startsWith(`${doc}[]`)))
+    const groups = new Set(
+      schemaKeys.filter((key) =>
+        schemaKeys.some((other) => other.startsWith(`${key}.`) || other.startsWith(`${key}[].`)),
+      ),
+    )
+    const undocumented = schemaKeys.filter(
+      (key) =>
+        !groups.has(key) &&
+        !documented.some((doc) => key === doc || key.startsWith(`${doc}.`) || key.startsWith(`${doc}[]`)),
+    )
     expect(undocumented).toEqual([])
   })
 

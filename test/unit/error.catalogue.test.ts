@@ -44,13 +44,19 @@ describe('the catalogue of codes', () => {
   })
 
   it("is docs/callbacks.md's table of callback answers, row for row", () => {
-    const rows = tableRows('callbacks.md', '| HTTP | `code` | `ret` |').map(([status, code, ret]) => [Number(status), codesIn(code ?? '')[0], Number(ret)])
+    const rows = tableRows('callbacks.md', '| HTTP | `code` | `ret` |').map(([status, code, ret]) => [
+      Number(status),
+      codesIn(code ?? '')[0],
+      Number(ret),
+    ])
     const http = entries.flatMap(([code, entry]) => (entry.on === 'http' ? [[entry.status, code, entry.ret]] : []))
     expect(rows.sort()).toEqual(http.sort())
   })
 
   it("is docs/querying.md's table of GraphQL codes, row for row", () => {
-    const rows = tableRows('querying.md', '| HTTP | `extensions.code` |').flatMap(([status, codes]) => codesIn(codes ?? '').map((code) => [Number(status), code]))
+    const rows = tableRows('querying.md', '| HTTP | `extensions.code` |').flatMap(([status, codes]) =>
+      codesIn(codes ?? '').map((code) => [Number(status), code]),
+    )
     const graphql = entries.flatMap(([code, entry]) => (entry.on === 'graphql' ? [[entry.status, code]] : []))
     expect(rows.sort()).toEqual(graphql.sort())
   })

@@ -5,16 +5,30 @@ import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
 
 // The faults the simulator plays, each with its ground truth: what the alert rules should find.
-const options = { seed: 7, sessions: 40, serviceCodes: ['A', 'B'], rate: 4, epochMs: 0, audience: true, serviceFaults: 2 }
+const options = {
+  seed: 7,
+  sessions: 40,
+  serviceCodes: ['A', 'B'],
+  rate: 4,
+  epochMs: 0,
+  audience: true,
+  serviceFaults: 2,
+}
 const scenario = generateScenario(options)
 const faults = faultsOf(scenario)
 const of = (kind: string) => faults.filter((fault) => fault.kind === kind)
 const sessionOf = (taskId: string | null) => scenario.sessions.find((session) => session.taskId === taskId)
-const viewersOf = (code: string, atMs: number) => taskListAt(scenario, code, atMs).task_list.reduce((sum, task) => sum + task.outputs.reduce((n, o) => n + o.http_connections_num, 0), 0)
+const viewersOf = (code: string, atMs: number) =>
+  taskListAt(scenario, code, atMs).task_list.reduce(
+    (sum, task) => sum + task.outputs.reduce((n, o) => n + o.http_connections_num, 0),
+    0,
+  )
 
 describe('the simulator’s faults and their ground truth', () => {
   it('plays every kind, in time order, and is the seed’s alone', () => {
-    expect(new Set(faults.map((fault) => fault.kind))).toEqual(new Set(['stall', 'starving-input', 'forgotten-start', 'audience-drop', 'stale-list', 'reconnect']))
+    expect(new Set(faults.map((fault) => fault.kind))).toEqual(
+      new Set(['stall', 'starving-input', 'forgotten-start', 'audience-drop', 'stale-list', 'reconnect']),
+    )
     expect(faults.map((fault) => fault.fromMs)).toEqual([...faults.map((fault) => fault.fromMs)].sort((a, b) => a - b))
     expect(faultsOf(generateScenario(options))).toEqual(faults)
     // The faults draw nothing from the seed's stream: the same tasks with or without them.
@@ -54,7 +68,8 @@ describe('the simulator’s faults and their ground truth', () => {
     expect(drops.map((drop) => drop.serviceCode).sort()).toEqual(['A', 'A', 'B', 'B'])
     for (const drop of drops) {
       const until = drop.untilMs as number
-      for (let at = drop.fromMs; at < until; at += (until - drop.fromMs) / 5) expect(viewersOf(drop.serviceCode, at)).toBe(0)
+      for (let at = drop.fromMs; at < until; at += (until - drop.fromMs) / 5)
+        expect(viewersOf(drop.serviceCode, at)).toBe(0)
     }
     // Outside the drops, the codes' audiences are there.
     const watched = Array.from({ length: 50 }, (_, i) => (i * scenario.durationMs) / 50)
@@ -77,7 +92,9 @@ describe('the simulator’s faults and their ground truth', () => {
       expect(listFaultAt(scenario, fault.serviceCode, fault.untilMs as number)).toBeUndefined()
       // The other code answers unless a window of its own is open.
       const other = fault.serviceCode === 'A' ? 'B' : 'A'
-      const own = stale.some((f) => f.serviceCode === other && f.fromMs <= fault.fromMs && fault.fromMs < (f.untilMs as number))
+      const own = stale.some(
+        (f) => f.serviceCode === other && f.fromMs <= fault.fromMs && fault.fromMs < (f.untilMs as number),
+      )
       expect(listFaultAt(scenario, other, fault.fromMs) !== undefined).toBe(own)
     }
   })

@@ -28,7 +28,8 @@ function floors(): Room[] {
       .split('|')
       .slice(1, 3)
       .map((cell) => cell.trim())
-    for (const match of (paths ?? '').matchAll(/`([^`]+)`/g)) rooms.push({ path: (match[1] as string).replace(/\/$/, ''), floor: Number(floor) })
+    for (const match of (paths ?? '').matchAll(/`([^`]+)`/g))
+      rooms.push({ path: (match[1] as string).replace(/\/$/, ''), floor: Number(floor) })
   }
   return rooms
 }
@@ -44,12 +45,19 @@ function sources(dir: string): string[] {
 const rooms = floors()
 const files = sources(SRC)
 /** The room a file lives in: the longest room path that holds it. */
-const roomOf = (file: string): Room | undefined => rooms.filter((room) => file === room.path || file.startsWith(`${room.path}/`)).sort((a, b) => b.path.length - a.path.length)[0]
+const roomOf = (file: string): Room | undefined =>
+  rooms
+    .filter((room) => file === room.path || file.startsWith(`${room.path}/`))
+    .sort((a, b) => b.path.length - a.path.length)[0]
 
 /** The files of this tree a file imports (static and dynamic imports with a relative path). */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(SRC, file), 'utf8')
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)]
+  return [
+    ...text.matchAll(
+      /(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g,
+    ),
+  ]
     .map((match) => (match[1] ?? match[2]) as string)
     .map((target) => normalize(join(dirname(file), target)).replace(/\.js$/, '.ts'))
     .filter((target) => !target.startsWith('..'))
@@ -86,14 +94,24 @@ describe("the house: src/README.md's floors, held to the code", () => {
   })
 
   it('writes SQL only in storage', () => {
-    const outside = files.filter((file) => !file.startsWith('storage/') && /from ['"]drizzle-orm|\bsql`/.test(readFileSync(join(SRC, file), 'utf8')))
+    const outside = files.filter(
+      (file) =>
+        !file.startsWith('storage/') && /from ['"]drizzle-orm|\bsql`/.test(readFileSync(join(SRC, file), 'utf8')),
+    )
     expect(outside).toEqual([])
   })
 
   it('keeps each file to one job: named <noun>.<role>.ts, at most 300 lines', () => {
-    const named = files.filter((file) => file.endsWith('.ts') && !/(^|\/)(main|index)\.ts$/.test(file) && !/(^|\/)[a-z0-9-]+\.[a-z0-9-]+(\.d)?\.ts$/.test(file))
+    const named = files.filter(
+      (file) =>
+        file.endsWith('.ts') &&
+        !/(^|\/)(main|index)\.ts$/.test(file) &&
+        !/(^|\/)[a-z0-9-]+\.[a-z0-9-]+(\.d)?\.ts$/.test(file),
+    )
     expect(named).toEqual([])
-    const long = files.filter((file) => file.endsWith('.ts')).filter((file) => readFileSync(join(SRC, file), 'utf8').split('\n').length > 301)
+    const long = files
+      .filter((file) => file.endsWith('.ts'))
+      .filter((file) => readFileSync(join(SRC, file), 'utf8').split('\n').length > 301)
     expect(long).toEqual([])
   })
 

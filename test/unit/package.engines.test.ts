@@ -33,6 +33,8 @@ describe('the packages npm installs accept every supported Node', () => {
   })
 
   it('the lockfile holds no package of the bench peer', () => {
-    expect(Object.keys(lock.packages).filter((path) => /node_modules\/(postgraphile|grafast|grafserv)$/.test(path))).toEqual([])
+    expect(
+      Object.keys(lock.packages).filter((path) => /node_modules\/(postgraphile|grafast|grafserv)$/.test(path)),
+    ).toEqual([])
   })
 })

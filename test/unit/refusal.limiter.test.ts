@@ -16,16 +16,20 @@ describe('the refusal limiter', () => {
 
   it('never records more than a burst plus the refill, whatever the timing', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 120 }), fc.array(fc.integer({ min: 0, max: 5000 }), { maxLength: 300 }), (perMinute, gaps) => {
-        const limiter = new RefusalLimiter({ perMinute, trackedSources: 4 })
-        let now = 0
-        let recorded = 0
-        for (const gap of gaps) {
-          now += gap
-          if (limiter.allow('192.0.2.1', now)) recorded += 1
-        }
-        expect(recorded).toBeLessThanOrEqual(perMinute + Math.floor((now * perMinute) / 60_000))
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 120 }),
+        fc.array(fc.integer({ min: 0, max: 5000 }), { maxLength: 300 }),
+        (perMinute, gaps) => {
+          const limiter = new RefusalLimiter({ perMinute, trackedSources: 4 })
+          let now = 0
+          let recorded = 0
+          for (const gap of gaps) {
+            now += gap
+            if (limiter.allow('192.0.2.1', now)) recorded += 1
+          }
+          expect(recorded).toBeLessThanOrEqual(perMinute + Math.floor((now * perMinute) / 60_000))
+        },
+      ),
     )
   })
 

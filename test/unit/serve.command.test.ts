@@ -15,7 +15,9 @@ describe('how many workers serve runs', () => {
   it('is one on PGlite, and more is refused naming where it was asked', () => {
     expect(workerCount([], { database: pglite }, 8)).toBe(1)
     expect(workerCount(['--workers', '1'], { database: pglite }, 8)).toBe(1)
-    expect(() => workerCount(['--workers', '2'], { database: pglite }, 8)).toThrow(/^--workers 2: the embedded PGlite database allows one connection/)
+    expect(() => workerCount(['--workers', '2'], { database: pglite }, 8)).toThrow(
+      /^--workers 2: the embedded PGlite database allows one connection/,
+    )
     expect(() => workerCount([], { database: pglite, workers: 4 }, 8)).toThrow(/^workers 4: the embedded PGlite/)
   })
 

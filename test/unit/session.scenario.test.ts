@@ -6,7 +6,8 @@ import { seededRandom } from '../../src/simulator/seeded.random.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
 import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
 
-const scenario = (seed: number, sessions = 8, epochMs = 1_700_000_000_000) => generateScenario({ seed, sessions, serviceCodes: ['TESTING', 'OTHER'], rate: 50, epochMs })
+const scenario = (seed: number, sessions = 8, epochMs = 1_700_000_000_000) =>
+  generateScenario({ seed, sessions, serviceCodes: ['TESTING', 'OTHER'], rate: 50, epochMs })
 
 /** Every rule a task's callbacks keep, as a list of broken ones (empty when all hold). */
 function brokenRules(generated: Scenario): string[] {
@@ -16,7 +17,8 @@ function brokenRules(generated: Scenario): string[] {
     const starts = own.filter((c) => c.type === 0)
     const ends = own.filter((c) => c.type === 1)
     const where = `${session.taskId} (${session.ending})`
-    if (starts.length !== session.outputs.length) broken.push(`${where}: ${starts.length} starts for ${session.outputs.length} outputs`)
+    if (starts.length !== session.outputs.length)
+      broken.push(`${where}: ${starts.length} starts for ${session.outputs.length} outputs`)
     const firstEnd = own.findIndex((c) => c.type === 1)
     const lastStart = own.findLastIndex((c) => c.type === 0)
     if (firstEnd >= 0 && firstEnd < lastStart) broken.push(`${where}: a type 1 before a type 0`)
@@ -32,15 +34,19 @@ function brokenRules(generated: Scenario): string[] {
     if (session.ending === 'VANISHED') {
       if (ends.length > 0) broken.push(`${where}: a vanished session sent type 1`)
     } else {
-      if (indexes.join() !== session.outputs.map((o) => o.index).join()) broken.push(`${where}: output_idx ${indexes.join()}`)
+      if (indexes.join() !== session.outputs.map((o) => o.index).join())
+        broken.push(`${where}: output_idx ${indexes.join()}`)
       for (const end of ends) {
         const start = starts[Number(end.fields.output_idx)]
-        if (start?.fields.tag !== end.fields.tag || start?.fields.format !== end.fields.format) broken.push(`${where}: output ${end.fields.output_idx} changed`)
-        if (end.fields.reach_end !== (session.ending === 'USER_STOPPED' ? '1' : '0')) broken.push(`${where}: reach_end ${end.fields.reach_end}`)
+        if (start?.fields.tag !== end.fields.tag || start?.fields.format !== end.fields.format)
+          broken.push(`${where}: output ${end.fields.output_idx} changed`)
+        if (end.fields.reach_end !== (session.ending === 'USER_STOPPED' ? '1' : '0'))
+          broken.push(`${where}: reach_end ${end.fields.reach_end}`)
       }
     }
     for (const archive of own.filter((c) => c.type === 2)) {
-      if (!(Number(archive.fields.output_idx) < session.outputs.length)) broken.push(`${where}: archive of output ${archive.fields.output_idx}`)
+      if (!(Number(archive.fields.output_idx) < session.outputs.length))
+        broken.push(`${where}: archive of output ${archive.fields.output_idx}`)
     }
     if (session.liveOnly && own.some((c) => c.type === 2)) broken.push(`${where}: a live-only session archived`)
     if (session.listedUntilMs <= session.listedFromMs) broken.push(`${where}: never listed`)
@@ -57,29 +63,44 @@ describe('generateScenario', () => {
 
   it('draws task ids and events from the seed alone, not from the epoch or the rate', () => {
     const a = scenario(3)
-    const b = generateScenario({ seed: 3, sessions: 8, serviceCodes: ['TESTING', 'OTHER'], rate: 5000, epochMs: 1_800_000_000_000 })
+    const b = generateScenario({
+      seed: 3,
+      sessions: 8,
+      serviceCodes: ['TESTING', 'OTHER'],
+      rate: 5000,
+      epochMs: 1_800_000_000_000,
+    })
     // Rounding to whole milliseconds may interleave two tasks differently; each task's own order stays.
-    const perTask = (generated: Scenario) => generated.sessions.map((s) => [s.taskId, generated.callbacks.filter((c) => c.taskId === s.taskId).map((c) => c.type)])
+    const perTask = (generated: Scenario) =>
+      generated.sessions.map((s) => [
+        s.taskId,
+        generated.callbacks.filter((c) => c.taskId === s.taskId).map((c) => c.type),
+      ])
     expect(perTask(b)).toEqual(perTask(a))
   })
 
-  it('makes callbacks that parseCallback accepts, with created_at in seconds and hashed ids in the service style', () => {
-    const generated = scenario(11, 12)
-    expect(generated.callbacks.length).toBeGreaterThan(12)
-    for (const callback of generated.callbacks) {
-      const verdict = parseCallback(callback.fields)
-      expect(verdict.ok, `${JSON.stringify(callback.fields)}: ${verdict.ok ? '' : verdict.error.message}`).toBe(true)
-      if (verdict.ok) expect(verdict.callback.unreadable).toEqual([])
-      if (callback.fields.created_at) expect(callback.fields.created_at).toMatch(/^\d{10}$/)
-    }
-    for (const session of generated.sessions) expect(session.taskId).toMatch(/^aws-cn_north_1-\d-[0-9a-f]{16}$/)
-  })
+  it(
+    'makes callbacks that parseCallback accepts, with ' + 'created_at in seconds and hashed ids in the service style',
+    () => {
+      const generated = scenario(11, 12)
+      expect(generated.callbacks.length).toBeGreaterThan(12)
+      for (const callback of generated.callbacks) {
+        const verdict = parseCallback(callback.fields)
+        expect(verdict.ok, `${JSON.stringify(callback.fields)}: ${verdict.ok ? '' : verdict.error.message}`).toBe(true)
+        if (verdict.ok) expect(verdict.callback.unreadable).toEqual([])
+        if (callback.fields.created_at) expect(callback.fields.created_at).toMatch(/^\d{10}$/)
+      }
+      for (const session of generated.sessions) expect(session.taskId).toMatch(/^aws-cn_north_1-\d-[0-9a-f]{16}$/)
+    },
+  )
 
   it('has every ending, and a flv output with a time-shift address', () => {
     const generated = scenario(5, 6)
     expect(new Set(generated.sessions.map((s) => s.ending))).toEqual(new Set(['USER_STOPPED', 'ABNORMAL', 'VANISHED']))
     const starts = generated.callbacks.filter((c) => c.type === 0)
-    expect(starts.some((c) => c.fields.format === 'flv/libx264/aac' && c.fields.svod_url?.endsWith('.flv?live=1'))).toBe(true)
+    expect(
+      starts.some((c) => c.fields.format === 'flv/libx264/aac' && c.fields.svod_url?.endsWith('.flv?live=1')),
+    ).toBe(true)
     expect(starts.every((c) => (c.fields.svod_url !== undefined) === c.fields.format?.startsWith('flv/'))).toBe(true)
   })
 
@@ -105,7 +126,11 @@ describe('generateScenario', () => {
     expect(() => generateScenario({ seed: 1, sessions: 1, serviceCodes: ['TESTING'], rate: 0 })).toThrow(RangeError)
     expect(() => generateScenario({ seed: 1, sessions: 1.5, serviceCodes: ['TESTING'], rate: 1 })).toThrow(RangeError)
     expect(() => generateScenario({ seed: 1, sessions: 1, serviceCodes: [], rate: 1 })).toThrow(RangeError)
-    expect(generateScenario({ seed: 1, sessions: 0, serviceCodes: [], rate: 1 })).toMatchObject({ sessions: [], callbacks: [], durationMs: 0 })
+    expect(generateScenario({ seed: 1, sessions: 0, serviceCodes: [], rate: 1 })).toMatchObject({
+      sessions: [],
+      callbacks: [],
+      durationMs: 0,
+    })
   })
 })
 
@@ -122,7 +147,21 @@ describe('taskListAt', () => {
       const answer = { ret: 0, ...taskListAt(generated, session.serviceCode, mid) }
       expect(taskListAnswerSchema.parse(answer)).toEqual(answer)
       const task = answer.task_list.find((t) => t.id === session.taskId)
-      expect(Object.keys(task ?? {}).sort()).toEqual(['id', 'serial', 'sequence', 'progress', 'vs_id', 'service_code', 'outputs', 'inputs', 'http_live_url', 'input_bytes', 'opaque'].sort())
+      expect(Object.keys(task ?? {}).sort()).toEqual(
+        [
+          'id',
+          'serial',
+          'sequence',
+          'progress',
+          'vs_id',
+          'service_code',
+          'outputs',
+          'inputs',
+          'http_live_url',
+          'input_bytes',
+          'opaque',
+        ].sort(),
+      )
       expect(task?.outputs).toHaveLength(session.outputs.length)
       expect(answer.user_list.map((u) => u.user_name)).toContain(session.author)
     }

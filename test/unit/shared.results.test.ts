@@ -68,8 +68,12 @@ describe('SharedResults', () => {
 })
 
 describe('operationKey', () => {
-  const document = parse('subscription S($filter: F, $after: String, $size: Int) { tick(filter: $filter, after: $after) { n image(size: $size) } }')
-  const key = (variables: Record<string, unknown>, auth: unknown = 'all') => operationKey({ document, operationName: 'S', variables }, auth)
+  const document = parse(
+    'subscription S($filter: F, $after: String, $size: Int) { tick(filter: $filter, after: $after) { n ' +
+      'image(size: $size) } }',
+  )
+  const key = (variables: Record<string, unknown>, auth: unknown = 'all') =>
+    operationKey({ document, operationName: 'S', variables }, auth)
 
   it('ignores the variables only the root field reads: they choose the events, not the result', () => {
     expect(key({ filter: { a: 1 }, after: 'x', size: 2 })).toBe(key({ filter: { b: 2 }, size: 2 }))

@@ -25,7 +25,9 @@ afterAll(() => new Promise((resolve) => server.close(resolve)))
 
 /** A connected pair: the server's side (and the TCP socket under it) and what the client reads. */
 async function connect(): Promise<{ socket: WebSocket; transport: Duplex; received: unknown[] }> {
-  const accepted = new Promise<[WebSocket, Duplex]>((resolve) => server.once('connection', (socket, request) => resolve([socket, request.socket])))
+  const accepted = new Promise<[WebSocket, Duplex]>((resolve) =>
+    server.once('connection', (socket, request) => resolve([socket, request.socket])),
+  )
   const client = new WebSocket(url)
   const received: unknown[] = []
   client.on('message', (data) => received.push(JSON.parse(String(data))))
@@ -36,8 +38,22 @@ async function connect(): Promise<{ socket: WebSocket; transport: Duplex; receiv
 
 const payload = (event: unknown) => Buffer.from(`${JSON.stringify({ data: event })}}`)
 
-function target(socket: WebSocket, transport: Duplex, resultOf: StreamTarget['resultOf'], limit = 100): StreamTarget & { overflows: number } {
-  const made = { socket, transport, id: 'op', resultOf, delivered: () => {}, limit, overflow: () => made.overflows++, overflows: 0 }
+function target(
+  socket: WebSocket,
+  transport: Duplex,
+  resultOf: StreamTarget['resultOf'],
+  limit = 100,
+): StreamTarget & { overflows: number } {
+  const made = {
+    socket,
+    transport,
+    id: 'op',
+    resultOf,
+    delivered: () => {},
+    limit,
+    overflow: () => made.overflows++,
+    overflows: 0,
+  }
   return made
 }
 
@@ -111,7 +127,9 @@ describe('sharedStream', () => {
     // Event 2's resolvers take a while: its result is a payload still computed.
     const execute = (value: unknown) => {
       const result = { data: value as { n: number } }
-      return (value as { n: number }).n === 2 ? new Promise<typeof result>((resolve) => (settle = () => resolve(result))) : result
+      return (value as { n: number }).n === 2
+        ? new Promise<typeof result>((resolve) => (settle = () => resolve(result)))
+        : result
     }
     const resultOf = (event: unknown) => shared.resultOf('A', event, execute)
     const stream = sharedStream(queue, target(socket, transport, resultOf))
@@ -122,7 +140,9 @@ describe('sharedStream', () => {
     queue.push({ n: 3 })
     await expect.poll(() => received.length).toBe(1)
     settle()
-    await expect.poll(() => received).toEqual([1, 2, 3].map((n) => ({ id: 'op', type: 'next', payload: { data: { n } } })))
+    await expect
+      .poll(() => received)
+      .toEqual([1, 2, 3].map((n) => ({ id: 'op', type: 'next', payload: { data: { n } } })))
     queue.close()
     expect(await done).toEqual({ value: undefined, done: true })
   })
@@ -137,7 +157,9 @@ describe('sharedStream', () => {
       target(socket, transport, (event) => payload(event)),
     )
     expect(await stream.next()).toEqual({ value: undefined, done: true })
-    await expect.poll(() => received.map((message) => (message as { payload: unknown }).payload)).toEqual([1, 2, 3].map((n) => ({ data: { n } })))
+    await expect
+      .poll(() => received.map((message) => (message as { payload: unknown }).payload))
+      .toEqual([1, 2, 3].map((n) => ({ data: { n } })))
   })
 
   it('ends a source whose subscriber is ended, and writes nothing after', async () => {

@@ -27,11 +27,15 @@ const check = (overrides: Partial<Parameters<typeof verifySignature>[0]> = {}) =
 
 describe('sign', () => {
   it('reproduces the published test vector', () => {
-    expect(sign({ path: VECTOR.path, query: VECTOR.query, body: '', timestamp: VECTOR.timestamp }, VECTOR.secret)).toBe(VECTOR.signature)
+    expect(sign({ path: VECTOR.path, query: VECTOR.query, body: '', timestamp: VECTOR.timestamp }, VECTOR.secret)).toBe(
+      VECTOR.signature,
+    )
   })
 
   it('does not reproduce it with the ? in the message', () => {
-    expect(sign({ path: VECTOR.path, query: `?${VECTOR.query}`, body: '', timestamp: VECTOR.timestamp }, VECTOR.secret)).not.toBe(VECTOR.signature)
+    expect(
+      sign({ path: VECTOR.path, query: `?${VECTOR.query}`, body: '', timestamp: VECTOR.timestamp }, VECTOR.secret),
+    ).not.toBe(VECTOR.signature)
   })
 })
 
@@ -63,8 +67,14 @@ describe('verifySignature', () => {
   })
 
   it('refuses a signature of the wrong shape without comparing', () => {
-    expect(check({ signatureHeader: VECTOR.signature.slice(1) })).toMatchObject({ ok: false, error: { code: 'SIGNATURE_INVALID' } })
-    expect(check({ signatureHeader: `${VECTOR.signature.slice(1)}g` })).toMatchObject({ ok: false, error: { code: 'SIGNATURE_INVALID' } })
+    expect(check({ signatureHeader: VECTOR.signature.slice(1) })).toMatchObject({
+      ok: false,
+      error: { code: 'SIGNATURE_INVALID' },
+    })
+    expect(check({ signatureHeader: `${VECTOR.signature.slice(1)}g` })).toMatchObject({
+      ok: false,
+      error: { code: 'SIGNATURE_INVALID' },
+    })
   })
 
   it('refuses a genuine but stale timestamp with its own code, in both directions', () => {
@@ -87,7 +97,10 @@ describe('verifySignature', () => {
   })
 
   it('accepts a query signed before percent-encoding, as the service signs it', () => {
-    const request = signCallback({ type: '15', username: 'bob smith', note: 'a&b=c/d' }, { url: 'http://h/callbacks', method: 'GET', secret: 'abc', nowMs: 1_700_000_000_000 })
+    const request = signCallback(
+      { type: '15', username: 'bob smith', note: 'a&b=c/d' },
+      { url: 'http://h/callbacks', method: 'GET', secret: 'abc', nowMs: 1_700_000_000_000 },
+    )
     const url = new URL(request.url)
     const verdict = verifySignature({
       path: url.pathname,
@@ -104,22 +117,29 @@ describe('verifySignature', () => {
 
   it('never accepts a signature made with another secret (property)', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), fc.uint8Array({ maxLength: 200 }), fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), (path, query, body, secret, other) => {
-        fc.pre(secret !== other)
-        const timestamp = '1700000000000'
-        const signature = sign({ path, query, body, timestamp }, secret)
-        const verdict = verifySignature({
-          path,
-          rawQuery: query,
-          body,
-          signatureHeader: signature,
-          timestampHeader: timestamp,
-          secrets: [other],
-          nowMs: 1_700_000_000_000,
-          toleranceMs: 300_000,
-        })
-        return !verdict.ok
-      }),
+      fc.property(
+        fc.string(),
+        fc.string(),
+        fc.uint8Array({ maxLength: 200 }),
+        fc.string({ minLength: 1 }),
+        fc.string({ minLength: 1 }),
+        (path, query, body, secret, other) => {
+          fc.pre(secret !== other)
+          const timestamp = '1700000000000'
+          const signature = sign({ path, query, body, timestamp }, secret)
+          const verdict = verifySignature({
+            path,
+            rawQuery: query,
+            body,
+            signatureHeader: signature,
+            timestampHeader: timestamp,
+            secrets: [other],
+            nowMs: 1_700_000_000_000,
+            toleranceMs: 300_000,
+          })
+          return !verdict.ok
+        },
+      ),
     )
   })
 })
@@ -134,7 +154,10 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp(text)).toEqual({ ok: true, ms })
   })
 
-  it.each(['1443494296', 'yesterday', '2015-09-29T02:38:16', '-1443494296533', '1e12', ''])('refuses %j as TIMESTAMP_INVALID', (text) => {
-    expect(parseTimestamp(text)).toMatchObject({ ok: false, error: { code: 'TIMESTAMP_INVALID' } })
-  })
+  it.each(['1443494296', 'yesterday', '2015-09-29T02:38:16', '-1443494296533', '1e12', ''])(
+    'refuses %j as TIMESTAMP_INVALID',
+    (text) => {
+      expect(parseTimestamp(text)).toMatchObject({ ok: false, error: { code: 'TIMESTAMP_INVALID' } })
+    },
+  )
 })

@@ -22,7 +22,8 @@ const segmentsIn = (dir: string) =>
   readdirSync(dir)
     .filter((name) => name.startsWith('spool-'))
     .sort()
-const linesOf = (dir: string) => segmentsIn(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
+const linesOf = (dir: string) =>
+  segmentsIn(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean))
 
 /** A real accepted row, judged by the ingest verdict (the OPEN service checks no signature). */
 function rowFor(seq: number, taskId = 'spool-task'): CallbackRecord {
@@ -38,7 +39,12 @@ function rowFor(seq: number, taskId = 'spool-task'): CallbackRecord {
       remoteAddress: '127.0.0.1',
       receivedAt: new Date(1_700_000_000_000 + seq),
     },
-    { services: new Map([['OPEN', { serviceCode: 'OPEN', secrets: [], verify: 'off' }]]), toleranceMs: 1, headerPrefixes: ['svc'], refusedBodyLimit: 64 },
+    {
+      services: new Map([['OPEN', { serviceCode: 'OPEN', secrets: [], verify: 'off' }]]),
+      toleranceMs: 1,
+      headerPrefixes: ['svc'],
+      refusedBodyLimit: 64,
+    },
   )
   if (!verdict.ok) throw new Error(verdict.error.message)
   return verdict.row
@@ -58,7 +64,10 @@ const spooledRow: fc.Arbitrary<CallbackRecord> = fc.record({
   receivedAt: time,
   lastDeliveredAt: time,
   signedAt: fc.option(time, { nil: null }),
-  values: fc.record({ url: text, tag: text, outputIdx: fc.integer(), size: fc.record({ width: fc.nat(), height: fc.nat() }) }, { requiredKeys: [] }),
+  values: fc.record(
+    { url: text, tag: text, outputIdx: fc.integer(), size: fc.record({ width: fc.nat(), height: fc.nat() }) },
+    { requiredKeys: [] },
+  ),
   method: text,
   path: text,
   query: text,
@@ -108,31 +117,44 @@ describe('the spool location', () => {
     const at = (value: Record<string, unknown>) => spoolLocation(loadConfig({ env: {}, value }))
     expect(at({})).toEqual({ dir: join('data', 'spool'), scratch: false })
     expect(at({ database: { url: 'postgres://a@b/c' } })).toEqual({ dir: join('data', 'spool'), scratch: false })
-    expect(at({ database: { dataDir: '/var/lib/livegate' } })).toEqual({ dir: '/var/lib/livegate/spool', scratch: false })
-    expect(at({ database: { dataDir: MEMORY_DATA_DIR } })).toEqual({ dir: join(tmpdir(), `livegate-spool-${process.pid}`), scratch: true })
-    expect(at({ database: { dataDir: MEMORY_DATA_DIR }, spool: { dir: '/srv/spool' } })).toEqual({ dir: '/srv/spool', scratch: false })
+    expect(at({ database: { dataDir: '/var/lib/livegate' } })).toEqual({
+      dir: '/var/lib/livegate/spool',
+      scratch: false,
+    })
+    expect(at({ database: { dataDir: MEMORY_DATA_DIR } })).toEqual({
+      dir: join(tmpdir(), `livegate-spool-${process.pid}`),
+      scratch: true,
+    })
+    expect(at({ database: { dataDir: MEMORY_DATA_DIR }, spool: { dir: '/srv/spool' } })).toEqual({
+      dir: '/srv/spool',
+      scratch: false,
+    })
     expect(loadConfig({ env: {} }).spool.maxBytes).toBe(256 * 1024 * 1024)
   })
 })
 
 describe('the spool file', () => {
-  it('resolves an append only once its line is on disk, keeps call order, and groups queued appends into fewer syncs', async () => {
-    const dir = scratch()
-    const spool = await CallbackSpool.open({ dir, maxBytes: 1024 * 1024 })
-    await spool.append(rowFor(0))
-    expect(linesOf(dir)).toHaveLength(1)
-    await Promise.all(Array.from({ length: 200 }, (_, index) => spool.append(rowFor(index + 1))))
-    const seqs = linesOf(dir).map((line) =>
-      (() => {
-        const decoded = decodeSpoolEntry(line)
-        return decoded ? sentFields(decoded).seq : undefined
-      })(),
-    )
-    expect(seqs).toEqual(Array.from({ length: 201 }, (_, index) => String(index)))
-    expect(spool.depth()).toBe(201)
-    expect(spool.syncs).toBeLessThan(201)
-    await spool.close()
-  })
+  it(
+    'resolves an append only once its line is on disk, keeps ' +
+      'call order, and groups queued appends into fewer syncs',
+    async () => {
+      const dir = scratch()
+      const spool = await CallbackSpool.open({ dir, maxBytes: 1024 * 1024 })
+      await spool.append(rowFor(0))
+      expect(linesOf(dir)).toHaveLength(1)
+      await Promise.all(Array.from({ length: 200 }, (_, index) => spool.append(rowFor(index + 1))))
+      const seqs = linesOf(dir).map((line) =>
+        (() => {
+          const decoded = decodeSpoolEntry(line)
+          return decoded ? sentFields(decoded).seq : undefined
+        })(),
+      )
+      expect(seqs).toEqual(Array.from({ length: 201 }, (_, index) => String(index)))
+      expect(spool.depth()).toBe(201)
+      expect(spool.syncs).toBeLessThan(201)
+      await spool.close()
+    },
+  )
 
   it('refuses an append beyond maxBytes, and one it cannot write', async () => {
     const small = await CallbackSpool.open({ dir: scratch(), maxBytes: encodeSpoolEntry(rowFor(0)).length + 1 })

@@ -12,7 +12,8 @@ import { loadConfig } from '../../src/config/index.js'
 
 // A field that says who runs it: graphql-js's executor has a frame of its own on the stack, a
 // query compiled by graphql-jit calls its resolvers from generated code.
-const ranBy = (): string => (/graphql[\\/]execution[\\/]execute\.js/.test(new Error().stack ?? '') ? 'graphql-js' : 'compiled')
+const ranBy = (): string =>
+  /graphql[\\/]execution[\\/]execute\.js/.test(new Error().stack ?? '') ? 'graphql-js' : 'compiled'
 
 const Tick = new GraphQLObjectType({
   name: 'Tick',
@@ -29,7 +30,10 @@ const Tick = new GraphQLObjectType({
 })
 
 const schema = new GraphQLSchema({
-  query: new GraphQLObjectType({ name: 'Query', fields: { ranBy: { type: GraphQLString, resolve: ranBy }, ok: { type: GraphQLBoolean } } }),
+  query: new GraphQLObjectType({
+    name: 'Query',
+    fields: { ranBy: { type: GraphQLString, resolve: ranBy }, ok: { type: GraphQLBoolean } },
+  }),
   subscription: new GraphQLObjectType({
     name: 'Subscription',
     fields: {
@@ -73,7 +77,12 @@ describe('the request pipeline hands a socket its subscription', () => {
     expect(await query()).toEqual({ kind: 'answer', result: { data: { ranBy: 'graphql-js' } } })
     expect(await query()).toEqual({ kind: 'answer', result: { data: { ranBy: 'compiled' } } })
 
-    const started = stream(await pipeline.run({ query: 'subscription Ticks($from: Int) { tick(from: $from) { n ranBy } }', variables: { from: 7 } }, socketContext()))
+    const started = stream(
+      await pipeline.run(
+        { query: 'subscription Ticks($from: Int) { tick(from: $from) { n ranBy } }', variables: { from: 7 } },
+        socketContext(),
+      ),
+    )
     expect(started).toMatchObject({ operationName: null, variables: { from: 7 } })
     const event = await started.source.next()
     expect(event).toEqual({ value: { n: 7 }, done: false })
@@ -84,14 +93,26 @@ describe('the request pipeline hands a socket its subscription', () => {
     const result = await failing.execute({ n: 1 }, socketContext())
     expect(result).toEqual({
       data: { tick: { n: 1, fails: null } },
-      errors: [{ message: 'Internal error.', path: ['tick', 'fails'], locations: [{ line: 1, column: 25 }], extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+      errors: [
+        {
+          message: 'Internal error.',
+          path: ['tick', 'fails'],
+          locations: [{ line: 1, column: 25 }],
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        },
+      ],
     })
   })
 
   it('as an answer when it cannot start: a bad variable is the caller’s, refused before anything runs', async () => {
-    const outcome = await pipeline.run({ query: 'subscription ($from: Int) { tick(from: $from) { n } }', variables: { from: 'x' } }, socketContext())
+    const outcome = await pipeline.run(
+      { query: 'subscription ($from: Int) { tick(from: $from) { n } }', variables: { from: 'x' } },
+      socketContext(),
+    )
     expect(outcome.kind).toBe('answer')
-    expect(outcome.kind === 'answer' && outcome.result.errors?.map((error) => error.extensions?.code)).toEqual(['BAD_USER_INPUT'])
+    expect(outcome.kind === 'answer' && outcome.result.errors?.map((error) => error.extensions?.code)).toEqual([
+      'BAD_USER_INPUT',
+    ])
   })
 
   it('never over HTTP', async () => {

@@ -53,23 +53,43 @@ const listedTask: UpstreamTask = {
 
 type Applied = CallbackEvent | TaskSightingEvent
 function fold(events: Applied[]): TaskState {
-  return events.reduce<TaskState>((state, e) => ('callback' in e ? applyTaskCallback(state, e) : applyTaskSighting(state, e)), emptyTaskState('TESTING', TASK))
+  return events.reduce<TaskState>(
+    (state, e) => ('callback' in e ? applyTaskCallback(state, e) : applyTaskSighting(state, e)),
+    emptyTaskState('TESTING', TASK),
+  )
 }
 const derived = (events: Applied[]) => deriveTask(fold(events))
 
 describe('the fold rules', () => {
   it('a live start makes a LIVE task with its start time, author and output', () => {
     const task = derived([event(samples.liveStart as Record<string, string>, 1_000)])
-    expect(task).toMatchObject({ status: 'LIVE', endReason: null, author: 'alice', isResume: false, liveOnly: false, opaque: 'order=42&room=7', startedAt: new Date(1444701446 * 1000) })
+    expect(task).toMatchObject({
+      status: 'LIVE',
+      endReason: null,
+      author: 'alice',
+      isResume: false,
+      liveOnly: false,
+      opaque: 'order=42&room=7',
+      startedAt: new Date(1444701446 * 1000),
+    })
     expect(task.outputs).toHaveLength(1)
-    expect(task.outputs[0]).toMatchObject({ tag: 'tcp_output_live_only', playUrl: expect.stringContaining('.flv'), timeShiftUrl: expect.stringContaining('live=1'), width: 480, height: 800 })
+    expect(task.outputs[0]).toMatchObject({
+      tag: 'tcp_output_live_only',
+      playUrl: expect.stringContaining('.flv'),
+      timeShiftUrl: expect.stringContaining('live=1'),
+      width: 480,
+      height: 800,
+    })
   })
 
   it.each([
     ['1', 'USER_STOPPED'],
     ['0', 'ABNORMAL'],
   ])('a live end with reach_end=%s ends the task as %s', (reachEnd, reason) => {
-    const task = derived([event(samples.liveStart as Record<string, string>, 1_000), event({ ...samples.liveEnd, reach_end: reachEnd } as Record<string, string>, 2_000)])
+    const task = derived([
+      event(samples.liveStart as Record<string, string>, 1_000),
+      event({ ...samples.liveEnd, reach_end: reachEnd } as Record<string, string>, 2_000),
+    ])
     expect(task).toMatchObject({ status: 'ENDED', endReason: reason, endedAt: new Date(2_000) })
   })
 
@@ -87,13 +107,27 @@ describe('the fold rules', () => {
   })
 
   it('a task the task list stops listing without an end callback VANISHED, at its last sighting', () => {
-    const task = derived([event(samples.liveStart as Record<string, string>, 1_000), sighting(1_500, listedTask), sighting(11_500, listedTask), sighting(21_500, null)])
+    const task = derived([
+      event(samples.liveStart as Record<string, string>, 1_000),
+      sighting(1_500, listedTask),
+      sighting(11_500, listedTask),
+      sighting(21_500, null),
+    ])
     expect(task).toMatchObject({ status: 'ENDED', endReason: 'VANISHED', endedAt: new Date(11_500), listed: false })
   })
 
   it('an end callback outranks vanishing, and a listed task without callbacks is LIVE', () => {
-    expect(derived([sighting(1_000, listedTask)])).toMatchObject({ status: 'LIVE', listed: true, author: 'alice', startedAt: new Date(1_000) })
-    const task = derived([sighting(1_000, listedTask), sighting(2_000, null), event(samples.liveEnd as Record<string, string>, 1_900)])
+    expect(derived([sighting(1_000, listedTask)])).toMatchObject({
+      status: 'LIVE',
+      listed: true,
+      author: 'alice',
+      startedAt: new Date(1_000),
+    })
+    const task = derived([
+      sighting(1_000, listedTask),
+      sighting(2_000, null),
+      event(samples.liveEnd as Record<string, string>, 1_900),
+    ])
     expect(task).toMatchObject({ status: 'ENDED', endReason: 'USER_STOPPED' })
   })
 
@@ -130,20 +164,37 @@ describe('the fold rules', () => {
     })
     expect(task.recordings).toHaveLength(1)
     expect(task.recordings[0]).toMatchObject({ outputIndex: 1, fileName: `${TASK}.mp4`, duration: 61.5 })
-    expect(task).toMatchObject({ inputBytes: 2097152, httpLiveUrl: 'http://xvs-5.example:80/live/id/', inputs: [{ userName: 'alice', deviceType: 10 }] })
+    expect(task).toMatchObject({
+      inputBytes: 2097152,
+      httpLiveUrl: 'http://xvs-5.example:80/live/id/',
+      inputs: [{ userName: 'alice', deviceType: 10 }],
+    })
   })
 
   it('an archive alone ends a task nobody saw start', () => {
-    expect(derived([event(samples.archived as Record<string, string>, 1_000)])).toMatchObject({ status: 'ENDED', endReason: null })
+    expect(derived([event(samples.archived as Record<string, string>, 1_000)])).toMatchObject({
+      status: 'ENDED',
+      endReason: null,
+    })
   })
 
   it('keeps the five latest thumbnails, newest first', () => {
-    const thumbs = Array.from({ length: 8 }, (_, i) => event({ ...samples.thumbnail, file_name: `t${i}.jpg` } as Record<string, string>, 1_000 + i))
-    expect(derived(thumbs).thumbnails.map((t) => t.fileName)).toEqual(['t7.jpg', 't6.jpg', 't5.jpg', 't4.jpg', 't3.jpg'])
+    const thumbs = Array.from({ length: 8 }, (_, i) =>
+      event({ ...samples.thumbnail, file_name: `t${i}.jpg` } as Record<string, string>, 1_000 + i),
+    )
+    expect(derived(thumbs).thumbnails.map((t) => t.fileName)).toEqual([
+      't7.jpg',
+      't6.jpg',
+      't5.jpg',
+      't4.jpg',
+      't3.jpg',
+    ])
   })
 
   it('ignores callbacks about other tasks', () => {
-    expect(derived([event({ ...samples.liveStart, hashed_id: 'other' } as Record<string, string>, 1_000)]).outputs).toEqual([])
+    expect(
+      derived([event({ ...samples.liveStart, hashed_id: 'other' } as Record<string, string>, 1_000)]).outputs,
+    ).toEqual([])
   })
 })
 
@@ -160,9 +211,24 @@ const eventArb: fc.Arbitrary<Applied> = fc.oneof(
       key: fc.string({ minLength: 1, maxLength: 4 }),
     })
     .map(({ kind, at, tag, format, flag, idx, key }) =>
-      event({ ...(samples[kind] as Record<string, string>), tag, format, reach_end: flag, status: flag, is_resume: flag, output_idx: idx, file_name: key }, at, `${kind}${at}${key}`),
+      event(
+        {
+          ...(samples[kind] as Record<string, string>),
+          tag,
+          format,
+          reach_end: flag,
+          status: flag,
+          is_resume: flag,
+          output_idx: idx,
+          file_name: key,
+        },
+        at,
+        `${kind}${at}${key}`,
+      ),
     ),
-  fc.record({ at: fc.integer({ min: 0, max: 100 }), listed: fc.boolean(), bytes: fc.nat() }).map(({ at, listed, bytes }) => sighting(at, listed ? { ...listedTask, input_bytes: bytes } : null)),
+  fc
+    .record({ at: fc.integer({ min: 0, max: 100 }), listed: fc.boolean(), bytes: fc.nat() })
+    .map(({ at, listed, bytes }) => sighting(at, listed ? { ...listedTask, input_bytes: bytes } : null)),
 )
 
 describe('the fold is order-free (properties)', () => {
@@ -171,7 +237,13 @@ describe('the fold is order-free (properties)', () => {
       fc.property(
         fc
           .array(eventArb, { maxLength: 25 })
-          .chain((events) => fc.tuple(fc.constant(events), fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }), fc.subarray(events))),
+          .chain((events) =>
+            fc.tuple(
+              fc.constant(events),
+              fc.shuffledSubarray(events, { minLength: events.length, maxLength: events.length }),
+              fc.subarray(events),
+            ),
+          ),
         ([events, shuffled, repeats]) => {
           // Two sightings at one instant with different content would be two answers at one millisecond.
           const times = events.filter((e) => !('callback' in e)).map((e) => (e as TaskSightingEvent).takenAt)

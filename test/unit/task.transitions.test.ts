@@ -24,8 +24,10 @@ const sighting = (at: number, listed: boolean): TaskSightingEvent => ({
   task: listed ? { id: TASK, vs_id: 'xvs-5', service_code: 'TESTING', input_bytes: 1, inputs: [], outputs: [] } : null,
 })
 const empty = () => emptyTaskState('TESTING', TASK)
-const withCallback = (state: TaskState, fields: Record<string, string>, at: number) => applyTaskCallback(state, event(fields, at))
-const types = (before: TaskState | undefined, after: TaskState) => taskTransitions(before, after, NOW).map((derived) => [derived.type, derived.facts.endReason ?? null])
+const withCallback = (state: TaskState, fields: Record<string, string>, at: number) =>
+  applyTaskCallback(state, event(fields, at))
+const types = (before: TaskState | undefined, after: TaskState) =>
+  taskTransitions(before, after, NOW).map((derived) => [derived.type, derived.facts.endReason ?? null])
 
 describe('what a fold tells the outside world', () => {
   it('tells a start once, and an end with its reason', () => {
@@ -52,14 +54,33 @@ describe('what a fold tells the outside world', () => {
     const gone = applyTaskSighting(listed, sighting(2000, false))
     expect(types(listed, gone)).toEqual([['task.ended', 'VANISHED']])
     const derived = taskTransitions(listed, gone, NOW)[0]
-    expect(derived).toMatchObject({ serviceCode: 'TESTING', taskId: TASK, occurredAt: NOW, facts: { status: 'ENDED', endReason: 'VANISHED' } })
+    expect(derived).toMatchObject({
+      serviceCode: 'TESTING',
+      taskId: TASK,
+      occurredAt: NOW,
+      facts: { status: 'ENDED', endReason: 'VANISHED' },
+    })
   })
 
   it('tells health changes and missing callbacks with their reasons', () => {
-    const events = sampledTransitions('TESTING', { healthChanges: [{ taskId: TASK, from: 'HEALTHY', to: 'STARVING' }], missing: [{ taskId: TASK, kind: 'LIVE_START' }] }, NOW, 12_000)
+    const events = sampledTransitions(
+      'TESTING',
+      {
+        healthChanges: [{ taskId: TASK, from: 'HEALTHY', to: 'STARVING' }],
+        missing: [{ taskId: TASK, kind: 'LIVE_START' }],
+      },
+      NOW,
+      12_000,
+    )
     expect(events.map((derived) => [derived.type, derived.facts])).toEqual([
-      ['task.health_changed', { from: 'HEALTHY', to: 'STARVING', reason: 'its input bytes did not grow between two task_list answers' }],
-      ['task.callback_missing', { kind: 'LIVE_START', graceMs: 12_000, reason: 'listed live with no type 0 within the grace' }],
+      [
+        'task.health_changed',
+        { from: 'HEALTHY', to: 'STARVING', reason: 'its input bytes did not grow between two task_list answers' },
+      ],
+      [
+        'task.callback_missing',
+        { kind: 'LIVE_START', graceMs: 12_000, reason: 'listed live with no type 0 within the grace' },
+      ],
     ])
   })
 })

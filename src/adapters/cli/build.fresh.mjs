@@ -34,9 +34,16 @@ const buildOnly = process.argv[2] === '--build'
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
 const sources = Math.max(newest(join(root, 'src')), newest(join(root, 'tsconfig.json')))
 if (builtAt() < sources && !(buildOnly && !existsSync(tsc))) {
-  process.stderr.write(builtAt() < 0 ? 'livegate: building dist/ (once)…\n' : 'livegate: sources changed since the last build; building dist/…\n')
+  process.stderr.write(
+    builtAt() < 0
+      ? 'livegate: building dist/ (once)…\n'
+      : 'livegate: sources changed since the last build; building dist/…\n',
+  )
   let build = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' })
-  if (build.status === 0) build = spawnSync(process.execPath, [tsc, '-p', join(root, 'src', 'adapters', 'http', 'pages.tsconfig.json')], { stdio: 'inherit' })
+  if (build.status === 0)
+    build = spawnSync(process.execPath, [tsc, '-p', join(root, 'src', 'adapters', 'http', 'pages.tsconfig.json')], {
+      stdio: 'inherit',
+    })
   if (build.status !== 0) {
     process.stderr.write('livegate: the build failed (above); fix it, or run `npm run build` to see it again\n')
     process.exit(build.status ?? 1)

@@ -33,7 +33,12 @@ const COMMANDS: Record<string, CommandEntry> = {
     options: { port: text, workers: text },
     gatewayPort: true,
   },
-  migrate: { load: async () => (await import('./migrate.command.js')).migrateCommand, summary: 'apply the database migrations and exit', synopsis: '', options: {} },
+  migrate: {
+    load: async () => (await import('./migrate.command.js')).migrateCommand,
+    summary: 'apply the database migrations and exit',
+    synopsis: '',
+    options: {},
+  },
   demo: {
     load: async () => (await import('./demo.command.js')).demoCommand,
     summary: 'the gateway on an in-memory database, fed by the simulator: a first look',
@@ -58,8 +63,19 @@ const COMMANDS: Record<string, CommandEntry> = {
   simulate: {
     load: async () => (await import('./simulate.command.js')).simulateCommand,
     summary: 'play the cloud: serve task_list, send a seeded scenario of signed callbacks (--gateway URL)',
-    synopsis: '[--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop] [--archive-mishaps]',
-    options: { gateway: text, port: text, host: text, seed: text, sessions: text, rate: text, loop: flag, 'archive-mishaps': flag },
+    synopsis:
+      '[--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] ' +
+      '[--loop] [--archive-mishaps]',
+    options: {
+      gateway: text,
+      port: text,
+      host: text,
+      seed: text,
+      sessions: text,
+      rate: text,
+      loop: flag,
+      'archive-mishaps': flag,
+    },
   },
 }
 
@@ -75,7 +91,8 @@ const USAGE = [
   'LIVEGATE_DATA_DIR, LOG_LEVEL and LOG_FORMAT override the file.',
 ].join('\n')
 
-const usageOf = (name: string, entry: CommandEntry) => `usage: livegate ${name} [--config file.json]${entry.synopsis ? ` ${entry.synopsis}` : ''}\n  ${entry.summary}`
+const usageOf = (name: string, entry: CommandEntry) =>
+  `usage: livegate ${name} [--config file.json]${entry.synopsis ? ` ${entry.synopsis}` : ''}\n  ${entry.summary}`
 
 /** The long help of `livegate <name> --help`. */
 function longHelp(name: string, entry: CommandEntry): string {
@@ -85,7 +102,9 @@ function longHelp(name: string, entry: CommandEntry): string {
 
 /** livegate's version, from the package.json beside `src/` or `dist/` (in a checkout and installed alike). */
 function version(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string
+  }
   return manifest.version
 }
 
@@ -123,7 +142,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   let values: Record<string, unknown>
   try {
-    values = parseArgs({ args: argv, options: { ...GLOBAL, ...entry.options }, allowPositionals: true, strict: true }).values
+    values = parseArgs({
+      args: argv,
+      options: { ...GLOBAL, ...entry.options },
+      allowPositionals: true,
+      strict: true,
+    }).values
     const extra = positionalsOf(argv, entry).filter((arg, index) => !(index === 0 && arg === commandName))
     if (!entry.positionals && extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`)
   } catch (error) {
@@ -146,7 +170,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // --port wins over PORT, which wins over the file (PORT_RULE): one rule for serve and demo.
     const config = port === undefined ? loaded : { ...loaded, port }
     const run = await entry.load()
-    return await run(withoutGlobalOptions(argv, commandName), config, io, { databaseUrlOrigin: settingOrigin('database.url', sources) })
+    return await run(withoutGlobalOptions(argv, commandName), config, io, {
+      databaseUrlOrigin: settingOrigin('database.url', sources),
+    })
   } catch (error) {
     // A configuration a command cannot work with, or a start-up it cannot complete, is one line.
     if (!(error instanceof ConfigError) && !(error instanceof StartupError)) throw error
@@ -157,7 +183,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 // What parseArgs counts as positionals, so a stray word is refused rather than ignored.
 function positionalsOf(argv: string[], entry: CommandEntry): string[] {
-  const { positionals } = parseArgs({ args: argv, options: { ...GLOBAL, ...entry.options }, allowPositionals: true, strict: false })
+  const { positionals } = parseArgs({
+    args: argv,
+    options: { ...GLOBAL, ...entry.options },
+    allowPositionals: true,
+    strict: false,
+  })
   return positionals
 }
 

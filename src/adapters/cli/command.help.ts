@@ -32,8 +32,22 @@ const HELP_OPTION: [string, string] = ['-h, --help', 'this help']
 
 export const HELP: Record<string, CommandHelp> = {
   serve: {
-    options: [CONFIG_OPTION, ['--port N', 'the HTTP port (0: any free port)'], ['--workers N', 'gateway processes behind the port (default: one per core on PostgreSQL, 1 on PGlite)'], HELP_OPTION],
-    env: ['LIVEGATE_CONFIG', 'PORT', 'HOST', 'DATABASE_URL', 'LIVEGATE_DATA_DIR', 'LOG_LEVEL', 'LOG_FORMAT', 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+    options: [
+      CONFIG_OPTION,
+      ['--port N', 'the HTTP port (0: any free port)'],
+      ['--workers N', 'gateway processes behind the port (default: one per core on PostgreSQL, 1 on PGlite)'],
+      HELP_OPTION,
+    ],
+    env: [
+      'LIVEGATE_CONFIG',
+      'PORT',
+      'HOST',
+      'DATABASE_URL',
+      'LIVEGATE_DATA_DIR',
+      'LOG_LEVEL',
+      'LOG_FORMAT',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ],
     example: 'livegate serve --config livegate.json --port 4001',
   },
   migrate: {
@@ -55,7 +69,11 @@ export const HELP: Record<string, CommandHelp> = {
     example: 'livegate demo --port 4001 --profile burst',
   },
   schema: {
-    options: [['sdl', 'the schema the gateway serves (the default)'], ['possible-types', "a client cache's possibleTypes and keyFields, as TypeScript"], HELP_OPTION],
+    options: [
+      ['sdl', 'the schema the gateway serves (the default)'],
+      ['possible-types', "a client cache's possibleTypes and keyFields, as TypeScript"],
+      HELP_OPTION,
+    ],
     env: [],
     example: 'livegate schema > schema.graphql',
   },

@@ -10,7 +10,10 @@ export interface RunningGateway {
 }
 
 /** Starts a gateway: the assembly's `startGateway` (src/gateway.assembly.ts), handed in by main.ts. */
-export type GatewayStarter = (config: Config, options: { databaseUrlOrigin?: string; command?: string; tty?: boolean }) => Promise<RunningGateway>
+export type GatewayStarter = (
+  config: Config,
+  options: { databaseUrlOrigin?: string; command?: string; tty?: boolean },
+) => Promise<RunningGateway>
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {

@@ -7,18 +7,36 @@ import { startDemoReceiver } from '../../simulator/webhook.receiver.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'
-const SAMPLE_QUERY = '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } playUrl streams { kind bitRate } } } } } }'
+const SAMPLE_QUERY =
+  '{ tasks(first: 5) { totalCount edges { node { id userName status endReason outputs { tag format { container } ' +
+  'playUrl streams { kind bitRate } } } } } }'
 
 const ARCHIVE_QUERY = '{ recordings(first: 10) { edges { node { fileName seenIn views task { taskId } } } } }'
 
 const DEMO_RULES: Config['alerts']['rules'] = [
   { name: 'starving', when: 'task.health', is: ['STARVING'], for: 10_000, severity: 'CRITICAL', serviceCodes: '*' },
-  { name: 'thin-audience', when: 'task.viewers', below: 3, for: 10_000, clearFor: 10_000, severity: 'INFO', serviceCodes: '*' },
+  {
+    name: 'thin-audience',
+    when: 'task.viewers',
+    below: 3,
+    for: 10_000,
+    clearFor: 10_000,
+    severity: 'INFO',
+    serviceCodes: '*',
+  },
   { name: 'stale-list', when: 'upstream.stale', for: 30_000, severity: 'CRITICAL', serviceCodes: '*' },
-  { name: 'forgetful-cloud', when: 'service.callbacksMissing', above: 0, for: 0, severity: 'WARNING', serviceCodes: '*' },
+  {
+    name: 'forgetful-cloud',
+    when: 'service.callbacksMissing',
+    above: 0,
+    for: 0,
+    severity: 'WARNING',
+    serviceCodes: '*',
+  },
 ]
 
-const USAGE = 'usage: livegate demo [--port 4000] [--simulator-port 4100] [--profile day|burst] [--sessions 24] [--rate 4]'
+const USAGE =
+  'usage: livegate demo [--port 4000] [--simulator-port 4100] [--profile day|burst] [--sessions 24] [--rate 4]'
 
 /**
  * `livegate demo`: the gateway on an in-memory database, fed by the simulator playing the cloud
@@ -31,7 +49,13 @@ const USAGE = 'usage: livegate demo [--port 4000] [--simulator-port 4100] [--pro
 export const demoCommand: Command = async (args, config, io, context) => {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, 'simulator-port': { type: 'string' }, rate: { type: 'string' }, sessions: { type: 'string' }, profile: { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      'simulator-port': { type: 'string' },
+      rate: { type: 'string' },
+      sessions: { type: 'string' },
+      profile: { type: 'string' },
+    },
   })
   const profile = values.profile ?? 'day'
   const day = profile === 'day'
@@ -39,7 +63,10 @@ export const demoCommand: Command = async (args, config, io, context) => {
   const simulatorPort = Number(values['simulator-port'] ?? 4100)
   const rate = Number(values.rate ?? 4)
   const sessions = Number(values.sessions ?? (day ? 24 : 8))
-  if (![port, simulatorPort, rate, sessions].every((n) => Number.isFinite(n) && n >= 0) || !(day || profile === 'burst')) {
+  if (
+    ![port, simulatorPort, rate, sessions].every((n) => Number.isFinite(n) && n >= 0) ||
+    !(day || profile === 'burst')
+  ) {
     io.err(USAGE)
     return 2
   }
@@ -51,7 +78,9 @@ export const demoCommand: Command = async (args, config, io, context) => {
     ...config,
     port,
     database: { dataDir: MEMORY_DATA_DIR },
-    services: [{ serviceCode: DEMO_SERVICE, secrets: [secret], verify: 'enforce', baseUrl: `http://127.0.0.1:${simulatorPort}` }],
+    services: [
+      { serviceCode: DEMO_SERVICE, secrets: [secret], verify: 'enforce', baseUrl: `http://127.0.0.1:${simulatorPort}` },
+    ],
     // Poll often, so tasks show as listed (with their streams) within seconds.
     upstream: { ...config.upstream, pollIntervalMs: 2000 },
     // The archive asked as often, and a missing recording told a minute after its task ended: the
@@ -60,13 +89,20 @@ export const demoCommand: Command = async (args, config, io, context) => {
     // Every callback the simulator sends would log a line: the demo's own lines would scroll away.
     // Warnings and errors still show; LOG_LEVEL asks for more.
     log: { ...config.log, level: io.env.LOG_LEVEL ? config.log.level : 'warn' },
-    webhooks: { ...config.webhooks, endpoints: [{ name: 'demo', url: receiver.hookUrl, secret: webhookSecret, serviceCodes: '*', events: ['*'] }] },
+    webhooks: {
+      ...config.webhooks,
+      endpoints: [{ name: 'demo', url: receiver.hookUrl, secret: webhookSecret, serviceCodes: '*', events: ['*'] }],
+    },
     // A few rules, unless the file has its own: a task's audience ramps up from nothing, so a thin
     // audience opens and resolves in the first minutes, and the day's stalls and forgotten callbacks show too.
     alerts: config.alerts.rules.length > 0 ? config.alerts : { rules: DEMO_RULES },
   }
   const gateway = await io
-    .startGateway(demoConfig, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'demo', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+    .startGateway(demoConfig, {
+      databaseUrlOrigin: context.databaseUrlOrigin,
+      command: 'demo',
+      ...(io.tty !== undefined ? { tty: io.tty } : {}),
+    })
     .catch(async (error: unknown) => {
       await receiver.close()
       throw error
@@ -96,14 +132,24 @@ export const demoCommand: Command = async (args, config, io, context) => {
     )
   }
   io.out(`livegate demo: the gateway is at ${gateway.url}, on an in-memory database`)
-  const pace = day ? `a day's pace (tasks live minutes; ${sessions} per round of about ${Math.round(simulator.scenario().durationMs / 60_000)} min)` : `${rate} callbacks/s`
+  const pace = day
+    ? `a day's pace (tasks live minutes; ${sessions} per round of about ${roundMinutes(simulator)} min)`
+    : `${rate} callbacks/s`
   io.out(`livegate demo: the simulator plays service ${DEMO_SERVICE} (task_list at ${simulator.url}), ${pace}, looping`)
-  io.out(`livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live; press Stop on a live task to stop it through the simulated cloud)`)
+  io.out(
+    `livegate demo: watch the dashboard at ${gateway.url}/dashboard (audience and health, live; press Stop on a ` +
+      `live task to stop it through the simulated cloud)`,
+  )
   io.out('livegate demo: its archive (list_files) lists each recording after a delay, forgets some type 2 callbacks')
-  io.out(`livegate demo: and archives nothing for some tasks: see ${ARCHIVE_QUERY}, recording.ready and recording.missing`)
+  io.out(
+    `livegate demo: and archives nothing for some tasks: see ${ARCHIVE_QUERY}, recording.ready and recording.missing`,
+  )
   io.out(`livegate demo: what the simulated cloud received (stops, messages) is at ${simulator.url}/simulator/actions`)
   io.out(`livegate demo: open the playground at ${gateway.url}/graphql, or try a query (tasks appear within seconds):`)
-  io.out(`  curl -s ${gateway.url}/graphql -H 'content-type: application/json' -d '${JSON.stringify({ query: SAMPLE_QUERY })}'`)
+  io.out(
+    `  curl -s ${gateway.url}/graphql -H 'content-type: application/json' ` +
+      `-d '${JSON.stringify({ query: SAMPLE_QUERY })}'`,
+  )
   io.out('livegate demo: every callback and derived event goes as a signed webhook to a receiver that verifies it;')
   io.out(`livegate demo: see what it got (counts, and the latest payloads) at ${receiver.reportUrl}`)
   io.out('livegate demo: Ctrl-C stops it; nothing is kept')
@@ -113,4 +159,8 @@ export const demoCommand: Command = async (args, config, io, context) => {
   await gateway.close()
   await receiver.close()
   return 0
+}
+
+function roundMinutes(simulator: { scenario(): { durationMs: number } }): number {
+  return Math.round(simulator.scenario().durationMs / 60_000)
 }

@@ -4,7 +4,12 @@ import type { Command } from './command.model.js'
 
 /** `livegate migrate`: applies the committed migrations and exits. */
 export const migrateCommand: Command = async (_args, config, io, context) => {
-  const database = await openDatabase({ url: config.database.url, dataDir: config.database.dataDir, urlOrigin: context.databaseUrlOrigin, command: 'migrate' })
+  const database = await openDatabase({
+    url: config.database.url,
+    dataDir: config.database.dataDir,
+    urlOrigin: context.databaseUrlOrigin,
+    command: 'migrate',
+  })
   try {
     await database.migrate()
     await backfillLegacyValues(database.db)

@@ -1,4 +1,12 @@
-import { type GraphQLSchema, getNamedType, isAbstractType, isIntrospectionType, isNonNullType, isObjectType, isScalarType } from 'graphql'
+import {
+  type GraphQLSchema,
+  getNamedType,
+  isAbstractType,
+  isIntrospectionType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+} from 'graphql'
 
 /** What a normalizing client cache needs to know of the schema. */
 export interface CacheShape {
@@ -28,7 +36,11 @@ export function cacheShape(schema: GraphQLSchema): CacheShape {
         .sort((a, b) => a.localeCompare(b, 'en'))
     } else if (isObjectType(type) && !roots.has(type)) {
       const id = type.getFields().id
-      const keyed = id !== undefined && isNonNullType(id.type) && isScalarType(getNamedType(id.type)) && getNamedType(id.type).name === 'ID'
+      const keyed =
+        id !== undefined &&
+        isNonNullType(id.type) &&
+        isScalarType(getNamedType(id.type)) &&
+        getNamedType(id.type).name === 'ID'
       keyFields[type.name] = keyed ? ['id'] : null
     }
   }
@@ -42,7 +54,14 @@ export function cacheShape(schema: GraphQLSchema): CacheShape {
 export function printPossibleTypes(schema: GraphQLSchema): string {
   const { possibleTypes, keyFields } = cacheShape(schema)
   // One type a line, so that a change to the schema shows as a change to its lines.
-  const literal = (record: Record<string, unknown>) => ['{', ...Object.entries(record).map(([name, value]) => `  ${name}: ${JSON.stringify(value).replaceAll('","', '", "')},`), '}'].join('\n')
+  const literal = (record: Record<string, unknown>) =>
+    [
+      '{',
+      ...Object.entries(record).map(
+        ([name, value]) => `  ${name}: ${JSON.stringify(value).replaceAll('","', '", "')},`,
+      ),
+      '}',
+    ].join('\n')
   return [
     '// Generated from the schema by `npm run schema:emit` (`livegate schema possible-types`): do not edit.',
     '',

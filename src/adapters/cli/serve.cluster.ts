@@ -3,7 +3,13 @@ import { hostname } from 'node:os'
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino'
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client'
 import type { Config } from '../../config/index.js'
-import { type AskedPart, type ClusterMessage, isClusterMessage, type WholeReadiness, type WorkerMetrics } from '../ops/cluster.link.js'
+import {
+  type AskedPart,
+  type ClusterMessage,
+  isClusterMessage,
+  type WholeReadiness,
+  type WorkerMetrics,
+} from '../ops/cluster.link.js'
 import { loggerOptions } from '../ops/log.redaction.js'
 import type { ReadinessReport } from '../ops/readiness.probe.js'
 import type { CliIo } from './command.model.js'
@@ -78,7 +84,12 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
       const each = parts.flatMap((part) => (part?.metrics ? [part.metrics] : [])) as WorkerMetrics[]
       // prom-client's own aggregation: counters and histograms summed, each metric's `aggregator` otherwise.
       const whole = AggregatorRegistry.aggregate(each)
-      reply = { livegate: 'whole', id, body: (await whole.metrics()) + (await registry.metrics()), contentType: registry.contentType }
+      reply = {
+        livegate: 'whole',
+        id,
+        body: (await whole.metrics()) + (await registry.metrics()),
+        contentType: registry.contentType,
+      }
     } else {
       reply = { livegate: 'whole', id, report: wholeReadiness(targets, parts) }
     }
@@ -91,7 +102,12 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
     if (message.livegate === 'ask') {
       answer(worker, message.id, message.what).catch((error: unknown) => {
         log.error({ err: error }, "could not gather the workers' answers")
-        if (worker.isConnected()) worker.send({ livegate: 'whole', id: message.id, error: 'the workers could not be asked' } satisfies ClusterMessage)
+        if (worker.isConnected())
+          worker.send({
+            livegate: 'whole',
+            id: message.id,
+            error: 'the workers could not be asked',
+          } satisfies ClusterMessage)
       })
     }
   })
@@ -168,10 +184,16 @@ function wholeReadiness(targets: Worker[], parts: Array<Part | undefined>): Whol
   const depths = reports.flatMap((report) => (report.spool ? [report.spool.depth] : []))
   return {
     ready,
-    database: failing?.database ?? (reports.length > 0 ? { ok: true, latencyMs: Math.max(...reports.map((report) => report.database.latencyMs)) } : { ok: false, latencyMs: 0, error: 'UNAVAILABLE' }),
+    database:
+      failing?.database ??
+      (reports.length > 0
+        ? { ok: true, latencyMs: Math.max(...reports.map((report) => report.database.latencyMs)) }
+        : { ok: false, latencyMs: 0, error: 'UNAVAILABLE' }),
     spool: depths.length > 0 ? { depth: depths.reduce((sum, depth) => sum + depth, 0) } : null,
     // Every worker's hub must hear the channel: one deaf hub holds deaf subscribers.
-    realtime: reports.some((report) => report.realtime) ? { listening: reports.every((report) => report.realtime?.listening ?? true) } : null,
+    realtime: reports.some((report) => report.realtime)
+      ? { listening: reports.every((report) => report.realtime?.listening ?? true) }
+      : null,
     // The task_list health is the stored, shared state: every worker reads the same.
     upstream: reports[0]?.upstream ?? [],
     workers: targets.map((worker, index) => ({

@@ -19,7 +19,11 @@ export const serveCommand: Command = async (args, config, io, context) => {
   }
   // io.startGateway loads the assembly only when called: a primary of several workers serves
   // nothing and need not hold the gateway's modules.
-  const gateway = await io.startGateway(config, { databaseUrlOrigin: context.databaseUrlOrigin, command: 'serve', ...(io.tty !== undefined ? { tty: io.tty } : {}) })
+  const gateway = await io.startGateway(config, {
+    databaseUrlOrigin: context.databaseUrlOrigin,
+    command: 'serve',
+    ...(io.tty !== undefined ? { tty: io.tty } : {}),
+  })
   const log = gateway.server.log
   // The primary announces the whole once every worker listens.
   if (cluster.isWorker) log.info({ url: gateway.url }, 'worker listening')
@@ -39,17 +43,28 @@ function announce(log: Pick<FastifyBaseLogger, 'info' | 'warn'>, url: string, co
     : config.database.dataDir === MEMORY_DATA_DIR
       ? 'embedded PGlite in memory (nothing is kept after exit)'
       : `embedded PGlite in ${config.database.dataDir} (no fsync: use a PostgreSQL server in production)`
-  log.info({ url, database: config.database.url ? 'postgres' : 'pglite' }, `livegate listening on ${url}, database: ${where}`)
+  log.info(
+    { url, database: config.database.url ? 'postgres' : 'pglite' },
+    `livegate listening on ${url}, database: ${where}`,
+  )
   log.info(`give the service this callback address: ${url}/callbacks (or any path below it)`)
   log.info(`GraphQL at ${url}/graphql`)
   if (config.apiKeys.length === 0) {
-    log.warn(`NO API KEYS: anyone who can reach ${url} reads every service code's data; this is allowed only on a loopback address (add "apiKeys" to serve others)`)
+    log.warn(
+      `NO API KEYS: anyone who can reach ${url} reads every service code's data; this is allowed only on a ` +
+        `loopback address (add "apiKeys" to serve others)`,
+    )
   }
   if (config.services.length === 0) {
-    log.warn('no service is configured: every callback will be refused with UNKNOWN_SERVICE (see README, Configuration)')
+    log.warn(
+      'no service is configured: every callback will be refused with UNKNOWN_SERVICE (see README, Configuration)',
+    )
   }
   for (const service of config.services.filter((s) => s.verify !== 'enforce')) {
-    log.warn({ serviceCode: service.serviceCode, verify: service.verify }, 'signatures of this service are not enforced')
+    log.warn(
+      { serviceCode: service.serviceCode, verify: service.verify },
+      'signatures of this service are not enforced',
+    )
   }
 }
 
@@ -58,18 +73,26 @@ function announce(log: Pick<FastifyBaseLogger, 'info' | 'warn'>, url: string, co
  * else one per core on a PostgreSQL server and one on PGlite. PGlite is one process's own
  * database (it allows a single connection), so more than one worker on it is refused.
  */
-export function workerCount(args: string[], config: Pick<Config, 'workers' | 'database'>, cores = availableParallelism()): number {
+export function workerCount(
+  args: string[],
+  config: Pick<Config, 'workers' | 'database'>,
+  cores = availableParallelism(),
+): number {
   const flag = flagValue(args)
   let workers = config.workers
   let origin = 'workers'
   if (flag !== undefined) {
-    if (!/^[1-9]\d{0,2}$/.test(flag) || Number(flag) > 256) throw new ConfigError(`--workers: "${flag}" is not a whole number from 1 to 256`)
+    if (!/^[1-9]\d{0,2}$/.test(flag) || Number(flag) > 256)
+      throw new ConfigError(`--workers: "${flag}" is not a whole number from 1 to 256`)
     workers = Number(flag)
     origin = '--workers'
   }
   if (!config.database.url) {
     if (workers !== undefined && workers > 1) {
-      throw new ConfigError(`${origin} ${workers}: the embedded PGlite database allows one connection, so it serves one worker; set DATABASE_URL to a PostgreSQL server to run more`)
+      throw new ConfigError(
+        `${origin} ${workers}: the embedded PGlite database allows one connection, so it serves one worker; set ` +
+          `DATABASE_URL to a PostgreSQL server to run more`,
+      )
     }
     return 1
   }

@@ -14,7 +14,11 @@ export const signCommand: Command = async (args, config, io) => {
   })
   const service = values.service ? config.services.find((s) => s.serviceCode === values.service) : config.services[0]
   if (!service) {
-    io.err(values.service ? `livegate sign: service ${values.service} is not in the configuration` : 'livegate sign: no service is configured')
+    io.err(
+      values.service
+        ? `livegate sign: service ${values.service} is not in the configuration`
+        : 'livegate sign: no service is configured',
+    )
     return 1
   }
   const secret = service.secrets[0]

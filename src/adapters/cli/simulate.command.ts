@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util'
 import { type SimulatorStats, startSimulator } from '../../simulator/simulator.run.js'
 import type { Command } from './command.model.js'
 
-const USAGE = 'usage: livegate simulate [--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] [--sessions 5] [--rate 5] [--loop] [--archive-mishaps]'
+const USAGE =
+  'usage: livegate simulate [--gateway http://127.0.0.1:4000] [--port 4100] [--host 127.0.0.1] [--seed 1] ' +
+  '[--sessions 5] [--rate 5] [--loop] [--archive-mishaps]'
 
 /**
  * `livegate simulate`: plays the live-streaming cloud for the configured service codes that have
@@ -26,11 +28,16 @@ export const simulateCommand: Command = async (args, config, io) => {
   }
   const bad = Object.entries(numbers).find(([, value]) => value === undefined)
   if (bad) {
-    io.err(`livegate simulate: --${bad[0]} "${String(values[bad[0] as keyof typeof values])}" is not a usable number\n${USAGE}`)
+    io.err(
+      `livegate simulate: --${bad[0]} "${String(values[bad[0] as keyof typeof values])}" ` +
+        `is not a usable number\n${USAGE}`,
+    )
     return 2
   }
   const { port, seed, sessions, rate } = numbers as Record<keyof typeof numbers, number>
-  const services = config.services.flatMap((service) => (service.secrets[0] ? [{ serviceCode: service.serviceCode, secret: service.secrets[0] }] : []))
+  const services = config.services.flatMap((service) =>
+    service.secrets[0] ? [{ serviceCode: service.serviceCode, secret: service.secrets[0] }] : [],
+  )
   if (services.length === 0) {
     io.err('livegate simulate: no configured service has a secret to sign with (see README, Configuration)')
     return 1
@@ -55,20 +62,33 @@ export const simulateCommand: Command = async (args, config, io) => {
   const codes = services.map((service) => service.serviceCode).join(', ')
   io.out(`livegate simulate: task_list at ${simulator.url}/api/20140928/task_list for ${codes}`)
   io.out(`livegate simulate: give the gateway "baseUrl": "${simulator.url}" for these service codes`)
-  io.out(`livegate simulate: cancel_task and send_txt_msg served beside it; what arrived at ${simulator.url}/simulator/actions`)
-  io.out(`livegate simulate: the archive's list_files at ${simulator.url}/api/20140928/management${values['archive-mishaps'] ? ' (with mishaps)' : ''}`)
+  io.out(
+    `livegate simulate: cancel_task and send_txt_msg served beside it; what arrived at ${simulator.url}` +
+      `/simulator/actions`,
+  )
+  io.out(
+    `livegate simulate: the archive's list_files at ${simulator.url}/api/20140928/management` +
+      (values['archive-mishaps'] ? ' (with mishaps)' : ''),
+  )
   io.out(
     values.gateway
-      ? `livegate simulate: ${sessions} sessions (seed ${seed}) at ${rate} callbacks/s to ${values.gateway.replace(/\/+$/, '')}/callbacks${values.loop ? ', looping' : ''}`
+      ? `livegate simulate: ${sessions} sessions (seed ${seed}) at ${rate} callbacks/s ` +
+          `to ${values.gateway.replace(/\/+$/, '')}/callbacks${values.loop ? ', looping' : ''}`
       : `livegate simulate: ${sessions} sessions (seed ${seed}); no --gateway, so no callbacks are sent`,
   )
 
-  const ended = await Promise.race([io.stopSignal.then((signal) => `stopped by ${signal}`), simulator.done.then(() => 'scenario over')])
+  const ended = await Promise.race([
+    io.stopSignal.then((signal) => `stopped by ${signal}`),
+    simulator.done.then(() => 'scenario over'),
+  ])
   const stats = await simulator.stop()
   io.out(`livegate simulate: ${ended}; ${summary(stats)}`)
   if (stats.lastFailure) {
     const failure = stats.lastFailure
-    io.err(`livegate simulate: last refused callback: type ${failure.type} of ${failure.taskId}: ${failure.status} ${failure.detail}`)
+    io.err(
+      `livegate simulate: last refused callback: type ${failure.type} of ${failure.taskId}: ` +
+        `${failure.status} ${failure.detail}`,
+    )
   }
   return stats.callbacksSent > (stats.answers['200'] ?? 0) ? 1 : 0
 }
@@ -94,7 +114,8 @@ function summary(stats: SimulatorStats): string {
   const answers = Object.entries(stats.answers)
     .map(([status, count]) => `${count}× ${status}`)
     .join(', ')
-  return `${stats.rounds} round(s), ${stats.callbacksSent} callbacks sent${answers ? ` (${answers})` : ''}, ${stats.taskListRequests} task_list requests`
+  const sent = `${stats.callbacksSent} callbacks sent${answers ? ` (${answers})` : ''}`
+  return `${stats.rounds} round(s), ${sent}, ${stats.taskListRequests} task_list requests`
 }
 
 function whole(text: string | undefined, fallback: number, min: number, max: number): number | undefined {

@@ -34,7 +34,12 @@ export function inScope(scope: Scope, serviceCode: string): boolean {
  */
 export function requireOperate(scope: Scope, what: string): void {
   if (scope.canOperate) return
-  throw graphqlError('FORBIDDEN', `The API key${scope.keyName ? ` "${scope.keyName}"` : ''} may only read: ${what} needs "can": ["operate"] on the key.`, { http: { status: 403 } })
+  throw graphqlError(
+    'FORBIDDEN',
+    `The API key${scope.keyName ? ` "${scope.keyName}"` : ''} may only read: ` +
+      `${what} needs "can": ["operate"] on the key.`,
+    { http: { status: 403 } },
+  )
 }
 
 const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".'
@@ -76,7 +81,10 @@ export function authenticate(authorization: string | undefined, keys: readonly A
  */
 export function unsafeBinding(config: Pick<Config, 'apiKeys' | 'host'>): string | undefined {
   if (config.apiKeys.length > 0 || isLoopback(config.host)) return undefined
-  return `no API keys are configured, so livegate serves data only on a loopback address, but host is "${config.host}": add "apiKeys" (README, Operations) or bind to 127.0.0.1`
+  return (
+    `no API keys are configured, so livegate serves data only on a loopback address, but host is "${config.host}": ` +
+    `add "apiKeys" (README, Operations) or bind to 127.0.0.1`
+  )
 }
 
 function isLoopback(host: string): boolean {

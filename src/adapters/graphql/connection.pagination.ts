@@ -59,12 +59,19 @@ const ROW_ID = /^[1-9][0-9]{0,15}$/
  * connection and the key's layout, so a cursor from another connection, or from an older
  * layout, is refused rather than misread.
  */
-export function cursorCodec<K>(version: string, key: { toText(key: K): string; fromText(text: string): K | undefined }): CursorCodec<K> {
+export function cursorCodec<K>(
+  version: string,
+  key: { toText(key: K): string; fromText(text: string): K | undefined },
+): CursorCodec<K> {
   const prefix = `${version}:`
   return {
     encode: (value) => base64url(prefix + key.toText(value)),
     decode(cursor, argumentName = 'after') {
-      const refuse = () => badUserInput(`${argumentName} is not a cursor from this connection; pass an endCursor or edge cursor it returned.`, argumentName)
+      const refuse = () =>
+        badUserInput(
+          `${argumentName} is not a cursor from this connection; pass an endCursor or edge cursor it returned.`,
+          argumentName,
+        )
       if (!CURSOR_SHAPE.test(cursor)) throw refuse()
       const bytes = Buffer.from(cursor, 'base64url')
       // Buffer decoding skips stray characters; only a canonical encoding is one we made.
@@ -117,8 +124,13 @@ export const taskCursor = cursorCodec<TaskKey>('t1', {
 /** The page size for `first`: the default when absent; a `BAD_USER_INPUT` error when out of range. */
 export function pageSize(first: number | null | undefined, limits: PageSizeLimits): number {
   if (first === null || first === undefined) return Math.min(limits.defaultPageSize, limits.maxPageSize)
-  if (!Number.isInteger(first) || first < 0) throw badUserInput(`first must be a whole number from 0 to ${limits.maxPageSize}; got ${first}.`, 'first')
-  if (first > limits.maxPageSize) throw badUserInput(`first may be at most ${limits.maxPageSize}; got ${first}. Page on with after: pageInfo.endCursor.`, 'first')
+  if (!Number.isInteger(first) || first < 0)
+    throw badUserInput(`first must be a whole number from 0 to ${limits.maxPageSize}; got ${first}.`, 'first')
+  if (first > limits.maxPageSize)
+    throw badUserInput(
+      `first may be at most ${limits.maxPageSize}; got ${first}. Page on with after: pageInfo.endCursor.`,
+      'first',
+    )
   return first
 }
 
@@ -136,7 +148,12 @@ export function pageWindow<K>(args: PageArgs, limits: PageSizeLimits, codec: Cur
 export function toConnection<R, K, N>(
   rows: readonly R[],
   window: Pick<PageWindow<K>, 'size'>,
-  parts: { codec: CursorCodec<K>; keyOf: (row: R) => K; toNode: (row: R, cursor: string) => N; countAll: () => Promise<number> },
+  parts: {
+    codec: CursorCodec<K>
+    keyOf: (row: R) => K
+    toNode: (row: R, cursor: string) => N
+    countAll: () => Promise<number>
+  },
 ): ConnectionData<N> {
   const page = rows.slice(0, window.size)
   // A cursor is encoded when it is read: most documents ask for nodes alone. A toNode that takes

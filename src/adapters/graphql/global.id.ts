@@ -56,8 +56,17 @@ export function parseGlobalId(id: string): GlobalId | undefined {
     return undefined
   }
   const parts = KEY_PARTS[type as NodeTypeName]
-  if (!Array.isArray(key) || key.length !== parts || !key.every((part) => typeof part === 'string' && !part.includes('\u0000'))) return undefined
-  if ((type === 'Notification' || type === 'Action' || type === 'Incident') && !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))) return undefined
+  if (
+    !Array.isArray(key) ||
+    key.length !== parts ||
+    !key.every((part) => typeof part === 'string' && !part.includes('\u0000'))
+  )
+    return undefined
+  if (
+    (type === 'Notification' || type === 'Action' || type === 'Incident') &&
+    !(ROW_ID.test(key[0] as string) && Number.isSafeInteger(Number(key[0])))
+  )
+    return undefined
   return { type: type as NodeTypeName, key: key as string[] }
 }
 
@@ -66,9 +75,16 @@ export function parseGlobalId(id: string): GlobalId | undefined {
  * anything else (a malformed id can never name a node, and saying so beats a silent null).
  * `label` names the place in the argument, such as `filter.ids`.
  */
-export function requireGlobalId(id: string, argumentName: string, types?: readonly NodeTypeName[], label = argumentName): GlobalId {
+export function requireGlobalId(
+  id: string,
+  argumentName: string,
+  types?: readonly NodeTypeName[],
+  label = argumentName,
+): GlobalId {
   const parsed = parseGlobalId(id)
-  if (!parsed) throw badUserInput(`${label} is not an id from this API; pass the \`id\` of a node it returned.`, argumentName)
-  if (types && !types.includes(parsed.type)) throw badUserInput(`${label} holds the id of a ${parsed.type}, not of a ${types.join(' or ')}.`, argumentName)
+  if (!parsed)
+    throw badUserInput(`${label} is not an id from this API; pass the \`id\` of a node it returned.`, argumentName)
+  if (types && !types.includes(parsed.type))
+    throw badUserInput(`${label} holds the id of a ${parsed.type}, not of a ${types.join(' or ')}.`, argumentName)
   return parsed
 }

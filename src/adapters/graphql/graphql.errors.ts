@@ -18,7 +18,8 @@ export function badUserInput(message: string, argumentName?: string): GraphQLErr
  */
 export function refuseNul(values: Record<string, string | null | undefined>, argumentName: string): void {
   for (const [name, value] of Object.entries(values)) {
-    if (value?.includes('\u0000')) throw badUserInput(`${argumentName}.${name} may not contain a NUL character.`, argumentName)
+    if (value?.includes('\u0000'))
+      throw badUserInput(`${argumentName}.${name} may not contain a NUL character.`, argumentName)
   }
 }
 
@@ -33,7 +34,10 @@ export function refuseFarTime(value: Date | null | undefined, argumentName: stri
   if (!value) return
   const at = value.getTime()
   if (Number.isNaN(at) || at < EARLY_YEAR_ONE || at > LATEST) {
-    throw badUserInput(`${argumentName} must be a time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.`, argumentName)
+    throw badUserInput(
+      `${argumentName} must be a time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.`,
+      argumentName,
+    )
   }
 }
 
@@ -46,12 +50,19 @@ export function echoed(value: string, max = 80): string {
 const INTERNAL_MESSAGE = 'Internal error.'
 
 /** A GraphQL error with a code of the catalogue (model/error.catalogue.ts). */
-export function graphqlError(code: GraphqlErrorCode, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
+export function graphqlError(
+  code: GraphqlErrorCode,
+  message: string,
+  extensions: Record<string, unknown> = {},
+): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extensions } })
 }
 
 /** The body of an answer refused before GraphQL runs, in the GraphQL response shape. */
-export function graphqlErrorBody(code: GraphqlErrorCode, message: string): { errors: Array<{ message: string; extensions: { code: GraphqlErrorCode } }> } {
+export function graphqlErrorBody(
+  code: GraphqlErrorCode,
+  message: string,
+): { errors: Array<{ message: string; extensions: { code: GraphqlErrorCode } }> } {
   return { errors: [{ message, extensions: { code } }] }
 }
 
@@ -90,7 +101,10 @@ function isGraphqlError(error: unknown): boolean {
  * error without a code is INTERNAL_SERVER_ERROR, `extensions.http` is Apollo's, not the
  * caller's, and then `format` (the pipeline's masking) decides what the caller sees.
  */
-export function formatResultErrors(result: ExecutionResult, format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError): FormattedExecutionResult {
+export function formatResultErrors(
+  result: ExecutionResult,
+  format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError,
+): FormattedExecutionResult {
   if (!result.errors) return result as FormattedExecutionResult
   const errors = result.errors.map((error) => {
     const json = error.toJSON()

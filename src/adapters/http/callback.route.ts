@@ -55,16 +55,28 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
   // A refusal is recorded before it is answered (if even that fails, the log says so), unless
   // its source is over its rate: then it is answered alike but neither recorded nor logged at
   // info, so junk cannot fill the disk. A callback refused for want of storage is never limited.
-  const refuse = async (request: FastifyRequest, reply: FastifyReply, error: LivegateError, refusal: RefusalRecord | undefined) => {
-    const limited = error.code !== 'STORAGE_UNAVAILABLE' && limiter !== undefined && !limiter.allow(request.ip, Date.now())
-    if (limited) request.log.debug({ reason: error.code }, 'callback refused; not recorded, its source is over its rate')
+  const refuse = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: LivegateError,
+    refusal: RefusalRecord | undefined,
+  ) => {
+    const limited =
+      error.code !== 'STORAGE_UNAVAILABLE' && limiter !== undefined && !limiter.allow(request.ip, Date.now())
+    if (limited)
+      request.log.debug({ reason: error.code }, 'callback refused; not recorded, its source is over its rate')
     else request.log.info({ reason: error.code, fields: error.fields }, 'callback refused')
     if (refusal && !limited) {
       await store.refuse(refusal).catch((storeError: unknown) => {
         request.log.error({ err: storeError, reason: error.code }, 'could not record a refused callback')
       })
     }
-    measure(reply, typeLabel(refusal?.type), error.code, error.code === 'STORAGE_UNAVAILABLE' ? 'unavailable' : 'refused')
+    measure(
+      reply,
+      typeLabel(refusal?.type),
+      error.code,
+      error.code === 'STORAGE_UNAVAILABLE' ? 'unavailable' : 'refused',
+    )
     const answer = errorAnswer(error)
     return reply.code(answer.status).type('application/json').send(answer.body)
   }
@@ -76,7 +88,11 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
       const verdict = judgeCallback(inbound, policy)
       span?.setAttributes(
         verdict.ok
-          ? { 'livegate.callback.verdict': 'accepted', 'livegate.callback.type': verdict.row.type, 'livegate.service_code': verdict.row.serviceCode }
+          ? {
+              'livegate.callback.verdict': 'accepted',
+              'livegate.callback.type': verdict.row.type,
+              'livegate.service_code': verdict.row.serviceCode,
+            }
           : { 'livegate.callback.verdict': verdict.error.code },
       )
       return verdict
@@ -85,12 +101,18 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     inSpan('callback commit', {}, async (span) => {
       if (span) row.traceparent = currentTraceparent()
       const intake = await intakeCallback(row, store, spool)
-      span?.setAttributes({ 'livegate.callback.outcome': intake.verdict, ...(intake.verdict === 'kept' || intake.verdict === 'duplicate' ? { 'livegate.callback.id': intake.kept.id } : {}) })
+      span?.setAttributes({
+        'livegate.callback.outcome': intake.verdict,
+        ...(intake.verdict === 'kept' || intake.verdict === 'duplicate'
+          ? { 'livegate.callback.id': intake.kept.id }
+          : {}),
+      })
       return intake
     })
 
   // Untraced, the handler is what it was before tracing: one flag tested per request.
-  const handler = (request: FastifyRequest, reply: FastifyReply) => (tracingActive() ? inRequestContext(request, () => handle(request, reply, true)) : handle(request, reply, false))
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    tracingActive() ? inRequestContext(request, () => handle(request, reply, true)) : handle(request, reply, false)
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, traced: boolean) => {
     const inbound = toInbound(request, now())
@@ -100,12 +122,18 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     const intake = traced ? await commit(row) : await intakeCallback(row, store, spool)
     if (traced) requestSpan(request)?.setAttribute('livegate.callback.outcome', intake.verdict)
     if (intake.verdict === 'unavailable') {
-      request.log.error({ err: intake.storeError, spoolError: intake.spoolError }, 'could not keep a callback, nor spool it')
+      request.log.error(
+        { err: intake.storeError, spoolError: intake.spoolError },
+        'could not keep a callback, nor spool it',
+      )
       const error = livegateError('STORAGE_UNAVAILABLE')
       return refuse(request, reply, error, refusalRow(inbound, policy, error, verdict.fields))
     }
     if (intake.verdict === 'spooled') {
-      request.log.warn({ err: intake.storeError, type: row.type, depth: spool?.depth() }, 'callback spooled: the database cannot take it now')
+      request.log.warn(
+        { err: intake.storeError, type: row.type, depth: spool?.depth() },
+        'callback spooled: the database cannot take it now',
+      )
     } else {
       request.log.info(
         { callbackId: intake.kept.id, type: row.type, deliveries: intake.kept.deliveries, signature: row.signature },
@@ -113,7 +141,11 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
       )
     }
     measure(reply, typeLabel(row.type), intake.verdict, intake.verdict)
-    if (intake.verdict !== 'duplicate' && row.signedAt) options.delays?.observe({ service_code: row.serviceCode }, Math.max(0, row.receivedAt.getTime() - row.signedAt.getTime()) / 1000)
+    if (intake.verdict !== 'duplicate' && row.signedAt)
+      options.delays?.observe(
+        { service_code: row.serviceCode },
+        Math.max(0, row.receivedAt.getTime() - row.signedAt.getTime()) / 1000,
+      )
     return reply.code(200).type('application/json').send(OK_BODY)
   }
 
@@ -126,7 +158,12 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     if (code === 'INTERNAL') request.log.error({ err: error }, 'callback route failed')
     const refused = livegateError(code)
     // An oversized body is not kept anywhere: recording it would be the flood it guards against.
-    return refuse(request, reply, refused, code === 'PAYLOAD_TOO_LARGE' ? undefined : refusalRow(toInbound(request, now()), policy, refused))
+    return refuse(
+      request,
+      reply,
+      refused,
+      code === 'PAYLOAD_TOO_LARGE' ? undefined : refusalRow(toInbound(request, now()), policy, refused),
+    )
   })
 }
 

@@ -28,7 +28,10 @@ const loaded = new Map<string, Promise<LoadedAsset>>()
 const loadAsset = (file: string) => {
   let asset = loaded.get(file)
   if (!asset) {
-    asset = readFile(file).then((body) => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }))
+    asset = readFile(file).then((body) => ({
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    }))
     asset.catch(() => loaded.delete(file))
     loaded.set(file, asset)
   }

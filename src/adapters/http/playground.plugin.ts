@@ -18,7 +18,8 @@ interface PlaygroundTab {
 }
 
 // Shown when the sample file has no subscription, so the playground always has one to run.
-const SUBSCRIPTION_TAB = `# Every notification stored from now on, pushed as it is committed (resume with after: <cursor>).
+const SUBSCRIPTION_TAB = `# Every notification stored from now on, pushed as it is committed
+# (resume with after: <cursor>).
 subscription LiveNotifications($types: [Int!], $after: String) {
   notificationReceived(filter: { types: $types }, after: $after) {
     __typename
@@ -50,7 +51,10 @@ export async function pageScriptFile(script: string): Promise<string> {
   if (!FROM_SOURCE) return fileURLToPath(new URL(`../../pages/src/adapters/http/${script}.js`, import.meta.url))
   const source = await readFile(fileURLToPath(new URL(`./${script}.ts`, import.meta.url)), 'utf8')
   const { default: ts } = await import('typescript')
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true }, fileName: `${script}.ts` })
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, verbatimModuleSyntax: true },
+    fileName: `${script}.ts`,
+  })
   const folder = join(tmpdir(), 'livegate-pages', createHash('sha256').update(outputText).digest('hex').slice(0, 16))
   const file = join(folder, `${script.replace(/\//g, '-')}.js`)
   await mkdir(folder, { recursive: true })
@@ -90,7 +94,8 @@ export const isPageOperation = (name: string | undefined) => name !== undefined 
  */
 export function standaloneOperations(source: string): StandaloneOperation[] {
   const document: DocumentNode = parse(source)
-  const textOf = (node: { loc?: { start: number; end: number } | undefined }) => (node.loc ? source.slice(node.loc.start, node.loc.end) : '')
+  const textOf = (node: { loc?: { start: number; end: number } | undefined }) =>
+    node.loc ? source.slice(node.loc.start, node.loc.end) : ''
   const fragments = new Map<string, FragmentDefinitionNode>()
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition)
@@ -134,7 +139,8 @@ function sampleTabs(source: string, variables: Readonly<Record<string, unknown>>
   }
   const tabs: PlaygroundTab[] = operations.map((operation) => ({ query: operation.text, ...filled(operation.name) }))
   if (tabs.length === 0) return [{ query: source }]
-  if (!operations.some((operation) => operation.operation === 'subscription')) tabs.push({ query: SUBSCRIPTION_TAB, ...filled('LiveNotifications') })
+  if (!operations.some((operation) => operation.operation === 'subscription'))
+    tabs.push({ query: SUBSCRIPTION_TAB, ...filled('LiveNotifications') })
   return tabs
 }
 
@@ -145,7 +151,8 @@ async function sampleVariables(log: { warn(object: object, message: string): voi
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
     log.warn({ file: VARIABLES_FILE }, 'playground: the sample variables are not a JSON object')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ err: error, file: VARIABLES_FILE }, 'playground: no sample variables')
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.warn({ err: error, file: VARIABLES_FILE }, 'playground: no sample variables')
   }
   return {}
 }
@@ -226,7 +233,12 @@ export const playgroundPlugin: FastifyPluginAsync = Object.assign(
 
     // Apollo owns the GET route at the endpoint, so the page is answered before routing reaches it.
     app.addHook('onRequest', async (request, reply) => {
-      if ((request.method !== 'GET' && request.method !== 'HEAD') || request.routeOptions.url !== GRAPHQL_PATH || !wantsPage(request)) return
+      if (
+        (request.method !== 'GET' && request.method !== 'HEAD') ||
+        request.routeOptions.url !== GRAPHQL_PATH ||
+        !wantsPage(request)
+      )
+        return
       return pageHeaders(reply, playgroundPolicy(request.headers.host)).header('vary', 'accept').send(page)
     })
 

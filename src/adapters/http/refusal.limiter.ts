@@ -70,5 +70,7 @@ function expandIPv6(address: string): string[] {
   const last = right.length > 0 ? right : left
   if (last.length > 0 && (last[last.length - 1] as string).includes('.')) last.splice(-1, 1, '0', '0')
   const missing = tail === undefined ? 0 : 8 - left.length - right.length
-  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
+  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((group) =>
+    group.toLowerCase().replace(/^0+(?=.)/, ''),
+  )
 }

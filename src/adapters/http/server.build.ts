@@ -89,7 +89,10 @@ export function createHttpServer(logging: ServerLogging): FastifyInstance {
     if (isCallbackUrl(request.url)) return
     const level = requestLevel(reply.statusCode)
     if (!(app.log as unknown as { isLevelEnabled(level: string): boolean }).isLevelEnabled(level)) return
-    request.log[level]({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request answered')
+    request.log[level](
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request answered',
+    )
   })
   app.setNotFoundHandler(async (_request, reply) => {
     const answer = errorAnswer(livegateError('NOT_FOUND'))
@@ -120,7 +123,10 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     policy: parts.policy,
     bodyLimit: config.ingest.bodyLimit,
     spool,
-    limiter: new RefusalLimiter({ perMinute: config.ingest.refusedPerMinute, trackedSources: config.ingest.refusedTrackedAddresses }),
+    limiter: new RefusalLimiter({
+      perMinute: config.ingest.refusedPerMinute,
+      trackedSources: config.ingest.refusedTrackedAddresses,
+    }),
     metrics,
     delays: history.metrics.callbackDelay,
     ...(parts.now ? { now: parts.now } : {}),

@@ -36,7 +36,8 @@ export interface ClusterLink {
   ask(what: 'readiness'): Promise<WholeReadiness>
 }
 
-export const isClusterMessage = (message: unknown): message is ClusterMessage => typeof message === 'object' && message !== null && typeof (message as { livegate?: unknown }).livegate === 'string'
+export const isClusterMessage = (message: unknown): message is ClusterMessage =>
+  typeof message === 'object' && message !== null && typeof (message as { livegate?: unknown }).livegate === 'string'
 
 // A primary that does not answer (it is stopping) must not hold a probe or a scrape forever.
 const ASK_LIMIT_MS = 10_000
@@ -55,10 +56,18 @@ export function joinCluster(parts: WorkerParts): ClusterLink | undefined {
     if (!isClusterMessage(message)) return
     if (message.livegate === 'whole') waiting.get(message.id)?.(message)
     if (message.livegate !== 'gather') return
-    const answer = message.what === 'metrics' ? parts.metrics().then((metrics) => ({ metrics })) : parts.readiness().then((report) => ({ report }))
+    const answer =
+      message.what === 'metrics'
+        ? parts.metrics().then((metrics) => ({ metrics }))
+        : parts.readiness().then((report) => ({ report }))
     answer.then(
       (part) => send({ livegate: 'part', id: message.id, ...part } satisfies ClusterMessage),
-      (error: unknown) => send({ livegate: 'part', id: message.id, error: error instanceof Error ? error.message : String(error) } satisfies ClusterMessage),
+      (error: unknown) =>
+        send({
+          livegate: 'part',
+          id: message.id,
+          error: error instanceof Error ? error.message : String(error),
+        } satisfies ClusterMessage),
     )
   }
   process.on('message', onMessage)
@@ -80,7 +89,9 @@ export function joinCluster(parts: WorkerParts): ClusterLink | undefined {
   return {
     ask: (async (what: AskedPart) => {
       const whole = await ask(what)
-      return what === 'metrics' ? { body: whole.body ?? '', contentType: whole.contentType ?? 'text/plain' } : whole.report
+      return what === 'metrics'
+        ? { body: whole.body ?? '', contentType: whole.contentType ?? 'text/plain' }
+        : whole.report
     }) as ClusterLink['ask'],
   }
 }

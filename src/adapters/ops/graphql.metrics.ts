@@ -46,7 +46,10 @@ export class OperationLabels {
  * `livegate_graphql_seconds{operation, type}`. Without metrics it does nothing, so the endpoint
  * can be built without them (tests, embedding).
  */
-export function graphqlMetricsPlugin<C extends BaseContext>(metrics: Pick<Metrics, 'graphqlSeconds'> | undefined, options: OperationLabelOptions = {}): ApolloServerPlugin<C> {
+export function graphqlMetricsPlugin<C extends BaseContext>(
+  metrics: Pick<Metrics, 'graphqlSeconds'> | undefined,
+  options: OperationLabelOptions = {},
+): ApolloServerPlugin<C> {
   if (!metrics) return {}
   const labels = new OperationLabels(options)
   return {

@@ -25,14 +25,27 @@ const MAX_ERROR_DEPTH = 8
 export function redactPaths(signaturePrefixes: readonly string[]): string[] {
   const prefixes = [...new Set(['svc', 'xvs', ...signaturePrefixes.map((prefix) => prefix.toLowerCase())])]
   const headerNames = ['authorization', 'x-api-key', 'cookie', ...prefixes.map((prefix) => `${prefix}-signature`)]
-  const headerPaths = headerNames.flatMap((name) => [`req.headers["${name}"]`, `headers["${name}"]`, `request.headers["${name}"]`])
-  const payloadPaths = ['connectionParams', 'payload', 'ctx.connectionParams', 'extra.connectionParams'].flatMap((owner) => [
-    `${owner}.authorization`,
-    `${owner}.Authorization`,
-    `${owner}["x-api-key"]`,
+  const headerPaths = headerNames.flatMap((name) => [
+    `req.headers["${name}"]`,
+    `headers["${name}"]`,
+    `request.headers["${name}"]`,
   ])
-  const secretPaths = ['authorization', 'secret', 'secrets', 'password', 'apiKey'].flatMap((name) => [name, `*.${name}`])
-  return [...headerPaths, ...payloadPaths, ...secretPaths, 'services[*].secrets', 'config.services[*].secrets', 'database.url', 'config.database.url']
+  const payloadPaths = ['connectionParams', 'payload', 'ctx.connectionParams', 'extra.connectionParams'].flatMap(
+    (owner) => [`${owner}.authorization`, `${owner}.Authorization`, `${owner}["x-api-key"]`],
+  )
+  const secretPaths = ['authorization', 'secret', 'secrets', 'password', 'apiKey'].flatMap((name) => [
+    name,
+    `*.${name}`,
+  ])
+  return [
+    ...headerPaths,
+    ...payloadPaths,
+    ...secretPaths,
+    'services[*].secrets',
+    'config.services[*].secrets',
+    'database.url',
+    'config.database.url',
+  ]
 }
 
 /**
@@ -48,7 +61,10 @@ const NO_SECRETS: KnownSecrets = { literals: [] }
 // Names whose value is a secret, wherever they appear as `name: value`, `name=value` or a JSON key.
 const SECRET_NAMES = '(?:authorization|x-api-key|api[_-]?key|password|passwd|secret|[a-z0-9]+-signature)'
 const QUOTED_SECRET = new RegExp(`(${SECRET_NAMES}\\\\?"\\s*:\\s*\\\\?")(?!\\[Redacted\\])[^"\\\\]+`, 'gi')
-const TEXT_SECRET = new RegExp(`(${SECRET_NAMES}\\s*[:=]\\s*)(?!\\[Redacted\\])(?:(?:Bearer|Basic)\\s+)?[^"\\\\\\r\\n,;&}\\s]+`, 'gi')
+const TEXT_SECRET = new RegExp(
+  `(${SECRET_NAMES}\\s*[:=]\\s*)(?!\\[Redacted\\])(?:(?:Bearer|Basic)\\s+)?[^"\\\\\\r\\n,;&}\\s]+`,
+  'gi',
+)
 const KEY_SHAPED = /[A-Za-z0-9_~+/=-]{8,}/g
 
 /**
@@ -76,7 +92,9 @@ export function scrubText(text: string, known: KnownSecrets = NO_SECRETS): strin
   }
   const hashes = known.sha256
   if (hashes && hashes.size > 0) {
-    out = out.replace(KEY_SHAPED, (word) => (hashes.has(createHash('sha256').update(word).digest('hex')) ? CENSOR : word))
+    out = out.replace(KEY_SHAPED, (word) =>
+      hashes.has(createHash('sha256').update(word).digest('hex')) ? CENSOR : word,
+    )
   }
   return out
 }
@@ -97,7 +115,13 @@ export function loggableError(error: unknown, secrets: KnownSecrets = NO_SECRETS
   // Read through the accessors, so a V8 accessor `stack` is copied as plain text.
   for (const key of ['message', 'stack'] as const) {
     const value = (error as unknown as Record<string, unknown>)[key]
-    if (typeof value === 'string') Object.defineProperty(copy, key, { value: scrubText(value, secrets), enumerable: false, writable: true, configurable: true })
+    if (typeof value === 'string')
+      Object.defineProperty(copy, key, {
+        value: scrubText(value, secrets),
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      })
   }
   return copy
 }
@@ -105,7 +129,8 @@ export function loggableError(error: unknown, secrets: KnownSecrets = NO_SECRETS
 function loggableValue(value: unknown, secrets: KnownSecrets, depth: number): unknown {
   if (typeof value === 'string') return scrubText(value, secrets)
   if (value instanceof Error) return loggableError(value, secrets, depth + 1)
-  if (Array.isArray(value) && value.some((item) => item instanceof Error)) return value.map((item) => loggableValue(item, secrets, depth + 1))
+  if (Array.isArray(value) && value.some((item) => item instanceof Error))
+    return value.map((item) => loggableValue(item, secrets, depth + 1))
   return value
 }
 
@@ -127,7 +152,8 @@ export function configuredSecrets(config: Pick<Config, 'services' | 'database' |
 }
 
 /**
- * The gateway's pino options: JSON lines (readable ones on a terminal, see `log.format`) at the configured level, secrets censored by path,
+ * The gateway's pino options: JSON lines (readable ones on a terminal, see `log.format`) at the configured level,
+ * secrets censored by path,
  * errors made loggable, and every line scrubbed once more just before it is written, so a
  * secret that slipped into a message or an unexpected field still never reaches the output.
  */

@@ -3,7 +3,13 @@ import { type Context, context, type Span, SpanKind, trace } from '@opentelemetr
 import type { FastifyRequest } from 'fastify'
 import { activeTraceId, contextFromTraceparent, inSpan, tracingActive } from '../../work/tracing.spans.js'
 
-export { activeTraceId, contextFromTraceparent, currentTraceparent, deliverySpan, tracingActive } from '../../work/tracing.spans.js'
+export {
+  activeTraceId,
+  contextFromTraceparent,
+  currentTraceparent,
+  deliverySpan,
+  tracingActive,
+} from '../../work/tracing.spans.js'
 
 /**
  * The spans of the GraphQL pipeline and the request's trace for the adapters. The pipeline calls
@@ -47,7 +53,9 @@ export function traceparentOfConnectionInit(payload: unknown): { parent?: string
   if (typeof payload !== 'object' || payload === null) return {}
   const { traceparent, tracestate } = payload as { traceparent?: unknown; tracestate?: unknown }
   if (typeof traceparent !== 'string' || traceparent.length > 128) return {}
-  return typeof tracestate === 'string' && tracestate.length <= 512 ? { parent: traceparent, parentState: tracestate } : { parent: traceparent }
+  return typeof tracestate === 'string' && tracestate.length <= 512
+    ? { parent: traceparent, parentState: tracestate }
+    : { parent: traceparent }
 }
 
 // Documents longer than this are recorded by hash only: a span is no place for a 100 kB query.
@@ -64,7 +72,11 @@ export function withOperationSpan<T>(operation: OperationTrace, run: (span: Span
   const parent = operation.parent ? contextFromTraceparent(operation.parent, operation.parentState) : undefined
   // Over HTTP the request's span is the server span; a graphql-ws operation has none above it.
   const kind = operation.transport === 'ws' ? SpanKind.SERVER : SpanKind.INTERNAL
-  return inSpan(operationSpanName(operation), { kind, attributes: operationAttributes(operation), ...(parent ? { parent } : {}) }, run)
+  return inSpan(
+    operationSpanName(operation),
+    { kind, attributes: operationAttributes(operation), ...(parent ? { parent } : {}) },
+    run,
+  )
 }
 
 /**

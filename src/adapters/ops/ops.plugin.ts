@@ -28,7 +28,12 @@ export interface OpsPluginOptions {
 }
 
 // The GraphQL field each of the hub's counts belongs to: the `field` label's values.
-const SUBSCRIPTION_FIELDS = { notifications: 'notificationReceived', tasks: 'taskChanged', actions: 'actionChanged', incidents: 'incidentChanged' } as const
+const SUBSCRIPTION_FIELDS = {
+  notifications: 'notificationReceived',
+  tasks: 'taskChanged',
+  actions: 'actionChanged',
+  incidents: 'incidentChanged',
+} as const
 
 /**
  * Operations: `/healthz` (the process answers), `/readyz` (the database answers, with the spool
@@ -53,7 +58,8 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
     })
     if (report.ready !== wasReady) {
       if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')
-      else if (!report.database.ok) app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
+      else if (!report.database.ok)
+        app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
       else app.log.warn('not ready: the event hub does not hear its channel')
       wasReady = report.ready
     }
@@ -82,7 +88,9 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
   })
 
   app.get('/metrics', async (_request, reply) => {
-    const { body, contentType } = cluster ? await cluster.ask('metrics') : { body: await ownMetrics().metrics(), contentType: metrics.registry.contentType }
+    const { body, contentType } = cluster
+      ? await cluster.ask('metrics')
+      : { body: await ownMetrics().metrics(), contentType: metrics.registry.contentType }
     return reply.header('cache-control', 'no-store').type(contentType).send(body)
   })
 }

@@ -51,7 +51,8 @@ export interface ReadinessProbe {
 
 /**
  * Ready when the database answers `select 1` within `timeoutMs` and the event hub hears its
- * channel (a worker whose hub went deaf would hold subscriptions that never get an event). The upstream task_list health is
+ * channel (a worker whose hub went deaf would hold subscriptions that never get an event). The upstream task_list
+ * health is
  * reported beside it but never makes the gateway unready: callbacks must still be taken while
  * the cloud's API is down.
  */
@@ -65,16 +66,36 @@ export async function probeReadiness(sources: ReadinessSources): Promise<Readine
     failure = error
   }
   const latencyMs = Math.round((performance.now() - startedAt) * 10) / 10
-  const database = failure === undefined ? { ok: true, latencyMs } : { ok: false, latencyMs, error: failureCode(failure) }
+  const database =
+    failure === undefined ? { ok: true, latencyMs } : { ok: false, latencyMs, error: failureCode(failure) }
   const spool = sources.spool ? { depth: sources.spool.depth() } : null
-  const upstream = await upstreamHealth(db, sources.serviceCodes ?? [], sources.staleMs ?? 0, database.ok ? timeoutMs : 0)
+  const upstream = await upstreamHealth(
+    db,
+    sources.serviceCodes ?? [],
+    sources.staleMs ?? 0,
+    database.ok ? timeoutMs : 0,
+  )
   const realtime = sources.realtime ? { listening: sources.realtime.listening } : null
-  return { report: { ready: database.ok && (realtime?.listening ?? true), database, spool, realtime, upstream }, ...(failure === undefined ? {} : { failure }) }
+  return {
+    report: { ready: database.ok && (realtime?.listening ?? true), database, spool, realtime, upstream },
+    ...(failure === undefined ? {} : { failure }),
+  }
 }
 
-async function upstreamHealth(db: Db, serviceCodes: readonly string[], staleMs: number, timeoutMs: number): Promise<UpstreamHealth[]> {
+async function upstreamHealth(
+  db: Db,
+  serviceCodes: readonly string[],
+  staleMs: number,
+  timeoutMs: number,
+): Promise<UpstreamHealth[]> {
   if (serviceCodes.length === 0) return []
-  const unknown = serviceCodes.map((serviceCode) => ({ serviceCode, healthy: null, stale: null, consecutiveFailures: null, lastSuccessAt: null }))
+  const unknown = serviceCodes.map((serviceCode) => ({
+    serviceCode,
+    healthy: null,
+    stale: null,
+    consecutiveFailures: null,
+    lastSuccessAt: null,
+  }))
   if (timeoutMs <= 0) return unknown
   try {
     const byCode = await withTimeout(readUpstreamStatus(db, serviceCodes), timeoutMs)
@@ -83,7 +104,13 @@ async function upstreamHealth(db: Db, serviceCodes: readonly string[], staleMs: 
       const row = byCode.get(serviceCode)
       // Not polled yet counts as unhealthy: nothing from the task_list is known.
       const { healthy, stale } = judgeUpstream(row, now, staleMs)
-      return { serviceCode, healthy, stale, consecutiveFailures: row?.consecutiveFailures ?? 0, lastSuccessAt: row?.lastSuccessAt?.toISOString() ?? null }
+      return {
+        serviceCode,
+        healthy,
+        stale,
+        consecutiveFailures: row?.consecutiveFailures ?? 0,
+        lastSuccessAt: row?.lastSuccessAt?.toISOString() ?? null,
+      }
     })
   } catch {
     return unknown

@@ -53,7 +53,8 @@ export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefine
   const prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)
   if (socket.extensions !== '' || !tcp) {
     return {
-      write: (payload, written) => socket.send(Buffer.concat([prefix, payload]), { binary: false }, written && (() => written())),
+      write: (payload, written) =>
+        socket.send(Buffer.concat([prefix, payload]), { binary: false }, written && (() => written())),
       buffered: () => socket.bufferedAmount,
     }
   }

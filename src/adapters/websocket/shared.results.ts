@@ -1,4 +1,12 @@
-import { type ASTNode, type DocumentNode, type FormattedExecutionResult, getOperationAST, Kind, print, visit } from 'graphql'
+import {
+  type ASTNode,
+  type DocumentNode,
+  type FormattedExecutionResult,
+  getOperationAST,
+  Kind,
+  print,
+  visit,
+} from 'graphql'
 import { Counter, type Registry } from 'prom-client'
 
 /**
@@ -72,7 +80,8 @@ export class SharedResults {
   resultOf(operation: string, event: unknown, execute: EventResult): SharedPayload {
     if (typeof event !== 'object' || event === null) return this.run(execute, event)
     const last = this.last
-    if (last && last.event === event && last.operation === operation && !(last.payload instanceof PendingPayload)) return last.payload
+    if (last && last.event === event && last.operation === operation && !(last.payload instanceof PendingPayload))
+      return last.payload
     let results = this.byEvent.get(event)
     if (!results) {
       results = new Map()

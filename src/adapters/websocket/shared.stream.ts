@@ -39,7 +39,10 @@ const DONE: IteratorResult<never> = { value: undefined, done: true }
  * `next`, the stream waits for a message stuck in the socket, which fills the source's bounded
  * queue; handed over directly, past `limit` messages stuck in the socket.
  */
-export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSource<unknown>>, target: StreamTarget): AsyncIterableIterator<never> {
+export function sharedStream(
+  source: AsyncIterator<unknown> & Partial<DirectSource<unknown>>,
+  target: StreamTarget,
+): AsyncIterableIterator<never> {
   const { socket } = target
   const next = nextWriter(socket, target.id, target.transport)
   let ended = false
@@ -102,7 +105,10 @@ export function sharedStream(source: AsyncIterator<unknown> & Partial<DirectSour
       const step = await source.next()
       if (step.done || ended) return DONE
       const pending = target.resultOf(step.value)
-      const payload = pending instanceof PendingPayload ? await new Promise<Buffer>((resolve, reject) => pending.wait(resolve, reject)) : pending
+      const payload =
+        pending instanceof PendingPayload
+          ? await new Promise<Buffer>((resolve, reject) => pending.wait(resolve, reject))
+          : pending
       // The client may have completed the subscription while the result was computed.
       if (ended || socket.readyState !== socket.OPEN) continue
       if (next.buffered() > 0) await new Promise<void>((resolve) => next.write(payload, resolve))

@@ -1,6 +1,13 @@
 import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import { type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError, parse } from 'graphql'
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  parse,
+} from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
 import type { Registry } from 'prom-client'
 import { type WebSocket, WebSocketServer } from 'ws'
@@ -27,13 +34,18 @@ export interface WebsocketOptions {
    * or null to close the socket with 4401.
    */
   authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => unknown | null
-  /** The GraphQL context of one operation, or of one event of a subscription; `closeSocket` ends the client's socket. */
+  /**
+   * The GraphQL context of one operation, or of one event of a subscription; `closeSocket` ends the client's socket.
+   */
   context: (auth: unknown, closeSocket: (code: number, reason: string) => void) => GraphqlContext
   /** Largest message a client may send. */
   maxPayload: number
   /** How many undelivered events one subscriber may have before it is cut off (4009). */
   subscriberBuffer: number
-  /** Where the shared results are counted (`livegate_subscription_results_total`, `livegate_subscription_messages_total`). */
+  /**
+   * Where the shared results are counted (`livegate_subscription_results_total`,
+   * `livegate_subscription_messages_total`).
+   */
   registry?: Registry | undefined
 }
 
@@ -61,7 +73,8 @@ class FormattedError extends GraphQLError {
   }
 }
 
-const asExecutionResult = ({ errors, ...rest }: FormattedExecutionResult): ExecutionResult => (errors ? { ...rest, errors: errors.map((error) => new FormattedError(error)) } : rest)
+const asExecutionResult = ({ errors, ...rest }: FormattedExecutionResult): ExecutionResult =>
+  errors ? { ...rest, errors: errors.map((error) => new FormattedError(error)) } : rest
 
 /**
  * What graphql-ws is handed to run for one operation: the pipeline's outcome, already decided.
@@ -132,15 +145,26 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         const target = { client: socket, transport: request.socket, id }
         if (outcome.kind === 'stream') {
           const { document, operationName } = outcome
-          return { schema: pipeline.schema, document, operationName, contextValue: new SocketOperation(outcome, caller, target) }
+          return {
+            schema: pipeline.schema,
+            document,
+            operationName,
+            contextValue: new SocketOperation(outcome, caller, target),
+          }
         }
         // Refused before it ran (no data at all): graphql-ws's `error` message, as the protocol asks.
         const { result } = outcome
         if (result.data === undefined) {
-          const refused = result.errors?.length ? result.errors : [{ message: 'Internal error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]
+          const refused = result.errors?.length
+            ? result.errors
+            : [{ message: 'Internal error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]
           return refused.map((error) => new FormattedError(error))
         }
-        return { schema: pipeline.schema, document: ANSWERED, contextValue: new SocketOperation(outcome, caller, target) }
+        return {
+          schema: pipeline.schema,
+          document: ANSWERED,
+          contextValue: new SocketOperation(outcome, caller, target),
+        }
       },
       // The pipeline has run the query or mutation already: its answer is written as it came,
       // formatted and masked (graphql-ws would write its fields in an order of its own).

@@ -18,14 +18,21 @@ function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
     criteria.rule != null ? eq(incidents.rule, criteria.rule) : undefined,
     criteria.state != null ? eq(incidents.state, criteria.state) : undefined,
     criteria.taskId != null ? eq(incidents.taskId, criteria.taskId) : undefined,
-    criteria.allowedServiceCodes !== undefined ? inArray(incidents.serviceCode, [...criteria.allowedServiceCodes]) : undefined,
+    criteria.allowedServiceCodes !== undefined
+      ? inArray(incidents.serviceCode, [...criteria.allowedServiceCodes])
+      : undefined,
     before !== undefined ? lt(incidents.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))
 }
 
 /** A page of incidents, newest first: at most `limit` older than the row `before`. */
-export async function incidentPage(db: Db, criteria: IncidentCriteria, before: number | undefined, limit: number): Promise<IncidentRow[]> {
+export async function incidentPage(
+  db: Db,
+  criteria: IncidentCriteria,
+  before: number | undefined,
+  limit: number,
+): Promise<IncidentRow[]> {
   // inArray of an empty list matches nothing, as an empty scope must.
   if (criteria.allowedServiceCodes?.length === 0) return []
   return db.select().from(incidents).where(where(criteria, before)).orderBy(desc(incidents.id)).limit(limit)
@@ -53,7 +60,8 @@ export function incidentMatches(criteria: IncidentCriteria, row: IncidentRow): b
   if (criteria.rule != null && row.rule !== criteria.rule) return false
   if (criteria.state != null && row.state !== criteria.state) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
-  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode)) return false
+  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
+    return false
   return true
 }
 
@@ -64,7 +72,11 @@ export async function unresolvedIncidents(db: Db): Promise<IncidentRow[]> {
 
 /** How many incidents are not resolved, per rule and severity: the gauge every instance agrees on. */
 export async function unresolvedCounts(db: Db): Promise<Array<{ rule: string; severity: string; n: number }>> {
-  const rows = await db.select({ rule: incidents.rule, severity: incidents.severity, n: count() }).from(incidents).where(ne(incidents.state, 'RESOLVED')).groupBy(incidents.rule, incidents.severity)
+  const rows = await db
+    .select({ rule: incidents.rule, severity: incidents.severity, n: count() })
+    .from(incidents)
+    .where(ne(incidents.state, 'RESOLVED'))
+    .groupBy(incidents.rule, incidents.severity)
   return rows.map((row) => ({ ...row, n: Number(row.n) }))
 }
 
@@ -72,7 +84,10 @@ export async function unresolvedCounts(db: Db): Promise<Array<{ rule: string; se
 export const TASK_INCIDENTS = 100
 
 /** The incidents of some tasks, newest first: `Task.incidents` of a page, batched in one statement. */
-export async function incidentsOfTasks(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>): Promise<IncidentRow[]> {
+export async function incidentsOfTasks(
+  db: Db,
+  keys: ReadonlyArray<{ serviceCode: string; taskId: string }>,
+): Promise<IncidentRow[]> {
   if (keys.length === 0) return []
   const pairs = sql.join(
     keys.map((key) => sql`(${key.serviceCode}, ${key.taskId})`),

@@ -27,7 +27,12 @@ export async function openIncident(db: Db, row: NewIncidentRow): Promise<Inciden
 }
 
 /** Resolves an incident not resolved yet; undefined when it already was (by another instance). */
-export async function resolveIncident(db: Db, id: number, at: Date, resolution: IncidentResolution): Promise<IncidentRow | undefined> {
+export async function resolveIncident(
+  db: Db,
+  id: number,
+  at: Date,
+  resolution: IncidentResolution,
+): Promise<IncidentRow | undefined> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(incidents)
@@ -50,12 +55,22 @@ export interface Acknowledger {
  * same transaction. Safe to repeat: an incident already acknowledged or resolved is answered as it
  * stands, with nothing written. Undefined when no incident has this id within `allowed` codes.
  */
-export async function acknowledgeIncident(db: Db, id: number, who: Acknowledger, at: Date, allowed: readonly string[] | undefined): Promise<IncidentRow | undefined> {
+export async function acknowledgeIncident(
+  db: Db,
+  id: number,
+  who: Acknowledger,
+  at: Date,
+  allowed: readonly string[] | undefined,
+): Promise<IncidentRow | undefined> {
   return db.transaction(async (tx) => {
     const [current] = await tx.select().from(incidents).where(eq(incidents.id, id)).for('update')
     if (!current || (allowed !== undefined && !allowed.includes(current.serviceCode))) return undefined
     if (current.state !== 'OPEN') return current
-    const [row] = await tx.update(incidents).set({ state: 'ACKNOWLEDGED', acknowledgedAt: at, acknowledgedBy: who.keyName, note: who.note }).where(eq(incidents.id, id)).returning()
+    const [row] = await tx
+      .update(incidents)
+      .set({ state: 'ACKNOWLEDGED', acknowledgedAt: at, acknowledgedBy: who.keyName, note: who.note })
+      .where(eq(incidents.id, id))
+      .returning()
     if (!row) return undefined
     await auditAcknowledgement(tx, row, who, at, 'SUCCEEDED')
     await tell(tx, row, 'incident.acknowledged', at)
@@ -67,7 +82,13 @@ export async function acknowledgeIncident(db: Db, id: number, who: Acknowledger,
  * A refused acknowledgement (a key that may not operate), in the audit as a refused action is:
  * only of an incident the key may read, so the audit of a code never names what another tenant tried.
  */
-export async function refuseAcknowledgement(db: Db, id: number, who: Acknowledger, at: Date, allowed: readonly string[] | undefined): Promise<void> {
+export async function refuseAcknowledgement(
+  db: Db,
+  id: number,
+  who: Acknowledger,
+  at: Date,
+  allowed: readonly string[] | undefined,
+): Promise<void> {
   await db.transaction(async (tx) => {
     const [current] = await tx.select().from(incidents).where(eq(incidents.id, id))
     if (!current || (allowed !== undefined && !allowed.includes(current.serviceCode))) return
@@ -75,7 +96,13 @@ export async function refuseAcknowledgement(db: Db, id: number, who: Acknowledge
   })
 }
 
-async function auditAcknowledgement(tx: Db, row: Pick<IncidentRow, 'id' | 'serviceCode' | 'taskId'>, who: Acknowledger, at: Date, state: 'SUCCEEDED' | 'REFUSED'): Promise<void> {
+async function auditAcknowledgement(
+  tx: Db,
+  row: Pick<IncidentRow, 'id' | 'serviceCode' | 'taskId'>,
+  who: Acknowledger,
+  at: Date,
+  state: 'SUCCEEDED' | 'REFUSED',
+): Promise<void> {
   const [audit] = await tx
     .insert(actions)
     .values({
@@ -90,7 +117,10 @@ async function auditAcknowledgement(tx: Db, row: Pick<IncidentRow, 'id' | 'servi
       keyScope: who.keyName ?? '',
       state,
       refusal: state === 'REFUSED' ? 'FORBIDDEN' : null,
-      message: state === 'REFUSED' ? 'FORBIDDEN: acknowledging an incident needs an API key with "can": ["operate"].' : `incident ${row.id}`,
+      message:
+        state === 'REFUSED'
+          ? 'FORBIDDEN: acknowledging an incident needs an API key with "can": ["operate"].'
+          : `incident ${row.id}`,
       requestedAt: at,
       finishedAt: at,
     })
@@ -104,7 +134,9 @@ type IncidentEvent = 'incident.opened' | 'incident.acknowledged' | 'incident.res
 async function tell(tx: Db, row: IncidentRow, type: IncidentEvent, at: Date): Promise<void> {
   const notify = notifyStatement([{ kind: 'incident', id: row.id }])
   if (notify) await tx.execute(notify)
-  await appendWebhookEvents(tx, [{ type, serviceCode: row.serviceCode, taskId: row.taskId, occurredAt: at, facts: { incident: incidentFacts(row) } }])
+  await appendWebhookEvents(tx, [
+    { type, serviceCode: row.serviceCode, taskId: row.taskId, occurredAt: at, facts: { incident: incidentFacts(row) } },
+  ])
 }
 
 /** An incident in the schema's own names, for a webhook body (`incidentId` becomes its global `id`). */

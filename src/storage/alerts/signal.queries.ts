@@ -24,7 +24,8 @@ export interface TaskSignalRow {
 export async function taskSignals(db: Db, serviceCodes: readonly string[]): Promise<TaskSignalRow[]> {
   if (serviceCodes.length === 0) return []
   const rows = resultRows<Record<string, unknown>>(
-    await db.execute(sql`select t.service_code, t.task_id, t.status, t.listed, l.health, l.health_since, l.listed as sampled_listed, l.viewers, s.input_rate
+    await db.execute(sql`select t.service_code, t.task_id, t.status, t.listed, l.health, l.health_since, l.listed as
+      sampled_listed, l.viewers, s.input_rate
       from tasks t
       left join task_live l on l.service_code = t.service_code and l.task_id = t.task_id
       left join task_samples s on s.service_code = t.service_code and s.task_id = t.task_id and s.at = l.at
@@ -38,7 +39,8 @@ export async function taskSignals(db: Db, serviceCodes: readonly string[]): Prom
     taskId: row.task_id as string,
     status: row.status as TaskSignalRow['status'],
     listed: row.listed as boolean,
-    sampled: row.health == null ? null : { health: row.health as SampledHealth, since: new Date(row.health_since as string) },
+    sampled:
+      row.health == null ? null : { health: row.health as SampledHealth, since: new Date(row.health_since as string) },
     viewers: row.sampled_listed === true && row.viewers != null ? Number(row.viewers) : null,
     inputBitrate: row.input_rate == null ? null : Number(row.input_rate),
   }))
@@ -52,7 +54,8 @@ export async function missingCallbacksByCode(db: Db, since: Date): Promise<Map<s
   const after = since.toISOString()
   const rows = resultRows<{ service_code: string; n: unknown }>(
     await db.execute(sql`select service_code,
-        count(*) filter (where missing_start_at >= ${after}::timestamptz) + count(*) filter (where missing_end_at >= ${after}::timestamptz) as n
+        count(*) filter (where missing_start_at >= ${after}::timestamptz) + count(*) filter (where missing_end_at >=
+          ${after}::timestamptz) as n
       from task_live where missing_start_at >= ${after}::timestamptz or missing_end_at >= ${after}::timestamptz
       group by service_code`),
   )

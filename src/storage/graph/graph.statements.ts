@@ -18,12 +18,18 @@ export async function lockGraphOf(tx: Db, serviceCodes: readonly string[]): Prom
   if (serviceCodes.length === 0) return
   const keys = [...new Set(serviceCodes)].sort().map((code) => `graph:${code}`)
   // PostgreSQL evaluates a volatile select list after the sort.
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${jsonParameter(keys)}) as v(k) order by k`)
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from jsonb_array_elements_text(${jsonParameter(keys)}) as
+      v(k) order by k`,
+  )
 }
 
 /** The stored states of a scope of one service code; its graph lock must be held. */
 export async function readGraphStates(tx: Db, serviceCode: string, scope: GraphScope): Promise<GraphStates> {
-  const [taskStates, userStates] = await Promise.all([readTaskStates(tx, serviceCode, scope.taskIds), readUserStates(tx, serviceCode, scope.userNames)])
+  const [taskStates, userStates] = await Promise.all([
+    readTaskStates(tx, serviceCode, scope.taskIds),
+    readUserStates(tx, serviceCode, scope.userNames),
+  ])
   return { tasks: taskStates, users: userStates }
 }
 
@@ -68,11 +74,15 @@ export async function writeChanges(tx: Db, changes: GraphChanges, now: Date): Pr
   const writes: Array<Promise<unknown>> = []
   if (changes.tasks.length > 0) {
     const rows = changes.tasks.map((state) => taskRow(state, now))
-    writes.push(tx.execute(upsertJson(tasks, rows, { target: [tasks.serviceCode.name, tasks.taskId.name], set: TASK_SET })))
+    writes.push(
+      tx.execute(upsertJson(tasks, rows, { target: [tasks.serviceCode.name, tasks.taskId.name], set: TASK_SET })),
+    )
   }
   if (changes.users.length > 0) {
     const rows = changes.users.map((state) => userRow(state, now))
-    writes.push(tx.execute(upsertJson(users, rows, { target: [users.serviceCode.name, users.userName.name], set: USER_SET })))
+    writes.push(
+      tx.execute(upsertJson(users, rows, { target: [users.serviceCode.name, users.userName.name], set: USER_SET })),
+    )
   }
   await Promise.all(writes)
 }
@@ -96,7 +106,14 @@ function taskRow(state: TaskState, now: Date) {
 
 function userRow(state: UserState, now: Date) {
   const lastSeen = state.lastSeenAt ?? state.firstSeenAt
-  return { serviceCode: state.serviceCode, userName: state.userName, state, online: isOnline(state), lastSeenAt: lastSeen === null ? null : new Date(lastSeen), updatedAt: now }
+  return {
+    serviceCode: state.serviceCode,
+    userName: state.userName,
+    state,
+    online: isOnline(state),
+    lastSeenAt: lastSeen === null ? null : new Date(lastSeen),
+    updatedAt: now,
+  }
 }
 
 // `column in (…)` with the values in one jsonb parameter rather than a placeholder each: one

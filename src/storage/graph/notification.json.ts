@@ -2,7 +2,19 @@ import { inArray, type SQL, sql } from 'drizzle-orm'
 import { KINDS, type ViewField } from '../../model/callback.kinds.js'
 import { FINAL } from '../log.kernel.js'
 import { callbacks } from '../tables/callback.table.js'
-import { addJsonType, TYPES, dateTime, type JsonField, type JsonType, objectText, P, safeInt, str, float, typename } from './task.json.js'
+import {
+  addJsonType,
+  TYPES,
+  dateTime,
+  type JsonField,
+  type JsonType,
+  objectText,
+  P,
+  safeInt,
+  str,
+  float,
+  typename,
+} from './task.json.js'
 
 /**
  * A task's newest notifications as a connection's JSON text (`edges { cursor node }`), in the
@@ -11,20 +23,26 @@ import { addJsonType, TYPES, dateTime, type JsonField, type JsonType, objectText
  */
 
 // base64url without padding, as global ids and cursors are written (PostgreSQL's base64 breaks lines).
-const base64url = (text: string) => `rtrim(translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`
+const base64url = (text: string) =>
+  `rtrim(translate(encode(convert_to(${text}, 'UTF8'), 'base64'), E'+/\\n', '-_'), '=')`
 const quoted = (text: string) => `'"' || ${text} || '"'`
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 // A stored time as the DateTime scalar writes the epoch milliseconds the object path reads (floored).
 const timeText = (column: string, nullable: boolean) =>
-  `case when ${column} is null then ${nullable ? `'null'` : P} else '"' || to_char(timestamp 'epoch' + floor(extract(epoch from ${column}) * 1000)::bigint * interval '1 millisecond', ${ISO}) || '"' end`
+  `case when ${column} is null then ${nullable ? `'null'` : P} else '"' || to_char(timestamp 'epoch' +
+    floor(extract(epoch from ${column}) * 1000)::bigint * interval '1 millisecond', ${ISO}) || '"' end`
 // GraphQL's Int is 32 bits: a value past it reads as null here (notification.view.ts's int32).
 const int32 = (v: string) =>
-  `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'number' then case when (${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0 then (${v})::text else 'null' end else ${P} end`
+  `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'number' then case when (${v}` +
+  `)::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0 then (${v})::text else 'null' ` +
+  `end else ${P} end`
 const codeName = (v: string, names: Record<number, string>) =>
-  `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'number' then case (${v})::text ${Object.entries(names)
-    .map(([code, name]) => `when '${code}' then '"${name}"'`)
-    .join(' ')} else 'null' end else ${P} end`
-const boolean = (v: string) => `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'boolean' then (${v})::text else ${P} end`
+  `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'number' then case (${v})::text
+    ${Object.entries(names)
+      .map(([code, name]) => `when '${code}' then '"${name}"'`)
+      .join(' ')} else 'null' end else ${P} end`
+const boolean = (v: string) =>
+  `case coalesce(jsonb_typeof(${v}), 'null') when 'null' then 'null' when 'boolean' then (${v})::text else ${P} end`
 
 const COMMON: JsonType['fields'] = {
   id: { write: () => quoted(base64url(`'Notification:["' || c.id || '"]'`)) },
@@ -50,7 +68,10 @@ const COMMON: JsonType['fields'] = {
 const topKey = (field: ViewField) => field.from.split('.')[0] as string
 
 function viewField(field: ViewField): JsonType['fields'][string] {
-  const v = field.from === 'size.width' || field.from === 'size.height' ? `c.v_size->'${field.from.slice(5)}'` : `c.v_${topKey(field)}`
+  const v =
+    field.from === 'size.width' || field.from === 'size.height'
+      ? `c.v_size->'${field.from.slice(5)}'`
+      : `c.v_${topKey(field)}`
   if (field.from === 'createdAt') return { write: () => timeText('c.service_created_at', true) }
   if (field.from === 'size.width' || field.from === 'size.height') return { write: () => int32(v) }
   switch (field.as) {
@@ -82,13 +103,25 @@ export const NOTIFICATION_JSON_TYPES: ReadonlyArray<{ type: number | null; name:
   { type: null, name: 'UnknownNotification' },
 ]
 for (const entry of Object.values(KINDS)) {
-  const view = Object.fromEntries(Object.entries(entry.view as Record<string, ViewField>).map(([name, field]) => [name, viewField(field)]))
+  const view = Object.fromEntries(
+    Object.entries(entry.view as Record<string, ViewField>).map(([name, field]) => [name, viewField(field)]),
+  )
   addJsonType({ name: entry.graphqlType, fields: { __typename: typename(entry.graphqlType), ...COMMON, ...view } })
 }
 addJsonType({ name: 'UnknownNotification', fields: { __typename: typename('UnknownNotification'), ...COMMON } })
 // The connection's levels are written by taskNotificationsJsonSql below; listed for what a selection may ask.
-addJsonType({ name: 'NotificationEdge', fields: { __typename: typename('NotificationEdge'), cursor: COMMON.cursor as { write: () => string }, node: { type: 'Notification', list: false, at: '' } } })
-addJsonType({ name: 'NotificationConnection', fields: { __typename: typename('NotificationConnection'), edges: { type: 'NotificationEdge', list: true, at: '' } } })
+addJsonType({
+  name: 'NotificationEdge',
+  fields: {
+    __typename: typename('NotificationEdge'),
+    cursor: COMMON.cursor as { write: () => string },
+    node: { type: 'Notification', list: false, at: '' },
+  },
+})
+addJsonType({
+  name: 'NotificationConnection',
+  fields: { __typename: typename('NotificationConnection'), edges: { type: 'NotificationEdge', list: true, at: '' } },
+})
 
 /**
  * The connection's text for the task whose `hashed_id` is `taskId` (SQL text): its fields as
@@ -96,8 +129,14 @@ addJsonType({ name: 'NotificationConnection', fields: { __typename: typename('No
  * is a parameter: it keeps one text for any `first`, and lets the page's statement be planned
  * once (see listTasksWithJson).
  */
-export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: string, perTask: number, allowedServiceCodes: readonly string[] | undefined): SQL {
-  const scope = allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`
+export function taskNotificationsJsonSql(
+  fields: readonly JsonField[],
+  taskId: string,
+  perTask: number,
+  allowedServiceCodes: readonly string[] | undefined,
+): SQL {
+  const scope =
+    allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`
   const pieces: SQL[] = []
   fields.forEach((field, i) => {
     const open = sql.raw(`'${i === 0 ? '{' : ','}"${field.key}":'`)
@@ -105,9 +144,12 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
     else if (field.name === 'edges') {
       const edge = edgeText(field.fields ?? [])
       const reads = valueReads(field.fields ?? [])
-      pieces.push(sql`${open} || (select coalesce('[' || string_agg(${sql.raw(edge)}, ',' order by c.xid desc, c.id desc) || ']', '[]') from (
-        select xid, id, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, deliveries, signature${sql.raw(reads)} from ${callbacks}
-        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc, ${callbacks.id} desc limit ${perTask}::int) c)`)
+      pieces.push(sql`${open} || (select coalesce('[' || string_agg(${sql.raw(edge)}, ',' order by c.xid desc, c.id
+        desc) || ']', '[]') from (
+        select xid, id, type, service_code, task_id, user_name, vs_id, service_created_at, received_at, deliveries,
+          signature${sql.raw(reads)} from ${callbacks}
+        where ${callbacks.taskId} = ${sql.raw(taskId)} and ${FINAL}${scope} order by ${callbacks.xid} desc,
+          ${callbacks.id} desc limit ${perTask}::int) c)`)
     } else throw new Error(`NotificationConnection.${field.name} cannot be written as text`)
   })
   return pieces.length === 0 ? sql`'{}'` : sql`${sql.join(pieces, sql` || `)} || '}'`
@@ -116,7 +158,9 @@ export function taskNotificationsJsonSql(fields: readonly JsonField[], taskId: s
 // A document's selection is the same objects on every request: its text is made once.
 const edgeTexts = new WeakMap<readonly JsonField[], string>()
 const readTexts = new WeakMap<readonly JsonField[], string>()
-const VIEWS: Readonly<Record<string, Record<string, ViewField>>> = Object.fromEntries(Object.values(KINDS).map((entry) => [entry.graphqlType as string, entry.view as Record<string, ViewField>]))
+const VIEWS: Readonly<Record<string, Record<string, ViewField>>> = Object.fromEntries(
+  Object.values(KINDS).map((entry) => [entry.graphqlType as string, entry.view as Record<string, ViewField>]),
+)
 
 /** The row subquery's reads of the stored values the edges' fields write: `, values->'k' as v_k` each. */
 function valueReads(fields: readonly JsonField[]): string {
@@ -158,5 +202,6 @@ function makeEdgeText(fields: readonly JsonField[]): string {
 function nodeText(byType: Readonly<Record<string, readonly JsonField[]>>): string {
   const text = (name: string) => objectText(TYPES[name] as JsonType, byType[name] ?? [], 'c', 1)
   const known = NOTIFICATION_JSON_TYPES.filter((entry) => entry.type !== null)
-  return `case c.type ${known.map((entry) => `when ${entry.type} then ${text(entry.name)}`).join(' ')} else ${text('UnknownNotification')} end`
+  return `case c.type ${known.map((entry) => `when ${entry.type} then ${text(entry.name)}`).join(' ')} else
+    ${text('UnknownNotification')} end`
 }

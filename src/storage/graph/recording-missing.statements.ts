@@ -25,26 +25,38 @@ export const MISSING_HORIZON_MS = 7 * 86_400_000
  * of the task in the catalogue. Each is kept in `recording_missing` once: a task another
  * instance decided first is not given back, so the caller tells only what it decided.
  */
-export async function claimMissingRecordings(tx: Db, graceMs: number, now: Date, limit: number): Promise<MissingRecording[]> {
+export async function claimMissingRecordings(
+  tx: Db,
+  graceMs: number,
+  now: Date,
+  limit: number,
+): Promise<MissingRecording[]> {
   const at = sql`${now.toISOString()}::timestamptz`
-  const ended = sql.raw(`case when jsonb_typeof(t.node->'endedAt') = 'number' and abs((t.node->>'endedAt')::numeric) < 253402300799999
+  const ended = sql.raw(`case when jsonb_typeof(t.node->'endedAt') = 'number' and abs((t.node->>'endedAt')::numeric) <
+      253402300799999
     then timestamptz 'epoch' + (t.node->>'endedAt')::numeric::bigint * interval '1 millisecond' else t.updated_at end`)
   const result = await tx.execute(sql`
     with claimed as (
       insert into recording_missing (service_code, task_id, told_at)
       select t.service_code, t.task_id, ${at} from tasks t
-      where t.status = 'ENDED' and t.sort_at >= ${at} - ${graceMs + MISSING_HORIZON_MS}::float8 * interval '1 millisecond'
+      where t.status = 'ENDED' and t.sort_at >= ${at} - ${graceMs + MISSING_HORIZON_MS}::float8 * interval
+        '1 millisecond'
         and t.node->'liveOnly' = 'false'::jsonb
         and ${ended} <= ${at} - ${graceMs}::float8 * interval '1 millisecond'
         and not exists (select 1 from recordings r where r.service_code = t.service_code and r.task_id = t.task_id)
-        and not exists (select 1 from recording_missing m where m.service_code = t.service_code and m.task_id = t.task_id)
+        and not exists (select 1 from recording_missing m where m.service_code = t.service_code and m.task_id =
+          t.task_id)
       order by t.sort_at
       limit ${limit}
       on conflict do nothing
       returning service_code, task_id)
     select c.service_code, c.task_id, t.node from claimed c
     join tasks t on t.service_code = c.service_code and t.task_id = c.task_id`)
-  return resultRows<Claimed>(result).map((row) => ({ serviceCode: row.service_code, taskId: row.task_id, node: row.node }))
+  return resultRows<Claimed>(result).map((row) => ({
+    serviceCode: row.service_code,
+    taskId: row.task_id,
+    node: row.node,
+  }))
 }
 
 /** A task told as missing its recording, and when. */
@@ -60,7 +72,9 @@ export async function latestMissing(db: Db, codes: readonly string[] | undefined
   const late = db
     .select({ one: sql`1` })
     .from(recordings)
-    .where(and(eq(recordings.serviceCode, recordingMissing.serviceCode), eq(recordings.taskId, recordingMissing.taskId)))
+    .where(
+      and(eq(recordings.serviceCode, recordingMissing.serviceCode), eq(recordings.taskId, recordingMissing.taskId)),
+    )
   const order = [desc(recordingMissing.toldAt), asc(recordingMissing.taskId)]
   return db
     .select()

@@ -24,12 +24,15 @@ export interface RecordingKey {
 
 function conditions(query: RecordingQuery): SQL | undefined {
   const parts: Array<SQL | undefined> = []
-  if (query.allowedCodes) parts.push(query.allowedCodes.length === 0 ? sql`false` : inArray(recordings.serviceCode, [...query.allowedCodes]))
+  if (query.allowedCodes)
+    parts.push(query.allowedCodes.length === 0 ? sql`false` : inArray(recordings.serviceCode, [...query.allowedCodes]))
   if (query.serviceCode !== undefined) parts.push(eq(recordings.serviceCode, query.serviceCode))
   if (query.userName !== undefined) parts.push(eq(recordings.userName, query.userName))
   if (query.taskId !== undefined) parts.push(eq(recordings.taskId, query.taskId))
   if (query.seenIn && query.seenIn.length > 0) {
-    const seen = query.seenIn.map((source) => (source === 'CALLBACK' ? eq(recordings.fromCallback, true) : eq(recordings.fromList, true)))
+    const seen = query.seenIn.map((source) =>
+      source === 'CALLBACK' ? eq(recordings.fromCallback, true) : eq(recordings.fromList, true),
+    )
     parts.push(or(...seen))
   }
   if (query.createdAfter) parts.push(gte(recordings.sortAt, query.createdAfter))
@@ -38,8 +41,16 @@ function conditions(query: RecordingQuery): SQL | undefined {
 }
 
 /** A page of recordings, newest first, after `after`, at most `limit` rows. */
-export async function listRecordings(db: Db, query: RecordingQuery, after: RecordingKey | undefined, limit: number): Promise<RecordingRow[]> {
-  const keyset = after ? sql`(${recordings.sortAt}, ${recordings.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})` : undefined
+export async function listRecordings(
+  db: Db,
+  query: RecordingQuery,
+  after: RecordingKey | undefined,
+  limit: number,
+): Promise<RecordingRow[]> {
+  const keyset = after
+    ? sql`(${recordings.sortAt}, ${recordings.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz,
+      ${after.id})`
+    : undefined
   return db
     .select()
     .from(recordings)
@@ -67,7 +78,11 @@ export async function recordingByKey(db: Db, serviceCode: string, fileName: stri
  * The recordings of these tasks, each task's in the order the catalogue learnt of them (oldest
  * first), by `<service code>\0<task id>`. A task of a code outside `allowedCodes` has none.
  */
-export async function recordingsOfTasks(db: Db, keys: ReadonlyArray<{ serviceCode: string; taskId: string }>, allowedCodes: readonly string[] | undefined): Promise<Map<string, RecordingRow[]>> {
+export async function recordingsOfTasks(
+  db: Db,
+  keys: ReadonlyArray<{ serviceCode: string; taskId: string }>,
+  allowedCodes: readonly string[] | undefined,
+): Promise<Map<string, RecordingRow[]>> {
   const byTask = new Map<string, RecordingRow[]>()
   const asked = allowedCodes ? keys.filter((key) => allowedCodes.includes(key.serviceCode)) : keys
   if (asked.length === 0) return byTask
@@ -91,6 +106,13 @@ export async function countUnannounced(db: Db, serviceCode: string, since: Date)
   const [row] = await db
     .select({ n: count() })
     .from(recordings)
-    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fromList, true), eq(recordings.fromCallback, false), gte(recordings.firstSeenAt, since)))
+    .where(
+      and(
+        eq(recordings.serviceCode, serviceCode),
+        eq(recordings.fromList, true),
+        eq(recordings.fromCallback, false),
+        gte(recordings.firstSeenAt, since),
+      ),
+    )
   return Number(row?.n ?? 0)
 }

@@ -51,7 +51,12 @@ const LINK = sql.raw(`coalesce(
  * something new of it (first listed, views, likes, description, location), so an answer with
  * nothing new writes nothing, however large the archive. Gives back the rows written.
  */
-export async function upsertListedFiles(db: Db, serviceCode: string, files: readonly ListedFile[], now: Date): Promise<WrittenRecording[]> {
+export async function upsertListedFiles(
+  db: Db,
+  serviceCode: string,
+  files: readonly ListedFile[],
+  now: Date,
+): Promise<WrittenRecording[]> {
   if (files.length === 0) return []
   // postgres.js takes no Date in a raw statement's parameters: the time goes as text, cast.
   const at = sql`${now.toISOString()}::timestamptz`
@@ -72,18 +77,22 @@ export async function upsertListedFiles(db: Db, serviceCode: string, files: read
   const result = await db.execute(sql`
     insert into recordings as r (service_code, file_name, task_id, user_name, url, description, location, duration,
       width, height, views, likes, recorded_at, from_list, first_seen_at, sort_at, updated_at)
-    select w.service_code, w.file_name, case when known.task_id is null then ${LINK} else known.task_id end, w.user_name, w.url, w.description,
-      w.location, w.duration, w.width, w.height, w.views, w.likes, w.recorded_at, true, ${at}, coalesce(w.recorded_at, ${at}),
+    select w.service_code, w.file_name, case when known.task_id is null then ${LINK} else known.task_id end,
+      w.user_name, w.url, w.description,
+      w.location, w.duration, w.width, w.height, w.views, w.likes, w.recorded_at, true, ${at}, coalesce(w.recorded_at,
+        ${at}),
       ${at}
     from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, user_name text, url text,
-      description text, location text, duration float8, width int, height int, views int, likes int, recorded_at timestamptz)
+      description text, location text, duration float8, width int, height int, views int, likes int, recorded_at
+        timestamptz)
     -- A probe of the unique key per listed file: joined, a small catalogue was planned as a whole scan.
     left join lateral (select k.task_id from recordings k where k.service_code = w.service_code
       and k.file_name = w.file_name) known on true
     on conflict (service_code, file_name) do update set
       task_id = coalesce(r.task_id, excluded.task_id), user_name = coalesce(r.user_name, excluded.user_name),
       url = coalesce(excluded.url, r.url),
-      description = excluded.description, location = excluded.location, duration = coalesce(r.duration, excluded.duration),
+      description = excluded.description, location = excluded.location, duration = coalesce(r.duration,
+        excluded.duration),
       width = coalesce(r.width, excluded.width), height = coalesce(r.height, excluded.height), views = excluded.views,
       likes = excluded.likes, recorded_at = coalesce(excluded.recorded_at, r.recorded_at),
       sort_at = coalesce(excluded.recorded_at, r.sort_at), from_list = true, updated_at = excluded.updated_at
@@ -91,7 +100,12 @@ export async function upsertListedFiles(db: Db, serviceCode: string, files: read
       or (r.views, r.likes, r.description, r.location) is distinct from
          (excluded.views, excluded.likes, excluded.description, excluded.location)
     returning id, file_name, task_id, (xmax = 0) as created`)
-  return resultRows<Written>(result).map((row) => ({ id: Number(row.id), fileName: row.file_name, taskId: row.task_id, created: row.created }))
+  return resultRows<Written>(result).map((row) => ({
+    id: Number(row.id),
+    fileName: row.file_name,
+    taskId: row.task_id,
+    created: row.created,
+  }))
 }
 
 /**
@@ -99,7 +113,12 @@ export async function upsertListedFiles(db: Db, serviceCode: string, files: read
  * projector's). The callback's task is the truth of the link; a row already announced for the
  * same task is not written again.
  */
-export async function upsertAnnouncedRecordings(tx: Db, serviceCode: string, announced: readonly AnnouncedRecording[], now: Date): Promise<WrittenRecording[]> {
+export async function upsertAnnouncedRecordings(
+  tx: Db,
+  serviceCode: string,
+  announced: readonly AnnouncedRecording[],
+  now: Date,
+): Promise<WrittenRecording[]> {
   if (announced.length === 0) return []
   const at = sql`${now.toISOString()}::timestamptz`
   const rows = announced.map((a) => ({
@@ -121,16 +140,20 @@ export async function upsertAnnouncedRecordings(tx: Db, serviceCode: string, ann
     received_at: a.receivedAt.toISOString(),
   }))
   const result = await tx.execute(sql`
-    insert into recordings as r (service_code, file_name, task_id, user_name, url, duration, width, height, output_index,
+    insert into recordings as r (service_code, file_name, task_id, user_name, url, duration, width, height,
+      output_index,
       tag, path, format, input_bytes, http_output_bytes, live_started_at, received_at, from_callback,
       first_seen_at, sort_at, updated_at)
     select w.service_code, w.file_name, w.task_id, w.user_name, w.url, w.duration, w.width, w.height, w.output_index,
-      w.tag, w.path, w.format, w.input_bytes, w.http_output_bytes, w.live_started_at, w.received_at, true, ${at}, ${at}, ${at}
-    from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, task_id text, user_name text,
+      w.tag, w.path, w.format, w.input_bytes, w.http_output_bytes, w.live_started_at, w.received_at, true, ${at},
+        ${at}, ${at}
+    from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, task_id text, user_name
+      text,
       url text, duration float8, width int, height int, output_index int, tag text, path text, format jsonb,
       input_bytes bigint, http_output_bytes bigint, live_started_at timestamptz, received_at timestamptz)
     on conflict (service_code, file_name) do update set
-      task_id = excluded.task_id, user_name = coalesce(r.user_name, excluded.user_name), url = coalesce(r.url, excluded.url),
+      task_id = excluded.task_id, user_name = coalesce(r.user_name, excluded.user_name), url = coalesce(r.url,
+        excluded.url),
       duration = coalesce(r.duration, excluded.duration), width = coalesce(r.width, excluded.width),
       height = coalesce(r.height, excluded.height), output_index = excluded.output_index, tag = excluded.tag,
       path = excluded.path, format = excluded.format, input_bytes = excluded.input_bytes,
@@ -138,5 +161,10 @@ export async function upsertAnnouncedRecordings(tx: Db, serviceCode: string, ann
       received_at = excluded.received_at, from_callback = true, updated_at = excluded.updated_at
     where not r.from_callback or r.task_id is distinct from excluded.task_id
     returning id, file_name, task_id, (xmax = 0) as created`)
-  return resultRows<Written>(result).map((row) => ({ id: Number(row.id), fileName: row.file_name, taskId: row.task_id, created: row.created }))
+  return resultRows<Written>(result).map((row) => ({
+    id: Number(row.id),
+    fileName: row.file_name,
+    taskId: row.task_id,
+    created: row.created,
+  }))
 }

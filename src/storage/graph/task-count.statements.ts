@@ -27,11 +27,17 @@ export async function countTasksKept(db: Db, filter: CountedFilter): Promise<num
       const where = and(
         filter.serviceCode ? eq(taskCounts.serviceCode, filter.serviceCode) : undefined,
         status ? inArray(taskCounts.status, [...status]) : undefined,
-        filter.allowedServiceCodes !== undefined ? inArray(taskCounts.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+        filter.allowedServiceCodes !== undefined
+          ? inArray(taskCounts.serviceCode, [...filter.allowedServiceCodes])
+          : undefined,
       )
       return sql`select coalesce(sum(${taskCounts.n}), 0)::float8 as n from ${taskCounts} where ${where ?? sql`true`}`
     },
-    () => [...(filter.serviceCode ? [filter.serviceCode] : []), ...(status ?? []), ...(filter.allowedServiceCodes ?? [])],
+    () => [
+      ...(filter.serviceCode ? [filter.serviceCode] : []),
+      ...(status ?? []),
+      ...(filter.allowedServiceCodes ?? []),
+    ],
   )
   return resultRows<{ n: number }>(result)[0]?.n ?? 0
 }

@@ -57,22 +57,38 @@ export function taskConditions(filter: TaskQuery): SQL | undefined {
 
 function keyCondition(keys: ReadonlyArray<readonly [string, string]>): SQL {
   if (keys.length === 0) return sql`false`
-  return or(...keys.map(([serviceCode, taskId]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, taskId)))) as SQL
+  return or(
+    ...keys.map(([serviceCode, taskId]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.taskId, taskId))),
+  ) as SQL
 }
 
 function ownerCondition(owners: ReadonlyArray<readonly [string, string]>): SQL {
   if (owners.length === 0) return sql`false`
-  return or(...owners.map(([serviceCode, userName]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.author, userName)))) as SQL
+  return or(
+    ...owners.map(([serviceCode, userName]) => and(eq(tasks.serviceCode, serviceCode), eq(tasks.author, userName))),
+  ) as SQL
 }
 
 /** Whether a task row matches the filter: the same rules as the SQL above, for rows already read. */
-export function taskMatches(filter: TaskQuery, row: Pick<TaskRow, 'serviceCode' | 'taskId' | 'status' | 'author' | 'sortAt' | 'state'>): boolean {
+export function taskMatches(
+  filter: TaskQuery,
+  row: Pick<TaskRow, 'serviceCode' | 'taskId' | 'status' | 'author' | 'sortAt' | 'state'>,
+): boolean {
   if (filter.serviceCode && row.serviceCode !== filter.serviceCode) return false
   if (filter.status && filter.status.length > 0 && !filter.status.includes(row.status)) return false
-  if (filter.keys && !filter.keys.some(([serviceCode, taskId]) => serviceCode === row.serviceCode && taskId === row.taskId)) return false
+  if (
+    filter.keys &&
+    !filter.keys.some(([serviceCode, taskId]) => serviceCode === row.serviceCode && taskId === row.taskId)
+  )
+    return false
   if (filter.taskIds && !filter.taskIds.includes(row.taskId)) return false
-  if (filter.userName && !(row.author !== null && foldCase(row.author).startsWith(foldCase(filter.userName)))) return false
-  if (filter.owners && !filter.owners.some(([serviceCode, userName]) => serviceCode === row.serviceCode && userName === row.author)) return false
+  if (filter.userName && !(row.author !== null && foldCase(row.author).startsWith(foldCase(filter.userName))))
+    return false
+  if (
+    filter.owners &&
+    !filter.owners.some(([serviceCode, userName]) => serviceCode === row.serviceCode && userName === row.author)
+  )
+    return false
   if (filter.vsId && rowVsId(row) !== filter.vsId) return false
   if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
   if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false

@@ -9,7 +9,10 @@
  * says what is wrong the way it always did.
  */
 
-/** A field of an answer object: its response key, the schema field it reads, and what is asked of it when it is an object. */
+/**
+ * A field of an answer object: its response key, the schema field it reads, and what is asked of it when it is an
+ * object.
+ */
 export interface JsonField {
   key: string
   name: string
@@ -24,7 +27,10 @@ export type TaskJsonKind = 'outputs' | 'recordings' | 'thumbnails'
 /** One part of a task to write as text: which one and its selection. */
 export type TaskJsonPart =
   | { kind: TaskJsonKind; fields: readonly JsonField[] }
-  /** The task's newest `perTask` notifications as a connection (`edges` only); null: not written (the object path answers). */
+  /**
+   * The task's newest `perTask` notifications as a connection (`edges` only); null: not written (the object path
+   * answers).
+   */
   | { kind: 'notifications'; fields: readonly JsonField[]; perTask: number | null }
 
 /** In a part's text where a value cannot be written as the object path would write it. */
@@ -33,7 +39,12 @@ export const P = `'"${JSON_FALLBACK_MARK}"'`
 
 // The parts' object types, each field as the SQL text of its value from the element `e` (jsonb).
 // A nested list with `catalogue` is read from the catalogue of recordings, narrowed for the element.
-type NestedSpec = { type: string; list: boolean; at: string | ((e: string) => string); catalogue?: (e: string) => (r: string) => string }
+type NestedSpec = {
+  type: string
+  list: boolean
+  at: string | ((e: string) => string)
+  catalogue?: (e: string) => (r: string) => string
+}
 type Writer = (e: string, depth: number) => string
 /** An object type as text: each field's writer, or the object type of its value and where that is. */
 export interface JsonType {
@@ -43,24 +54,36 @@ export interface JsonType {
 
 const typeOf = (v: string) => `coalesce(jsonb_typeof(${v}), 'null')`
 // PostgreSQL writes a jsonb string or number as JSON text; its string escapes are JavaScript's.
-export const str = (v: string, nullable = true) => `case ${typeOf(v)} when 'string' then (${v})::text when 'null' then ${nullable ? `'null'` : P} else ${P} end`
+export const str = (v: string, nullable = true) =>
+  `case ${typeOf(v)} when 'string' then (${v})::text when 'null' then ${nullable ? `'null'` : P} else ${P} end`
 // Numbers JavaScript wrote: integers and decimals PostgreSQL writes back digit for digit.
-const num = (v: string, test: string) => `case ${typeOf(v)} when 'null' then 'null' when 'number' then case when ${test} then (${v})::text else ${P} end else ${P} end`
-export const int = (v: string) => num(v, `(${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0`)
+const num = (v: string, test: string) =>
+  `case ${typeOf(v)} when 'null' then 'null' when 'number' then case when ${test} then (${v})::text else ${P}` +
+  ` end else ${P} end`
+export const int = (v: string) =>
+  num(v, `(${v})::numeric between -2147483648 and 2147483647 and scale((${v})::numeric) = 0`)
 export const safeInt = (v: string) => num(v, `abs((${v})::numeric) <= 9007199254740991 and scale((${v})::numeric) = 0`)
 // JavaScript writes below 1e-6 and from 1e21 with an exponent, PostgreSQL never.
-export const float = (v: string) => num(v, `(${v})::numeric = 0 or abs((${v})::numeric) between 0.000001 and 999999999999999999999`)
+export const float = (v: string) =>
+  num(v, `(${v})::numeric = 0 or abs((${v})::numeric) between 0.000001 and 999999999999999999999`)
 // DateTime: epoch milliseconds as RFC 3339 at UTC with milliseconds, years 1 to 9999.
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 export const dateTime = (v: string, nullable = true) =>
-  `case ${typeOf(v)} when 'null' then ${nullable ? `'null'` : P} when 'number' then case when (${v})::numeric between -62135596800000 and 253402300799999 and scale((${v})::numeric) = 0
-    then '"' || to_char(timestamp 'epoch' + (${v})::bigint * interval '1 millisecond', ${ISO}) || '"' else ${P} end else ${P} end`
+  `case ${typeOf(v)} when 'null' then ${nullable ? `'null'` : P} when 'number' then case when (${v})::numeric between
+    -62135596800000 and 253402300799999 and scale((${v})::numeric) = 0
+    then '"' || to_char(timestamp 'epoch' + (${v})::bigint * interval '1 millisecond', ${ISO}) || '"' else ${P} end
+      else ${P} end`
 const at = (key: string) => (e: string) => `${e}->'${key}'`
 // `key` and `value` let a list read the element's key once for every use `write` makes of it (listText).
-const field = (write: (v: string) => string, key: string) => ({ write: (e: string) => write(at(key)(e)), key, value: write })
+const field = (write: (v: string) => string, key: string) => ({
+  write: (e: string) => write(at(key)(e)),
+  key,
+  value: write,
+})
 // An enum stored by its value's name: each name as itself, anything else the object path's error.
 const enumOf = (v: string, names: readonly string[], nullText: string) =>
-  `case when ${typeOf(v)} = 'null' then ${nullText} when jsonb_typeof(${v}) = 'string' and (${v} #>> '{}') in (${names.map((name) => `'${name}'`).join(', ')}) then '"' || (${v} #>> '{}') || '"' else ${P} end`
+  `case when ${typeOf(v)} = 'null' then ${nullText} when jsonb_typeof(${v}) = 'string' and (${v} #>> '{}') in
+    (${names.map((name) => `'${name}'`).join(', ')}) then '"' || (${v} #>> '{}') || '"' else ${P} end`
 export const typename = (name: string) => ({ write: () => `'"${name}"'` })
 
 const MEDIA_FORMAT: JsonType = {
@@ -72,7 +95,8 @@ const MEDIA_FORMAT: JsonType = {
     container: {
       write: (e) => {
         const text = `(${e} #>> '{container}')`
-        return `case when jsonb_typeof(${e}->'container') is distinct from 'string' then ${P} when upper(${text}) in ('FLV', 'RTMP', 'M3U8', 'MP4') then '"' || upper(${text}) || '"'
+        return `case when jsonb_typeof(${e}->'container') is distinct from 'string' then ${P} when upper(${text}) in
+          ('FLV', 'RTMP', 'M3U8', 'MP4') then '"' || upper(${text}) || '"'
           when octet_length(${text}) = char_length(${text}) then '"OTHER"' else ${P} end`
       },
     },
@@ -128,7 +152,8 @@ const RECORDING: JsonType = {
 const ms = (time: string) => `floor(extract(epoch from ${time}) * 1000)::bigint`
 const RECORDING_ROW = (r: string) => `jsonb_build_object('serviceCode', ${r}.service_code, 'fileName', ${r}.file_name,
   'taskId', ${r}.task_id, 'userName', ${r}.user_name, 'url', ${r}.url, 'description', ${r}.description,
-  'location', ${r}.location, 'views', ${r}.views, 'likes', ${r}.likes, 'outputIndex', ${r}.output_index, 'tag', ${r}.tag,
+  'location', ${r}.location, 'views', ${r}.views, 'likes', ${r}.likes, 'outputIndex', ${r}.output_index, 'tag',
+    ${r}.tag,
   'path', ${r}.path, 'format', ${r}.format, 'width', ${r}.width, 'height', ${r}.height, 'duration', ${r}.duration,
   'inputBytes', ${r}.input_bytes, 'httpOutputBytes', ${r}.http_output_bytes,
   'createdAt', ${ms(`coalesce(${r}.recorded_at, ${r}.live_started_at)`)}, 'receivedAt', ${ms(`${r}.received_at`)},
@@ -141,7 +166,8 @@ const RECORDING_ROW = (r: string) => `jsonb_build_object('serviceCode', ${r}.ser
  */
 function catalogueListText(fields: readonly JsonField[], depth: number, also?: (r: string) => string): string {
   const [r, x] = [`rc${depth}`, `x${depth}`]
-  return `(select coalesce('[' || string_agg(${objectText(RECORDING, fields, x, depth)}, ',' order by ${r}.id) || ']', '[]')
+  return `(select coalesce('[' || string_agg(${objectText(RECORDING, fields, x, depth)}, ',' order by ${r}.id) || ']',
+    '[]')
     from recordings ${r} cross join lateral (select ${RECORDING_ROW(r)} offset 0) as e${depth}(${x})
     where ${r}.service_code = t.service_code and ${r}.task_id = t.task_id${also ? ` and ${also(r)}` : ''})`
 }
@@ -186,10 +212,20 @@ const OUTPUT: JsonType = {
   },
 }
 
-export const TYPES: Record<string, JsonType> = { MediaFormat: MEDIA_FORMAT, Stream: STREAM, Recording: RECORDING, Thumbnail: THUMBNAIL, Output: OUTPUT }
+export const TYPES: Record<string, JsonType> = {
+  MediaFormat: MEDIA_FORMAT,
+  Stream: STREAM,
+  Recording: RECORDING,
+  Thumbnail: THUMBNAIL,
+  Output: OUTPUT,
+}
 
 /** The object type each part's elements are, by GraphQL type name. */
-export const TASK_JSON_PART_TYPE: Readonly<Record<TaskJsonKind, string>> = { outputs: 'Output', recordings: 'Recording', thumbnails: 'Thumbnail' }
+export const TASK_JSON_PART_TYPE: Readonly<Record<TaskJsonKind, string>> = {
+  outputs: 'Output',
+  recordings: 'Recording',
+  thumbnails: 'Thumbnail',
+}
 
 /** Adds an object type that parts can be written in (notification.json.ts adds the notifications'). */
 export function addJsonType(type: JsonType): void {
@@ -211,7 +247,13 @@ export function jsonFieldsOf(typeName: string): ReadonlyMap<string, string | nul
 const MAX_KEYS = 200
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/
 
-export function objectText(type: JsonType, fields: readonly JsonField[], e: string, depth: number, read?: ReadonlyMap<string, string>): string {
+export function objectText(
+  type: JsonType,
+  fields: readonly JsonField[],
+  e: string,
+  depth: number,
+  read?: ReadonlyMap<string, string>,
+): string {
   if (fields.length > MAX_KEYS) throw new Error(`a text part asks for ${fields.length} keys`)
   // Response keys are GraphQL names: nothing to escape in SQL or JSON, checked all the same.
   for (const asked of fields) if (!NAME.test(asked.key)) throw new Error(`not a GraphQL name: ${asked.key}`)
@@ -219,7 +261,12 @@ export function objectText(type: JsonType, fields: readonly JsonField[], e: stri
     const spec = type.fields[asked.name]
     if (!spec) throw new Error(`${type.name}.${asked.name} cannot be written as text`)
     const column = 'write' in spec && spec.key !== undefined ? read?.get(spec.key) : undefined
-    const value = 'write' in spec ? (column !== undefined && spec.value ? spec.value(column) : spec.write(e, depth)) : nestedText(spec, asked.fields ?? [], e, depth)
+    const value =
+      'write' in spec
+        ? column !== undefined && spec.value
+          ? spec.value(column)
+          : spec.write(e, depth)
+        : nestedText(spec, asked.fields ?? [], e, depth)
     return `'${i === 0 ? '{' : ','}"${asked.key}":' || ${value}`
   })
   return parts.length === 0 ? `'{}'` : `${parts.join(' || ')} || '}'`
@@ -229,7 +276,11 @@ function nestedText(spec: NestedSpec, fields: readonly JsonField[], e: string, d
   if (spec.catalogue) return catalogueListText(fields, depth + 1, spec.catalogue(e))
   const type = TYPES[spec.type] as JsonType
   const v = typeof spec.at === 'function' ? spec.at(e) : `${e}->'${spec.at}'`
-  if (!spec.list) return `case ${typeOf(v)} when 'null' then 'null' when 'object' then ${objectText(type, fields, v, depth)} else ${P} end`
+  if (!spec.list)
+    return (
+      `case ${typeOf(v)} when 'null' then 'null' when 'object' then ${objectText(type, fields, v, depth)} else ${P}` +
+      ` end`
+    )
   return listText(type, fields, v, depth + 1)
 }
 
@@ -239,14 +290,26 @@ function listText(type: JsonType, fields: readonly JsonField[], list: string, de
   // and a field's text reads it up to five times (its type, its range, its text); that was a
   // fifth of the page statement's time. `offset 0` keeps the planner from folding the reads
   // back into every use.
-  const keys = [...new Set(fields.map((asked) => type.fields[asked.name]).flatMap((spec) => (spec && 'write' in spec && spec.key !== undefined ? [spec.key] : [])))]
+  const keys = [
+    ...new Set(
+      fields
+        .map((asked) => type.fields[asked.name])
+        .flatMap((spec) => (spec && 'write' in spec && spec.key !== undefined ? [spec.key] : [])),
+    ),
+  ]
   const read = new Map(keys.map((key, i) => [key, `f${depth}_${i}`]))
-  const lateral = keys.length === 0 ? '' : ` cross join lateral (select ${keys.map((key, i) => `${x}->'${key}' as f${depth}_${i}`).join(', ')} offset 0) as r${depth}`
+  const lateral =
+    keys.length === 0
+      ? ''
+      : ` cross join lateral (select ${keys.map((key, i) => `${x}->'${key}' as f${depth}_${i}`).join(', ')} offset 0)
+        as r${depth}`
   // A limit of the array's own length changes nothing but the planner's guess of its rows (a
   // tenth of the set function's 100): nested lists guessed at 100 × 100 rows cost a page past
   // jit_above_cost, and JIT compiling took 60 ms to save nothing on a statement that runs in 2.
-  return `case when jsonb_typeof(${list}) = 'array' then (select coalesce('[' || string_agg(${objectText(type, fields, x, depth, read)}, ',' order by n${depth}) || ']', '[]')
-    from (select * from jsonb_array_elements(${list}) with ordinality as a${depth}(value, place) limit jsonb_array_length(${list})) as e${depth}(${x}, n${depth})${lateral}) else ${P} end`
+  return `case when jsonb_typeof(${list}) = 'array' then (select coalesce('[' ||
+    string_agg(${objectText(type, fields, x, depth, read)}, ',' order by n${depth}) || ']', '[]')
+    from (select * from jsonb_array_elements(${list}) with ordinality as a${depth}(value, place) limit
+      jsonb_array_length(${list})) as e${depth}(${x}, n${depth})${lateral}) else ${P} end`
 }
 
 /** The SQL text of one part's JSON text, from the stored node `node` (jsonb; SQL null when the row has none). */
@@ -255,7 +318,10 @@ export function taskJsonPartSql(part: TaskJsonPart & { kind: TaskJsonKind }, nod
   const known = madeFor.get(part.fields)?.get(`${part.kind}:${node}`)
   if (known) return known
   const type = TYPES[TASK_JSON_PART_TYPE[part.kind]] as JsonType
-  const list = part.kind === 'recordings' ? catalogueListText(part.fields, 1) : listText(type, part.fields, `${node}->'${part.kind}'`, 1)
+  const list =
+    part.kind === 'recordings'
+      ? catalogueListText(part.fields, 1)
+      : listText(type, part.fields, `${node}->'${part.kind}'`, 1)
   const text = `case when ${node} is null then null else ${list} end`
   madeFor.set(part.fields, new Map([...(madeFor.get(part.fields) ?? []), [`${part.kind}:${node}`, text]]))
   return text

@@ -19,7 +19,11 @@ export interface TaskKeyPair {
 }
 
 /** The task rows for these (service code, task id) pairs, in one statement; only those in scope when one is given. */
-export function tasksByKeys(db: Db, keys: readonly TaskKeyPair[], allowedServiceCodes?: readonly string[]): Promise<TaskRow[]> {
+export function tasksByKeys(
+  db: Db,
+  keys: readonly TaskKeyPair[],
+  allowedServiceCodes?: readonly string[],
+): Promise<TaskRow[]> {
   if (keys.length === 0) return Promise.resolve([])
   return db
     .select()
@@ -37,7 +41,9 @@ export function taskStatementMismatches(): number {
 }
 
 function keysetAfter(after: TaskKey | undefined): SQL | undefined {
-  return after ? sql`(${tasks.sortAt}, ${tasks.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})` : undefined
+  return after
+    ? sql`(${tasks.sortAt}, ${tasks.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})`
+    : undefined
 }
 
 /** What a read of a page of tasks can be narrowed to, beyond the keys every read has. */
@@ -66,7 +72,9 @@ export interface TaskJsonRead {
 }
 
 // Read as the driver gives them (no per-row mapping): names as the row's keys, numbers as float8.
-const KEY_COLUMNS = 'id::float8 as "id", (extract(epoch from sort_at) * 1000)::float8 as "sortAtMs", task_id as "taskId", service_code as "serviceCode"'
+const KEY_COLUMNS =
+  'id::float8 as "id", (extract(epoch from sort_at) * 1000)::float8 as "sortAtMs", task_id as "taskId", ' +
+  'service_code as "serviceCode"'
 const COLUMN_SQL: Record<TaskColumn, string> = {
   status: 'status',
   endReason: 'end_reason as "endReason"',
@@ -79,7 +87,14 @@ const COLUMN_SQL: Record<TaskColumn, string> = {
  * A page of tasks, newest start first, after `after` (keyset: flat cost however deep the page),
  * reading only the `columns` asked for: a page of three scalar fields never reads a state.
  */
-export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: Iterable<TaskColumn>, json?: TaskJsonRead | undefined): Promise<TaskListRow[]> {
+export async function listTasks(
+  db: Db,
+  filter: TaskQuery,
+  after: TaskKey | undefined,
+  limit: number,
+  columns: Iterable<TaskColumn>,
+  json?: TaskJsonRead | undefined,
+): Promise<TaskListRow[]> {
   if (json && json.parts.length > 0) return listTasksWithJson(db, filter, after, limit, new Set(columns), json)
   const asked = [...new Set(columns)]
   const shape = `${taskFilterShape(filter)}|${after ? 'a' : ''}|${asked.join(',')}`
@@ -89,7 +104,8 @@ export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | unde
     () => {
       const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
       const select = [KEY_COLUMNS, ...asked.map((column) => COLUMN_SQL[column])].join(', ')
-      return sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit ${limit}`
+      return sql`select ${sql.raw(select)} from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc
+        limit ${limit}`
     },
     () => {
       const params = taskFilterParams(filter, [])
@@ -106,7 +122,14 @@ export async function listTasks(db: Db, filter: TaskQuery, after: TaskKey | unde
  * read out of its TOAST once (`n`, a fresh value) rather than once per part that reads it; the
  * node handed to the objects leaves out the parts written as text, so they are not parsed twice.
  */
-async function listTasksWithJson(db: Db, filter: TaskQuery, after: TaskKey | undefined, limit: number, columns: ReadonlySet<TaskColumn>, json: TaskJsonRead): Promise<TaskListRow[]> {
+async function listTasksWithJson(
+  db: Db,
+  filter: TaskQuery,
+  after: TaskKey | undefined,
+  limit: number,
+  columns: ReadonlySet<TaskColumn>,
+  json: TaskJsonRead,
+): Promise<TaskListRow[]> {
   // Planning this statement (~20 kB of expressions) costs PostgreSQL about a fifth of running it,
   // and a prepared statement is planned anew each time while its custom plan looks cheaper than
   // the generic one: with the limit a parameter, the generic plan guesses a tenth of the table
@@ -114,13 +137,29 @@ async function listTasksWithJson(db: Db, filter: TaskQuery, after: TaskKey | und
   // text per page size), the guess is the page, the generic plan wins, and it is planned once
   // per connection. A statement with no parameter at all is not prepared: the limit stays one
   // unless the notifications' `perTask` is there.
-  const literal = Number.isSafeInteger(limit) && limit >= 0 && json.parts.some((part) => part.kind === 'notifications' && part.perTask !== null)
+  const literal =
+    Number.isSafeInteger(limit) &&
+    limit >= 0 &&
+    json.parts.some((part) => part.kind === 'notifications' && part.perTask !== null)
   const dropped = columns.has('node') && json.dropFromNode.length > 0 ? [...new Set(json.dropFromNode)].join(',') : ''
-  const shape = [taskFilterShape(filter), after ? 'a' : '', [...columns].join(','), dropped, json.parts.map(partShape).join(';'), literal ? limit : 'p'].join('|')
+  const shape = [
+    taskFilterShape(filter),
+    after ? 'a' : '',
+    [...columns].join(','),
+    dropped,
+    json.parts.map(partShape).join(';'),
+    literal ? limit : 'p',
+  ].join('|')
   const build = () => {
     const where = and(taskConditions(filter), keysetAfter(after)) ?? sql`true`
-    const select: SQL[] = [KEY_COLUMNS, ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column])].map((text) => sql.raw(text))
-    if (columns.has('node')) select.push(sql.raw(`n${dropped ? ` - '{${dropped}}'::text[]` : ''} as node, case when n is null then state end as state`))
+    const select: SQL[] = [
+      KEY_COLUMNS,
+      ...[...columns].filter((column) => column !== 'node').map((column) => COLUMN_SQL[column]),
+    ].map((text) => sql.raw(text))
+    if (columns.has('node'))
+      select.push(
+        sql.raw(`n${dropped ? ` - '{${dropped}}'::text[]` : ''} as node, case when n is null then state end as state`),
+      )
     json.parts.forEach((part, i) => {
       const text =
         part.kind !== 'notifications'
@@ -130,15 +169,19 @@ async function listTasksWithJson(db: Db, filter: TaskQuery, after: TaskKey | und
             : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
       select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
     })
-    const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status, end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc, ${tasks.id} desc limit `
+    const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status,
+      end_reason, author, state, node || '{}'::jsonb as n from ${tasks} where ${where} order by ${tasks.sortAt} desc,
+      ${tasks.id} desc limit `
     return sql`${body}${literal ? sql.raw(String(limit)) : sql`${limit}`}) t order by sort_at desc, id desc`
   }
   const params = () => {
-    // In the text's order: the notifications' scope and count in the select list, then the filter, the keyset, the limit.
+    // In the text's order: the notifications' scope and count in the select list, then the filter, the keyset, the
+    // limit.
     const values: unknown[] = []
     for (const part of json.parts) {
       if (part.kind !== 'notifications' || part.perTask === null) continue
-      for (const field of part.fields) if (field.name === 'edges') values.push(...(filter.allowedServiceCodes ?? []), part.perTask)
+      for (const field of part.fields)
+        if (field.name === 'edges') values.push(...(filter.allowedServiceCodes ?? []), part.perTask)
     }
     taskFilterParams(filter, values)
     if (after) values.push(new Date(after.sortAt).toISOString(), after.id)
@@ -167,7 +210,8 @@ const COUNTED = new Set(['serviceCode', 'status', 'allowedServiceCodes'])
 
 /** How many tasks match the filter: from the kept counts where they can tell, else counted. */
 export async function countTasks(db: Db, filter: TaskQuery): Promise<number> {
-  if (Object.entries(filter).every(([key, value]) => value === undefined || value === null || COUNTED.has(key))) return countTasksKept(db, filter)
+  if (Object.entries(filter).every(([key, value]) => value === undefined || value === null || COUNTED.has(key)))
+    return countTasksKept(db, filter)
   const result = await countStatements.run(
     db,
     taskFilterShape(filter),
@@ -188,19 +232,37 @@ export interface UserKeyPair {
  * a lateral subquery per user reads its newest tasks off `tasks_author_sort_idx` and stops at
  * `limit`. Keyed `serviceCode\u0000userName`; each list is newest start first.
  */
-export async function tasksOfUsers(db: Db, owners: readonly UserKeyPair[], filter: TaskQuery, after: TaskKey | undefined, limit: number): Promise<Map<string, TaskRow[]>> {
+export async function tasksOfUsers(
+  db: Db,
+  owners: readonly UserKeyPair[],
+  filter: TaskQuery,
+  after: TaskKey | undefined,
+  limit: number,
+): Promise<Map<string, TaskRow[]>> {
   const byOwner = new Map<string, TaskRow[]>(owners.map((owner) => [userKey(owner), []]))
   if (owners.length === 0 || limit <= 0) return byOwner
   const wanted = sql`jsonb_to_recordset(${userKeyList(owners)}) as wanted(service_code text, user_name text)`
   const page = db
     .select()
     .from(tasks)
-    .where(and(sql`${tasks.serviceCode} = wanted.service_code and ${tasks.author} = wanted.user_name`, taskConditions(filter), keysetAfter(after)))
+    .where(
+      and(
+        sql`${tasks.serviceCode} = wanted.service_code and ${tasks.author} = wanted.user_name`,
+        taskConditions(filter),
+        keysetAfter(after),
+      ),
+    )
     .orderBy(desc(tasks.sortAt), desc(tasks.id))
     .limit(limit)
     .as('page')
-  const columns = Object.fromEntries(Object.keys(getTableColumns(tasks)).map((key) => [key, page[key as keyof typeof page]])) as unknown as Record<string, SQL.Aliased>
-  const rows = (await db.select(columns).from(wanted).crossJoinLateral(page).orderBy(desc(page.sortAt), desc(page.id))) as unknown as TaskRow[]
+  const columns = Object.fromEntries(
+    Object.keys(getTableColumns(tasks)).map((key) => [key, page[key as keyof typeof page]]),
+  ) as unknown as Record<string, SQL.Aliased>
+  const rows = (await db
+    .select(columns)
+    .from(wanted)
+    .crossJoinLateral(page)
+    .orderBy(desc(page.sortAt), desc(page.id))) as unknown as TaskRow[]
   for (const task of rows) {
     if (task.author !== null) byOwner.get(userKey({ serviceCode: task.serviceCode, userName: task.author }))?.push(task)
   }
@@ -208,7 +270,11 @@ export async function tasksOfUsers(db: Db, owners: readonly UserKeyPair[], filte
 }
 
 /** How many tasks of each user match the filter, in one statement. Keyed like {@link tasksOfUsers}. */
-export async function countTasksOfUsers(db: Db, owners: readonly UserKeyPair[], filter: TaskQuery): Promise<Map<string, number>> {
+export async function countTasksOfUsers(
+  db: Db,
+  owners: readonly UserKeyPair[],
+  filter: TaskQuery,
+): Promise<Map<string, number>> {
   const counts = new Map<string, number>(owners.map((owner) => [userKey(owner), 0]))
   if (owners.length === 0) return counts
   const rows = await db
@@ -216,12 +282,14 @@ export async function countTasksOfUsers(db: Db, owners: readonly UserKeyPair[], 
     .from(tasks)
     .where(
       and(
-        sql`(${tasks.serviceCode}, ${tasks.author}) in (select service_code, user_name from jsonb_to_recordset(${userKeyList(owners)}) as wanted(service_code text, user_name text))`,
+        sql`(${tasks.serviceCode}, ${tasks.author}) in (select service_code, user_name from
+          jsonb_to_recordset(${userKeyList(owners)}) as wanted(service_code text, user_name text))`,
         taskConditions(filter),
       ),
     )
     .groupBy(tasks.serviceCode, tasks.author)
-  for (const row of rows) if (row.author !== null) counts.set(userKey({ serviceCode: row.serviceCode, userName: row.author }), row.n)
+  for (const row of rows)
+    if (row.author !== null) counts.set(userKey({ serviceCode: row.serviceCode, userName: row.author }), row.n)
   return counts
 }
 
@@ -242,7 +310,8 @@ export interface TaskCountsRow {
 }
 
 // The task list's outputs of a task it lists now; a task it no longer lists has no viewers.
-const listedOutputs = sql`jsonb_array_elements(case when ${tasks.listed} then coalesce(${tasks.state}->'sighting'->'task'->'value'->'outputs', '[]'::jsonb) else '[]'::jsonb end)`
+const listedOutputs = sql`jsonb_array_elements(case when ${tasks.listed} then
+  coalesce(${tasks.state}->'sighting'->'task'->'value'->'outputs', '[]'::jsonb) else '[]'::jsonb end)`
 
 /** Counts of the tasks that match, per service code, in one statement; codes with none are left out. */
 export async function taskCountsByServiceCode(db: Db, filter: TaskQuery): Promise<TaskCountsRow[]> {
@@ -253,8 +322,10 @@ export async function taskCountsByServiceCode(db: Db, filter: TaskQuery): Promis
       waitingReconnect: sql<string>`count(*) filter (where ${tasks.status} = 'WAITING_RECONNECT')`,
       ended: sql<string>`count(*) filter (where ${tasks.status} = 'ENDED')`,
       total: count(),
-      viewers: sql<string>`coalesce(sum((select sum((o->>'http_connections_num')::bigint) from ${listedOutputs} as o)), 0)`,
-      outputBytes: sql<string>`coalesce(sum((select sum((o->>'http_output_bytes')::bigint) from ${listedOutputs} as o)), 0)`,
+      viewers: sql<string>`coalesce(sum((select sum((o->>'http_connections_num')::bigint) from ${listedOutputs} as o)),
+        0)`,
+      outputBytes: sql<string>`coalesce(sum((select sum((o->>'http_output_bytes')::bigint) from ${listedOutputs} as
+        o)), 0)`,
     })
     .from(tasks)
     .where(taskConditions(filter))

@@ -39,14 +39,19 @@ export async function countUsers(db: Db, filter: UserQuery): Promise<number> {
 }
 
 /** The users with these (service code, user name) pairs, in one statement; only those in scope when one is given. */
-export function usersByKeys(db: Db, keys: ReadonlyArray<{ serviceCode: string; userName: string }>, allowedServiceCodes?: readonly string[]): Promise<UserRow[]> {
+export function usersByKeys(
+  db: Db,
+  keys: ReadonlyArray<{ serviceCode: string; userName: string }>,
+  allowedServiceCodes?: readonly string[],
+): Promise<UserRow[]> {
   if (keys.length === 0) return Promise.resolve([])
   return db
     .select()
     .from(users)
     .where(
       and(
-        sql`(${users.serviceCode}, ${users.userName}) in (select service_code, user_name from jsonb_to_recordset(${userKeyList(keys)}) as wanted(service_code text, user_name text))`,
+        sql`(${users.serviceCode}, ${users.userName}) in (select service_code, user_name from
+          jsonb_to_recordset(${userKeyList(keys)}) as wanted(service_code text, user_name text))`,
         userConditions({ allowedServiceCodes }),
       ),
     )

@@ -3,7 +3,9 @@ import type { Db } from '../database.client.js'
 import { type ArchiveStatusRow, archiveStatus } from '../tables/recording.table.js'
 
 /** How one `list_files` poll ended. */
-export type ArchivePoll = { ok: true; at: Date; fileCount: number } | { ok: false; at: Date; kind: string; message: string; ret: number | null; consecutiveFailures: number }
+export type ArchivePoll =
+  | { ok: true; at: Date; fileCount: number }
+  | { ok: false; at: Date; kind: string; message: string; ret: number | null; consecutiveFailures: number }
 
 /**
  * Records a `list_files` poll of a service code, shared by every instance: a success keeps the
@@ -32,7 +34,10 @@ export async function recordArchivePoll(db: Db, serviceCode: string, poll: Archi
 }
 
 /** The stored archive status of these service codes, by code; codes never polled are absent. */
-export async function readArchiveStatus(db: Db, serviceCodes: readonly string[]): Promise<Map<string, ArchiveStatusRow>> {
+export async function readArchiveStatus(
+  db: Db,
+  serviceCodes: readonly string[],
+): Promise<Map<string, ArchiveStatusRow>> {
   if (serviceCodes.length === 0) return new Map()
   const rows = await db
     .select()

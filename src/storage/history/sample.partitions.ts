@@ -31,7 +31,12 @@ export async function createSamplePartitions(db: Db, at: number): Promise<string
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('task_samples partitions', 0))`)
     for (const part of parts) {
-      await tx.execute(sql.raw(`create table if not exists "${part.name}" partition of task_samples for values from ('${part.from.toISOString()}') to ('${part.to.toISOString()}')`))
+      await tx.execute(
+        sql.raw(
+          `create table if not exists "${part.name}" partition of task_samples for values from
+            ('${part.from.toISOString()}` + `') to ('${part.to.toISOString()}')`,
+        ),
+      )
     }
   })
   return parts.map((part) => part.name)
@@ -39,7 +44,12 @@ export async function createSamplePartitions(db: Db, at: number): Promise<string
 
 /** Drops every partition of `task_samples` whose samples are all older than `cutoff`; resolves to their names. */
 export async function dropSamplePartitions(db: Db, cutoff: number): Promise<string[]> {
-  const rows = resultRows<{ name: string }>(await db.execute(sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'task_samples'::regclass`))
+  const rows = resultRows<{ name: string }>(
+    await db.execute(
+      sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent =
+        'task_samples'::regclass`,
+    ),
+  )
   const old = rows
     .map((row) => row.name)
     .filter((name) => {
@@ -78,7 +88,8 @@ export async function pruneHistory(db: Db, retention: HistoryRetention, now: num
     sql`delete from service_metrics_minute where at < ${minute}::timestamptz returning 1`,
     sql`delete from task_metrics_hour where at < ${hour}::timestamptz returning 1`,
     sql`delete from service_metrics_hour where at < ${hour}::timestamptz returning 1`,
-    sql`delete from task_live where at < ${hour}::timestamptz and not listed and start_checked and end_checked returning 1`,
+    sql`delete from task_live where at < ${hour}::timestamptz and not listed and start_checked and end_checked
+      returning 1`,
   ]) {
     rollupRows += resultRows(await db.execute(statement)).length
   }

@@ -26,7 +26,11 @@ export interface UpstreamVerdict {
  * The one "healthy" and "stale" rule. A code never polled successfully is unhealthy, and stale
  * when it is polled at all; `staleMs` 0 means the code is not polled, so never stale.
  */
-export function judgeUpstream(row: Pick<UpstreamStatusRow, 'lastSuccessAt' | 'lastErrorAt'> | undefined, now: Date, staleMs: number): UpstreamVerdict {
+export function judgeUpstream(
+  row: Pick<UpstreamStatusRow, 'lastSuccessAt' | 'lastErrorAt'> | undefined,
+  now: Date,
+  staleMs: number,
+): UpstreamVerdict {
   const success = row?.lastSuccessAt ?? null
   const failed = row?.lastErrorAt ?? null
   const healthy = success !== null && (failed === null || success.getTime() >= failed.getTime())
@@ -35,7 +39,10 @@ export function judgeUpstream(row: Pick<UpstreamStatusRow, 'lastSuccessAt' | 'la
 }
 
 /** The stored status rows of these service codes, by code; codes never polled are absent. */
-export async function readUpstreamStatus(db: Db, serviceCodes: readonly string[]): Promise<Map<string, UpstreamStatusRow>> {
+export async function readUpstreamStatus(
+  db: Db,
+  serviceCodes: readonly string[],
+): Promise<Map<string, UpstreamStatusRow>> {
   if (serviceCodes.length === 0) return new Map()
   const rows = await db
     .select()
@@ -75,8 +82,15 @@ export async function recordPollSuccess(db: Db, serviceCode: string, poll: PollS
       const before = await lockedStatus(tx, serviceCode)
       await recordPollSuccess(tx, serviceCode, poll)
       if (before?.lastSuccessAt && judgeUpstream(before, poll.at, staleMs).stale) {
-        const facts = { stale: false, lastSuccessAt: poll.at, staleSince: new Date(before.lastSuccessAt.getTime() + staleMs), consecutiveFailures: before.consecutiveFailures }
-        await appendWebhookEvents(tx, [{ type: 'upstream.recovered', serviceCode, taskId: null, occurredAt: poll.at, facts }])
+        const facts = {
+          stale: false,
+          lastSuccessAt: poll.at,
+          staleSince: new Date(before.lastSuccessAt.getTime() + staleMs),
+          consecutiveFailures: before.consecutiveFailures,
+        }
+        await appendWebhookEvents(tx, [
+          { type: 'upstream.recovered', serviceCode, taskId: null, occurredAt: poll.at, facts },
+        ])
       }
     })
     return
@@ -107,7 +121,12 @@ export async function recordPollFailure(db: Db, serviceCode: string, poll: PollF
       const was = judgeUpstream(before, before?.lastPollAt ?? poll.at, staleMs).stale
       const is = judgeUpstream({ lastSuccessAt, lastErrorAt: poll.at }, poll.at, staleMs).stale
       if (was || !is) return
-      const facts = { stale: true, lastSuccessAt, consecutiveFailures: poll.consecutiveFailures, lastError: { kind: poll.kind, message: poll.message, ret: poll.ret } }
+      const facts = {
+        stale: true,
+        lastSuccessAt,
+        consecutiveFailures: poll.consecutiveFailures,
+        lastError: { kind: poll.kind, message: poll.message, ret: poll.ret },
+      }
       await appendWebhookEvents(tx, [{ type: 'upstream.stale', serviceCode, taskId: null, occurredAt: poll.at, facts }])
     })
     return

@@ -20,14 +20,21 @@ function where(criteria: ActionCriteria, before?: number): SQL | undefined {
     criteria.kind != null ? eq(actions.kind, criteria.kind) : undefined,
     criteria.states != null ? inArray(actions.state, [...criteria.states]) : undefined,
     criteria.taskId != null ? eq(actions.taskId, criteria.taskId) : undefined,
-    criteria.allowedServiceCodes !== undefined ? inArray(actions.serviceCode, [...criteria.allowedServiceCodes]) : undefined,
+    criteria.allowedServiceCodes !== undefined
+      ? inArray(actions.serviceCode, [...criteria.allowedServiceCodes])
+      : undefined,
     before !== undefined ? lt(actions.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))
 }
 
 /** A page of the audit, newest first: at most `limit` actions older than the row `before`. */
-export async function actionPage(db: Db, criteria: ActionCriteria, before: number | undefined, limit: number): Promise<ActionRow[]> {
+export async function actionPage(
+  db: Db,
+  criteria: ActionCriteria,
+  before: number | undefined,
+  limit: number,
+): Promise<ActionRow[]> {
   // inArray of an empty list matches nothing, as an empty scope must.
   if (criteria.allowedServiceCodes?.length === 0 || criteria.states?.length === 0) return []
   return db.select().from(actions).where(where(criteria, before)).orderBy(desc(actions.id)).limit(limit)
@@ -50,12 +57,23 @@ export async function actionsByIds(db: Db, ids: readonly number[]): Promise<Acti
 }
 
 /** The latest stop asked for each of these tasks of one service code (refused attempts left out). */
-export async function latestStops(db: Db, serviceCode: string, taskIds: readonly string[]): Promise<Map<string, ActionRow>> {
+export async function latestStops(
+  db: Db,
+  serviceCode: string,
+  taskIds: readonly string[],
+): Promise<Map<string, ActionRow>> {
   if (taskIds.length === 0) return new Map()
   const rows = await db
     .selectDistinctOn([actions.taskId])
     .from(actions)
-    .where(and(eq(actions.serviceCode, serviceCode), eq(actions.kind, 'STOP_TASK'), inArray(actions.taskId, [...taskIds]), inArray(actions.state, ['PENDING', 'SUCCEEDED', 'FAILED'])))
+    .where(
+      and(
+        eq(actions.serviceCode, serviceCode),
+        eq(actions.kind, 'STOP_TASK'),
+        inArray(actions.taskId, [...taskIds]),
+        inArray(actions.state, ['PENDING', 'SUCCEEDED', 'FAILED']),
+      ),
+    )
     .orderBy(actions.taskId, desc(actions.id))
   return new Map(rows.map((row) => [row.taskId as string, row]))
 }
@@ -66,7 +84,8 @@ export function actionMatches(criteria: ActionCriteria, row: ActionRow): boolean
   if (criteria.kind != null && row.kind !== criteria.kind) return false
   if (criteria.states != null && !criteria.states.includes(row.state)) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
-  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode)) return false
+  if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
+    return false
   return true
 }
 

@@ -54,7 +54,12 @@ export interface ActionOutcome {
  * runs in the same transaction (the stop's evidence for the graph), so the audit and the graph
  * never disagree about a stop.
  */
-export async function finishAction(db: Db, id: number, outcome: ActionOutcome, alsoInTransaction?: (tx: Db) => Promise<unknown>): Promise<ActionRow | undefined> {
+export async function finishAction(
+  db: Db,
+  id: number,
+  outcome: ActionOutcome,
+  alsoInTransaction?: (tx: Db) => Promise<unknown>,
+): Promise<ActionRow | undefined> {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(actions)
@@ -80,7 +85,9 @@ export async function abandonPending(db: Db, before: Date, finishedAt: Date): Pr
       .set({
         state: 'FAILED',
         finishedAt,
-        message: sql`case when ${actions.kind} in ('STOP_TASK', 'SEND_MESSAGE') then 'livegate stopped before the cloud''s answer was recorded; the cloud may have acted.' else 'livegate stopped before this action''s end was recorded; it may have taken effect.' end`,
+        message: sql`case when ${actions.kind} in ('STOP_TASK', 'SEND_MESSAGE') then
+          'livegate stopped before the cloud''s answer was recorded; the cloud may have acted.' else
+          'livegate stopped before this action''s end was recorded; it may have taken effect.' end`,
       })
       .where(and(eq(actions.state, 'PENDING'), lt(actions.requestedAt, before)))
       .returning()
@@ -93,7 +100,8 @@ export async function abandonPending(db: Db, before: Date, finishedAt: Date): Pr
 /** Deletes up to `limit` actions asked for before `cutoff`; resolves to how many went. */
 export async function pruneActions(db: Db, cutoff: Date, limit: number): Promise<number> {
   const statement = sql`delete from actions where id in (
-    select id from actions where requested_at < ${cutoff.toISOString()}::timestamptz limit ${limit} for update skip locked
+    select id from actions where requested_at < ${cutoff.toISOString()}::timestamptz limit ${limit} for update skip
+      locked
   ) returning id`
   return resultRows(await db.execute(statement)).length
 }
@@ -111,7 +119,11 @@ async function announce(tx: Db, id: number): Promise<void> {
 async function tellWebhooks(tx: Db, rows: readonly ActionRow[]): Promise<void> {
   // Only the cloud's actions are events of the webhook contract; a replay or a switch of an
   // endpoint stays in the audit (an endpoint would otherwise be told of its own replays).
-  const ended = rows.filter((row) => (row.kind === 'STOP_TASK' || row.kind === 'SEND_MESSAGE') && (row.state === 'SUCCEEDED' || row.state === 'FAILED'))
+  const ended = rows.filter(
+    (row) =>
+      (row.kind === 'STOP_TASK' || row.kind === 'SEND_MESSAGE') &&
+      (row.state === 'SUCCEEDED' || row.state === 'FAILED'),
+  )
   if (ended.length === 0) return
   await appendWebhookEvents(
     tx,

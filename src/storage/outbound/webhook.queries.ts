@@ -1,6 +1,12 @@
 import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
-import { type DeliveryStatus, webhookDeliveries, webhookEndpoints, type WebhookDeliveryRow, type WebhookEndpointRow } from '../tables/webhook.table.js'
+import {
+  type DeliveryStatus,
+  webhookDeliveries,
+  webhookEndpoints,
+  type WebhookDeliveryRow,
+  type WebhookEndpointRow,
+} from '../tables/webhook.table.js'
 
 /** An endpoint's stored state with what waits for it. */
 export interface EndpointStateRow extends WebhookEndpointRow {
@@ -47,7 +53,11 @@ export async function endpointsEnabled(db: Db, names: readonly string[]): Promis
 }
 
 /** One page of an endpoint's deliveries, newest first, before a row id. */
-export async function deliveryPage(db: Db, endpoint: string, page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number }): Promise<WebhookDeliveryRow[]> {
+export async function deliveryPage(
+  db: Db,
+  endpoint: string,
+  page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number },
+): Promise<WebhookDeliveryRow[]> {
   const conditions = [eq(webhookDeliveries.endpoint, endpoint)]
   if (page.status) conditions.push(eq(webhookDeliveries.status, page.status))
   if (page.beforeId !== undefined) conditions.push(lt(webhookDeliveries.id, page.beforeId))

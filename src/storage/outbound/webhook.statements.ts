@@ -12,7 +12,10 @@ import { webhookDeliveries, webhookEndpoints, webhookEvents, type WebhookEventRo
  */
 export async function tryEnqueueLock(tx: Db): Promise<boolean> {
   const [row] = resultRows<{ locked: boolean }>(
-    await tx.execute(sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:webhooks', 0)) as locked, set_config('synchronous_commit', 'off', true)`),
+    await tx.execute(
+      sql`select pg_try_advisory_xact_lock(hashtextextended('livegate:webhooks', 0)) as locked,
+        set_config('synchronous_commit', 'off', true)`,
+    ),
   )
   return row?.locked === true
 }
@@ -27,7 +30,11 @@ export async function appendWebhookEvents(tx: Db, events: readonly NewWebhookEve
 }
 
 /** Derived events after a position, oldest first, up to the first that is not final yet. */
-export async function webhookEventsAfter(tx: Db, position: LogPosition, limit: number): Promise<LogRead<WebhookEventRow & { final: boolean }>> {
+export async function webhookEventsAfter(
+  tx: Db,
+  position: LogPosition,
+  limit: number,
+): Promise<LogRead<WebhookEventRow & { final: boolean }>> {
   const rows = await tx
     .select({
       id: webhookEvents.id,
@@ -48,7 +55,9 @@ export async function webhookEventsAfter(tx: Db, position: LogPosition, limit: n
 
 /** The position of the newest derived event, final or not: where an enqueuer that never ran starts. */
 export async function webhookEventsEnd(db: Db): Promise<LogPosition> {
-  const [row] = resultRows<{ xid: string; id: string }>(await db.execute(sql`select xid::text as xid, id from webhook_events order by xid desc, id desc limit 1`))
+  const [row] = resultRows<{ xid: string; id: string }>(
+    await db.execute(sql`select xid::text as xid, id from webhook_events order by xid desc, id desc limit 1`),
+  )
   return row ? { xid: row.xid, id: Number(row.id) } : { xid: '0', id: 0 }
 }
 
@@ -67,9 +76,11 @@ export interface NewDelivery {
 export async function insertDeliveries(tx: Db, rows: readonly NewDelivery[]): Promise<void> {
   if (rows.length === 0) return
   // One JSON literal rather than a placeholder per value (see json.rows.ts).
-  await tx.execute(sql`insert into webhook_deliveries (endpoint, event_id, event_type, service_code, body, status, next_attempt_at, created_at, finished_at)
-    select r.endpoint, r.event_id, r.event_type, r.service_code, r.body, r.status, now(), now(), case when r.status = 'DEAD' then now() end
-    from jsonb_to_recordset(${jsonLiteral(rows.map((row) => ({ endpoint: row.endpoint, event_id: row.eventId, event_type: row.eventType, service_code: row.serviceCode, body: row.body, status: row.status })))})
+  await tx.execute(sql`insert into webhook_deliveries (endpoint, event_id, event_type, service_code, body, status,
+    next_attempt_at, created_at, finished_at)
+    select r.endpoint, r.event_id, r.event_type, r.service_code, r.body, r.status, now(), now(), case when r.status =
+      'DEAD' then now() end
+    from jsonb_to_recordset(${jsonLiteral(rows.map(outboxRecord))})
       as r(endpoint text, event_id text, event_type text, service_code text, body text, status text)
     on conflict (endpoint, event_id) do nothing`)
 }
@@ -100,7 +111,13 @@ export interface ClaimedDelivery {
  * of `leaseMs`: rows another process holds are skipped (SKIP LOCKED), and a lease that ran out
  * (its process was killed) is taken over.
  */
-export async function claimDeliveries(db: Db, endpoint: string, owner: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  db: Db,
+  endpoint: string,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+): Promise<ClaimedDelivery[]> {
   const rows = resultRows<{ id: string; event_id: string; body: string; attempts: number; created_at: string | Date }>(
     await db.execute(sql`update webhook_deliveries d
       set locked_until = now() + make_interval(secs => ${leaseMs / 1000}), owner = ${owner}, attempts = d.attempts + 1
@@ -117,7 +134,14 @@ export async function claimDeliveries(db: Db, endpoint: string, owner: string, l
       returning d.id, d.event_id, d.body, d.attempts, d.created_at`),
   )
   const claimedAt = Date.now()
-  return rows.map((row) => ({ id: Number(row.id), eventId: row.event_id, body: row.body, attempts: row.attempts, createdAt: new Date(row.created_at), claimedAt }))
+  return rows.map((row) => ({
+    id: Number(row.id),
+    eventId: row.event_id,
+    body: row.body,
+    attempts: row.attempts,
+    createdAt: new Date(row.created_at),
+    claimedAt,
+  }))
 }
 
 /** How one attempt ended, as stored. */
@@ -130,7 +154,11 @@ export type AttemptOutcome =
  * Records attempts' outcomes in one statement, for those `owner` still holds (a process that
  * outlived its lease does not overwrite the one that took it over). Resolves to the ids recorded.
  */
-export async function recordAttempts(db: Db, owner: string, outcomes: ReadonlyArray<{ id: number; outcome: AttemptOutcome }>): Promise<Set<number>> {
+export async function recordAttempts(
+  db: Db,
+  owner: string,
+  outcomes: ReadonlyArray<{ id: number; outcome: AttemptOutcome }>,
+): Promise<Set<number>> {
   if (outcomes.length === 0) return new Set()
   const rows = outcomes.map(({ id, outcome }) => ({
     id,
@@ -142,10 +170,12 @@ export async function recordAttempts(db: Db, owner: string, outcomes: ReadonlyAr
   const recorded = resultRows<{ id: string }>(
     await db.execute(sql`update webhook_deliveries d
       set status = r.status, last_status_code = r.code, last_error = r.error, locked_until = null, owner = null,
-        next_attempt_at = case when r.status = 'RETRYING' then now() + r.delay_ms * interval '1 millisecond' else d.next_attempt_at end,
+        next_attempt_at = case when r.status = 'RETRYING' then now() + r.delay_ms * interval '1 millisecond' else
+          d.next_attempt_at end,
         delivered_at = case when r.status = 'DELIVERED' then now() else d.delivered_at end,
         finished_at = case when r.status in ('DELIVERED', 'DEAD') then now() else d.finished_at end
-      from jsonb_to_recordset(${jsonLiteral(rows)}) as r(id bigint, status text, code int, error text, delay_ms double precision)
+      from jsonb_to_recordset(${jsonLiteral(rows)}) as r(id bigint, status text, code int, error text, delay_ms double
+        precision)
       where d.id = r.id and d.owner = ${owner}
       returning d.id`),
   )
@@ -154,7 +184,10 @@ export async function recordAttempts(db: Db, owner: string, outcomes: ReadonlyAr
 
 /** Notes a delivered attempt on the endpoint: it is no longer failing. */
 export async function endpointSucceeded(db: Db, name: string): Promise<void> {
-  await db.update(webhookEndpoints).set({ lastSuccessAt: sql`now()`, failingSince: null }).where(eq(webhookEndpoints.name, name))
+  await db
+    .update(webhookEndpoints)
+    .set({ lastSuccessAt: sql`now()`, failingSince: null })
+    .where(eq(webhookEndpoints.name, name))
 }
 
 /**
@@ -166,7 +199,8 @@ export async function endpointFailed(db: Db, name: string, error: string, disabl
     await db.execute(sql`update webhook_endpoints
       set last_failure_at = now(), last_error = ${error}, failing_since = coalesce(failing_since, now())
       where name = ${name}
-      returning enabled and coalesce(failing_since, now()) <= now() - make_interval(secs => ${disableAfterMs / 1000}) as disable`),
+      returning enabled and coalesce(failing_since, now()) <= now() - make_interval(secs => ${disableAfterMs / 1000})
+        as disable`),
   )
   if (!row?.disable) return false
   return disableEndpoint(db, name, `every attempt failed for ${Math.round(disableAfterMs / 3_600_000)} h or more`)
@@ -185,7 +219,13 @@ export async function disableEndpoint(db: Db, name: string, reason: string): Pro
       .returning({ name: webhookEndpoints.name })
     await tx
       .update(webhookDeliveries)
-      .set({ status: 'DEAD', finishedAt: sql`now()`, lockedUntil: null, owner: null, lastError: sql`coalesce(${webhookDeliveries.lastError}, ${`endpoint switched off: ${reason}`})` })
+      .set({
+        status: 'DEAD',
+        finishedAt: sql`now()`,
+        lockedUntil: null,
+        owner: null,
+        lastError: sql`coalesce(${webhookDeliveries.lastError}, ${`endpoint switched off: ${reason}`})`,
+      })
       .where(and(eq(webhookDeliveries.endpoint, name), inArray(webhookDeliveries.status, ['PENDING', 'RETRYING'])))
     return rows.length === 1
   })
@@ -193,7 +233,10 @@ export async function disableEndpoint(db: Db, name: string, reason: string): Pro
 
 /** Switches an endpoint on again; its failure streak starts afresh. */
 export async function enableEndpoint(db: Db, name: string): Promise<void> {
-  await db.update(webhookEndpoints).set({ enabled: true, disabledReason: null, failingSince: null }).where(eq(webhookEndpoints.name, name))
+  await db
+    .update(webhookEndpoints)
+    .set({ enabled: true, disabledReason: null, failingSince: null })
+    .where(eq(webhookEndpoints.name, name))
 }
 
 /** What {@link redeliver} did: how many it put back in line, or that the endpoint is off. */
@@ -206,23 +249,45 @@ export type Redelivered = { count: number } | { disabled: true }
  * reaches. The endpoint's row is read FOR SHARE, so a switch-off committing meanwhile (which turns
  * what waits into dead letters) is seen before any row is put back.
  */
-export async function redeliver(db: Db, endpoint: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }, limit: number): Promise<Redelivered> {
+export async function redeliver(
+  db: Db,
+  endpoint: string,
+  which: { eventIds?: readonly string[] | undefined; since?: Date | undefined },
+  limit: number,
+): Promise<Redelivered> {
   const chosen: SQL[] = []
-  if (which.eventIds) chosen.push(which.eventIds.length > 0 ? inArray(webhookDeliveries.eventId, [...which.eventIds]) : sql`false`)
+  if (which.eventIds)
+    chosen.push(which.eventIds.length > 0 ? inArray(webhookDeliveries.eventId, [...which.eventIds]) : sql`false`)
   if (which.since) chosen.push(sql`${webhookDeliveries.createdAt} >= ${which.since.toISOString()}::timestamptz`)
   if (chosen.length === 0) chosen.push(sql`${webhookDeliveries.status} = 'DEAD'`)
   return db.transaction(async (tx) => {
-    const [state] = resultRows<{ enabled: boolean }>(await tx.execute(sql`select enabled from webhook_endpoints where name = ${endpoint} for share`))
+    const [state] = resultRows<{ enabled: boolean }>(
+      await tx.execute(sql`select enabled from webhook_endpoints where name = ${endpoint} for share`),
+    )
     if (state && !state.enabled) return { disabled: true as const }
     const batch = tx
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.endpoint, endpoint), inArray(webhookDeliveries.status, ['DEAD', 'DELIVERED']), sql`(${sql.join(chosen, sql` or `)})`))
+      .where(
+        and(
+          eq(webhookDeliveries.endpoint, endpoint),
+          inArray(webhookDeliveries.status, ['DEAD', 'DELIVERED']),
+          sql`(${sql.join(chosen, sql` or `)})`,
+        ),
+      )
       .limit(limit)
       .for('update', { skipLocked: true })
     const rows = await tx
       .update(webhookDeliveries)
-      .set({ status: 'PENDING', attempts: 0, nextAttemptAt: sql`now()`, finishedAt: null, deliveredAt: null, lockedUntil: null, owner: null })
+      .set({
+        status: 'PENDING',
+        attempts: 0,
+        nextAttemptAt: sql`now()`,
+        finishedAt: null,
+        deliveredAt: null,
+        lockedUntil: null,
+        owner: null,
+      })
       .where(inArray(webhookDeliveries.id, batch))
       .returning({ id: webhookDeliveries.id })
     return { count: rows.length }
@@ -242,6 +307,14 @@ export async function pruneWebhooks(db: Db, deliveredCutoff: Date, deadCutoff: D
         or (status = 'DEAD' and finished_at < ${deadCutoff.toISOString()}::timestamptz))
       limit ${limit} for update skip locked) returning id`),
   )
-  await db.execute(sql`delete from webhook_events where id in (select id from webhook_events where occurred_at < ${deadCutoff.toISOString()}::timestamptz limit ${limit} for update skip locked)`)
+  await db.execute(
+    sql`delete from webhook_events where id in (select id from webhook_events where occurred_at <
+      ${deadCutoff.toISOString()}::timestamptz limit ${limit} for update skip locked)`,
+  )
   return rows.length
+}
+
+function outboxRecord(row: NewDelivery) {
+  const { endpoint, eventId, eventType, serviceCode, body, status } = row
+  return { endpoint, event_id: eventId, event_type: eventType, service_code: serviceCode, body, status }
 }

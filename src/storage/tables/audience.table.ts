@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core'
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
@@ -22,7 +33,10 @@ export const taskSamples = pgTable(
     outputRate: doublePrecision('output_rate'),
     outputs: jsonb('outputs').notNull(),
   },
-  (t) => [index('task_samples_task_at_idx').on(t.serviceCode, t.taskId, t.at), index('task_samples_code_at_idx').on(t.serviceCode, t.at)],
+  (t) => [
+    index('task_samples_task_at_idx').on(t.serviceCode, t.taskId, t.at),
+    index('task_samples_code_at_idx').on(t.serviceCode, t.at),
+  ],
 )
 
 // A bucket of one task: how many samples, their viewers, and the byte deltas with the seconds
@@ -97,6 +111,8 @@ export const taskLive = pgTable(
     primaryKey({ columns: [t.serviceCode, t.taskId] }),
     // What each answer reads back: the code's listed tasks and those whose checks are pending.
     // No index on `at`, which every answer moves: updates stay HOT (the prune reads the table whole).
-    index('task_live_open_idx').on(t.serviceCode).where(sql`${t.listed} or not ${t.startChecked} or not ${t.endChecked}`),
+    index('task_live_open_idx')
+      .on(t.serviceCode)
+      .where(sql`${t.listed} or not ${t.startChecked} or not ${t.endChecked}`),
   ],
 )

@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm'
-import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
 import type { TaskState } from '../../fold/task.fold.js'
 import type { UserState } from '../../fold/user.fold.js'
 import type { StoredTaskNode } from './task.node.js'
@@ -33,7 +44,9 @@ export const tasks = pgTable(
     index('tasks_sort_idx').on(t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('tasks_service_code_sort_idx').on(t.serviceCode, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index('tasks_status_sort_idx').on(t.status, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    index('tasks_author_sort_idx').on(t.author, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst()).where(sql`${t.author} is not null`),
+    index('tasks_author_sort_idx')
+      .on(t.author, t.sortAt.desc().nullsFirst(), t.id.desc().nullsFirst())
+      .where(sql`${t.author} is not null`),
     index('tasks_listed_idx').on(t.serviceCode).where(sql`${t.listed}`),
     // TaskFilter.userName: a case-folded prefix (src/storage/text.match.ts) read off an index.
     index('tasks_author_prefix_idx').on(sql`${foldCaseSql(t.author)} text_pattern_ops`),
@@ -63,7 +76,8 @@ export const users = pgTable(
 /**
  * How many tasks each (service code, status) has, as changes: triggers on `tasks` (migration
  * 0008) append what a statement inserted or deleted and each status a task moved from and to, so
- * no two writers ever wait on one counter row, and the projector folds the rows into one per pair now and then. `totalCount`
+ * no two writers ever wait on one counter row, and the projector folds the rows into one per pair now and then.
+ * `totalCount`
  * of a page filtered only by code and status sums a few of these rows instead of counting every
  * task: a deployment's tasks grow with its log, a page's cost should not.
  */

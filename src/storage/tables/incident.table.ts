@@ -36,7 +36,9 @@ export const incidents = pgTable(
     resolution: text('resolution').$type<IncidentResolution>(),
   },
   (t) => [
-    uniqueIndex('incidents_open_idx').on(t.rule, t.serviceCode, sql`coalesce(${t.taskId}, '')`).where(sql`${t.state} <> 'RESOLVED'`),
+    uniqueIndex('incidents_open_idx')
+      .on(t.rule, t.serviceCode, sql`coalesce(${t.taskId}, '')`)
+      .where(sql`${t.state} <> 'RESOLVED'`),
     index('incidents_code_idx').on(t.serviceCode, t.id.desc()),
     index('incidents_task_idx').on(t.serviceCode, t.taskId, t.id.desc()).where(sql`${t.taskId} is not null`),
   ],

@@ -19,12 +19,17 @@ export interface UpsertPlan {
  * server it runs as a prepared statement (see prepared.client.ts), parsed and planned once per
  * connection, bound and executed in one round trip.
  */
-export function upsertJson<T extends PgTable>(table: T, rows: ReadonlyArray<Record<string, unknown>>, plan: UpsertPlan): SQL {
+export function upsertJson<T extends PgTable>(
+  table: T,
+  rows: ReadonlyArray<Record<string, unknown>>,
+  plan: UpsertPlan,
+): SQL {
   const fields = writableFields(table)
   const columns = sql.raw(fields.map(([, name]) => quote(name)).join(', '))
   const json = jsonParameter(rows.map((row) => record(fields, row)))
   const returning = plan.returning ? sql.raw(` returning ${plan.returning.map(quote).join(', ')}`) : sql.raw('')
-  return sql`insert into ${table} (${columns}) select ${columns} from jsonb_populate_recordset(null::${table}, ${json}) on conflict (${sql.raw(plan.target.map(quote).join(', '))}) do update set ${plan.set}${returning}`
+  return sql`insert into ${table} (${columns}) select ${columns} from jsonb_populate_recordset(null::${table}, ${json})
+    on conflict (${sql.raw(plan.target.map(quote).join(', '))}) do update set ${plan.set}${returning}`
 }
 
 /**
@@ -60,7 +65,12 @@ function writableFields(table: PgTable): Field[] {
   let fields = fieldsByTable.get(table)
   if (!fields) {
     fields = Object.entries(getTableColumns(table))
-      .filter(([, column]) => column.columnType !== 'PgBigSerial53' && column.columnType !== 'PgBigSerial64' && column.columnType !== 'PgSerial')
+      .filter(
+        ([, column]) =>
+          column.columnType !== 'PgBigSerial53' &&
+          column.columnType !== 'PgBigSerial64' &&
+          column.columnType !== 'PgSerial',
+      )
       .filter(([, column]) => !is(column.default, SQL))
       .map(([key, column]) => [key, column.name, column.default ?? null])
     fieldsByTable.set(table, fields)

@@ -1,6 +1,19 @@
 import { sql } from 'drizzle-orm'
 import type { MediaFormatNode } from '../../fold/graph.model.js'
-import { bigint, bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
 
 /**
  * The catalogue of recordings: one row per file of a service code, whichever channel told it

@@ -22,7 +22,10 @@ export const refusals = pgTable(
     serviceCode: text('service_code'),
     type: text('type'),
   },
-  (t) => [index('refusals_received_at_idx').on(t.receivedAt.desc()), index('refusals_reason_idx').on(t.reason, t.id.desc())],
+  (t) => [
+    index('refusals_received_at_idx').on(t.receivedAt.desc()),
+    index('refusals_reason_idx').on(t.reason, t.id.desc()),
+  ],
 )
 
 /** A refusal row as read. */

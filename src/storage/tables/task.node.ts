@@ -1,7 +1,13 @@
 import type { TaskNode } from '../../fold/graph.model.js'
 
 /** A value with every `Date` in it as epoch milliseconds, as it is kept in JSON. */
-export type EpochDates<T> = T extends Date ? number : T extends Array<infer E> ? Array<EpochDates<E>> : T extends object ? { [K in keyof T]: EpochDates<T[K]> } : T
+export type EpochDates<T> = T extends Date
+  ? number
+  : T extends Array<infer E>
+    ? Array<EpochDates<E>>
+    : T extends object
+      ? { [K in keyof T]: EpochDates<T[K]> }
+      : T
 
 /**
  * A task's graph node as `tasks.node` keeps it, written with the state it is derived from: a

@@ -25,7 +25,10 @@ export function prefixPattern(prefix: string): string {
   return `${foldCase(prefix).replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-/** (service code, user name) pairs as one jsonb parameter (a statement text that does not change with them), for `jsonb_to_recordset(…) as wanted(service_code text, user_name text)`. */
+/**
+ * (service code, user name) pairs as one jsonb parameter (a statement text that does not change with them), for
+ * `jsonb_to_recordset(…) as wanted(service_code text, user_name text)`.
+ */
 export function userKeyList(keys: ReadonlyArray<{ serviceCode: string; userName: string }>): SQL {
   return jsonParameter(keys.map((key) => ({ service_code: key.serviceCode, user_name: key.userName })))
 }

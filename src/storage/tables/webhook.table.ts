@@ -70,7 +70,9 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_deliveries_event_unique').on(t.endpoint, t.eventId),
-    index('webhook_deliveries_due_idx').on(t.endpoint, t.nextAttemptAt).where(sql`${t.status} in ('PENDING', 'RETRYING')`),
+    index('webhook_deliveries_due_idx')
+      .on(t.endpoint, t.nextAttemptAt)
+      .where(sql`${t.status} in ('PENDING', 'RETRYING')`),
     index('webhook_deliveries_status_idx').on(t.endpoint, t.status, t.id),
     index('webhook_deliveries_finished_idx').on(t.finishedAt).where(sql`${t.finishedAt} is not null`),
   ],

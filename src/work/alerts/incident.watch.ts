@@ -2,7 +2,13 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { type AlertRule, alertRules } from '../../config/alerts.schema.js'
 import type { Config } from '../../config/config.schema.js'
-import { evaluateRules, type Readings, type ServiceReading, type TaskReading, type Tracks } from '../../fold/alert.evaluator.js'
+import {
+  evaluateRules,
+  type Readings,
+  type ServiceReading,
+  type TaskReading,
+  type Tracks,
+} from '../../fold/alert.evaluator.js'
 import { taskHealth } from '../../fold/task.health.js'
 import { decodeEvent } from '../../model/event.codec.js'
 import { EVENT_CHANNEL, SAMPLE_CHANNEL } from '../../model/notify.channels.js'
@@ -85,7 +91,12 @@ export class IncidentWatch {
         for (const count of counts) this.set({ rule: count.rule, severity: count.severity }, count.n)
       },
     })
-    this.total = new Counter({ name: 'livegate_incidents_total', help: 'Incidents opened, by rule and severity.', labelNames: ['rule', 'severity'], registers })
+    this.total = new Counter({
+      name: 'livegate_incidents_total',
+      help: 'Incidents opened, by rule and severity.',
+      labelNames: ['rule', 'severity'],
+      registers,
+    })
   }
 
   /** One pass now (a removed rule's incidents resolve here), then on every sample, change and tick. */
@@ -138,7 +149,12 @@ export class IncidentWatch {
     if (this.rules.length === 0 && unresolved.length === 0) return
     const now = this.now()
     const readings = this.rules.length > 0 ? await this.read(now) : { tasks: [], services: [] }
-    const open = unresolved.map((row) => ({ id: row.id, rule: row.rule, serviceCode: row.serviceCode, taskId: row.taskId }))
+    const open = unresolved.map((row) => ({
+      id: row.id,
+      rule: row.rule,
+      serviceCode: row.serviceCode,
+      taskId: row.taskId,
+    }))
     const decided = evaluateRules(this.rules, readings, open, this.tracks, now.getTime())
     this.tracks = decided.tracks
     for (const opening of decided.opens) {
@@ -167,7 +183,17 @@ export class IncidentWatch {
   }
 
   private said(change: string, row: IncidentRow, why?: string): void {
-    this.options.log.info({ incident: row.id, rule: row.rule, severity: row.severity, serviceCode: row.serviceCode, taskId: row.taskId, ...(why ? { why } : {}) }, `incident ${change}: ${row.summary}`)
+    this.options.log.info(
+      {
+        incident: row.id,
+        rule: row.rule,
+        severity: row.severity,
+        serviceCode: row.serviceCode,
+        taskId: row.taskId,
+        ...(why ? { why } : {}),
+      },
+      `incident ${change}: ${row.summary}`,
+    )
   }
 
   private async read(now: Date): Promise<Readings> {
@@ -177,11 +203,25 @@ export class IncidentWatch {
     const named = this.rules.flatMap((rule) => (rule.serviceCodes === '*' ? configured : rule.serviceCodes))
     const codes = [...new Set([...configured, ...named])]
     // The codes whose task list is polled: only they can go stale (as `upstream(code).stale` says).
-    const polled = upstream.pollIntervalMs > 0 ? services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode) : []
-    const [rows, missing, statuses] = await Promise.all([taskSignals(db, codes), missingCallbacksByCode(db, new Date(now.getTime() - HOUR)), readUpstreamStatus(db, polled)])
+    const polled =
+      upstream.pollIntervalMs > 0
+        ? services
+            .filter((service) => service.baseUrl && service.secrets.length > 0)
+            .map((service) => service.serviceCode)
+        : []
+    const [rows, missing, statuses] = await Promise.all([
+      taskSignals(db, codes),
+      missingCallbacksByCode(db, new Date(now.getTime() - HOUR)),
+      readUpstreamStatus(db, polled),
+    ])
     // A code never answered is stale only once this process has waited as long as a stale list: a start is no fault.
     const waited = now.getTime() - this.startedAt >= this.staleMs
-    const stale = new Set(polled.filter((code) => judgeUpstream(statuses.get(code), now, this.staleMs).stale && (waited || statuses.get(code)?.lastSuccessAt)))
+    const stale = new Set(
+      polled.filter(
+        (code) =>
+          judgeUpstream(statuses.get(code), now, this.staleMs).stale && (waited || statuses.get(code)?.lastSuccessAt),
+      ),
+    )
     const tasks: TaskReading[] = rows.map((row) => {
       const view = taskHealth({
         status: row.status,
@@ -191,7 +231,14 @@ export class IncidentWatch {
         sampled: row.sampled ? { health: row.sampled.health, since: row.sampled.since.getTime() } : undefined,
         stale: stale.has(row.serviceCode),
       })
-      return { serviceCode: row.serviceCode, taskId: row.taskId, health: view.state, healthSince: view.since, viewers: row.viewers, inputBitrate: row.inputBitrate }
+      return {
+        serviceCode: row.serviceCode,
+        taskId: row.taskId,
+        health: view.state,
+        healthSince: view.since,
+        viewers: row.viewers,
+        inputBitrate: row.inputBitrate,
+      }
     })
     const readings: ServiceReading[] = codes.map((serviceCode) => {
       const lastSuccess = statuses.get(serviceCode)?.lastSuccessAt?.getTime()
@@ -199,7 +246,9 @@ export class IncidentWatch {
       const answered = lastSuccess !== undefined && !stale.has(serviceCode)
       return {
         serviceCode,
-        viewers: answered ? tasks.reduce((sum, task) => sum + (task.serviceCode === serviceCode ? (task.viewers ?? 0) : 0), 0) : null,
+        viewers: answered
+          ? tasks.reduce((sum, task) => sum + (task.serviceCode === serviceCode ? (task.viewers ?? 0) : 0), 0)
+          : null,
         stale: stale.has(serviceCode),
         staleSince: stale.has(serviceCode) ? (lastSuccess ?? this.startedAt) + this.staleMs : null,
         callbacksMissing: missing.get(serviceCode) ?? 0,

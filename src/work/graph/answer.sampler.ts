@@ -48,7 +48,9 @@ export class AnswerSampler {
       writeSamples(tx, samples),
       appendWebhookEvents(tx, sampledTransitions(serviceCode, samples, at, this.options.graceMs)),
       health ? tx.execute(health) : undefined,
-      samples.tasks.length > 0 ? tx.execute(notifyOnChannel(SAMPLE_CHANNEL, encodeSampleEvent({ serviceCode, at: at.getTime() }))) : undefined,
+      samples.tasks.length > 0
+        ? tx.execute(notifyOnChannel(SAMPLE_CHANNEL, encodeSampleEvent({ serviceCode, at: at.getTime() })))
+        : undefined,
     ])
     return samples
   }
@@ -58,6 +60,10 @@ export class AnswerSampler {
     const metrics = this.options.metrics
     if (!metrics) return
     metrics.samples.inc({ service_code: samples.serviceCode }, samples.tasks.length)
-    for (const missing of samples.missing) metrics.callbacksMissing.inc({ service_code: samples.serviceCode, kind: missing.kind === 'LIVE_START' ? 'start' : 'end' })
+    for (const missing of samples.missing)
+      metrics.callbacksMissing.inc({
+        service_code: samples.serviceCode,
+        kind: missing.kind === 'LIVE_START' ? 'start' : 'end',
+      })
   }
 }

@@ -36,7 +36,12 @@ export interface ArchivePollerOptions {
 }
 
 /** The archive poller for a configuration: every code with a `baseUrl` and a secret, or none when asking is off. */
-export function archivePollerFor(config: Config, db: Db, cloud: CloudClient, log: ArchivePollerOptions['log']): ArchivePoller | undefined {
+export function archivePollerFor(
+  config: Config,
+  db: Db,
+  cloud: CloudClient,
+  log: ArchivePollerOptions['log'],
+): ArchivePoller | undefined {
   const serviceCodes = cloud.reachableCodes()
   if (serviceCodes.length === 0 || config.archive.pollIntervalMs <= 0) return undefined
   return new ArchivePoller({
@@ -81,7 +86,8 @@ export class ArchivePoller {
   constructor(private readonly options: ArchivePollerOptions) {
     this.now = options.now ?? (() => new Date())
     this.leaseMs = Math.max(options.intervalMs, 1000)
-    for (const code of options.serviceCodes) this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
+    for (const code of options.serviceCodes)
+      this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
   }
 
   /** Whether this service code's archive is asked for (by this instance or another). */
@@ -147,52 +153,85 @@ export class ArchivePoller {
 
   /** One request of one code, its outcome stored; resolves to the wait before the next. */
   private poll(serviceCode: string, state: CodeState): Promise<number> {
-    return inSpan('list_files poll', { root: true, attributes: { 'livegate.service_code': serviceCode } }, async (span) => {
-      const { db, log, intervalMs } = this.options
-      try {
-        const files = await this.ask(serviceCode)
-        if (this.stopped) return 0
-        const at = this.now()
-        // A new recording and its event are written together, or neither is.
-        const written = await db.transaction(async (tx) => {
-          const rows = await upsertListedFiles(tx, serviceCode, files, at)
-          if (this.options.events) await appendRecordingReady(tx, serviceCode, rows, 'FILE_LIST', at)
-          return rows
-        })
-        await recordArchivePoll(db, serviceCode, { ok: true, at, fileCount: files.length })
-        state.failures = 0
-        if (written.length > 0) this.options.onWritten?.(serviceCode, written)
-        return intervalMs
-      } catch (error) {
-        if (this.stopped) return 0
-        const failure = error instanceof UpstreamError ? error : new UpstreamError('NETWORK', serviceCode, `The archive of ${serviceCode} could not be stored.`, { cause: error })
-        const kind = error instanceof UpstreamError ? failure.kind : 'STORE'
-        span?.setStatus({ code: SpanStatusCode.ERROR, message: kind })
-        log.warn({ serviceCode, kind, ret: failure.ret }, `list_files failed: ${failure.message}`)
-        state.failures++
-        const at = this.now()
-        const poll = { ok: false as const, at, kind, message: failure.message, ret: failure.ret ?? null, consecutiveFailures: state.failures }
-        await recordArchivePoll(db, serviceCode, poll).catch((stored: unknown) => log.error({ err: stored, serviceCode }, 'archive status could not be stored'))
-        return pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, Math.random)
-      }
-    })
+    return inSpan(
+      'list_files poll',
+      { root: true, attributes: { 'livegate.service_code': serviceCode } },
+      async (span) => {
+        const { db, log, intervalMs } = this.options
+        try {
+          const files = await this.ask(serviceCode)
+          if (this.stopped) return 0
+          const at = this.now()
+          // A new recording and its event are written together, or neither is.
+          const written = await db.transaction(async (tx) => {
+            const rows = await upsertListedFiles(tx, serviceCode, files, at)
+            if (this.options.events) await appendRecordingReady(tx, serviceCode, rows, 'FILE_LIST', at)
+            return rows
+          })
+          await recordArchivePoll(db, serviceCode, { ok: true, at, fileCount: files.length })
+          state.failures = 0
+          if (written.length > 0) this.options.onWritten?.(serviceCode, written)
+          return intervalMs
+        } catch (error) {
+          if (this.stopped) return 0
+          const failure =
+            error instanceof UpstreamError
+              ? error
+              : new UpstreamError('NETWORK', serviceCode, `The archive of ${serviceCode} could not be stored.`, {
+                  cause: error,
+                })
+          const kind = error instanceof UpstreamError ? failure.kind : 'STORE'
+          span?.setStatus({ code: SpanStatusCode.ERROR, message: kind })
+          log.warn({ serviceCode, kind, ret: failure.ret }, `list_files failed: ${failure.message}`)
+          state.failures++
+          const at = this.now()
+          const poll = {
+            ok: false as const,
+            at,
+            kind,
+            message: failure.message,
+            ret: failure.ret ?? null,
+            consecutiveFailures: state.failures,
+          }
+          await recordArchivePoll(db, serviceCode, poll).catch((stored: unknown) =>
+            log.error({ err: stored, serviceCode }, 'archive status could not be stored'),
+          )
+          return pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, Math.random)
+        }
+      },
+    )
   }
 
   private async ask(serviceCode: string): Promise<ListedFile[]> {
     const { cloud, limit, timeoutMs } = this.options
-    const request = { serviceCode, operation: 'management' as const, body: listFilesBody(limit), timeoutMs, signal: this.closing.signal }
+    const request = {
+      serviceCode,
+      operation: 'management' as const,
+      body: listFilesBody(limit),
+      timeoutMs,
+      signal: this.closing.signal,
+    }
     const reply = await cloud.send(request)
     if (reply.ret !== 0) {
       const said = reply.ret === undefined ? 'without a ret' : `ret ${reply.ret}`
       const kind = reply.ret === undefined ? 'INVALID_ANSWER' : 'RET'
-      throw new UpstreamError(kind, serviceCode, `list_files for ${serviceCode} answered ${said}.`, reply.ret === undefined ? {} : { ret: reply.ret })
+      throw new UpstreamError(
+        kind,
+        serviceCode,
+        `list_files for ${serviceCode} answered ${said}.`,
+        reply.ret === undefined ? {} : { ret: reply.ret },
+      )
     }
     const parsed = listFilesAnswerSchema.safeParse(reply.json)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
       const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : ''
       const problem = `${where}${issue?.message ?? 'invalid'}`
-      throw new UpstreamError('INVALID_ANSWER', serviceCode, `list_files for ${serviceCode} is not a list_files answer (${problem}).`)
+      throw new UpstreamError(
+        'INVALID_ANSWER',
+        serviceCode,
+        `list_files for ${serviceCode} is not a list_files answer (${problem}).`,
+      )
     }
     // The same name twice in one answer would make the one statement touch a row twice.
     const byName = new Map<string, ListedFile>()

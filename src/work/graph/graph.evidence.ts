@@ -1,5 +1,14 @@
 import type { CallbackEvent } from '../../fold/fold.event.js'
-import { callbackScope, foldCallbacks, foldSightings, foldStop, type GraphChanges, type GraphScope, type GraphStates, sightingScope } from '../../fold/graph.fold.js'
+import {
+  callbackScope,
+  foldCallbacks,
+  foldSightings,
+  foldStop,
+  type GraphChanges,
+  type GraphScope,
+  type GraphStates,
+  sightingScope,
+} from '../../fold/graph.fold.js'
 import { taskEvents } from '../../model/event.codec.js'
 import type { TaskListAnswer } from '../../model/task-list.schema.js'
 import type { Db } from '../../storage/database.client.js'
@@ -9,7 +18,11 @@ import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.j
 import { type DerivedEvent, taskTransitions } from '../../fold/task.transitions.js'
 import { recordingNode, taskAuthor } from '../../fold/task.derive.js'
 import type { TaskState } from '../../fold/task.fold.js'
-import { type AnnouncedRecording, upsertAnnouncedRecordings, type WrittenRecording } from '../../storage/graph/recording.statements.js'
+import {
+  type AnnouncedRecording,
+  upsertAnnouncedRecordings,
+  type WrittenRecording,
+} from '../../storage/graph/recording.statements.js'
 
 /** Evidence about one service code's graph: which entities it is about, and how it folds into them. */
 export interface GraphEvidence {
@@ -54,7 +67,12 @@ export function stopEvidence(serviceCode: string, taskId: string, requestedAt: D
  * Without `derivedEvents` (no webhook endpoint is configured) the starts and ends are not kept:
  * nobody would read them, and every pass would pay for them.
  */
-export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], now: Date, options: { derivedEvents?: boolean } = {}): Promise<GraphChanges> {
+export async function applyToGraph(
+  tx: Db,
+  evidence: readonly GraphEvidence[],
+  now: Date,
+  options: { derivedEvents?: boolean } = {},
+): Promise<GraphChanges> {
   const deriving = options.derivedEvents ?? true
   const changes: GraphChanges = { tasks: [], users: [] }
   if (evidence.length === 0) return changes
@@ -71,7 +89,8 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     const folded = part.fold(states, scope)
     changes.tasks.push(...folded.tasks)
     changes.users.push(...folded.users)
-    if (deriving) for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
+    if (deriving)
+      for (const task of folded.tasks) derived.push(...taskTransitions(states.tasks.get(task.taskId), task, now))
     const recordings = folded.tasks.flatMap((task) => newRecordings(states.tasks.get(task.taskId), task))
     if (recordings.length > 0) announced.push({ serviceCode: part.serviceCode, recordings })
   }
@@ -81,7 +100,12 @@ export async function applyToGraph(tx: Db, evidence: readonly GraphEvidence[], n
     const written = await upsertAnnouncedRecordings(tx, code.serviceCode, code.recordings, now)
     if (deriving) await appendRecordingReady(tx, code.serviceCode, written, 'CALLBACK', now)
   })
-  await Promise.all([writeChanges(tx, changes, now), notify ? tx.execute(notify) : undefined, appendWebhookEvents(tx, derived), ...catalogue])
+  await Promise.all([
+    writeChanges(tx, changes, now),
+    notify ? tx.execute(notify) : undefined,
+    appendWebhookEvents(tx, derived),
+    ...catalogue,
+  ])
   return changes
 }
 
@@ -92,7 +116,10 @@ function newRecordings(before: TaskState | undefined, after: TaskState): Announc
   return (
     after.recordings
       // A file named twice (a type 2 repeated) is one row: the statement may touch a row once.
-      .filter((recording) => recording.value.fileName && !known.has(recording.value.fileName) && known.add(recording.value.fileName))
+      .filter(
+        (recording) =>
+          recording.value.fileName && !known.has(recording.value.fileName) && known.add(recording.value.fileName),
+      )
       .map(recordingNode)
       .map((node) => ({
         fileName: node.fileName as string,
@@ -119,7 +146,13 @@ function newRecordings(before: TaskState | undefined, after: TaskState): Announc
  * it, once per recording (the row is inserted once). Written by the caller in the transaction
  * that created the rows.
  */
-export async function appendRecordingReady(tx: Db, serviceCode: string, written: readonly WrittenRecording[], seenIn: 'CALLBACK' | 'FILE_LIST', at: Date): Promise<void> {
+export async function appendRecordingReady(
+  tx: Db,
+  serviceCode: string,
+  written: readonly WrittenRecording[],
+  seenIn: 'CALLBACK' | 'FILE_LIST',
+  at: Date,
+): Promise<void> {
   const events = written
     .filter((row) => row.created)
     .map((row) => ({

@@ -135,10 +135,17 @@ export class GraphProjector {
       const folding = applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents })
       await Promise.all([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
       lagged = read.rows
-      return { kind: 'done', folded: read.rows.length, more: read.rows.length === this.batchSize, pending: read.pending } as const
+      return {
+        kind: 'done',
+        folded: read.rows.length,
+        more: read.rows.length === this.batchSize,
+        pending: read.pending,
+      } as const
     })
     if (pass.kind === 'done') this.compactCountsWhenDue()
-    this.options.metrics?.projectorPasses.inc({ outcome: pass.kind === 'busy' ? 'standby' : pass.folded > 0 ? 'folded' : 'empty' })
+    this.options.metrics?.projectorPasses.inc({
+      outcome: pass.kind === 'busy' ? 'standby' : pass.folded > 0 ? 'folded' : 'empty',
+    })
     const lag = this.options.metrics?.projectionLagSeconds
     if (lag && lagged.length > 0) {
       const at = Date.now()
@@ -176,5 +183,7 @@ function evidenceOf(rows: readonly LoggedCallback[]) {
     if (list) list.push(event)
     else byService.set(row.serviceCode, [event])
   }
-  return [...byService].sort(([a], [b]) => (a < b ? -1 : 1)).map(([serviceCode, events]) => callbackEvidence(serviceCode, events))
+  return [...byService]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([serviceCode, events]) => callbackEvidence(serviceCode, events))
 }

@@ -69,7 +69,11 @@ export class RecordingMissingWatch {
 const asDate = (ms: unknown) => (typeof ms === 'number' ? new Date(ms) : null)
 
 /** `recording.missing` of a task: the task in the schema's names (its `id` and `taskId` added by the shape). */
-export function missingEvent({ serviceCode, taskId, node }: MissingRecording, graceMs: number, at: Date): NewWebhookEvent {
+export function missingEvent(
+  { serviceCode, taskId, node }: MissingRecording,
+  graceMs: number,
+  at: Date,
+): NewWebhookEvent {
   const task = node
     ? {
         status: node.status,

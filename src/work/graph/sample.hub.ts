@@ -27,7 +27,8 @@ export function encodeSampleEvent(event: SampleEvent): string {
 export function decodeSampleEvent(payload: string): SampleEvent | undefined {
   try {
     const { s } = JSON.parse(payload) as { s?: unknown }
-    if (Array.isArray(s) && s.length === 2 && typeof s[0] === 'string' && Number.isFinite(s[1])) return { serviceCode: s[0], at: s[1] as number }
+    if (Array.isArray(s) && s.length === 2 && typeof s[0] === 'string' && Number.isFinite(s[1]))
+      return { serviceCode: s[0], at: s[1] as number }
   } catch {
     // not ours
   }
@@ -109,12 +110,20 @@ export class SampleHub {
   // An answer leaves the line only once handed out: a failed read keeps it first, for the retry.
   private async readUnread(): Promise<undefined> {
     for (let event = this.unread[0]; event; event = this.unread[0]) {
-      const rows = this.groups.empty ? [] : await sampledTasks(this.options.database.db, event.serviceCode, new Date(event.at))
+      const rows = this.groups.empty
+        ? []
+        : await sampledTasks(this.options.database.db, event.serviceCode, new Date(event.at))
       this.unread.shift()
       for (const row of rows) {
         this.groups.handOut(
           (filter) => taskMatches(filter, row.task),
-          () => ({ task: deriveTask(row.task.state), at: row.at, viewers: row.viewers, inputBitrate: row.inputBitrate, outputBitrate: row.outputBitrate }),
+          () => ({
+            task: deriveTask(row.task.state),
+            at: row.at,
+            viewers: row.viewers,
+            inputBitrate: row.inputBitrate,
+            outputBitrate: row.outputBitrate,
+          }),
         )
       }
     }

@@ -8,8 +8,15 @@ import { applyToGraph, taskListEvidence } from './graph.evidence.js'
  * Folds one task_list answer into the graph and tells every instance what changed, in one
  * transaction (with its samples, when a sampler is given). The one way an answer enters the graph.
  */
-export async function foldTaskListAnswer(db: Db, serviceCode: string, answer: TaskListAnswer, takenAt: Date, sampler?: AnswerSampler): Promise<GraphChanges> {
-  if (!sampler) return db.transaction((tx) => applyToGraph(tx, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
+export async function foldTaskListAnswer(
+  db: Db,
+  serviceCode: string,
+  answer: TaskListAnswer,
+  takenAt: Date,
+  sampler?: AnswerSampler,
+): Promise<GraphChanges> {
+  if (!sampler)
+    return db.transaction((tx) => applyToGraph(tx, [taskListEvidence(serviceCode, answer, takenAt)], takenAt))
   await sampler.prepare(db, takenAt)
   const [changes, samples] = await db.transaction(async (tx) => {
     const changed = await applyToGraph(tx, [taskListEvidence(serviceCode, answer, takenAt)], takenAt)

@@ -63,7 +63,14 @@ export class TaskListClient {
     this.services = new Map(init.services.map((service) => [service.serviceCode, service]))
     this.options = init.options
     this.now = init.now ?? Date.now
-    this.cloud = init.cloud ?? new CloudClient({ services: init.services, headerPrefix: init.headerPrefix, now: this.now, ...(init.fetch ? { fetch: init.fetch } : {}) })
+    this.cloud =
+      init.cloud ??
+      new CloudClient({
+        services: init.services,
+        headerPrefix: init.headerPrefix,
+        now: this.now,
+        ...(init.fetch ? { fetch: init.fetch } : {}),
+      })
     this.sleep = init.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
     this.random = init.random ?? Math.random
   }
@@ -71,7 +78,8 @@ export class TaskListClient {
   /** The current `task_list` of a service code; rejects with an {@link UpstreamError}. */
   async get(serviceCode: string): Promise<TaskListAnswer> {
     const service = this.services.get(serviceCode)
-    if (!service) throw new UpstreamError('NOT_CONFIGURED', serviceCode, `Service code "${serviceCode}" is not configured.`)
+    if (!service)
+      throw new UpstreamError('NOT_CONFIGURED', serviceCode, `Service code "${serviceCode}" is not configured.`)
     const running = this.inFlight.get(serviceCode)
     if (running) return running
     const request = this.request(serviceCode).finally(() => this.inFlight.delete(serviceCode))
@@ -120,7 +128,12 @@ export class TaskListClient {
     const started = performance.now()
     try {
       const timeoutMs = this.options.timeoutMs
-      const reply = await this.cloud.send({ serviceCode, operation: 'task_list', timeoutMs, signal: this.closing.signal })
+      const reply = await this.cloud.send({
+        serviceCode,
+        operation: 'task_list',
+        timeoutMs,
+        signal: this.closing.signal,
+      })
       return readAnswer(reply, serviceCode)
     } finally {
       health.lastLatencyMs = Math.round(performance.now() - started)
@@ -160,14 +173,20 @@ export class TaskListClient {
 function readAnswer(reply: CloudReply, serviceCode: string): TaskListAnswer {
   // A refusal need not carry well-formed lists, so its ret is read before the whole answer is.
   if (reply.ret !== undefined && reply.ret !== 0) {
-    throw new UpstreamError('RET', serviceCode, `task_list for ${serviceCode} answered ret ${reply.ret}.`, { ret: reply.ret })
+    throw new UpstreamError('RET', serviceCode, `task_list for ${serviceCode} answered ret ${reply.ret}.`, {
+      ret: reply.ret,
+    })
   }
   const parsed = taskListAnswerSchema.safeParse(reply.json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : ''
     const problem = `${where}${issue?.message ?? 'invalid'}`
-    throw new UpstreamError('INVALID_ANSWER', serviceCode, `task_list for ${serviceCode} is not a task_list answer (${problem}).`)
+    throw new UpstreamError(
+      'INVALID_ANSWER',
+      serviceCode,
+      `task_list for ${serviceCode} is not a task_list answer (${problem}).`,
+    )
   }
   return parsed.data
 }

@@ -6,7 +6,12 @@ import { UpstreamError } from '../../model/upstream.error.js'
 import type { Db } from '../../storage/database.client.js'
 import type { GraphChanges } from '../../fold/graph.fold.js'
 import { acquireLease, releaseLease } from '../../storage/lease.statements.js'
-import { readUpstreamStatus, recordPollFailure, recordPollSuccess, staleAfterMs } from '../../storage/history/upstream-status.statements.js'
+import {
+  readUpstreamStatus,
+  recordPollFailure,
+  recordPollSuccess,
+  staleAfterMs,
+} from '../../storage/history/upstream-status.statements.js'
 import { foldTaskListAnswer, pollDelayMs } from './task-list.answer.js'
 import type { AnswerSampler } from './answer.sampler.js'
 import type { Metrics } from '../metrics.registry.js'
@@ -31,7 +36,9 @@ export interface PollerOptions {
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error' | 'debug'>
   /** Told of every change a task_list answer made in this process. */
   onChanges?: (changes: GraphChanges) => void
-  metrics?: Pick<Metrics, 'upstreamPollSeconds' | 'upstreamErrors' | 'upstreamConsecutiveFailures' | 'upstreamLeaseHeld'> | undefined
+  metrics?:
+    | Pick<Metrics, 'upstreamPollSeconds' | 'upstreamErrors' | 'upstreamConsecutiveFailures' | 'upstreamLeaseHeld'>
+    | undefined
   /** See `staleAfterMs`; by default three intervals. */
   staleMs?: number
   /** How long a lease lasts unless renewed; by default the poll interval, at least a second. */
@@ -55,7 +62,9 @@ export function pollerFor(
   metrics?: PollerOptions['metrics'],
   more: Pick<PollerOptions, 'sampler' | 'now'> & { cloud?: CloudClient } = {},
 ): TaskListPoller | undefined {
-  const serviceCodes = config.services.filter((service) => service.baseUrl && service.secrets.length > 0).map((service) => service.serviceCode)
+  const serviceCodes = config.services
+    .filter((service) => service.baseUrl && service.secrets.length > 0)
+    .map((service) => service.serviceCode)
   if (serviceCodes.length === 0 || config.upstream.pollIntervalMs <= 0) return undefined
   const { cloud, ...rest } = more
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
@@ -109,7 +118,8 @@ export class TaskListPoller {
     this.staleMs = options.staleMs ?? 3 * options.intervalMs
     this.random = options.random ?? Math.random
     this.leaseMs = options.leaseMs ?? Math.max(options.intervalMs, 1000)
-    for (const code of options.serviceCodes) this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
+    for (const code of options.serviceCodes)
+      this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
     this.watch = new UpstreamWatch({
       db: options.db,
       serviceCodes: options.serviceCodes,
@@ -192,14 +202,21 @@ export class TaskListPoller {
 
   // A new holder goes on from where the last one stopped: its back-off and its next poll time.
   private async resume(code: string, state: CodeState): Promise<void> {
-    this.options.log.info({ serviceCode: code, instance: this.options.instanceId }, 'polling the task_list of this code')
+    this.options.log.info(
+      { serviceCode: code, instance: this.options.instanceId },
+      'polling the task_list of this code',
+    )
     const row = await readUpstreamStatus(this.options.db, [code]).then(
       (rows) => rows.get(code),
       () => undefined,
     )
     state.failures = row?.consecutiveFailures ?? 0
     const wait = row?.nextPollAt ? row.nextPollAt.getTime() - this.now().getTime() : 0
-    this.schedule(code, state, Math.min(Math.max(wait, 0), Math.max(this.options.maxBackoffMs, this.options.intervalMs)))
+    this.schedule(
+      code,
+      state,
+      Math.min(Math.max(wait, 0), Math.max(this.options.maxBackoffMs, this.options.intervalMs)),
+    )
   }
 
   private schedule(code: string, state: CodeState, delayMs: number): void {
@@ -243,7 +260,13 @@ export class TaskListPoller {
       try {
         const changes = await foldTaskListAnswer(db, serviceCode, answer, at, this.options.sampler)
         state.failures = 0
-        const success = { at, latencyMs: performance.now() - started, taskCount: answer.task_list.length, userCount: answer.user_list.length, nextPollAt: new Date(at.getTime() + intervalMs) }
+        const success = {
+          at,
+          latencyMs: performance.now() - started,
+          taskCount: answer.task_list.length,
+          userCount: answer.user_list.length,
+          nextPollAt: new Date(at.getTime() + intervalMs),
+        }
         await recordPollSuccess(db, serviceCode, success, this.staleMs)
         this.watch.note(serviceCode, { lastSuccessAt: at, lastErrorAt: null, consecutiveFailures: 0 })
         observe('ok')
@@ -253,10 +276,17 @@ export class TaskListPoller {
         log.error({ err: error, serviceCode }, 'task_list answer could not be stored')
         // An answer the database could not keep is counted apart from the cloud's own failures.
         kind = 'STORE'
-        failure = new UpstreamError('NETWORK', serviceCode, `The task list of ${serviceCode} could not be stored.`, { cause: error })
+        failure = new UpstreamError('NETWORK', serviceCode, `The task list of ${serviceCode} could not be stored.`, {
+          cause: error,
+        })
       }
     } catch (error) {
-      failure = error instanceof UpstreamError ? error : new UpstreamError('NETWORK', serviceCode, `The task list of ${serviceCode} could not be read.`, { cause: error })
+      failure =
+        error instanceof UpstreamError
+          ? error
+          : new UpstreamError('NETWORK', serviceCode, `The task list of ${serviceCode} could not be read.`, {
+              cause: error,
+            })
       kind = failure.kind
       if (this.stopped) return 0
       log.warn({ serviceCode, kind, ret: failure.ret }, `task_list failed: ${failure.message}`)
@@ -275,7 +305,9 @@ export class TaskListPoller {
       consecutiveFailures: state.failures,
       nextPollAt: new Date(at.getTime() + delay),
     }
-    await recordPollFailure(db, serviceCode, polled, this.staleMs).catch((error: unknown) => log.error({ err: error, serviceCode }, 'upstream status could not be stored'))
+    await recordPollFailure(db, serviceCode, polled, this.staleMs).catch((error: unknown) =>
+      log.error({ err: error, serviceCode }, 'upstream status could not be stored'),
+    )
     this.watch.note(serviceCode, { lastErrorAt: at, consecutiveFailures: state.failures })
     return delay
   }

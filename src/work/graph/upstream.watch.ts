@@ -59,7 +59,12 @@ export class UpstreamWatch {
   async refresh(): Promise<void> {
     try {
       const rows = await readUpstreamStatus(this.options.db, this.options.serviceCodes)
-      for (const [code, row] of rows) this.note(code, { lastSuccessAt: row.lastSuccessAt, lastErrorAt: row.lastErrorAt, consecutiveFailures: row.consecutiveFailures })
+      for (const [code, row] of rows)
+        this.note(code, {
+          lastSuccessAt: row.lastSuccessAt,
+          lastErrorAt: row.lastErrorAt,
+          consecutiveFailures: row.consecutiveFailures,
+        })
     } catch (error) {
       this.options.log.warn({ err: error }, 'upstream status could not be read')
     }
@@ -81,7 +86,11 @@ export class UpstreamWatch {
       if (!this.options.serviceCodes.includes(serviceCode)) continue
       const seen = this.seen.get(serviceCode)
       if (!judgeUpstream(seen, now, this.options.staleMs).stale) continue
-      stale.push({ serviceCode, lastSuccessAt: seen?.lastSuccessAt ?? null, consecutiveFailures: seen?.consecutiveFailures ?? 0 })
+      stale.push({
+        serviceCode,
+        lastSuccessAt: seen?.lastSuccessAt ?? null,
+        consecutiveFailures: seen?.consecutiveFailures ?? 0,
+      })
     }
     return stale
   }

@@ -4,7 +4,10 @@ import type { CallbackSpool } from './spool/callback.spool.js'
 import { CALLBACK_KINDS } from '../../model/callback.kinds.js'
 
 /** Where an accepted callback went: the database, the spool, or nowhere (answer 503). */
-export type IntakeOutcome = { verdict: 'kept' | 'duplicate'; kept: KeptCallback } | { verdict: 'spooled'; storeError: unknown } | { verdict: 'unavailable'; storeError: unknown; spoolError: unknown }
+export type IntakeOutcome =
+  | { verdict: 'kept' | 'duplicate'; kept: KeptCallback }
+  | { verdict: 'spooled'; storeError: unknown }
+  | { verdict: 'unavailable'; storeError: unknown; spoolError: unknown }
 
 /**
  * Takes an accepted callback durably: into the database, else into the spool. While the spool
@@ -12,7 +15,11 @@ export type IntakeOutcome = { verdict: 'kept' | 'duplicate'; kept: KeptCallback 
  * request no longer waits on a database that is away; if the spool cannot take it, the database
  * is tried after all. Resolves to `unavailable` only when neither could.
  */
-export async function intakeCallback(row: CallbackRecord, store: Pick<CallbackStore, 'keep'>, spool: CallbackSpool | undefined): Promise<IntakeOutcome> {
+export async function intakeCallback(
+  row: CallbackRecord,
+  store: Pick<CallbackStore, 'keep'>,
+  spool: CallbackSpool | undefined,
+): Promise<IntakeOutcome> {
   let spoolError: unknown
   if (spool && spool.depth() > 0) {
     try {

@@ -1,5 +1,10 @@
 import type { CallbackRecord } from '../../model/callback.record.js'
-import { appendCallbacks, type CallbackWrite, landedByDedupeKey, ringDoorbell } from '../../storage/callback.statements.js'
+import {
+  appendCallbacks,
+  type CallbackWrite,
+  landedByDedupeKey,
+  ringDoorbell,
+} from '../../storage/callback.statements.js'
 import { type Db, ping } from '../../storage/database.client.js'
 import { insertRefusal, pruneRefusals } from '../../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
@@ -104,7 +109,9 @@ export class CallbackStore {
  */
 function tracedBatch(db: Db, items: Keeping[]): Promise<KeptCallback[]> {
   const links = linksTo(items.map((item) => item.row.traceparent))
-  return inSpan('callbacks append', { root: true, links, attributes: { 'livegate.batch.size': items.length } }, () => keepBatch(db, items))
+  return inSpan('callbacks append', { root: true, links, attributes: { 'livegate.batch.size': items.length } }, () =>
+    keepBatch(db, items),
+  )
 }
 
 /**

@@ -4,7 +4,9 @@ import { UpstreamError } from '../../model/upstream.error.js'
 import { CloudClient, neverSent } from '../cloud.client.js'
 
 /** What the cloud said to an action, or why it said nothing usable. */
-export type CloudAnswer = { kind: 'answered'; ret: number; message: string | null } | { kind: 'unreachable' | 'timeout' | 'http' | 'invalid' | 'not-configured'; message: string }
+export type CloudAnswer =
+  | { kind: 'answered'; ret: number; message: string | null }
+  | { kind: 'unreachable' | 'timeout' | 'http' | 'invalid' | 'not-configured'; message: string }
 
 /** What {@link ActionClient} is built from. */
 export interface ActionClientOptions {
@@ -26,7 +28,8 @@ const STOP_RETRY_WAITS_MS = [200, 500, 1000]
 /**
  * An action's cloud operation (`cancel_task`, `send_txt_msg`) through the one {@link CloudClient}.
  * A stop is tried again only when the cloud could not be reached at all (no connection: nothing
- * was sent), a message never: a request that may have arrived is never repeated. Every call ends within `timeoutMs`, retries included.
+ * was sent), a message never: a request that may have arrived is never repeated. Every call ends within `timeoutMs`,
+ * retries included.
  */
 export class ActionClient {
   private readonly cloud: CloudClient
@@ -38,7 +41,8 @@ export class ActionClient {
     this.now = options.now ?? Date.now
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
     const { services, headerPrefix, fetch } = options
-    this.cloud = options.cloud ?? new CloudClient({ services, headerPrefix, now: this.now, ...(fetch ? { fetch } : {}) })
+    this.cloud =
+      options.cloud ?? new CloudClient({ services, headerPrefix, now: this.now, ...(fetch ? { fetch } : {}) })
   }
 
   /** Whether a service code can be acted on: it has a `baseUrl` and a secret. */
@@ -49,7 +53,13 @@ export class ActionClient {
   /** Calls the cloud; resolves with its answer and how many requests were sent (never rejects). */
   async call(args: CloudActionArgs): Promise<{ answer: CloudAnswer; attempts: number }> {
     if (!this.canReach(args.serviceCode)) {
-      return { answer: { kind: 'not-configured', message: `Service code "${args.serviceCode}" has no baseUrl and secret to act with.` }, attempts: 0 }
+      return {
+        answer: {
+          kind: 'not-configured',
+          message: `Service code "${args.serviceCode}" has no baseUrl and secret to act with.`,
+        },
+        attempts: 0,
+      }
     }
     const deadline = this.now() + this.options.timeoutMs
     const waits = args.kind === 'STOP_TASK' ? STOP_RETRY_WAITS_MS : []
@@ -58,7 +68,13 @@ export class ActionClient {
       attempts++
       const answer = await this.attempt(args, deadline)
       const wait = waits[attempts - 1]
-      if (answer.kind !== 'unreachable' || wait === undefined || this.now() + wait >= deadline || this.closing.signal.aborted) return { answer, attempts }
+      if (
+        answer.kind !== 'unreachable' ||
+        wait === undefined ||
+        this.now() + wait >= deadline ||
+        this.closing.signal.aborted
+      )
+        return { answer, attempts }
       await this.sleep(wait)
     }
   }
@@ -73,15 +89,29 @@ export class ActionClient {
     const params = cloudParamsOf(args)
     const timeoutMs = Math.max(1, deadline - this.now())
     try {
-      const reply = await this.cloud.send({ serviceCode: args.serviceCode, operation, params, timeoutMs, signal: this.closing.signal })
-      if (reply.ret === undefined) return { kind: 'invalid', message: `${operation} for ${args.serviceCode} answered without a ret.` }
+      const reply = await this.cloud.send({
+        serviceCode: args.serviceCode,
+        operation,
+        params,
+        timeoutMs,
+        signal: this.closing.signal,
+      })
+      if (reply.ret === undefined)
+        return { kind: 'invalid', message: `${operation} for ${args.serviceCode} answered without a ret.` }
       return { kind: 'answered', ret: reply.ret, message: reply.msg }
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error
-      const kinds = { NOT_CONFIGURED: 'not-configured', HTTP: 'http', INVALID_ANSWER: 'invalid', RET: 'invalid', TIMEOUT: 'timeout' } as const
+      const kinds = {
+        NOT_CONFIGURED: 'not-configured',
+        HTTP: 'http',
+        INVALID_ANSWER: 'invalid',
+        RET: 'invalid',
+        TIMEOUT: 'timeout',
+      } as const
       if (error.kind !== 'NETWORK') return { kind: kinds[error.kind], message: error.message }
       // Refused or unresolvable: no request left this process, so a stop may be tried again.
-      if (neverSent(error)) return { kind: 'unreachable', message: error.message.replace(/failed: (\w+)\.$/, 'could not be reached ($1).') }
+      if (neverSent(error))
+        return { kind: 'unreachable', message: error.message.replace(/failed: (\w+)\.$/, 'could not be reached ($1).') }
       return { kind: 'timeout', message: error.message }
     }
   }

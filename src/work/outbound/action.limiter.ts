@@ -14,7 +14,10 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts a request of `key` if the window has room; says whether this is the first refusal since the last allowed one. */
+  /**
+   * Counts a request of `key` if the window has room; says whether this is the first refusal since the last allowed
+   * one.
+   */
   take(key: string): RateDecision {
     const at = this.now()
     let entry = this.taken.get(key)

@@ -1,8 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/config.schema.js'
-import { type ActionArgs, argsFingerprint, type CloudActionArgs, type WebhookActionArgs } from '../../model/action.model.js'
+import {
+  type ActionArgs,
+  argsFingerprint,
+  type CloudActionArgs,
+  type WebhookActionArgs,
+} from '../../model/action.model.js'
 import { actionByKey } from '../../storage/outbound/action.queries.js'
-import { abandonPending, type ActionOutcome, finishAction, recordAction } from '../../storage/outbound/action.statements.js'
+import {
+  abandonPending,
+  type ActionOutcome,
+  finishAction,
+  recordAction,
+} from '../../storage/outbound/action.statements.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
 import type { Db } from '../../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
@@ -27,7 +37,10 @@ export interface ActionRequest {
 }
 
 /** How {@link ActionRunner.act} ended: an action (new, or the one the idempotency key made before), or a refusal. */
-export type ActOutcome = { kind: 'action'; row: ActionRow } | { kind: 'refused'; code: 'RATE_LIMITED'; row: ActionRow | undefined } | { kind: 'key-reused'; row: ActionRow }
+export type ActOutcome =
+  | { kind: 'action'; row: ActionRow }
+  | { kind: 'refused'; code: 'RATE_LIMITED'; row: ActionRow | undefined }
+  | { kind: 'key-reused'; row: ActionRow }
 
 /** What a webhook action did, for the audit's `message`; a problem ends it FAILED with that text. */
 export type WorkDone = { done: string } | { problem: string }
@@ -57,7 +70,13 @@ export class ActionRunner {
 
   constructor(private readonly options: ActionRunnerOptions) {
     const { config } = options
-    this.client = options.client ?? new ActionClient({ services: config.services, timeoutMs: config.upstream.actionTimeoutMs, headerPrefix: config.ingest.signatureHeaderPrefixes[0] })
+    this.client =
+      options.client ??
+      new ActionClient({
+        services: config.services,
+        timeoutMs: config.upstream.actionTimeoutMs,
+        headerPrefix: config.ingest.signatureHeaderPrefixes[0],
+      })
     this.now = options.now ?? (() => new Date())
     this.limiter = new RateLimiter(config.limits.actionsPerMinute, 60_000, () => this.now().getTime())
   }
@@ -77,15 +96,22 @@ export class ActionRunner {
     if (request.idempotencyKey) {
       // A request repeated under its key is answered without counting against the rate.
       const earlier = await actionByKey(this.options.db, keyScope, request.idempotencyKey)
-      if (earlier && earlier.requestedAt >= reuseAfter) return earlier.argsHash === argsHash ? { kind: 'action', row: earlier } : { kind: 'key-reused', row: earlier }
+      if (earlier && earlier.requestedAt >= reuseAfter)
+        return earlier.argsHash === argsHash ? { kind: 'action', row: earlier } : { kind: 'key-reused', row: earlier }
     }
     const refused = await this.overRate(actor, args, request, argsHash)
     if (refused) return refused
-    const recorded = await recordAction(this.options.db, { ...rowOf(actor, args, request, argsHash), state: 'PENDING', requestedAt: now }, reuseAfter)
+    const recorded = await recordAction(
+      this.options.db,
+      { ...rowOf(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
+      reuseAfter,
+    )
     if (!recorded.fresh) {
       // A retry that raced its original to the database: the original's slot is the one that counts.
       this.limiter.refund(keyScope)
-      return recorded.row.argsHash === argsHash ? { kind: 'action', row: recorded.row } : { kind: 'key-reused', row: recorded.row }
+      return recorded.row.argsHash === argsHash
+        ? { kind: 'action', row: recorded.row }
+        : { kind: 'key-reused', row: recorded.row }
     }
     return { kind: 'action', row: await this.send(recorded.row, args) }
   }
@@ -98,7 +124,15 @@ export class ActionRunner {
    */
   async refuse(actor: Actor, args: ActionArgs, request: ActionRequest, mayRecord: boolean): Promise<void> {
     const rate = this.limiter.take(actor.keyName ?? '')
-    if (mayRecord && rate !== 'refused') await this.refusal(actor, args, request, argsFingerprint(args, request.reason), 'FORBIDDEN', 'The API key may only read.')
+    if (mayRecord && rate !== 'refused')
+      await this.refusal(
+        actor,
+        args,
+        request,
+        argsFingerprint(args, request.reason),
+        'FORBIDDEN',
+        'The API key may only read.',
+      )
     else this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
   }
 
@@ -107,21 +141,39 @@ export class ActionRunner {
    * recorded like a cloud action, PENDING while `work` runs, then SUCCEEDED with what it did or
    * FAILED with the problem it met. It carries no idempotency key: doing it again is harmless.
    */
-  async perform(actor: Actor, args: WebhookActionArgs, request: ActionRequest, work: () => Promise<WorkDone>): Promise<ActOutcome> {
+  async perform(
+    actor: Actor,
+    args: WebhookActionArgs,
+    request: ActionRequest,
+    work: () => Promise<WorkDone>,
+  ): Promise<ActOutcome> {
     if (!actor.canOperate) throw new Error('ActionRunner.perform: the caller must check the permission first')
     const argsHash = argsFingerprint(args, request.reason)
     const refused = await this.overRate(actor, args, request, argsHash)
     if (refused) return refused
     const now = this.now()
-    const { row } = await recordAction(this.options.db, { ...rowOf(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now }, now)
+    const { row } = await recordAction(
+      this.options.db,
+      { ...rowOf(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now },
+      now,
+    )
     let outcome: WorkDone
     try {
       outcome = await work()
     } catch (error) {
-      await this.end(row, { state: 'FAILED', ret: null, message: 'livegate failed while doing it (an internal error).', attempts: 0, finishedAt: this.now() })
+      await this.end(row, {
+        state: 'FAILED',
+        ret: null,
+        message: 'livegate failed while doing it (an internal error).',
+        attempts: 0,
+        finishedAt: this.now(),
+      })
       throw error
     }
-    const ended = 'done' in outcome ? { state: 'SUCCEEDED' as const, message: outcome.done } : { state: 'FAILED' as const, message: outcome.problem }
+    const ended =
+      'done' in outcome
+        ? { state: 'SUCCEEDED' as const, message: outcome.done }
+        : { state: 'FAILED' as const, message: outcome.problem }
     return { kind: 'action', row: await this.end(row, { ...ended, ret: null, attempts: 0, finishedAt: this.now() }) }
   }
 
@@ -131,8 +183,13 @@ export class ActionRunner {
    */
   async start(): Promise<void> {
     const now = this.now()
-    const abandoned = await abandonPending(this.options.db, new Date(now.getTime() - this.options.config.upstream.actionTimeoutMs - 60_000), now)
-    if (abandoned > 0) this.options.log.warn({ abandoned }, `actions: ${abandoned} left PENDING by a stopped process marked FAILED`)
+    const abandoned = await abandonPending(
+      this.options.db,
+      new Date(now.getTime() - this.options.config.upstream.actionTimeoutMs - 60_000),
+      now,
+    )
+    if (abandoned > 0)
+      this.options.log.warn({ abandoned }, `actions: ${abandoned} left PENDING by a stopped process marked FAILED`)
   }
 
   /** Ends every cloud call under way (the gateway stops). */
@@ -140,12 +197,20 @@ export class ActionRunner {
     this.client.close()
   }
 
-  private async overRate(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash: string): Promise<ActOutcome | undefined> {
+  private async overRate(
+    actor: Actor,
+    args: ActionArgs,
+    request: ActionRequest,
+    argsHash: string,
+  ): Promise<ActOutcome | undefined> {
     const rate = this.limiter.take(actor.keyName ?? '')
     if (rate === 'allowed') return undefined
     // One refusal a window is recorded: a client hammering past its limit cannot flood the audit.
     const limit = this.options.config.limits.actionsPerMinute
-    const row = rate === 'first-refusal' ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${limit} actions a minute.`) : undefined
+    const row =
+      rate === 'first-refusal'
+        ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${limit} actions a minute.`)
+        : undefined
     if (!row) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
     return { kind: 'refused', code: 'RATE_LIMITED', row }
   }
@@ -158,7 +223,13 @@ export class ActionRunner {
       // The client answers every cloud outcome; a throw is our own fault, and must not leave the
       // action PENDING (a retry under its key would answer PENDING until the next start).
       this.options.log.warn({ action: row.id, err: error }, `action ${row.id} (${row.kind}) failed inside livegate`)
-      return this.end(row, { state: 'FAILED', ret: null, message: 'livegate failed before sending it (an internal error); nothing was asked of the cloud.', attempts: 0, finishedAt: this.now() })
+      return this.end(row, {
+        state: 'FAILED',
+        ret: null,
+        message: 'livegate failed before sending it (an internal error); nothing was asked of the cloud.',
+        attempts: 0,
+        finishedAt: this.now(),
+      })
     }
     const { answer, attempts } = called
     const succeeded = answer.kind === 'answered' && answer.ret === 0
@@ -169,11 +240,16 @@ export class ActionRunner {
       attempts,
       finishedAt: this.now(),
     }
-    const stop = succeeded && args.kind === 'STOP_TASK' ? stopEvidence(args.serviceCode, args.taskId, row.requestedAt) : undefined
+    const stop =
+      succeeded && args.kind === 'STOP_TASK' ? stopEvidence(args.serviceCode, args.taskId, row.requestedAt) : undefined
     return this.end(row, outcome, stop ? (tx) => applyToGraph(tx, [stop], outcome.finishedAt) : undefined)
   }
 
-  private async end(row: ActionRow, outcome: ActionOutcome, alsoInTransaction?: (tx: Db) => Promise<unknown>): Promise<ActionRow> {
+  private async end(
+    row: ActionRow,
+    outcome: ActionOutcome,
+    alsoInTransaction?: (tx: Db) => Promise<unknown>,
+  ): Promise<ActionRow> {
     const { attempts } = outcome
     const finished = await finishAction(this.options.db, row.id, outcome, alsoInTransaction)
     const result = finished ?? { ...row, ...outcome }
@@ -196,16 +272,39 @@ export class ActionRunner {
     return result
   }
 
-  private async refusal(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash: string, code: 'FORBIDDEN' | 'RATE_LIMITED', message: string): Promise<ActionRow> {
+  private async refusal(
+    actor: Actor,
+    args: ActionArgs,
+    request: ActionRequest,
+    argsHash: string,
+    code: 'FORBIDDEN' | 'RATE_LIMITED',
+    message: string,
+  ): Promise<ActionRow> {
     const now = this.now()
     // A refusal keeps no idempotency key: the request, once allowed, must still be able to use it.
     const { row } = await recordAction(
       this.options.db,
-      { ...rowOf(actor, args, { reason: request.reason }, argsHash), state: 'REFUSED', refusal: code, message: `${code}: ${message}`, requestedAt: now, finishedAt: now },
+      {
+        ...rowOf(actor, args, { reason: request.reason }, argsHash),
+        state: 'REFUSED',
+        refusal: code,
+        message: `${code}: ${message}`,
+        requestedAt: now,
+        finishedAt: now,
+      },
       now,
     )
     this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
-    this.options.log.warn({ action: row.id, kind: args.kind, serviceCode: args.serviceCode, requestedBy: actor.keyName ?? null, refusal: code }, `action ${row.id} (${args.kind}) refused: ${code}`)
+    this.options.log.warn(
+      {
+        action: row.id,
+        kind: args.kind,
+        serviceCode: args.serviceCode,
+        requestedBy: actor.keyName ?? null,
+        refusal: code,
+      },
+      `action ${row.id} (${args.kind}) refused: ${code}`,
+    )
     return row
   }
 }
@@ -228,6 +327,7 @@ function rowOf(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash:
 }
 
 function messageOf(answer: CloudAnswer): string | null {
-  if (answer.kind === 'answered') return answer.message ?? (answer.ret === 0 ? null : `The cloud answered ret ${answer.ret}.`)
+  if (answer.kind === 'answered')
+    return answer.message ?? (answer.ret === 0 ? null : `The cloud answered ret ${answer.ret}.`)
   return answer.message
 }

@@ -4,7 +4,14 @@ import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
 import type { Db } from '../../storage/database.client.js'
-import { type AttemptOutcome, type ClaimedDelivery, claimDeliveries, disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
+import {
+  type AttemptOutcome,
+  type ClaimedDelivery,
+  claimDeliveries,
+  disableEndpoint,
+  endpointFailed,
+  endpointSucceeded,
+} from '../../storage/outbound/webhook.statements.js'
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
@@ -45,7 +52,9 @@ function networkError(error: unknown, timeoutMs: number): string {
 function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
   const parsed = new URL(url)
   if (!parsed.username && !parsed.password) return { url, authorization: {} }
-  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString('base64')
+  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString(
+    'base64',
+  )
   parsed.username = ''
   parsed.password = ''
   return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
@@ -123,7 +132,11 @@ export class EndpointDelivery {
       this.failingLogged = false
       return { again: claimed.length === room, within }
     } catch (error) {
-      if (!this.failingLogged) this.options.log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: cannot read the deliveries; looking again')
+      if (!this.failingLogged)
+        this.options.log.warn(
+          { err: error, endpoint: endpoint.name },
+          'webhooks: cannot read the deliveries; looking again',
+        )
       this.failingLogged = true
       return { within }
     }
@@ -181,28 +194,41 @@ export class EndpointDelivery {
         gone = true
         outcome = { kind: 'dead', statusCode: status, error: 'HTTP 410 Gone: the endpoint asked to be switched off' }
       } else {
-        const asked = status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after'), Date.now()) : undefined
+        const asked =
+          status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after'), Date.now()) : undefined
         outcome = this.failed(delivery, status, `HTTP ${status}`, asked)
       }
     } catch (error) {
       // Cut by a shutdown: in line again at once, for whichever process is running.
       cut = this.stopping.signal.aborted
-      outcome = cut ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 } : this.failed(delivery, null, networkError(error, timeoutMs))
+      outcome = cut
+        ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 }
+        : this.failed(delivery, null, networkError(error, timeoutMs))
     }
     const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
     if (cut) return // no fault of the endpoint's: nothing to log or note on it
-    if (outcome.kind === 'delivered' && recorded) metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
+    if (outcome.kind === 'delivered' && recorded)
+      metrics.deliverySeconds.observe({ endpoint: endpoint.name }, (Date.now() - delivery.createdAt.getTime()) / 1000)
     if (outcome.kind !== 'delivered') {
-      const next = outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
+      const next =
+        outcome.kind === 'retry' ? `retrying in ${Math.round(outcome.delayMs / 100) / 10} s` : 'a dead letter now'
       log.warn(
-        { endpoint: endpoint.name, eventId: delivery.eventId, attempt: delivery.attempts, statusCode: outcome.statusCode, error: outcome.error },
+        {
+          endpoint: endpoint.name,
+          eventId: delivery.eventId,
+          attempt: delivery.attempts,
+          statusCode: outcome.statusCode,
+          error: outcome.error,
+        },
         `webhooks: attempt ${delivery.attempts} to ${endpoint.name} failed (${outcome.error}); ${next}`,
       )
     }
     // The endpoint's state is a summary: one that cannot be stored now is stored by a later attempt.
-    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) => log.warn({ err: error, endpoint: endpoint.name }, "webhooks: the endpoint's state could not be stored"))
+    await this.noteOnEndpoint(outcome, gone).catch((error: unknown) =>
+      log.warn({ err: error, endpoint: endpoint.name }, "webhooks: the endpoint's state could not be stored"),
+    )
   }
 
   private async noteOnEndpoint(outcome: AttemptOutcome, gone: boolean): Promise<void> {
@@ -220,15 +246,28 @@ export class EndpointDelivery {
     this.failedSinceNoted = true
     if (gone) {
       if (await disableEndpoint(db, endpoint.name, 'answered 410 Gone'))
-        log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is kept as dead letters`)
+        log.warn(
+          { endpoint: endpoint.name },
+          `webhooks: endpoint ${endpoint.name} answered 410 Gone and is switched off; what was meant for it is ` +
+            `kept as dead letters`,
+        )
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
-      log.warn({ endpoint: endpoint.name }, `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was meant for it is kept as dead letters`)
+      log.warn(
+        { endpoint: endpoint.name },
+        `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was ` +
+          `meant for it is kept as dead letters`,
+      )
     }
   }
 
-  private failed(delivery: ClaimedDelivery, statusCode: number | null, error: string, askedMs?: number): AttemptOutcome {
+  private failed(
+    delivery: ClaimedDelivery,
+    statusCode: number | null,
+    error: string,
+    askedMs?: number,
+  ): AttemptOutcome {
     const scheduled = retryDelayMs(this.options.retrySchedule, delivery.attempts, Math.random())
     if (scheduled === undefined) return { kind: 'dead', statusCode, error }
     return { kind: 'retry', statusCode, error, delayMs: askedMs ?? scheduled }

@@ -5,7 +5,13 @@ import type { Database } from '../../storage/database.client.js'
 import { logTail, type NotificationRow } from '../../storage/notification.queries.js'
 import { initCheckpoint, logEnd, readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { endpointsEnabled } from '../../storage/outbound/webhook.queries.js'
-import { insertDeliveries, type NewDelivery, tryEnqueueLock, webhookEventsAfter, webhookEventsEnd } from '../../storage/outbound/webhook.statements.js'
+import {
+  insertDeliveries,
+  type NewDelivery,
+  tryEnqueueLock,
+  webhookEventsAfter,
+  webhookEventsEnd,
+} from '../../storage/outbound/webhook.statements.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { WebhookEventRow } from '../../storage/tables/webhook.table.js'
 import { notifyOnChannel } from '../../storage/notify.statements.js'
@@ -111,18 +117,35 @@ export class WebhookEnqueuer {
           if (!endpointWants(endpoint, type, serviceCode)) continue
           text ??= body()
           const enabled = enabledByName.get(endpoint.name) ?? true
-          deliveries.push({ endpoint: endpoint.name, eventId, eventType: type, serviceCode, body: text, status: enabled ? 'PENDING' : 'DEAD' })
+          deliveries.push({
+            endpoint: endpoint.name,
+            eventId,
+            eventType: type,
+            serviceCode,
+            body: text,
+            status: enabled ? 'PENDING' : 'DEAD',
+          })
         }
       }
       for (const row of callbacks.rows) {
         const type = callbackEventType(row.type)
         put(callbackEventId(row.id), type, row.serviceCode, () =>
-          JSON.stringify({ type, timestamp: row.receivedAt, position: { log: 'callbacks', xid: row.xid, id: row.id }, data: shapes.notification(row) }),
+          JSON.stringify({
+            type,
+            timestamp: row.receivedAt,
+            position: { log: 'callbacks', xid: row.xid, id: row.id },
+            data: shapes.notification(row),
+          }),
         )
       }
       for (const row of events.rows) {
         put(derivedEventId(row.id), row.type, row.serviceCode, () =>
-          JSON.stringify({ type: row.type, timestamp: row.occurredAt, position: { log: 'events', xid: row.xid, id: row.id }, data: shapes.event(row) }),
+          JSON.stringify({
+            type: row.type,
+            timestamp: row.occurredAt,
+            position: { log: 'events', xid: row.xid, id: row.id },
+            data: shapes.event(row),
+          }),
         )
       }
       await insertDeliveries(tx, deliveries)

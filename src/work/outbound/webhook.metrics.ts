@@ -24,7 +24,9 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
     metrics = {
       attempts: new Counter({
         name: 'livegate_webhook_attempts_total',
-        help: 'Webhook attempts, by endpoint and outcome: delivered, retry (failed, tried again later) or dead (failed, a dead letter).',
+        help:
+          'Webhook attempts, by endpoint and outcome: delivered, retry (failed, tried again later) or dead ' +
+          '(failed, a dead letter).',
         labelNames: ['endpoint', 'outcome'],
         registers,
       }),
@@ -36,8 +38,20 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
         registers,
       }),
       // As stored, so every worker reports the same value: the largest, not the sum, across workers.
-      pending: new Gauge({ name: 'livegate_webhook_pending', help: 'Webhook deliveries in line (pending or retrying), per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
-      deadLetters: new Gauge({ name: 'livegate_webhook_dead_letters', help: 'Webhook dead letters kept, per endpoint.', labelNames: ['endpoint'], aggregator: 'max', registers }),
+      pending: new Gauge({
+        name: 'livegate_webhook_pending',
+        help: 'Webhook deliveries in line (pending or retrying), per endpoint.',
+        labelNames: ['endpoint'],
+        aggregator: 'max',
+        registers,
+      }),
+      deadLetters: new Gauge({
+        name: 'livegate_webhook_dead_letters',
+        help: 'Webhook dead letters kept, per endpoint.',
+        labelNames: ['endpoint'],
+        aggregator: 'max',
+        registers,
+      }),
       disabled: new Gauge({
         name: 'livegate_webhook_endpoint_disabled',
         help: '1 while a webhook endpoint is switched off (410, disableAfter, or an operator).',

@@ -15,7 +15,8 @@ interface Waiting {
 
 /**
  * Stores attempts' outcomes, many in one statement, for every endpoint of the process: those that
- * end within a few milliseconds of each other, or while a statement is on its way, go together. A delivery costs its claim's share and this, not a statement of
+ * end within a few milliseconds of each other, or while a statement is on its way, go together. A delivery costs its
+ * claim's share and this, not a statement of
  * its own, so a busy endpoint (or several on the one connection PGlite has) leaves the database
  * to the callbacks. While the database is away, outcomes are stored again until their lease ends:
  * an answer once received is not asked for again unless it could not be stored in time.

@@ -4,8 +4,19 @@ import type { Config } from '../../config/config.schema.js'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { endpointVisible } from '../../model/webhook.event.js'
 import type { Database } from '../../storage/database.client.js'
-import { countDeliveries, deliveryPage, type EndpointStateRow, endpointStates } from '../../storage/outbound/webhook.queries.js'
-import { disableEndpoint, enableEndpoint, ensureEndpoints, type Redelivered, redeliver } from '../../storage/outbound/webhook.statements.js'
+import {
+  countDeliveries,
+  deliveryPage,
+  type EndpointStateRow,
+  endpointStates,
+} from '../../storage/outbound/webhook.queries.js'
+import {
+  disableEndpoint,
+  enableEndpoint,
+  ensureEndpoints,
+  type Redelivered,
+  redeliver,
+} from '../../storage/outbound/webhook.statements.js'
 import { forgetCheckpoints } from '../../storage/log.kernel.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { ChannelListener } from '../channel.listener.js'
@@ -13,7 +24,12 @@ import { pruneDeliveries } from '../retention.job.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
-import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT, WebhookEnqueuer, type WebhookShapes } from './webhook.enqueuer.js'
+import {
+  WEBHOOK_CALLBACKS_CHECKPOINT,
+  WEBHOOK_EVENTS_CHECKPOINT,
+  WebhookEnqueuer,
+  type WebhookShapes,
+} from './webhook.enqueuer.js'
 import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
 
 const GAUGE_REFRESH_MS = 5000
@@ -138,7 +154,10 @@ export class WebhookService {
   }
 
   /** A page of an endpoint's deliveries, newest first. */
-  deliveries(name: string, page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number }): Promise<WebhookDeliveryRow[]> {
+  deliveries(
+    name: string,
+    page: { status?: DeliveryStatus | undefined; beforeId?: number | undefined; limit: number },
+  ): Promise<WebhookDeliveryRow[]> {
     return deliveryPage(this.options.database.db, name, page)
   }
 
@@ -148,7 +167,10 @@ export class WebhookService {
   }
 
   /** Puts dead letters or delivered events back in line; answers how many. */
-  async redeliver(name: string, which: { eventIds?: readonly string[] | undefined; since?: Date | undefined }): Promise<Redelivered> {
+  async redeliver(
+    name: string,
+    which: { eventIds?: readonly string[] | undefined; since?: Date | undefined },
+  ): Promise<Redelivered> {
     const done = await redeliver(this.options.database.db, name, which, MAX_REDELIVERED_PER_CALL)
     if ('count' in done && done.count > 0) this.workers.get(name)?.wake()
     return done
@@ -161,13 +183,20 @@ export class WebhookService {
       await enableEndpoint(db, name)
       this.workers.get(name)?.wake()
     } else await disableEndpoint(db, name, `switched off by ${by}`)
-    this.options.log.info({ endpoint: name, enabled, by }, `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`)
+    this.options.log.info(
+      { endpoint: name, enabled, by },
+      `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`,
+    )
   }
 
   /** Drops delivered records and dead letters past their retention now (the retention job does it on schedule). */
   pruneOnce(now = new Date()): Promise<number> {
     const { webhooks, retention } = this.options.config
-    return pruneDeliveries({ db: this.options.database.db, retention, log: this.options.log }, webhooks.deliveredRetention, now)
+    return pruneDeliveries(
+      { db: this.options.database.db, retention, log: this.options.log },
+      webhooks.deliveredRetention,
+      now,
+    )
   }
 
   private wakeAll(): void {

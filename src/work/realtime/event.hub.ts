@@ -1,7 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../storage/database.client.js'
 import { comparePositions, type LogPosition } from '../../model/log.position.js'
-import { logTail, type NotificationCriteria, type NotificationRow, notificationMatches } from '../../storage/notification.queries.js'
+import {
+  logTail,
+  type NotificationCriteria,
+  type NotificationRow,
+  notificationMatches,
+} from '../../storage/notification.queries.js'
 import { logEnd } from '../../storage/log.kernel.js'
 import { type TaskQuery, taskMatches, tasksByKeys } from '../../storage/graph/task.queries.js'
 import type { TaskNode } from '../../fold/graph.model.js'
@@ -46,7 +51,8 @@ const TICK_MS = 1000
 /**
  * The one reader of the log in this process for its subscriptions. The doorbell (heard through
  * the process's {@link ChannelListener}) says the log grew; the hub then reads it from its own
- * position, in log order, only as far as it is final, so every subscriber sees every callback once and in the one order a
+ * position, in log order, only as far as it is final, so every subscriber sees every callback once and in the one
+ * order a
  * resuming subscriber replays. Each callback is read once and matched once per distinct filter,
  * then handed to every subscriber with that filter: the cost of an event grows with the number
  * of distinct filters, not of subscribers. While no notification subscription is open the log is
@@ -107,7 +113,12 @@ export class EventHub {
   }
 
   private tick(): void {
-    const open = !(this.notificationGroups.empty && this.taskGroups.empty && this.actionGroups.empty && this.incidentGroups.empty)
+    const open = !(
+      this.notificationGroups.empty &&
+      this.taskGroups.empty &&
+      this.actionGroups.empty &&
+      this.incidentGroups.empty
+    )
     if ((open || this.unreadTasks.length > 0) && Date.now() - this.lastDoorbellAt >= this.tickMs) this.receive(LOG_GREW)
   }
 
@@ -122,12 +133,18 @@ export class EventHub {
     this.off?.()
     this.off = undefined
     await this.chain
-    for (const groups of [this.notificationGroups, this.taskGroups, this.actionGroups, this.incidentGroups]) groups.close()
+    for (const groups of [this.notificationGroups, this.taskGroups, this.actionGroups, this.incidentGroups])
+      groups.close()
   }
 
   /** How many subscriptions are open, of each kind. */
   get subscriptions(): { notifications: number; tasks: number; actions: number; incidents: number } {
-    return { notifications: this.notificationGroups.size, tasks: this.taskGroups.size, actions: this.actionGroups.size, incidents: this.incidentGroups.size }
+    return {
+      notifications: this.notificationGroups.size,
+      tasks: this.taskGroups.size,
+      actions: this.actionGroups.size,
+      incidents: this.incidentGroups.size,
+    }
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
@@ -170,7 +187,8 @@ export class EventHub {
     this.tailAgain = true
     this.pending.push(event)
     // Events of one burst are read together: one statement per batch, not per event.
-    if (this.pending.length === 1) this.chain = this.chain.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.dispatch())
+    if (this.pending.length === 1)
+      this.chain = this.chain.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.dispatch())
   }
 
   private async dispatch(): Promise<void> {
@@ -179,17 +197,26 @@ export class EventHub {
     this.unreadTasks = []
     const actions = this.dispatchRows(batch, 'action', this.actionGroups, actionsByIds, actionMatches)
     const incidents = this.dispatchRows(batch, 'incident', this.incidentGroups, incidentsByIds, incidentMatches)
-    const [callbacks, tasks] = await Promise.allSettled([this.dispatchCallbacks(), Promise.all([this.dispatchTasks(batch), actions, incidents])])
+    const [callbacks, tasks] = await Promise.allSettled([
+      this.dispatchCallbacks(),
+      Promise.all([this.dispatchTasks(batch), actions, incidents]),
+    ])
     // The database is away (a restart, a failover): the position has not moved past what was not
     // handed out, so the next look (a doorbell, the tick, the listening connection's return)
     // reads on from it. Subscribers wait; none is ended, none misses a callback.
     if (callbacks.status === 'rejected') {
       this.tailAgain = true
-      this.options.log.warn({ err: callbacks.reason }, 'realtime: the log could not be read; reading on from the same position at the next look')
+      this.options.log.warn(
+        { err: callbacks.reason },
+        'realtime: the log could not be read; reading on from the same position at the next look',
+      )
     }
     if (tasks.status === 'rejected') {
       this.unreadTasks = batch.filter((event) => event.kind !== 'log')
-      this.options.log.warn({ err: tasks.reason }, 'realtime: changed tasks or actions could not be read; reading them again at the next look')
+      this.options.log.warn(
+        { err: tasks.reason },
+        'realtime: changed tasks or actions could not be read; reading them again at the next look',
+      )
     }
   }
 
@@ -241,7 +268,8 @@ export class EventHub {
   private async dispatchTasks(batch: RealtimeEvent[]): Promise<void> {
     if (this.taskGroups.empty) return
     const keys = new Map<string, { serviceCode: string; taskId: string }>()
-    for (const event of batch) if (event.kind === 'task') keys.set(JSON.stringify([event.serviceCode, event.taskId]), event)
+    for (const event of batch)
+      if (event.kind === 'task') keys.set(JSON.stringify([event.serviceCode, event.taskId]), event)
     if (keys.size === 0) return
     for (const row of await tasksByKeys(this.options.database.db, [...keys.values()])) {
       this.taskGroups.handOut(
@@ -252,7 +280,13 @@ export class EventHub {
   }
 
   // Actions and incidents alike: each changed row read once per batch, matched once per distinct filter.
-  private async dispatchRows<F extends object, R extends { id: number }>(batch: RealtimeEvent[], kind: RowKind, groups: FilterGroups<F, R>, read: ReadRows<R>, matches: Matches<F, R>): Promise<void> {
+  private async dispatchRows<F extends object, R extends { id: number }>(
+    batch: RealtimeEvent[],
+    kind: RowKind,
+    groups: FilterGroups<F, R>,
+    read: ReadRows<R>,
+    matches: Matches<F, R>,
+  ): Promise<void> {
     if (groups.empty) return
     const ids = [...new Set(batch.flatMap((event) => (event.kind === kind ? [event.id] : [])))]
     if (ids.length === 0) return

@@ -24,7 +24,13 @@ const smartTags = jsonPgSmartTags({
     class: {
       // A unique index, not a constraint: PostGraphile asks for the tag to see it as a key.
       tasks: { tags: { unique: 'service_code,task_id' } },
-      callbacks: { tags: { foreignKey: '(service_code, task_id) references tasks (service_code, task_id)|@foreignFieldName callbacks|@fieldName task' } },
+      callbacks: {
+        tags: {
+          foreignKey:
+            '(service_code, task_id) references tasks (service_code, task_id)|@foreignFieldName ' +
+            'callbacks|@fieldName task',
+        },
+      },
     },
   },
 })

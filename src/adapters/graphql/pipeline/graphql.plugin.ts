@@ -54,6 +54,10 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: GRAPHQL_PATH,
     handler: async (_request, reply) =>
-      reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(graphqlErrorBody('BAD_REQUEST', 'Send GraphQL requests by GET or POST.')),
+      reply
+        .code(405)
+        .header('allow', 'GET, POST')
+        .type('application/json; charset=utf-8')
+        .send(graphqlErrorBody('BAD_REQUEST', 'Send GraphQL requests by GET or POST.')),
   })
 }

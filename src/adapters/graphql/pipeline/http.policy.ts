@@ -14,7 +14,8 @@ const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json'
 /** What a refused request is told, naming each way through. */
 export const CSRF_MESSAGE =
   'This operation has been blocked as a potential Cross-Site Request Forgery (CSRF). Send a POST with ' +
-  "'content-type: application/json', or a GET that accepts application/graphql-response+json (as GraphQL-over-HTTP clients do) " +
+  "'content-type: application/json', or a GET that accepts application/graphql-response+json (as " +
+  'GraphQL-over-HTTP clients do) ' +
   "or carries a non-empty 'apollo-require-preflight' header."
 
 const mediaTypes = (header: string | string[] | undefined): string[] =>
@@ -49,13 +50,21 @@ export function csrfHook(path: string) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.routeOptions.url !== path || (request.method !== 'GET' && request.method !== 'POST')) return
     if (csrfAllows(request.method, request.headers)) return
-    return reply.code(400).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(graphqlErrorBody('BAD_REQUEST', CSRF_MESSAGE))
+    return reply
+      .code(400)
+      .header('cache-control', 'no-store')
+      .type('application/json; charset=utf-8')
+      .send(graphqlErrorBody('BAD_REQUEST', CSRF_MESSAGE))
   }
 }
 
 // Errors of a well-formed request that Apollo answers with 400: the document does not parse or
 // validate, or the variables do not coerce.
-const REQUEST_ERROR_CODES = new Set<string>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'] satisfies GraphqlErrorCode[])
+const REQUEST_ERROR_CODES = new Set<string>([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+] satisfies GraphqlErrorCode[])
 
 /**
  * Two rules of GraphQL-over-HTTP for the status. First, an answer with data is a 2xx: a request
@@ -70,7 +79,10 @@ const REQUEST_ERROR_CODES = new Set<string>(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VA
  */
 export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlugin<C> {
   const listener = {
-    async willSendResponse({ request, response }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
+    async willSendResponse({
+      request,
+      response,
+    }: Parameters<NonNullable<GraphQLRequestListener<C>['willSendResponse']>>[0]) {
       const status = response.http.status
       if (status === undefined || status < 400 || response.body.kind !== 'single') return
       const answered = response.body.singleResult.data
@@ -93,11 +105,17 @@ export function jsonClientStatusPlugin<C extends BaseContext>(): ApolloServerPlu
  * A subscription sent over HTTP is refused with a clear 400: subscriptions are served over
  * graphql-ws on the same URL (their resolvers need the socket, and HTTP would answer once).
  */
-export function subscriptionsOverSocketPlugin<C extends BaseContext & { transport: 'http' | 'ws' }>(): ApolloServerPlugin<C> {
+export function subscriptionsOverSocketPlugin<
+  C extends BaseContext & { transport: 'http' | 'ws' },
+>(): ApolloServerPlugin<C> {
   const listener: GraphQLRequestListener<C> = {
     async didResolveOperation({ operation, contextValue }) {
       if (operation?.operation === 'subscription' && contextValue.transport !== 'ws') {
-        throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.', { http: { status: 400 } })
+        throw graphqlError(
+          'BAD_REQUEST',
+          'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.',
+          { http: { status: 400 } },
+        )
       }
     },
   }

@@ -21,7 +21,10 @@ type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>['gateway']
 
 /** How {@link compiledExecution} decides what to compile. */
 export interface CompiledExecutionOptions {
-  /** Runs of the same operation with graphql-js before it is compiled; compiling costs milliseconds, so one-off operations never pay it. */
+  /**
+   * Runs of the same operation with graphql-js before it is compiled; compiling costs milliseconds, so one-off
+   * operations never pay it.
+   */
   compileAfter?: number
   /**
    * A task page's pure-data parts as JSON text (json.rewrite.ts), for the requests `applies`
@@ -65,7 +68,10 @@ const NEVER: Entry = { runs: -1, compiled: null, variables: undefined, text: nul
  * Apollo hands back the same document object for the same query text (its document cache), so
  * compiled queries are kept on the document and go when Apollo evicts it.
  */
-export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): NonNullable<GatewayInterface> {
+export function compiledExecution(
+  schema: GraphQLSchema,
+  options: CompiledExecutionOptions = {},
+): NonNullable<GatewayInterface> {
   const compileAfter = options.compileAfter ?? 1
   const jsonText = options.jsonText
   const byDocument = new WeakMap<DocumentNode, Map<string | null, Entry>>()
@@ -78,7 +84,10 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     let entry = entries.get(key)
     if (!entry) {
       const operation = getOperationAST(document, operationName)
-      entry = operation && operation.operation !== 'subscription' && !introspects(document) ? { runs: 0, compiled: null, variables: operation.variableDefinitions, text: null } : NEVER
+      entry =
+        operation && operation.operation !== 'subscription' && !introspects(document)
+          ? { runs: 0, compiled: null, variables: operation.variableDefinitions, text: null }
+          : NEVER
       if (entry !== NEVER && jsonText) {
         const rewritten = jsonText.execution.rewrite(document, operationName)
         if (rewritten) entry.text = { document: rewritten, compiled: null }
@@ -102,7 +111,12 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
   // The rewritten document on the extended schema; the object path when a text cannot be used.
   const runText = async (
     entry: Entry,
-    request: { document: DocumentNode; variables: Record<string, unknown> | undefined; operationName: string | undefined; context: unknown },
+    request: {
+      document: DocumentNode
+      variables: Record<string, unknown> | undefined
+      operationName: string | undefined
+      context: unknown
+    },
   ): Promise<ExecutionResult | null> => {
     const text = entry.text
     if (!text || !jsonText?.applies(request.context)) return null
@@ -110,7 +124,13 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
     beginJsonTexts(context as object)
     const result = text.compiled
       ? withGraphqlErrors(await text.compiled.query(undefined, context, variables ?? {}))
-      : await execute({ schema: jsonText.execution.schema, document: text.document, contextValue: context, variableValues: variables, operationName })
+      : await execute({
+          schema: jsonText.execution.schema,
+          document: text.document,
+          contextValue: context,
+          variableValues: variables,
+          operationName,
+        })
     return endJsonTexts(context as object, result.data) === 'done' ? result : null
   }
 
@@ -148,7 +168,11 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
 }
 
 /** One subscription event's execution: the operation's selection run with the event as its root. */
-export type EventExecution = (event: unknown, context: unknown, variables: Record<string, unknown>) => ExecutionResult | Promise<ExecutionResult>
+export type EventExecution = (
+  event: unknown,
+  context: unknown,
+  variables: Record<string, unknown>,
+) => ExecutionResult | Promise<ExecutionResult>
 
 /**
  * The execution of a subscription's events, compiled by graphql-jit when the subscription starts
@@ -156,7 +180,9 @@ export type EventExecution = (event: unknown, context: unknown, variables: Recor
  * pays to compile at once), with graphql-js only where graphql-jit refuses the operation. Kept per
  * document as Apollo's document cache hands it, like {@link compiledExecution}'s queries.
  */
-export function compiledEvents(schema: GraphQLSchema): (document: DocumentNode, operationName: string | null) => EventExecution {
+export function compiledEvents(
+  schema: GraphQLSchema,
+): (document: DocumentNode, operationName: string | null) => EventExecution {
   const byDocument = new WeakMap<DocumentNode, Map<string | null, EventExecution>>()
   return (document, operationName) => {
     let executions = byDocument.get(document)
@@ -169,7 +195,15 @@ export function compiledEvents(schema: GraphQLSchema): (document: DocumentNode, 
             const result = compiled.query(event, context, variables)
             return result instanceof Promise ? result.then(withGraphqlErrors) : withGraphqlErrors(result)
           }
-        : (event, context, variables) => execute({ schema, document, rootValue: event, contextValue: context, variableValues: variables, operationName })
+        : (event, context, variables) =>
+            execute({
+              schema,
+              document,
+              rootValue: event,
+              contextValue: context,
+              variableValues: variables,
+              operationName,
+            })
       executions.set(operationName, execution)
     }
     return execution
@@ -187,7 +221,11 @@ function withGraphqlErrors(result: ExecutionResult): ExecutionResult {
   const errors = result.errors.map((error) => {
     if (error.extensions) return error
     const cause = (error as { originalError?: Error | null }).originalError ?? undefined
-    const normalized = new GraphQLError(error.message, { path: error.path, ...(cause ? { originalError: cause } : {}), extensions: (cause as GraphQLError | undefined)?.extensions ?? {} })
+    const normalized = new GraphQLError(error.message, {
+      path: error.path,
+      ...(cause ? { originalError: cause } : {}),
+      extensions: (cause as GraphQLError | undefined)?.extensions ?? {},
+    })
     // The constructor finds locations only from AST nodes, which a compiled query no longer has.
     ;(normalized as { locations: GraphQLError['locations'] }).locations = error.locations
     return normalized

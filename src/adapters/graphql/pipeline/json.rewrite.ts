@@ -14,12 +14,24 @@ import {
   type ValueNode,
 } from 'graphql'
 import { NOTIFICATION_JSON_TYPES } from '../../../storage/graph/notification.json.js'
-import { type JsonField, jsonFieldsOf, TASK_JSON_PART_TYPE, type TaskJsonKind, type TaskJsonPart } from '../../../storage/graph/task.json.js'
+import {
+  type JsonField,
+  jsonFieldsOf,
+  TASK_JSON_PART_TYPE,
+  type TaskJsonKind,
+  type TaskJsonPart,
+} from '../../../storage/graph/task.json.js'
 import { JSON_TEXT_FIELD, jsonTextMarker, setJsonPlan } from '../reads/json.parts.js'
 
-/** How a query runs with a task page's pure-data parts as JSON text: the schema it runs on and the rewrite of its document. */
+/**
+ * How a query runs with a task page's pure-data parts as JSON text: the schema it runs on and the rewrite of its
+ * document.
+ */
 export interface JsonTextExecution {
-  /** The schema with the placeholder field (`Task._livegateJsonText`), for execution only: validation, limits and introspection see the published one. */
+  /**
+   * The schema with the placeholder field (`Task._livegateJsonText`), for execution only: validation, limits and
+   * introspection see the published one.
+   */
   schema: GraphQLSchema
   /** The document with each part that can be written as text turned into a placeholder; null when none can. */
   rewrite(document: DocumentNode, operationName: string | undefined): DocumentNode | null
@@ -28,7 +40,9 @@ export interface JsonTextExecution {
 /** The JSON text execution for a schema with a `Task` type; undefined without one. */
 export function jsonTextExecution(schema: GraphQLSchema): JsonTextExecution | undefined {
   if (!(schema.getType('Task') instanceof GraphQLObjectType)) return undefined
-  const extended = extendSchema(schema, parse(`extend type Task { ${JSON_TEXT_FIELD}(part: Int!): String }`), { assumeValidSDL: true })
+  const extended = extendSchema(schema, parse(`extend type Task { ${JSON_TEXT_FIELD}(part: Int!): String }`), {
+    assumeValidSDL: true,
+  })
   const placeholder = (extended.getType('Task') as GraphQLObjectType).getFields()[JSON_TEXT_FIELD]
   if (!placeholder) return undefined
   placeholder.resolve = jsonTextMarker as never
@@ -52,22 +66,32 @@ function rewriteDocument(document: DocumentNode, operationName: string | undefin
   const operation = getOperationAST(document, operationName)
   if (operation?.operation !== 'query') return null
   const fragments: Record<string, FragmentDefinitionNode> = {}
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition
   const root = rewriteUnique(operation.selectionSet, fragments, 'tasks', (tasks) => {
     const parts: TaskJsonPart[] = []
     const firsts = new Map<number, ValueNode | undefined>()
     const rewritten = new Map<string, { all: number; text: number }>()
     const set = rewriteUnique(tasks.selectionSet, fragments, 'edges', (edges) =>
-      rewriteUnique(edges.selectionSet, fragments, 'node', (node) => rewriteTask(node.selectionSet, fragments, { parts, firsts, counts: rewritten })),
+      rewriteUnique(edges.selectionSet, fragments, 'node', (node) =>
+        rewriteTask(node.selectionSet, fragments, { parts, firsts, counts: rewritten }),
+      ),
     )
     if (!set) return null
     const field: FieldNode = { ...tasks, selectionSet: set }
-    const dropFromNode = [...rewritten].filter(([kind, count]) => kind !== 'notifications' && count.all === count.text).map(([kind]) => kind as TaskJsonKind)
+    const dropFromNode = [...rewritten]
+      .filter(([kind, count]) => kind !== 'notifications' && count.all === count.text)
+      .map(([kind]) => kind as TaskJsonKind)
     setJsonPlan(field, { read: { parts, dropFromNode }, firsts })
     return field
   })
   if (!root) return null
-  return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? { ...operation, selectionSet: root } : definition)) }
+  return {
+    ...document,
+    definitions: document.definitions.map((definition) =>
+      definition === operation ? { ...operation, selectionSet: root } : definition,
+    ),
+  }
 }
 
 interface TaskRewrite {
@@ -78,12 +102,20 @@ interface TaskRewrite {
 }
 
 /** The Task selection with each part that can be written as text made a placeholder. */
-function rewriteTask(set: SelectionSetNode | undefined, fragments: Fragments, into: TaskRewrite): SelectionSetNode | null {
+function rewriteTask(
+  set: SelectionSetNode | undefined,
+  fragments: Fragments,
+  into: TaskRewrite,
+): SelectionSetNode | null {
   if (!set) return null
   const { parts, counts } = into
   const keys = responseKeyCounts(set, fragments)
   for (const field of fieldsOf(set, fragments)) {
-    if (PARTS.has(field.name.value)) counts.set(field.name.value, { all: (counts.get(field.name.value)?.all ?? 0) + 1, text: counts.get(field.name.value)?.text ?? 0 })
+    if (PARTS.has(field.name.value))
+      counts.set(field.name.value, {
+        all: (counts.get(field.name.value)?.all ?? 0) + 1,
+        text: counts.get(field.name.value)?.text ?? 0,
+      })
   }
   const mapped = mapSelections(set, fragments, (field) => {
     const name = field.name.value
@@ -97,7 +129,13 @@ function rewriteTask(set: SelectionSetNode | undefined, fragments: Fragments, in
       kind: Kind.FIELD,
       alias: { kind: Kind.NAME, value: responseKey(field) },
       name: { kind: Kind.NAME, value: JSON_TEXT_FIELD },
-      arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'part' }, value: { kind: Kind.INT, value: String(parts.length - 1) } }],
+      arguments: [
+        {
+          kind: Kind.ARGUMENT,
+          name: { kind: Kind.NAME, value: 'part' },
+          value: { kind: Kind.INT, value: String(parts.length - 1) },
+        },
+      ],
       directives: field.directives ?? [],
       ...(field.loc ? { loc: field.loc } : {}),
     }
@@ -120,7 +158,12 @@ function partOf(field: FieldNode, fragments: Fragments): { part: TaskJsonPart; f
 }
 
 /** `set` with the fields named `name` whose response key is unique rewritten by `rewrite`; null when none was. */
-function rewriteUnique(set: SelectionSetNode | undefined, fragments: Fragments, name: string, rewrite: (field: FieldNode) => FieldNode | SelectionSetNode | null): SelectionSetNode | null {
+function rewriteUnique(
+  set: SelectionSetNode | undefined,
+  fragments: Fragments,
+  name: string,
+  rewrite: (field: FieldNode) => FieldNode | SelectionSetNode | null,
+): SelectionSetNode | null {
   if (!set) return null
   const keys = responseKeyCounts(set, fragments)
   return mapSelections(set, fragments, (field) => {
@@ -131,8 +174,15 @@ function rewriteUnique(set: SelectionSetNode | undefined, fragments: Fragments, 
   })
 }
 
-/** The selection set with fields replaced where `replace` gives one, spreads inlined on the way; null when nothing was replaced. */
-function mapSelections(set: SelectionSetNode, fragments: Fragments, replace: (field: FieldNode) => FieldNode | null): SelectionSetNode | null {
+/**
+ * The selection set with fields replaced where `replace` gives one, spreads inlined on the way; null when nothing was
+ * replaced.
+ */
+function mapSelections(
+  set: SelectionSetNode,
+  fragments: Fragments,
+  replace: (field: FieldNode) => FieldNode | null,
+): SelectionSetNode | null {
   let changed = false
   const selections = set.selections.map((selection): SelectionNode => {
     if (selection.kind === Kind.FIELD) {
@@ -174,7 +224,8 @@ function fieldsOf(set: SelectionSetNode | undefined, fragments: Fragments, into:
 
 function responseKeyCounts(set: SelectionSetNode, fragments: Fragments): Map<string, number> {
   const counts = new Map<string, number>()
-  for (const field of fieldsOf(set, fragments)) counts.set(responseKey(field), (counts.get(responseKey(field)) ?? 0) + 1)
+  for (const field of fieldsOf(set, fragments))
+    counts.set(responseKey(field), (counts.get(responseKey(field)) ?? 0) + 1)
   return counts
 }
 
@@ -182,7 +233,10 @@ function onlySkipInclude(directives: readonly DirectiveNode[] | undefined): bool
   return (directives ?? []).every((directive) => directive.name.value === 'skip' || directive.name.value === 'include')
 }
 
-/** Whether a selection is kept, by directives whose conditions are written in the document; undefined when one is a variable or another directive. */
+/**
+ * Whether a selection is kept, by directives whose conditions are written in the document; undefined when one is a
+ * variable or another directive.
+ */
 function keptStatically(directives: readonly DirectiveNode[] | undefined): boolean | undefined {
   let kept = true
   for (const directive of directives ?? []) {
@@ -213,12 +267,17 @@ function jsonShape(set: SelectionSetNode | undefined, typeName: string, fragment
         byKey.set(key, [...(byKey.get(key) ?? []), selection])
         continue
       }
-      const typeCondition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition : fragments[selection.name.value]?.typeCondition
-      const body = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet
+      const typeCondition =
+        selection.kind === Kind.INLINE_FRAGMENT
+          ? selection.typeCondition
+          : fragments[selection.name.value]?.typeCondition
+      const body =
+        selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments[selection.name.value]?.selectionSet
       if (!body) return false
       if (typeCondition && typeCondition.name.value !== typeName) {
         // A fragment on another notification type does not apply; on anything else, not supported.
-        if (!NOTIFICATION_TYPE_NAMES.has(typeName) || !NOTIFICATION_TYPE_NAMES.has(typeCondition.name.value)) return false
+        if (!NOTIFICATION_TYPE_NAMES.has(typeName) || !NOTIFICATION_TYPE_NAMES.has(typeCondition.name.value))
+          return false
         if (!NOTIFICATION_INTERFACES.has(typeCondition.name.value)) continue
       }
       if (!collect(body)) return false
@@ -229,13 +288,17 @@ function jsonShape(set: SelectionSetNode | undefined, typeName: string, fragment
   const fields: JsonField[] = []
   for (const [key, nodes] of byKey) {
     const name = (nodes[0] as FieldNode).name.value
-    if (!known.has(name) || nodes.some((node) => node.name.value !== name || (node.arguments?.length ?? 0) > 0)) return null
+    if (!known.has(name) || nodes.some((node) => node.name.value !== name || (node.arguments?.length ?? 0) > 0))
+      return null
     const childType = known.get(name)
     if (!childType) {
       fields.push({ key, name })
       continue
     }
-    const merged: SelectionSetNode = { kind: Kind.SELECTION_SET, selections: nodes.flatMap((node) => node.selectionSet?.selections ?? []) }
+    const merged: SelectionSetNode = {
+      kind: Kind.SELECTION_SET,
+      selections: nodes.flatMap((node) => node.selectionSet?.selections ?? []),
+    }
     if (childType === 'Notification') {
       // An abstract type: what is asked of each object type it can be.
       const byType: Record<string, JsonField[]> = {}

@@ -1,4 +1,13 @@
-import { type DocumentNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema, getNamedType, Kind, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
+import {
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  getNamedType,
+  Kind,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
 import { graphqlError } from '../graphql.errors.js'
@@ -8,7 +17,9 @@ import { audienceEstimator } from '../reads/audience.window.js'
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build
 // requires plain 'graphql', the same instance.
-const { getComplexity, simpleEstimator } = createRequire(import.meta.url)('graphql-query-complexity') as typeof import('graphql-query-complexity')
+const { getComplexity, simpleEstimator } = createRequire(import.meta.url)(
+  'graphql-query-complexity',
+) as typeof import('graphql-query-complexity')
 
 /** `config.graphql`'s limits on one operation. */
 export interface QueryLimits {
@@ -19,7 +30,11 @@ export interface QueryLimits {
 }
 
 /** The error codes of a refused operation (in `extensions.code`). */
-export const LIMIT_CODES = { depth: 'QUERY_TOO_DEEP', aliases: 'TOO_MANY_ALIASES', cost: 'QUERY_TOO_COSTLY' } as const satisfies Record<string, GraphqlErrorCode>
+export const LIMIT_CODES = {
+  depth: 'QUERY_TOO_DEEP',
+  aliases: 'TOO_MANY_ALIASES',
+  cost: 'QUERY_TOO_COSTLY',
+} as const satisfies Record<string, GraphqlErrorCode>
 
 /**
  * Checks one operation against the limits, after validation, before execution: its depth, its
@@ -37,18 +52,37 @@ export function checkQueryLimits(options: {
   const { document, limits } = options
   const operation = pickOperation(document, options.operationName)
   if (!operation) return undefined
-  const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]))
+  const fragments = new Map(
+    document.definitions
+      .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+      .map((d) => [d.name.value, d]),
+  )
   const shape = measure(operation.selectionSet, fragments, new Set())
   // Schema introspection (IDEs, codegen) nests `ofType` deeper than data queries need.
   const introspectionLimit = Math.max(limits.maxDepth, INTROSPECTION_DEPTH)
   if (shape.introspectionDepth > introspectionLimit) {
-    return refusal(LIMIT_CODES.depth, `The introspection is ${shape.introspectionDepth} levels deep; at most ${introspectionLimit} are allowed.`, shape.introspectionDepth, introspectionLimit)
+    return refusal(
+      LIMIT_CODES.depth,
+      `The introspection is ${shape.introspectionDepth} levels deep; at most ${introspectionLimit} are allowed.`,
+      shape.introspectionDepth,
+      introspectionLimit,
+    )
   }
   if (shape.depth > limits.maxDepth) {
-    return refusal(LIMIT_CODES.depth, `The operation is ${shape.depth} levels deep; at most ${limits.maxDepth} are allowed.`, shape.depth, limits.maxDepth)
+    return refusal(
+      LIMIT_CODES.depth,
+      `The operation is ${shape.depth} levels deep; at most ${limits.maxDepth} are allowed.`,
+      shape.depth,
+      limits.maxDepth,
+    )
   }
   if (shape.aliases > limits.maxAliases) {
-    return refusal(LIMIT_CODES.aliases, `The operation uses ${shape.aliases} aliases; at most ${limits.maxAliases} are allowed.`, shape.aliases, limits.maxAliases)
+    return refusal(
+      LIMIT_CODES.aliases,
+      `The operation uses ${shape.aliases} aliases; at most ${limits.maxAliases} are allowed.`,
+      shape.aliases,
+      limits.maxAliases,
+    )
   }
   let cost: number
   try {
@@ -57,14 +91,25 @@ export function checkQueryLimits(options: {
       query: document,
       variables: options.variables ?? {},
       ...(options.operationName ? { operationName: options.operationName } : {}),
-      estimators: [connectionEstimator(limits.defaultPageSize), entitiesEstimator, audienceEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+      estimators: [
+        connectionEstimator(limits.defaultPageSize),
+        entitiesEstimator,
+        audienceEstimator(),
+        simpleEstimator({ defaultComplexity: 1 }),
+      ],
     })
   } catch {
     // Variables that do not coerce: execution refuses them next, with the precise error.
     return undefined
   }
   if (cost > limits.maxCost) {
-    return refusal(LIMIT_CODES.cost, `The operation may cost ${cost}; at most ${limits.maxCost} is allowed. Ask for smaller pages (first) or fewer fields.`, cost, limits.maxCost)
+    return refusal(
+      LIMIT_CODES.cost,
+      `The operation may cost ${cost}; at most ${limits.maxCost} is allowed. Ask for smaller pages (first) or ` +
+        `fewer fields.`,
+      cost,
+      limits.maxCost,
+    )
   }
   return undefined
 }
@@ -80,7 +125,9 @@ const PASSES_PER_DOCUMENT = 64
  * document cache), so what is remembered goes with the document. Refusals are never remembered:
  * they are rare, and each answer gets an error of its own.
  */
-export function queryLimitsChecker(limits: QueryLimits): (options: Omit<Parameters<typeof checkQueryLimits>[0], 'limits'>) => GraphQLError | undefined {
+export function queryLimitsChecker(
+  limits: QueryLimits,
+): (options: Omit<Parameters<typeof checkQueryLimits>[0], 'limits'>) => GraphQLError | undefined {
   const passed = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Set<string>>>()
   return (options) => {
     let bySchema = passed.get(options.schema)
@@ -106,7 +153,8 @@ function connectionEstimator(defaultPageSize: number): ComplexityEstimator {
   }
 }
 
-// A federation router's `_entities` resolves each representation it sends: its selection counts once per representation.
+// A federation router's `_entities` resolves each representation it sends: its selection counts once per
+// representation.
 const entitiesEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
   if (field.name !== '_entities' || !Array.isArray(args.representations)) return undefined
   return 1 + childComplexity * Math.max(1, args.representations.length)
@@ -121,7 +169,11 @@ interface Shape {
   aliases: number
 }
 
-function measure(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, visiting: Set<string>): Shape {
+function measure(
+  selectionSet: SelectionSetNode,
+  fragments: Map<string, FragmentDefinitionNode>,
+  visiting: Set<string>,
+): Shape {
   let depth = 0
   let introspectionDepth = 0
   let aliases = 0
@@ -136,7 +188,10 @@ function measure(selectionSet: SelectionSetNode, fragments: Map<string, Fragment
         continue
       }
       depth = Math.max(depth, 1 + inner.depth)
-      introspectionDepth = Math.max(introspectionDepth, inner.introspectionDepth === 0 ? 0 : 1 + inner.introspectionDepth)
+      introspectionDepth = Math.max(
+        introspectionDepth,
+        inner.introspectionDepth === 0 ? 0 : 1 + inner.introspectionDepth,
+      )
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       inner = measure(selection.selectionSet, fragments, visiting)
       depth = Math.max(depth, inner.depth)
@@ -156,8 +211,13 @@ function measure(selectionSet: SelectionSetNode, fragments: Map<string, Fragment
   return { depth, introspectionDepth, aliases }
 }
 
-function pickOperation(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | undefined {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+function pickOperation(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  )
   return operationName != null ? operations.find((operation) => operation.name?.value === operationName) : operations[0]
 }
 

@@ -7,11 +7,25 @@ import {
 } from '@apollo/server/plugin/disabled'
 import { trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
-import { createSourceEventStream, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLSchema, Kind } from 'graphql'
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionResult,
+  type FormattedExecutionResult,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+} from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { graphqlMetricsPlugin } from '../../ops/graphql.metrics.js'
-import { describeOperationSpan, type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
+import {
+  describeOperationSpan,
+  type OperationTrace,
+  traceExtensions,
+  tracingActive,
+  withOperationSpan,
+} from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
@@ -50,7 +64,9 @@ export interface SubscriptionStream {
  * What one request came to: an answer (a query's or a mutation's result, or the refusal of any
  * operation, every error formatted and masked), or, for a subscription over a socket, its stream.
  */
-export type PipelineOutcome = { kind: 'answer'; result: FormattedExecutionResult } | ({ kind: 'stream' } & SubscriptionStream)
+export type PipelineOutcome =
+  | { kind: 'answer'; result: FormattedExecutionResult }
+  | ({ kind: 'stream' } & SubscriptionStream)
 
 /** Socket-only: the `traceparent` and `tracestate` a socket's operations continue (its `connection_init`'s). */
 export interface SocketTrace {
@@ -89,11 +105,15 @@ export class RequestPipeline {
   readonly apollo: ApolloServer<GraphqlContext>
   private readonly mask: ReturnType<typeof maskUnexpectedErrors>
 
-  /** Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started. */
+  /**
+   * Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started.
+   */
   static async start(options: PipelineOptions & { schema?: GraphQLSchema | undefined }): Promise<RequestPipeline> {
     const built = options.schema ?? (await buildGraphqlSchema())
     // Loaded only when asked for: federation's libraries add a second or more to every start.
-    const schema = options.config.graphql.federation ? (await import('./subgraph.schema.js')).buildSubgraph(built) : built
+    const schema = options.config.graphql.federation
+      ? (await import('./subgraph.schema.js')).buildSubgraph(built)
+      : built
     const pipeline = new RequestPipeline(schema, options)
     await pipeline.apollo.start()
     return pipeline
@@ -108,7 +128,9 @@ export class RequestPipeline {
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
     // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
-    const jsonText = text ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' } : undefined
+    const jsonText = text
+      ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' }
+      : undefined
     const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
     this.apollo = new ApolloServer<GraphqlContext>({
       // Apollo's supported way to run operations with an executor of one's own (jit.executor.ts).
@@ -158,7 +180,9 @@ export class RequestPipeline {
    */
   run(request: PipelineRequest, context: GraphqlContext, socket: SocketTrace = {}): Promise<PipelineOutcome> {
     if (context.transport === 'http') return this.outcome(request, context)
-    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () => this.outcome(request, context))
+    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () =>
+      this.outcome(request, context),
+    )
   }
 
   private async outcome(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
@@ -219,11 +243,24 @@ function subscriptionStartPlugin(
       // Apollo asks even when no operation resolved (an unknown name): its executor answers that.
       if (operation?.operation !== 'subscription') return null
       const span = tracingActive() ? trace.getActiveSpan() : undefined
-      if (span) describeOperationSpan(span, { operationType: 'subscription', operationName: operation.name?.value, document: source, transport: 'ws' })
+      if (span)
+        describeOperationSpan(span, {
+          operationType: 'subscription',
+          operationName: operation.name?.value,
+          document: source,
+          transport: 'ws',
+        })
       const operationName = request.operationName ?? null
       const variables = request.variables ?? {}
-      const started = await createSourceEventStream({ schema, document, operationName, variableValues: variables, contextValue })
-      if (!(Symbol.asyncIterator in started)) return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
+      const started = await createSourceEventStream({
+        schema,
+        document,
+        operationName,
+        variableValues: variables,
+        contextValue,
+      })
+      if (!(Symbol.asyncIterator in started))
+        return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
       const execution = events(document, operationName)
       const execute = (event: unknown, context: GraphqlContext) => {
         const result = execution(event, context, variables)
@@ -240,7 +277,11 @@ function subscriptionStartPlugin(
 function asApolloErrors(result: ExecutionResult): ExecutionResult {
   const errors = result.errors?.map((error) =>
     error.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION && error.extensions.code == null
-      ? new GraphQLError(error.message, { nodes: error.nodes, originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } })
+      ? new GraphQLError(error.message, {
+          nodes: error.nodes,
+          originalError: error.originalError,
+          extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+        })
       : error,
   )
   return errors ? { ...result, errors } : result
@@ -257,7 +298,10 @@ function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
       if (response.body.kind !== 'single' || !response.body.singleResult.errors) return
       const traceId = traceExtensions().traceId
       if (!traceId) return
-      response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({ ...error, extensions: { ...error.extensions, traceId } }))
+      response.body.singleResult.errors = response.body.singleResult.errors.map((error) => ({
+        ...error,
+        extensions: { ...error.extensions, traceId },
+      }))
     },
   }
   return { requestDidStart: async () => (tracingActive() ? listener : undefined) }
@@ -267,7 +311,12 @@ function traceIdPlugin(): ApolloServerPlugin<GraphqlContext> {
 function queryLimitsPlugin<C extends BaseContext>(limits: Config['graphql']): ApolloServerPlugin<C> {
   const check = queryLimitsChecker(limits)
   const listener = {
-    async didResolveOperation({ schema, document, operationName, request }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
+    async didResolveOperation({
+      schema,
+      document,
+      operationName,
+      request,
+    }: Parameters<NonNullable<GraphQLRequestListener<C>['didResolveOperation']>>[0]) {
       const refusal = check({ schema, document, operationName, variables: request.variables })
       if (refusal) throw refusal
     },

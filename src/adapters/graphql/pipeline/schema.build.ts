@@ -45,19 +45,28 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
  * those methods return, without the promise.
  */
 function resolveEventsAsTheyAre(schema: GraphQLSchema): void {
-  for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {})) field.resolve = (event: unknown) => event
+  for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {}))
+    field.resolve = (event: unknown) => event
 }
 
 // type-graphql names the root types but gives them no description.
 function describeRoot(schema: GraphQLSchema): void {
   const query = schema.getQueryType()
-  if (query) query.description = "What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with `node`), dashboard counts, and the task list's health."
+  if (query)
+    query.description =
+      'What can be read: tasks, users and notifications as a graph (each with a global `id`, fetched again with ' +
+      "`node`), dashboard counts, and the task list's health."
   const mutation = schema.getMutationType()
   if (mutation)
     mutation.description =
-      'What can be done: actions on the cloud (stop a task, message a broadcaster) and webhook steering (replay, switch an endpoint on or off), each for API keys with `"can": ["operate"]` (or, with no keys configured, the local user); actions are recorded in `actions`.'
+      'What can be done: actions on the cloud (stop a task, message a broadcaster) and webhook steering (replay, ' +
+      'switch an endpoint on or off), each for API keys with `"can": ["operate"]` (or, with no keys configured, ' +
+      'the local user); actions are recorded in `actions`.'
   const subscription = schema.getSubscriptionType()
-  if (subscription) subscription.description = 'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, tasks as they change, and actions.'
+  if (subscription)
+    subscription.description =
+      'What is pushed over graphql-ws at /graphql: stored notifications as they are committed, tasks as they ' +
+      'change, and actions.'
 }
 
 /**

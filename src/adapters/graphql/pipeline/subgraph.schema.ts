@@ -1,5 +1,14 @@
 import { buildSubgraphSchema } from '@apollo/subgraph'
-import { type ConstDirectiveNode, type DocumentNode, graphql, type GraphQLSchema, isObjectType, Kind, parse, visit } from 'graphql'
+import {
+  type ConstDirectiveNode,
+  type DocumentNode,
+  graphql,
+  type GraphQLSchema,
+  isObjectType,
+  Kind,
+  parse,
+  visit,
+} from 'graphql'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { type NodeTypeName, parseGlobalId } from '../global.id.js'
 import { loadNode, type NodeValue } from '../reads/node.view.js'
@@ -34,8 +43,14 @@ const ENTITY_KEYS: Record<string, readonly string[]> = {
 export function subgraphTypeDefs(schema: GraphQLSchema): DocumentNode {
   const keys = entityKeys(schema)
   const withKeys = visit(parse(printGraphqlSchema(schema)), {
-    ObjectTypeDefinition: (node) => ({ ...node, directives: [...(node.directives ?? []), ...keyDirectives(keys.get(node.name.value))] }),
-    InterfaceTypeDefinition: (node) => ({ ...node, directives: [...(node.directives ?? []), ...keyDirectives(keys.get(node.name.value))] }),
+    ObjectTypeDefinition: (node) => ({
+      ...node,
+      directives: [...(node.directives ?? []), ...keyDirectives(keys.get(node.name.value))],
+    }),
+    InterfaceTypeDefinition: (node) => ({
+      ...node,
+      directives: [...(node.directives ?? []), ...keyDirectives(keys.get(node.name.value))],
+    }),
   })
   return { ...withKeys, definitions: [...parse(FEDERATION_LINK).definitions, ...withKeys.definitions] }
 }
@@ -76,7 +91,9 @@ function keyDirectives(fields: readonly string[] | undefined): ConstDirectiveNod
   return (fields ?? []).map((value) => ({
     kind: Kind.DIRECTIVE,
     name: { kind: Kind.NAME, value: 'key' },
-    arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'fields' }, value: { kind: Kind.STRING, value } }],
+    arguments: [
+      { kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'fields' }, value: { kind: Kind.STRING, value } },
+    ],
   }))
 }
 

@@ -42,7 +42,12 @@ export function loadTrustedDocuments(paths: readonly string[], schema: GraphQLSc
     try {
       manifest = manifestSchema.parse(JSON.parse(readFileSync(path, 'utf8')))
     } catch (error) {
-      const reason = error instanceof z.ZodError ? "expected a JSON object of hash → document text (graphql-codegen's persisted documents)" : error instanceof Error ? error.message : String(error)
+      const reason =
+        error instanceof z.ZodError
+          ? "expected a JSON object of hash → document text (graphql-codegen's persisted documents)"
+          : error instanceof Error
+            ? error.message
+            : String(error)
       throw new StartupError(`${where}: ${reason}`)
     }
     for (const [hash, text] of Object.entries(manifest)) {
@@ -72,7 +77,11 @@ interface Sent {
  * The trusted document a trusted-only caller's request names, or the refusal; undefined for any
  * other caller, whose request goes on as it came.
  */
-export function trustedDocumentFor(scope: Scope, sent: Sent, documents: TrustedDocuments): TrustedDocument | GraphQLError | undefined {
+export function trustedDocumentFor(
+  scope: Scope,
+  sent: Sent,
+  documents: TrustedDocuments,
+): TrustedDocument | GraphQLError | undefined {
   if (!scope.trustedOnly) return undefined
   const persisted = sent.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined
   const hash = persisted?.sha256Hash
@@ -95,7 +104,9 @@ const REFUSED = '{ __typename }'
  * hash up in its APQ cache nor registers anything), or is marked refused and answered with the
  * refusal once the operation is resolved (the first hook whose error Apollo answers as such).
  */
-export function trustedDocumentsPlugin<C extends BaseContext & { scope: Scope }>(documents: TrustedDocuments): ApolloServerPlugin<C> {
+export function trustedDocumentsPlugin<C extends BaseContext & { scope: Scope }>(
+  documents: TrustedDocuments,
+): ApolloServerPlugin<C> {
   return {
     async requestDidStart({ request, contextValue }): Promise<GraphQLRequestListener<C> | void> {
       const found = trustedDocumentFor(contextValue.scope, request, documents)

@@ -37,20 +37,36 @@ export function audienceWindow(
   life: { start?: number | null; end?: number | null } = {},
 ): { from: Date; to: Date } {
   const every = stepMs(args.step, config.upstream.pollIntervalMs)
-  const kept = args.step === 'RAW' ? config.history.rawRetention : args.step === 'MINUTE' ? config.history.minuteRetention : config.history.hourRetention
+  const kept =
+    args.step === 'RAW'
+      ? config.history.rawRetention
+      : args.step === 'MINUTE'
+        ? config.history.minuteRetention
+        : config.history.hourRetention
   const to = args.to?.getTime() ?? life.end ?? now
   // A default start never reaches past what the step keeps (an empty series rather than an error).
-  const from = args.from?.getTime() ?? Math.min(to, Math.max(to - defaultSpanMs(args.step, config.upstream.pollIntervalMs), life.start ?? -Infinity, now - kept))
-  if (from > to) throw badUserInput(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()}).`, 'from')
+  const from =
+    args.from?.getTime() ??
+    Math.min(
+      to,
+      Math.max(to - defaultSpanMs(args.step, config.upstream.pollIntervalMs), life.start ?? -Infinity, now - kept),
+    )
+  if (from > to)
+    throw badUserInput(`from (${new Date(from).toISOString()}) is after to (${new Date(to).toISOString()}).`, 'from')
   const points = Math.ceil((to - from) / every)
   if (points > MAX_POINTS) {
     throw badUserInput(
-      `The window from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} holds up to ${points} points of step ${args.step}; at most ${MAX_POINTS} are allowed: narrow it, or use a coarser step.`,
+      `The window from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} holds up to ${points}` +
+        ` points of step ${args.step}; at most ${MAX_POINTS} are allowed: narrow it, or use a coarser step.`,
       'from',
     )
   }
   if (args.step !== 'HOUR' && from < now - kept) {
-    throw badUserInput(`Step ${args.step} is kept for ${Math.round(kept / HOUR)} h, and from reaches further back: use a coarser step for this window.`, 'step')
+    throw badUserInput(
+      `Step ${args.step} is kept for ${Math.round(kept / HOUR)} h, and from reaches further back: use a coarser ` +
+        `step for this window.`,
+      'step',
+    )
   }
   // A rollup's point stands at the start of its bucket, which starts before a task that began
   // inside it: the window starts at the bucket that holds `from`, or the first bucket is lost.

@@ -19,7 +19,10 @@ export const JSON_TEXT_FIELD = '_livegateJsonText'
 interface RequestTexts {
   nonce: string
   texts: string[]
-  /** A text could not be used (a value the object path refuses, a node not stored): the request is run again the object way. */
+  /**
+   * A text could not be used (a value the object path refuses, a node not stored): the request is run again the object
+   * way.
+   */
   fallback: boolean
 }
 
@@ -44,7 +47,10 @@ export function setJsonPlan(field: FieldNode, plan: JsonPlan): void {
  * document was rewritten for them. A notifications part whose `first` the object path would
  * refuse is not read (its placeholder then hands the request to the object path, which refuses it).
  */
-export function jsonReadOf(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'variableValues'>, limits: PageSizeLimits): TaskJsonRead | undefined {
+export function jsonReadOf(
+  info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'variableValues'>,
+  limits: PageSizeLimits,
+): TaskJsonRead | undefined {
   const plan = info.fieldNodes.length === 1 ? planOfField.get(info.fieldNodes[0] as FieldNode) : undefined
   if (!plan || plan.firsts.size === 0) return plan?.read
   const parts = plan.read.parts.map((part, i) => {
@@ -84,7 +90,8 @@ export function endJsonTexts(context: object, data: unknown): 'fallback' | 'done
   byContext.delete(context)
   if (!gathered) return 'done'
   if (gathered.fallback) return 'fallback'
-  if (gathered.texts.length > 0 && data && typeof data === 'object') Object.defineProperty(data, TEXTS, { value: gathered, enumerable: false })
+  if (gathered.texts.length > 0 && data && typeof data === 'object')
+    Object.defineProperty(data, TEXTS, { value: gathered, enumerable: false })
   return 'done'
 }
 
@@ -104,13 +111,19 @@ export function jsonTextMarker(source: unknown, args: { part: number }, context:
 /** An answer as JSON text, each marker replaced by its text: byte for byte what the object path writes. */
 export function stringifyWithJsonTexts(result: { data?: unknown }): string {
   const json = JSON.stringify(result)
-  const gathered = result.data && typeof result.data === 'object' ? ((result.data as Record<symbol, RequestTexts | undefined>)[TEXTS] ?? undefined) : undefined
+  const gathered =
+    result.data && typeof result.data === 'object'
+      ? ((result.data as Record<symbol, RequestTexts | undefined>)[TEXTS] ?? undefined)
+      : undefined
   return gathered ? spliceJsonTexts(json, gathered) : json
 }
 
 /** For a transport that serializes the answer itself: the same answer with plain values where the markers are. */
 export function withJsonTextsParsed<T extends { data?: unknown }>(result: T): T {
-  const gathered = result.data && typeof result.data === 'object' ? (result.data as Record<symbol, RequestTexts | undefined>)[TEXTS] : undefined
+  const gathered =
+    result.data && typeof result.data === 'object'
+      ? (result.data as Record<symbol, RequestTexts | undefined>)[TEXTS]
+      : undefined
   if (!gathered) return result
   return { ...result, data: JSON.parse(spliceJsonTexts(JSON.stringify(result.data), gathered)) }
 }

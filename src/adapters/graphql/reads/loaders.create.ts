@@ -1,8 +1,22 @@
 import DataLoader from 'dataloader'
 import type { Db } from '../../../storage/database.client.js'
 import type { TaskRow, UserRow } from '../../../storage/tables/graph.table.js'
-import { countNotificationsForTasks, latestNotificationsForTasks, type NotificationRow, notificationsByIds } from '../../../storage/notification.queries.js'
-import { countTasksOfUsers, type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/task.queries.js'
+import {
+  countNotificationsForTasks,
+  latestNotificationsForTasks,
+  type NotificationRow,
+  notificationsByIds,
+} from '../../../storage/notification.queries.js'
+import {
+  countTasksOfUsers,
+  type TaskKey,
+  type TaskKeyPair,
+  type TaskQuery,
+  tasksByKeys,
+  tasksOfUsers,
+  type UserKeyPair,
+  userKey,
+} from '../../../storage/graph/task.queries.js'
 import { usersByKeys } from '../../../storage/graph/user.queries.js'
 import { recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
@@ -24,7 +38,10 @@ export interface Loaders {
   task: DataLoader<TaskKeyPair, TaskRow | null, string>
   /** A user row by its (service code, user name); a page of users primes it. */
   user: DataLoader<UserKeyPair, UserRow | null, string>
-  /** The catalogue's recordings of a task, oldest first: `Task.recordings` and `Output.recordings` of a page in one statement. */
+  /**
+   * The catalogue's recordings of a task, oldest first: `Task.recordings` and `Output.recordings` of a page in one
+   * statement.
+   */
   recordingsOfTask: DataLoader<TaskKeyPair, RecordingRow[], string>
   /** A stored notification by its row id. */
   notification: DataLoader<number, NotificationRow | null>

@@ -40,7 +40,11 @@ function outputKeyOf(output: Pick<OutputNode, 'tag' | 'format'>): string {
 
 /** A task's outputs as `Output` values: each with its global id and its task. */
 export function outputViews(task: TaskView): OutputValue[] {
-  return task.outputs.map((output) => ({ ...output, id: toGlobalId('Output', task.serviceCode, task.id, outputKeyOf(output)), task }))
+  return task.outputs.map((output) => ({
+    ...output,
+    id: toGlobalId('Output', task.serviceCode, task.id, outputKeyOf(output)),
+    task,
+  }))
 }
 
 /**

@@ -58,7 +58,9 @@ function kindNode(row: NotificationRow): NotificationNode {
 }
 
 // Each kind's typed fields as a list, made once rather than for every row of a page.
-const VIEWS = Object.fromEntries(Object.entries(KINDS).map(([kind, { view }]) => [kind, Object.entries(view)])) as unknown as Record<keyof typeof KINDS, Array<[string, ViewField]>>
+const VIEWS = Object.fromEntries(
+  Object.entries(KINDS).map(([kind, { view }]) => [kind, Object.entries(view)]),
+) as unknown as Record<keyof typeof KINDS, Array<[string, ViewField]>>
 
 /** A typed value as its GraphQL field reads it; null when it was not sent or cannot be shown. */
 function viewValue(field: ViewField, row: NotificationRow): unknown {
@@ -78,7 +80,11 @@ function viewValue(field: ViewField, row: NotificationRow): unknown {
       return int32(value as number)
     case 'MediaFormat': {
       const format = value as NonNullable<typeof v.format>
-      return { container: format.container, videoCodec: format.videoCodec ?? null, audioCodec: format.audioCodec ?? null }
+      return {
+        container: format.container,
+        videoCodec: format.videoCodec ?? null,
+        audioCodec: format.audioCodec ?? null,
+      }
     }
     case 'DisconnectReason':
       return DISCONNECT_REASON_BY_CODE[value as number] ?? null

@@ -49,7 +49,11 @@ export interface ContextDeps {
  * A new context with its own loaders, for a caller already authenticated to `scope`; over a
  * socket, `closeSocket` ends the caller's socket.
  */
-export function createContext(deps: ContextDeps, scope: Scope, closeSocket?: (code: number, reason: string) => void): GraphqlContext {
+export function createContext(
+  deps: ContextDeps,
+  scope: Scope,
+  closeSocket?: (code: number, reason: string) => void,
+): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,

@@ -84,7 +84,12 @@ function nodeOfRow(row: TaskListRow): TaskView | StoredTaskNode {
   return { id, serviceCode, status, endReason, author } as TaskView
 }
 
-function fieldsNamed(set: SelectionSetNode | undefined, name: string | undefined, fragments: Record<string, FragmentDefinitionNode>, into: FieldNode[] = []): FieldNode[] {
+function fieldsNamed(
+  set: SelectionSetNode | undefined,
+  name: string | undefined,
+  fragments: Record<string, FragmentDefinitionNode>,
+  into: FieldNode[] = [],
+): FieldNode[] {
   for (const selection of set?.selections ?? []) {
     if (selection.kind === 'Field') {
       if (name === undefined || selection.name.value === name) into.push(selection)

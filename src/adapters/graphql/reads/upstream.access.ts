@@ -58,7 +58,11 @@ export function upstreamFreshnessPlugin<C extends { upstream: UpstreamAccess }>(
           result.extensions = {
             ...result.extensions,
             upstream: {
-              stale: stale.map((code) => ({ serviceCode: code.serviceCode, lastSuccessAt: code.lastSuccessAt?.toISOString() ?? null, consecutiveFailures: code.consecutiveFailures })),
+              stale: stale.map((code) => ({
+                serviceCode: code.serviceCode,
+                lastSuccessAt: code.lastSuccessAt?.toISOString() ?? null,
+                consecutiveFailures: code.consecutiveFailures,
+              })),
             },
           }
         },

@@ -23,14 +23,25 @@ export const webhookShapes: WebhookShapes = {
     const shaped = action ? { action: { id: toGlobalId('Action', action.actionId), ...withoutRowId(action) } } : {}
     if (incident) {
       const { incidentId, ...rest } = incident
-      return { ...task, serviceCode: row.serviceCode, ...facts, incident: { id: toGlobalId('Incident', incidentId), ...rest, serviceCode: row.serviceCode, taskId: row.taskId } }
+      return {
+        ...task,
+        serviceCode: row.serviceCode,
+        ...facts,
+        incident: { id: toGlobalId('Incident', incidentId), ...rest, serviceCode: row.serviceCode, taskId: row.taskId },
+      }
     }
     // A recording's event carries its `Recording` global id.
-    if (recording) Object.assign(shaped, { recording: { id: toGlobalId('Recording', row.serviceCode, recording.fileName), ...recording } })
+    if (recording)
+      Object.assign(shaped, {
+        recording: { id: toGlobalId('Recording', row.serviceCode, recording.fileName), ...recording },
+      })
     return { ...task, serviceCode: row.serviceCode, ...facts, ...shaped }
   },
 }
 
-function withoutRowId({ actionId: _rowId, ...rest }: { actionId: number } & Record<string, unknown>): Record<string, unknown> {
+function withoutRowId({
+  actionId: _rowId,
+  ...rest
+}: { actionId: number } & Record<string, unknown>): Record<string, unknown> {
   return rest
 }

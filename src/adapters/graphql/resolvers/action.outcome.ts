@@ -20,7 +20,14 @@ export function requireRunner(runner: ActionRunner | undefined): ActionRunner {
  * the key's rate and recorded it when `mayRecord`: only when the code it named is one the key
  * reads and livegate knows, so a refusal never lands in another tenant's audit or feed.
  */
-export async function refuseReadOnly(runner: ActionRunner, scope: Scope, args: ActionArgs, request: ActionRequest, mayRecord: boolean, what: string): Promise<never> {
+export async function refuseReadOnly(
+  runner: ActionRunner,
+  scope: Scope,
+  args: ActionArgs,
+  request: ActionRequest,
+  mayRecord: boolean,
+  what: string,
+): Promise<never> {
   await runner.refuse({ keyName: scope.keyName, canOperate: false }, args, request, mayRecord)
   requireOperate(scope, what)
   throw new Error('unreachable: requireOperate refuses a key that may not operate')
@@ -32,9 +39,16 @@ export function actionOf(outcome: ActOutcome): ActionRow {
     case 'action':
       return outcome.row
     case 'key-reused':
-      throw badUserInput('idempotencyKey was used (within 24 h) for an action with other arguments; use a new key for a new action.', 'idempotencyKey')
+      throw badUserInput(
+        'idempotencyKey was used (within 24 h) for an action with other arguments; use a new key for a new action.',
+        'idempotencyKey',
+      )
     case 'refused':
       // 429 only when nothing else in the request answered: see partialAnswerStatusPlugin.
-      throw graphqlError('RATE_LIMITED', 'Too many actions: this API key may ask for `limits.actionsPerMinute` a minute; retry later.', { http: { status: 429 } })
+      throw graphqlError(
+        'RATE_LIMITED',
+        'Too many actions: this API key may ask for `limits.actionsPerMinute` a minute; retry later.',
+        { http: { status: 429 } },
+      )
   }
 }

@@ -12,9 +12,28 @@ import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
 import { actionOf, refuseReadOnly, requireRunner } from './action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
+import {
+  Arg,
+  Ctx,
+  FieldResolver,
+  ID,
+  Int,
+  Mutation,
+  Query,
+  Resolver,
+  Root,
+  Subscription,
+} from '../type-graphql.shim.js'
 import { overflowAction, requireHub } from './realtime.subscription.js'
-import { Action, ActionConnection, ActionFilter, ActionState, SendMessagePayload, StopTaskPayload, Viewer } from '../types/action.type.js'
+import {
+  Action,
+  ActionConnection,
+  ActionFilter,
+  ActionState,
+  SendMessagePayload,
+  StopTaskPayload,
+  Viewer,
+} from '../types/action.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import { Task } from '../types/task.type.js'
 
@@ -29,12 +48,26 @@ export class ActionResolver {
   @Mutation(() => StopTaskPayload, {
     nullable: true,
     description:
-      'Stops a running task through the cloud (`cancel_task`). Needs an API key with `"can": ["operate"]` (else FORBIDDEN, recorded when the key reads the task\'s service code). Null, with an error, when refused: each field of a request answers on its own, so a request of several shows every action it sent. The answer comes once the cloud answered, or after `upstream.actionTimeoutMs`: a cloud that refuses (`ret` ≠ 0) or hangs gives a FAILED action, not an error. The task ends, with `endReason: STOPPED`, when a callback or the task list says so.',
+      'Stops a running task through the cloud (`cancel_task`). Needs an API key with `"can": ["operate"]` (else ' +
+      "FORBIDDEN, recorded when the key reads the task's service code). Null, with an error, when refused: each " +
+      'field of a request answers on its own, so a request of several shows every action it sent. The answer ' +
+      'comes once the cloud answered, or after `upstream.actionTimeoutMs`: a cloud that refuses (`ret` ≠ 0) or ' +
+      'hangs gives a FAILED action, not an error. The task ends, with `endReason: STOPPED`, when a callback or ' +
+      'the task list says so.',
   })
   async stopTask(
     @Arg('id', () => ID, { description: "The task's global id (`Task.id`)." }) id: string,
-    @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
-    @Arg('idempotencyKey', () => String, { nullable: true, description: 'Send the same key again (within 24 h, with the same arguments) to get the same action back without stopping twice.' })
+    @Arg('reason', () => String, {
+      nullable: true,
+      description: 'Why, for the audit (at most 1,000 characters, one line).',
+    })
+    reason: string | null | undefined,
+    @Arg('idempotencyKey', () => String, {
+      nullable: true,
+      description:
+        'Send the same key again (within 24 h, with the same arguments) to get the same action back without ' +
+        'stopping twice.',
+    })
     idempotencyKey: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<{ action: ActionRow; task: TaskView | null }> {
@@ -42,11 +75,13 @@ export class ActionResolver {
     const request = checkedRequest(reason, idempotencyKey)
     const runner = requireRunner(context.actions)
     const args: CloudActionArgs = { kind: 'STOP_TASK', serviceCode, taskId }
-    if (!context.scope.canOperate) await refuseReadOnly(runner, context.scope, args, request, knownCode(context, serviceCode), 'stopping a task')
+    if (!context.scope.canOperate)
+      await refuseReadOnly(runner, context.scope, args, request, knownCode(context, serviceCode), 'stopping a task')
     // Out of scope or unknown: the same answer, so a key learns nothing of another tenant's tasks.
     const known = inScope(context.scope, serviceCode) ? await context.loaders.task.load({ serviceCode, taskId }) : null
     if (!known) throw badUserInput('id names no task livegate knows.', 'id')
-    if (!runner.canReach(serviceCode)) throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'id')
+    if (!runner.canReach(serviceCode))
+      throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'id')
     const row = actionOf(await runner.act(actorOf(context.scope), args, request))
     const [now] = await tasksByKeys(context.db, [{ serviceCode, taskId }])
     return { action: row, task: now ? deriveTask(now.state) : null }
@@ -55,14 +90,26 @@ export class ActionResolver {
   @Mutation(() => SendMessagePayload, {
     nullable: true,
     description:
-      'Sends a text message to a connected client SDK (a broadcaster\'s app) through the cloud (`send_txt_msg`). Needs `"can": ["operate"]`. Sent at most once: a cloud that hangs gives a FAILED action, never a second message.',
+      "Sends a text message to a connected client SDK (a broadcaster's app) through the cloud (`send_txt_msg`). " +
+      'Needs `"can": ["operate"]`. Sent at most once: a cloud that hangs gives a FAILED action, never a second ' +
+      'message.',
   })
   async sendMessage(
     @Arg('serviceCode', () => String, { description: 'The service code the user belongs to.' }) serviceCode: string,
-    @Arg('userName', () => String, { description: "The receiving user (`dst_username`), as in the task list's users." }) userName: string,
+    @Arg('userName', () => String, { description: "The receiving user (`dst_username`), as in the task list's users." })
+    userName: string,
     @Arg('text', () => String, { description: 'The message: one line, at most 1,000 characters.' }) text: string,
-    @Arg('from', () => String, { nullable: true, description: 'The sender\'s name the app shows (`from_username`); "livegate" when absent.' }) from: string | null | undefined,
-    @Arg('idempotencyKey', () => String, { nullable: true, description: 'Send the same key again (within 24 h, with the same arguments) to get the same action back: the message is sent once.' })
+    @Arg('from', () => String, {
+      nullable: true,
+      description: 'The sender\'s name the app shows (`from_username`); "livegate" when absent.',
+    })
+    from: string | null | undefined,
+    @Arg('idempotencyKey', () => String, {
+      nullable: true,
+      description:
+        'Send the same key again (within 24 h, with the same arguments) to get the same action back: the message ' +
+        'is sent once.',
+    })
     idempotencyKey: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<{ action: ActionRow }> {
@@ -79,15 +126,23 @@ export class ActionResolver {
     const runner = requireRunner(context.actions)
     const args: CloudActionArgs = { kind: 'SEND_MESSAGE', serviceCode, userName, text, from: from ?? DEFAULT_FROM }
     const known = knownCode(context, serviceCode)
-    if (!context.scope.canOperate) await refuseReadOnly(runner, context.scope, args, request, known, 'sending a message')
+    if (!context.scope.canOperate)
+      await refuseReadOnly(runner, context.scope, args, request, known, 'sending a message')
     if (!known) throw badUserInput('serviceCode names no service code livegate knows.', 'serviceCode')
-    if (!runner.canReach(serviceCode)) throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'serviceCode')
+    if (!runner.canReach(serviceCode))
+      throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'serviceCode')
     return { action: actionOf(await runner.act(actorOf(context.scope), args, request)) }
   }
 
-  @Query(() => ActionConnection, { description: 'The audit log: every action and every refused attempt to act, newest first.' })
+  @Query(() => ActionConnection, {
+    description: 'The audit log: every action and every refused attempt to act, newest first.',
+  })
   async actions(
-    @Arg('filter', () => ActionFilter, { nullable: true, description: 'Which actions; all the caller may read when absent.' }) filter: ActionFilter | null | undefined,
+    @Arg('filter', () => ActionFilter, {
+      nullable: true,
+      description: 'Which actions; all the caller may read when absent.',
+    })
+    filter: ActionFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, scope }: GraphqlContext,
@@ -95,7 +150,12 @@ export class ActionResolver {
     const window = pageWindow({ first, after }, config.graphql, actionCursor)
     const criteria = actionCriteria(filter, scope)
     const rows = await actionPage(db, criteria, window.after, window.fetch)
-    return toConnection(rows, window, { codec: actionCursor, keyOf: (row) => row.id, toNode: (row) => row, countAll: () => countActions(db, criteria) })
+    return toConnection(rows, window, {
+      codec: actionCursor,
+      keyOf: (row) => row.id,
+      toNode: (row) => row,
+      countAll: () => countActions(db, criteria),
+    })
   }
 
   @Query(() => Viewer, { description: "The caller: its API key's name and whether it may act." })
@@ -107,12 +167,19 @@ export class ActionResolver {
     description: 'Each action the caller may read, pushed when it is asked for (or refused) and again when it ends.',
     subscribe: ({ args, context }) => {
       const { hub, closeSocket, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeActions(actionCriteria((args as { filter?: ActionFilter | null }).filter, scope), overflowAction(closeSocket))
+      return requireHub(hub).subscribeActions(
+        actionCriteria((args as { filter?: ActionFilter | null }).filter, scope),
+        overflowAction(closeSocket),
+      )
     },
   })
   actionChanged(
     @Root() row: ActionRow,
-    @Arg('filter', () => ActionFilter, { nullable: true, description: 'Which actions to follow; all the caller may read when absent.' }) _filter: ActionFilter | null,
+    @Arg('filter', () => ActionFilter, {
+      nullable: true,
+      description: 'Which actions to follow; all the caller may read when absent.',
+    })
+    _filter: ActionFilter | null,
   ): ActionRow {
     return row
   }
@@ -131,7 +198,10 @@ export class ActionResolver {
 /** `Task.stopRequest`: the latest stop asked for the task. */
 @Resolver(() => Task)
 export class TaskStopRequestResolver {
-  @FieldResolver(() => Action, { nullable: true, description: 'The latest stop asked for this task through livegate (`stopTask`); null when none was.' })
+  @FieldResolver(() => Action, {
+    nullable: true,
+    description: 'The latest stop asked for this task through livegate (`stopTask`); null when none was.',
+  })
   async stopRequest(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<ActionRow | null> {
     return (await stopLoaderOf(context).load(`${task.serviceCode}\u0000${task.id}`)) ?? null
   }
@@ -146,7 +216,8 @@ export function actionGlobalId(row: Pick<ActionRow, 'id'>): string {
 export function actionCriteria(filter: ActionFilter | null | undefined, scope: Scope): ActionCriteria {
   const criteria: ActionCriteria = { allowedServiceCodes: allowedCodes(scope) }
   if (!filter) return criteria
-  if (filter.serviceCode?.includes('\u0000')) throw badUserInput('filter.serviceCode may not contain a NUL character.', 'filter')
+  if (filter.serviceCode?.includes('\u0000'))
+    throw badUserInput('filter.serviceCode may not contain a NUL character.', 'filter')
   criteria.serviceCode = filter.serviceCode ?? null
   criteria.kind = filter.kind ?? null
   if (filter.state) criteria.states = filter.state === 'FAILED' ? ['FAILED', 'REFUSED'] : [filter.state]
@@ -169,7 +240,10 @@ function checkedRequest(reason: string | null | undefined, idempotencyKey: strin
 
 /** Whether a service code is one the caller reads and livegate is configured with. */
 function knownCode(context: GraphqlContext, serviceCode: string): boolean {
-  return inScope(context.scope, serviceCode) && context.config.services.some((service) => service.serviceCode === serviceCode)
+  return (
+    inScope(context.scope, serviceCode) &&
+    context.config.services.some((service) => service.serviceCode === serviceCode)
+  )
 }
 
 function actorOf(scope: Scope): { keyName: string | undefined; canOperate: boolean } {
@@ -190,7 +264,8 @@ function stopLoaderOf(context: GraphqlContext): DataLoader<string, ActionRow | u
       }
       const found = new Map<string, ActionRow>()
       for (const [code, taskIds] of byCode) {
-        for (const [taskId, row] of await latestStops(context.db, code, taskIds)) found.set(`${code}\u0000${taskId}`, row)
+        for (const [taskId, row] of await latestStops(context.db, code, taskIds))
+          found.set(`${code}\u0000${taskId}`, row)
       }
       return keys.map((key) => found.get(key))
     })

@@ -1,7 +1,13 @@
 import DataLoader from 'dataloader'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { textProblem } from '../../../model/action.model.js'
-import { countIncidents, type IncidentCriteria, incidentPage, incidentsOfTasks, TASK_INCIDENTS } from '../../../storage/alerts/incident.queries.js'
+import {
+  countIncidents,
+  type IncidentCriteria,
+  incidentPage,
+  incidentsOfTasks,
+  TASK_INCIDENTS,
+} from '../../../storage/alerts/incident.queries.js'
 import { acknowledgeIncident, refuseAcknowledgement } from '../../../storage/alerts/incident.statements.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
@@ -10,7 +16,18 @@ import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnect
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
+import {
+  Arg,
+  Ctx,
+  FieldResolver,
+  ID,
+  Int,
+  Mutation,
+  Query,
+  Resolver,
+  Root,
+  Subscription,
+} from '../type-graphql.shim.js'
 import { Incident, IncidentConnection, IncidentFilter } from '../types/incident.type.js'
 import { Task } from '../types/task.type.js'
 import { overflowAction, requireHub } from './realtime.subscription.js'
@@ -23,7 +40,11 @@ const incidentCursor = rowIdCursor('i1')
 export class IncidentResolver {
   @Query(() => IncidentConnection, { description: 'Incidents the caller may read, newest first (docs/alerts.md).' })
   async incidents(
-    @Arg('filter', () => IncidentFilter, { nullable: true, description: 'Which incidents; all the caller may read when absent.' }) filter: IncidentFilter | null | undefined,
+    @Arg('filter', () => IncidentFilter, {
+      nullable: true,
+      description: 'Which incidents; all the caller may read when absent.',
+    })
+    filter: IncidentFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, scope }: GraphqlContext,
@@ -31,16 +52,27 @@ export class IncidentResolver {
     const window = pageWindow({ first, after }, config.graphql, incidentCursor)
     const criteria = incidentCriteria(filter, scope)
     const rows = await incidentPage(db, criteria, window.after, window.fetch)
-    return toConnection(rows, window, { codec: incidentCursor, keyOf: (row) => row.id, toNode: (row) => row, countAll: () => countIncidents(db, criteria) })
+    return toConnection(rows, window, {
+      codec: incidentCursor,
+      keyOf: (row) => row.id,
+      toNode: (row) => row,
+      countAll: () => countIncidents(db, criteria),
+    })
   }
 
   @Mutation(() => Incident, {
     description:
-      'Acknowledges an incident: someone is on it. Needs an API key with `"can": ["operate"]` of its service code (else FORBIDDEN, recorded); audited as an action (`ACKNOWLEDGE_INCIDENT`). Safe to repeat: an incident already acknowledged or resolved is answered as it stands. It still resolves by the data.',
+      'Acknowledges an incident: someone is on it. Needs an API key with `"can": ["operate"]` of its service ' +
+      'code (else FORBIDDEN, recorded); audited as an action (`ACKNOWLEDGE_INCIDENT`). Safe to repeat: an ' +
+      'incident already acknowledged or resolved is answered as it stands. It still resolves by the data.',
   })
   async acknowledgeIncident(
     @Arg('id', () => ID, { description: "The incident's global id (`Incident.id`)." }) id: string,
-    @Arg('note', () => String, { nullable: true, description: 'What the operator notes (at most 1,000 characters, one line).' }) note: string | null | undefined,
+    @Arg('note', () => String, {
+      nullable: true,
+      description: 'What the operator notes (at most 1,000 characters, one line).',
+    })
+    note: string | null | undefined,
     @Ctx() { db, scope }: GraphqlContext,
   ): Promise<IncidentRow> {
     const [rowId = ''] = requireGlobalId(id, 'id', ['Incident']).key
@@ -61,12 +93,19 @@ export class IncidentResolver {
     description: 'Each incident the caller may read, pushed when it opens, is acknowledged, and resolves.',
     subscribe: ({ args, context }) => {
       const { hub, closeSocket, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeIncidents(incidentCriteria((args as { filter?: IncidentFilter | null }).filter, scope), overflowAction(closeSocket))
+      return requireHub(hub).subscribeIncidents(
+        incidentCriteria((args as { filter?: IncidentFilter | null }).filter, scope),
+        overflowAction(closeSocket),
+      )
     },
   })
   incidentChanged(
     @Root() row: IncidentRow,
-    @Arg('filter', () => IncidentFilter, { nullable: true, description: 'Which incidents to follow; all the caller may read when absent.' }) _filter: IncidentFilter | null,
+    @Arg('filter', () => IncidentFilter, {
+      nullable: true,
+      description: 'Which incidents to follow; all the caller may read when absent.',
+    })
+    _filter: IncidentFilter | null,
   ): IncidentRow {
     return row
   }

@@ -1,4 +1,8 @@
-import { type NotificationCriteria, countNotifications, notificationPage } from '../../../storage/notification.queries.js'
+import {
+  type NotificationCriteria,
+  countNotifications,
+  notificationPage,
+} from '../../../storage/notification.queries.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
@@ -29,10 +33,20 @@ const KNOWN_TYPES = [...TYPE_OF_KIND.values()]
 export class NotificationResolver {
   @Query(() => NotificationConnection, { description: 'Stored notification callbacks, newest first.' })
   async notifications(
-    @Arg('filter', () => NotificationFilter, { nullable: true, description: 'Which notifications; all the caller may read when absent.' }) filter: NotificationFilter | null | undefined,
-    @Arg('first', () => Int, { nullable: true, description: 'How many to return; the server sets the default and the largest allowed.' })
+    @Arg('filter', () => NotificationFilter, {
+      nullable: true,
+      description: 'Which notifications; all the caller may read when absent.',
+    })
+    filter: NotificationFilter | null | undefined,
+    @Arg('first', () => Int, {
+      nullable: true,
+      description: 'How many to return; the server sets the default and the largest allowed.',
+    })
     first: number | null | undefined,
-    @Arg('after', () => String, { nullable: true, description: 'A cursor from an earlier page: return the notifications older than it.' })
+    @Arg('after', () => String, {
+      nullable: true,
+      description: 'A cursor from an earlier page: return the notifications older than it.',
+    })
     after: string | null | undefined,
     @Ctx() { db, config, scope }: GraphqlContext,
   ): Promise<ConnectionData<NotificationNode>> {
@@ -47,14 +61,20 @@ export class NotificationResolver {
     })
   }
 
-  @FieldResolver(() => Task, { nullable: true, description: 'The task it is about; null when the callback names none, or livegate has not folded it.' })
+  @FieldResolver(() => Task, {
+    nullable: true,
+    description: 'The task it is about; null when the callback names none, or livegate has not folded it.',
+  })
   async task(@Root() node: NotificationNode, @Ctx() { loaders }: GraphqlContext): Promise<TaskView | null> {
     if (node.taskId === null) return null
     const row = await loaders.task.load({ serviceCode: node.serviceCode, taskId: node.taskId })
     return row ? deriveTask(row.state) : null
   }
 
-  @FieldResolver(() => User, { nullable: true, description: 'The user it is about; null when the callback names none.' })
+  @FieldResolver(() => User, {
+    nullable: true,
+    description: 'The user it is about; null when the callback names none.',
+  })
   async user(@Root() node: NotificationNode, @Ctx() { loaders }: GraphqlContext): Promise<UserNode | null> {
     if (node.userName === null) return null
     const row = await loaders.user.load({ serviceCode: node.serviceCode, userName: node.userName })
@@ -66,15 +86,21 @@ export class NotificationResolver {
  * The filter as store criteria, within the caller's scope; input no stored row could match is
  * refused rather than sent to the database.
  */
-export function notificationCriteria(filter: NotificationFilter | null | undefined, scope: Scope): NotificationCriteria {
+export function notificationCriteria(
+  filter: NotificationFilter | null | undefined,
+  scope: Scope,
+): NotificationCriteria {
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
   refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName }, 'filter')
   const types = filter.types ? [...new Set(filter.types)] : filter.types
-  if (types && types.length > MAX_TYPES) throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')
+  if (types && types.length > MAX_TYPES)
+    throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')
   const taskIds = filter.taskIds ? [...new Set(filter.taskIds)] : filter.taskIds
-  if (taskIds && taskIds.length > MAX_FILTER_IDS) throw badUserInput(`filter.taskIds may list at most ${MAX_FILTER_IDS} tasks.`, 'filter')
-  if (taskIds?.some((id) => id.includes('\u0000'))) throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')
+  if (taskIds && taskIds.length > MAX_FILTER_IDS)
+    throw badUserInput(`filter.taskIds may list at most ${MAX_FILTER_IDS} tasks.`, 'filter')
+  if (taskIds?.some((id) => id.includes('\u0000')))
+    throw badUserInput('filter.taskIds may not contain a NUL character.', 'filter')
   const kinds = filter.kinds ? [...new Set(filter.kinds)] : filter.kinds
   return {
     serviceCode: filter.serviceCode,
@@ -88,7 +114,9 @@ export function notificationCriteria(filter: NotificationFilter | null | undefin
   }
 }
 
-function kindCriteria(kinds: NotificationKind[]): Pick<NotificationCriteria, 'kindTypes' | 'unknownKinds' | 'knownTypes'> {
+function kindCriteria(
+  kinds: NotificationKind[],
+): Pick<NotificationCriteria, 'kindTypes' | 'unknownKinds' | 'knownTypes'> {
   const unknown = kinds.includes('UNKNOWN')
   return {
     kindTypes: kinds.flatMap((kind) => TYPE_OF_KIND.get(kind) ?? []),

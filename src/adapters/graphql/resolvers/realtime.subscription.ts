@@ -1,4 +1,8 @@
-import { type NotificationCriteria, type NotificationRow, notificationsAfter } from '../../../storage/notification.queries.js'
+import {
+  type NotificationCriteria,
+  type NotificationRow,
+  notificationsAfter,
+} from '../../../storage/notification.queries.js'
 
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
 import type { EventHub } from '../../../work/realtime/event.hub.js'
@@ -31,31 +35,48 @@ interface NotificationArgs {
 export class RealtimeSubscription {
   @Subscription(() => Notification, {
     description:
-      'Every stored notification that matches, pushed once it is committed. With `after` (a cursor from `notifications` or from an earlier event), the notifications stored after it are replayed first, then live ones follow: none missed, none twice.',
+      'Every stored notification that matches, pushed once it is committed. With `after` (a cursor from ' +
+      '`notifications` or from an earlier event), the notifications stored after it are replayed first, then ' +
+      'live ones follow: none missed, none twice.',
     subscribe: ({ args, context }) => notificationSubscription(context as GraphqlContext, args as NotificationArgs),
   })
   notificationReceived(
     @Root() node: NotificationNode,
-    @Arg('filter', () => NotificationFilter, { nullable: true, description: 'Which notifications to receive (by kind, task ids, user…); all the caller may read when absent.' })
+    @Arg('filter', () => NotificationFilter, {
+      nullable: true,
+      description: 'Which notifications to receive (by kind, task ids, user…); all the caller may read when absent.',
+    })
     _filter: NotificationFilter | null,
-    @Arg('after', () => String, { nullable: true, description: 'A notification cursor (`Notification.cursor`, or an edge cursor of `notifications`): replay what was stored after it first.' })
+    @Arg('after', () => String, {
+      nullable: true,
+      description:
+        'A notification cursor (`Notification.cursor`, or an edge cursor of `notifications`): replay what was ' +
+        'stored after it first.',
+    })
     _after: string | null,
   ): NotificationNode {
     return node
   }
 
   @Subscription(() => Task, {
-    description: 'The task, folded again, each time a notification or a task list answer changes it (and it matches the filter after the change).',
+    description:
+      'The task, folded again, each time a notification or a task list answer changes it (and it matches the ' +
+      'filter after the change).',
     subscribe: ({ args, context }) => {
       const { hub, closeSocket, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope), overflowAction(closeSocket))
+      return requireHub(hub).subscribeTasks(
+        taskQuery((args as { filter?: TaskFilter | null }).filter, scope),
+        overflowAction(closeSocket),
+      )
     },
   })
   taskChanged(
     @Root() task: TaskView,
     @Arg('filter', () => TaskFilter, {
       nullable: true,
-      description: 'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All the caller may read when absent.',
+      description:
+        'Which tasks to follow; a task page passes its own `ids` (or `taskIds`), a user page its `userName`. All ' +
+        'the caller may read when absent.',
     })
     _filter: TaskFilter | null,
   ): TaskView {
@@ -75,7 +96,10 @@ export class RealtimeSubscription {
  * iterator closes the queue first, which ends that wait. Once the replay is over, the outer
  * iterator can also hand the live rows to a reader directly (`direct`, see SubscriptionQueue).
  */
-function notificationSubscription(context: GraphqlContext, args: NotificationArgs): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
+function notificationSubscription(
+  context: GraphqlContext,
+  args: NotificationArgs,
+): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
   const hub = requireHub(context.hub)

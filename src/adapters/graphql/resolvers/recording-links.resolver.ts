@@ -29,7 +29,10 @@ function ofTask(task: Pick<TaskView, 'serviceCode' | 'id'>, { loaders }: Graphql
  * Whether a type 2 was recorded from this output: by its index, or by its tag when the callback
  * gave no index (the fold's join of a task's outputs). A file only listed names no output.
  */
-export function recordedFrom(output: Pick<OutputValue, 'index' | 'tag'>, row: Pick<RecordingRow, 'outputIndex' | 'tag'>): boolean {
+export function recordedFrom(
+  output: Pick<OutputValue, 'index' | 'tag'>,
+  row: Pick<RecordingRow, 'outputIndex' | 'tag'>,
+): boolean {
   if (output.index !== null && row.outputIndex === output.index) return true
   return row.outputIndex === null && output.tag !== null && row.tag === output.tag
 }
@@ -37,7 +40,8 @@ export function recordedFrom(output: Pick<OutputValue, 'index' | 'tag'>, row: Pi
 @Resolver(() => Task)
 export class TaskRecordingsResolver {
   @FieldResolver(() => [Recording], {
-    description: 'Its recordings, oldest first: every file of the catalogue linked to it, announced by a type 2 or only listed.',
+    description:
+      'Its recordings, oldest first: every file of the catalogue linked to it, announced by a type 2 or only listed.',
   })
   async recordings(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<RecordingView[]> {
     return (await ofTask(task, context)).map(recordingView)
@@ -46,7 +50,9 @@ export class TaskRecordingsResolver {
 
 @Resolver(() => Output)
 export class OutputRecordingsResolver {
-  @FieldResolver(() => [Recording], { description: 'The recordings a type 2 says were recorded from it, oldest first.' })
+  @FieldResolver(() => [Recording], {
+    description: 'The recordings a type 2 says were recorded from it, oldest first.',
+  })
   async recordings(@Root() output: OutputValue, @Ctx() context: GraphqlContext): Promise<RecordingView[]> {
     const rows = await ofTask(output.task, context)
     return rows.filter((row) => recordedFrom(output, row)).map(recordingView)
@@ -55,14 +61,20 @@ export class OutputRecordingsResolver {
 
 @Resolver(() => User)
 export class UserRecordingsResolver {
-  @FieldResolver(() => RecordingConnection, { description: "This user's recordings (their `userName` is exactly this user's), newest first." })
+  @FieldResolver(() => RecordingConnection, {
+    description: "This user's recordings (their `userName` is exactly this user's), newest first.",
+  })
   async recordings(
     @Root() user: UserNode,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, scope }: GraphqlContext,
   ): Promise<ConnectionData<RecordingView>> {
-    const query: RecordingQuery = { allowedCodes: allowedCodes(scope), serviceCode: user.serviceCode, userName: user.userName }
+    const query: RecordingQuery = {
+      allowedCodes: allowedCodes(scope),
+      serviceCode: user.serviceCode,
+      userName: user.userName,
+    }
     const window = pageWindow({ first, after }, config.graphql, recordingCursor)
     const rows = await listRecordings(db, query, window.after, window.fetch)
     return toConnection(rows, window, {

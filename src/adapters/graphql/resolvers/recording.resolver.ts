@@ -18,10 +18,15 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 @Resolver(() => Recording)
 export class RecordingResolver {
   @Query(() => RecordingConnection, {
-    description: "The catalogue of recordings, newest first: every file the callbacks or the cloud's archive (`list_files`) named, one per file.",
+    description:
+      "The catalogue of recordings, newest first: every file the callbacks or the cloud's archive (`list_files`) " +
+      'named, one per file.',
   })
   async recordings(
-    @Arg('filter', () => RecordingFilter, { nullable: true, description: 'Which recordings; all the caller may read when absent.' })
+    @Arg('filter', () => RecordingFilter, {
+      nullable: true,
+      description: 'Which recordings; all the caller may read when absent.',
+    })
     filter: RecordingFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
@@ -39,7 +44,8 @@ export class RecordingResolver {
   }
 
   @Query(() => [MissingRecording], {
-    description: 'Tasks still without the recording told missing (`recording.missing`), latest first, of codes the key reads.',
+    description:
+      'Tasks still without the recording told missing (`recording.missing`), latest first, of codes the key reads.',
   })
   async missingRecordings(
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
@@ -53,7 +59,10 @@ export class RecordingResolver {
     })
   }
 
-  @FieldResolver(() => Task, { nullable: true, description: 'The task it was recorded from, when known without doubt; null otherwise.' })
+  @FieldResolver(() => Task, {
+    nullable: true,
+    description: 'The task it was recorded from, when known without doubt; null otherwise.',
+  })
   async task(@Root() recording: RecordingView, @Ctx() { loaders }: GraphqlContext): Promise<TaskView | null> {
     if (!recording.taskId) return null
     const row = await loaders.task.load({ serviceCode: recording.serviceCode, taskId: recording.taskId })
@@ -61,7 +70,10 @@ export class RecordingResolver {
   }
 }
 
-function recordingQuery(filter: RecordingFilter | null | undefined, allowed: readonly string[] | undefined): RecordingQuery {
+function recordingQuery(
+  filter: RecordingFilter | null | undefined,
+  allowed: readonly string[] | undefined,
+): RecordingQuery {
   refuseNul({ serviceCode: filter?.serviceCode, userName: filter?.userName }, 'filter')
   const query: RecordingQuery = { allowedCodes: allowed }
   if (!filter) return query

@@ -1,7 +1,12 @@
 import type { NonEmptyArray } from '../type-graphql.shim.js'
 import { ActionResolver, TaskStopRequestResolver } from './action.resolver.js'
 import { IncidentResolver, TaskIncidentsResolver } from './incident.resolver.js'
-import { AudienceSubscription, ServiceAudienceResolver, TaskAudienceResolver, UpstreamCallbacksResolver } from './audience.resolver.js'
+import {
+  AudienceSubscription,
+  ServiceAudienceResolver,
+  TaskAudienceResolver,
+  UpstreamCallbacksResolver,
+} from './audience.resolver.js'
 import { NodeResolver } from './node.resolver.js'
 import { OutputRecordingsResolver, TaskRecordingsResolver, UserRecordingsResolver } from './recording-links.resolver.js'
 import { RecordingResolver } from './recording.resolver.js'

@@ -6,7 +6,14 @@ import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { refuseNul } from '../graphql.errors.js'
 import { userGlobalId } from '../reads/node.view.js'
-import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, taskCursor, toConnection } from '../connection.pagination.js'
+import {
+  type ConnectionData,
+  PAGE_ARGUMENTS,
+  pageWindow,
+  rowIdCursor,
+  taskCursor,
+  toConnection,
+} from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { TaskConnection, TaskFilter } from '../types/task.type.js'
 import { User, UserConnection, UserFilter } from '../types/user.type.js'
@@ -19,14 +26,25 @@ const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 
 @Resolver(() => User)
 export class UserResolver {
-  @Query(() => UserConnection, { description: "Users: the task list's, and those notifications name; most recently known first." })
+  @Query(() => UserConnection, {
+    description: "Users: the task list's, and those notifications name; most recently known first.",
+  })
   async users(
-    @Arg('filter', () => UserFilter, { nullable: true, description: 'Which users; all the caller may read when absent.' }) filter: UserFilter | null | undefined,
+    @Arg('filter', () => UserFilter, {
+      nullable: true,
+      description: 'Which users; all the caller may read when absent.',
+    })
+    filter: UserFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, loaders, upstream, scope }: GraphqlContext,
   ): Promise<ConnectionData<UserNode>> {
-    const query = { serviceCode: filter?.serviceCode, userName: filter?.userName, online: filter?.online, allowedServiceCodes: allowedCodes(scope) }
+    const query = {
+      serviceCode: filter?.serviceCode,
+      userName: filter?.userName,
+      online: filter?.online,
+      allowedServiceCodes: allowedCodes(scope),
+    }
     refuseNul({ serviceCode: query.serviceCode, userName: query.userName }, 'filter')
     const window = pageWindow({ first, after }, config.graphql, userCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
@@ -40,15 +58,22 @@ export class UserResolver {
     })
   }
 
-  @FieldResolver(() => ID, { description: 'An opaque global id (of the service code and user name): the same across restarts and on every instance; pass it to `node(id:)`.' })
+  @FieldResolver(() => ID, {
+    description:
+      'An opaque global id (of the service code and user name): the same across restarts and on every instance; ' +
+      'pass it to `node(id:)`.',
+  })
   id(@Root() user: UserNode): string {
     return userGlobalId(user)
   }
 
-  @FieldResolver(() => TaskConnection, { description: "The tasks this user started (their `userName` is exactly this user's), newest start first." })
+  @FieldResolver(() => TaskConnection, {
+    description: "The tasks this user started (their `userName` is exactly this user's), newest start first.",
+  })
   async tasks(
     @Root() user: UserNode,
-    @Arg('filter', () => TaskFilter, { nullable: true, description: "Which of the user's tasks; all when absent." }) filter: TaskFilter | null | undefined,
+    @Arg('filter', () => TaskFilter, { nullable: true, description: "Which of the user's tasks; all when absent." })
+    filter: TaskFilter | null | undefined,
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { config, loaders, scope }: GraphqlContext,

@@ -10,7 +10,9 @@ import { Input } from '../types/task-parts.type.js'
  */
 @Resolver(() => MediaFormat)
 export class MediaFormatResolver {
-  @FieldResolver(() => MediaContainer, { description: 'The container, when it is one the service documents; OTHER otherwise (see `containerName`).' })
+  @FieldResolver(() => MediaContainer, {
+    description: 'The container, when it is one the service documents; OTHER otherwise (see `containerName`).',
+  })
   container(@Root() format: MediaFormatNode): MediaContainer {
     return mediaContainer(format.container)
   }
@@ -23,7 +25,9 @@ export class MediaFormatResolver {
 
 @Resolver(() => Stream)
 export class StreamResolver {
-  @FieldResolver(() => StreamKind, { description: 'Video, audio, or UNKNOWN for a `codec_type` the service does not publish.' })
+  @FieldResolver(() => StreamKind, {
+    description: 'Video, audio, or UNKNOWN for a `codec_type` the service does not publish.',
+  })
   kind(@Root() stream: StreamNode): keyof typeof StreamKind {
     return stream.kind ?? 'UNKNOWN'
   }
@@ -42,7 +46,10 @@ export class StreamResolver {
 
 @Resolver(() => Input)
 export class InputResolver {
-  @FieldResolver(() => String, { nullable: true, description: 'The device type (`device_type`), as text like `User.deviceType`.' })
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'The device type (`device_type`), as text like `User.deviceType`.',
+  })
   deviceType(@Root() input: InputNode): string | null {
     return input.deviceType === null ? null : String(input.deviceType)
   }

@@ -8,7 +8,13 @@ import { badUserInput, echoed, refuseFarTime, refuseNul } from '../graphql.error
 import { actionOf, refuseReadOnly, requireRunner } from './action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
-import { type WebhookDelivery, WebhookDeliveryConnection, WebhookDeliveryStatus, WebhookEndpoint, WebhookEndpointState } from '../types/webhook.type.js'
+import {
+  type WebhookDelivery,
+  WebhookDeliveryConnection,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointState,
+} from '../types/webhook.type.js'
 
 const deliveryCursor = rowIdCursor('wd1')
 
@@ -22,23 +28,37 @@ const MAX_EVENT_IDS = 10_000
  */
 @Resolver(() => WebhookEndpoint)
 export class WebhookResolver {
-  @Query(() => [WebhookEndpoint], { description: 'The configured webhook endpoints the caller may see (those whose service codes its key covers), in configuration order.' })
+  @Query(() => [WebhookEndpoint], {
+    description:
+      'The configured webhook endpoints the caller may see (those whose service codes its key covers), in ' +
+      'configuration order.',
+  })
   async webhookEndpoints(@Ctx() context: GraphqlContext): Promise<WebhookEndpoint[]> {
     const views = (await context.webhooks?.visibleEndpoints(allowedCodes(context.scope))) ?? []
     return views.map(endpointOf)
   }
 
-  @FieldResolver(() => WebhookDeliveryConnection, { description: 'Its deliveries, newest first; of one status when `status` is given.' })
+  @FieldResolver(() => WebhookDeliveryConnection, {
+    description: 'Its deliveries, newest first; of one status when `status` is given.',
+  })
   async deliveries(
     @Root() endpoint: WebhookEndpoint,
     @Ctx() context: GraphqlContext,
-    @Arg('status', () => WebhookDeliveryStatus, { nullable: true, description: 'Only deliveries in this state.' }) status: WebhookDeliveryStatus | null,
+    @Arg('status', () => WebhookDeliveryStatus, { nullable: true, description: 'Only deliveries in this state.' })
+    status: WebhookDeliveryStatus | null,
     @Arg('first', () => Int, { nullable: true, description: PAGE_ARGUMENTS.first }) first: number | null,
     @Arg('after', () => String, { nullable: true, description: PAGE_ARGUMENTS.after }) after: string | null,
   ): Promise<ConnectionData<WebhookDelivery>> {
     const service = context.webhooks
     const window = pageWindow({ first, after }, context.config.graphql, deliveryCursor)
-    const rows = service && window.size > 0 ? await service.deliveries(endpoint.name, { status: status ?? undefined, beforeId: window.after, limit: window.fetch }) : []
+    const rows =
+      service && window.size > 0
+        ? await service.deliveries(endpoint.name, {
+            status: status ?? undefined,
+            beforeId: window.after,
+            limit: window.fetch,
+          })
+        : []
     return toConnection(rows, window, {
       codec: deliveryCursor,
       keyOf: (row) => row.id,
@@ -50,16 +70,36 @@ export class WebhookResolver {
   @Mutation(() => Int, {
     nullable: true,
     description:
-      'Puts an endpoint\'s dead letters or delivered events back in line (with their `webhook-id`): those with these `eventIds`, or put in line since `since` (both: either; neither: every dead letter), at most 10,000 a call (call again for more). Answers how many. Needs an API key with `"can": ["operate"]`; recorded in the audit (`actions`, kind REPLAY_WEBHOOKS) and counted against `limits.actionsPerMinute`. An endpoint switched off is refused: switch it on first.',
+      "Puts an endpoint's dead letters or delivered events back in line (with their `webhook-id`): those with " +
+      'these `eventIds`, or put in line since `since` (both: either; neither: every dead letter), at most 10,000 ' +
+      'a call (call again for more). Answers how many. Needs an API key with `"can": ["operate"]`; recorded in ' +
+      'the audit (`actions`, kind REPLAY_WEBHOOKS) and counted against `limits.actionsPerMinute`. An endpoint ' +
+      'switched off is refused: switch it on first.',
   })
   async redeliverWebhooks(
     @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
-    @Arg('eventIds', () => [ID], { nullable: true, description: 'The events to send again (`WebhookDelivery.eventId`).' }) eventIds: string[] | null,
-    @Arg('since', () => Date, { nullable: true, description: 'Every dead letter or delivered event put in line at or after this time.' }) since: Date | null,
-    @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
+    @Arg('eventIds', () => [ID], {
+      nullable: true,
+      description: 'The events to send again (`WebhookDelivery.eventId`).',
+    })
+    eventIds: string[] | null,
+    @Arg('since', () => Date, {
+      nullable: true,
+      description: 'Every dead letter or delivered event put in line at or after this time.',
+    })
+    since: Date | null,
+    @Arg('reason', () => String, {
+      nullable: true,
+      description: 'Why, for the audit (at most 1,000 characters, one line).',
+    })
+    reason: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<number> {
-    if (eventIds && eventIds.length > MAX_EVENT_IDS) throw badUserInput(`eventIds may name at most ${MAX_EVENT_IDS} events; got ${eventIds.length}. Use since, or several calls.`, 'eventIds')
+    if (eventIds && eventIds.length > MAX_EVENT_IDS)
+      throw badUserInput(
+        `eventIds may name at most ${MAX_EVENT_IDS} events; got ${eventIds.length}. Use since, or several calls.`,
+        'eventIds',
+      )
     for (const eventId of eventIds ?? []) refuseNul({ eventId }, 'eventIds')
     refuseFarTime(since, 'since')
     let count = 0
@@ -75,20 +115,34 @@ export class WebhookResolver {
   @Mutation(() => WebhookEndpoint, {
     nullable: true,
     description:
-      'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`; recorded in the audit (kinds ENABLE_WEBHOOK_ENDPOINT, DISABLE_WEBHOOK_ENDPOINT) and counted against `limits.actionsPerMinute`.',
+      'Switches an endpoint on or off. Off, it gets no attempts and what is meant for it is kept as dead ' +
+      'letters; on again, `redeliverWebhooks` sends them. Needs an API key with `"can": ["operate"]`; recorded ' +
+      'in the audit (kinds ENABLE_WEBHOOK_ENDPOINT, DISABLE_WEBHOOK_ENDPOINT) and counted against ' +
+      '`limits.actionsPerMinute`.',
   })
   async setWebhookEndpointEnabled(
     @Arg('endpoint', () => String, { description: "The endpoint's name." }) endpoint: string,
     @Arg('enabled', () => Boolean, { description: 'On (true) or off (false).' }) enabled: boolean,
-    @Arg('reason', () => String, { nullable: true, description: 'Why, for the audit (at most 1,000 characters, one line).' }) reason: string | null | undefined,
+    @Arg('reason', () => String, {
+      nullable: true,
+      description: 'Why, for the audit (at most 1,000 characters, one line).',
+    })
+    reason: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<WebhookEndpoint> {
     const by = context.scope.keyName ? `API key "${context.scope.keyName}"` : 'the local user'
     const kind = enabled ? 'ENABLE_WEBHOOK_ENDPOINT' : 'DISABLE_WEBHOOK_ENDPOINT'
-    const name = await this.perform(context, endpoint, kind, reason, 'switching a webhook endpoint on or off', async (service, name) => {
-      await service.setEnabled(name, enabled, by)
-      return { done: `Switched ${enabled ? 'on' : 'off'}.` }
-    })
+    const name = await this.perform(
+      context,
+      endpoint,
+      kind,
+      reason,
+      'switching a webhook endpoint on or off',
+      async (service, name) => {
+        await service.setEnabled(name, enabled, by)
+        return { done: `Switched ${enabled ? 'on' : 'off'}.` }
+      },
+    )
     const service = context.webhooks as NonNullable<GraphqlContext['webhooks']>
     return endpointOf((await service.visibleEndpoint(name, allowedCodes(context.scope))) as EndpointView)
   }
@@ -147,7 +201,8 @@ async function visibleOrNone(context: GraphqlContext, name: string): Promise<End
 async function visible(context: GraphqlContext, name: string): Promise<EndpointView> {
   refuseNul({ name }, 'endpoint')
   const view = await context.webhooks?.visibleEndpoint(name, allowedCodes(context.scope))
-  if (!view) throw badUserInput(`No webhook endpoint is named "${echoed(name)}" (among those this API key may see).`, 'endpoint')
+  if (!view)
+    throw badUserInput(`No webhook endpoint is named "${echoed(name)}" (among those this API key may see).`, 'endpoint')
   return view
 }
 
@@ -160,7 +215,11 @@ function endpointOf(view: EndpointView): WebhookEndpoint {
     serviceCodes: view.serviceCodes === '*' ? ['*'] : [...view.serviceCodes],
     events: [...view.events],
     enabled,
-    state: !enabled ? WebhookEndpointState.DISABLED : state?.failingSince ? WebhookEndpointState.FAILING : WebhookEndpointState.HEALTHY,
+    state: !enabled
+      ? WebhookEndpointState.DISABLED
+      : state?.failingSince
+        ? WebhookEndpointState.FAILING
+        : WebhookEndpointState.HEALTHY,
     disabledReason: state?.disabledReason ?? null,
     pending: state?.pending ?? 0,
     deadLetters: state?.deadLetters ?? 0,

@@ -16,7 +16,10 @@ import { PageInfo } from './page-info.type.js'
  * `countAll` only when the client asks for it.
  */
 export function ConnectionType<TNode extends object>(name: string, nodeType: () => ClassType<TNode> | Function) {
-  @ObjectType(`${name}Edge`, { simpleResolvers: true, description: `One ${name} in a page, with the cursor that points at it.` })
+  @ObjectType(`${name}Edge`, {
+    simpleResolvers: true,
+    description: `One ${name} in a page, with the cursor that points at it.`,
+  })
   class Edge {
     @Field(() => String, { description: 'Pass as `after` to get the items after this one.' })
     cursor!: string

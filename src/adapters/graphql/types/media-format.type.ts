@@ -23,17 +23,28 @@ export function mediaContainer(name: string): MediaContainer {
 }
 
 /** `format` as the service sends it (`flv/libx264/aac`), split into its three parts. */
-@ObjectType('MediaFormat', { simpleResolvers: true, description: 'An output format: container, video codec, audio codec (`flv/libx264/aac`).' })
+@ObjectType('MediaFormat', {
+  simpleResolvers: true,
+  description: 'An output format: container, video codec, audio codec (`flv/libx264/aac`).',
+})
 export class MediaFormat {
   @Field(() => String, { description: 'The container exactly as sent, such as `flv` or `m3u8`.' })
   containerName!: string
 
-  @Field(() => MediaContainer, { description: 'The container, when it is one the service documents; OTHER otherwise (see `containerName`).' })
+  @Field(() => MediaContainer, {
+    description: 'The container, when it is one the service documents; OTHER otherwise (see `containerName`).',
+  })
   container!: MediaContainer
 
-  @Field(() => String, { nullable: true, description: 'The video codec, such as `libx264`; null when the format names none.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The video codec, such as `libx264`; null when the format names none.',
+  })
   videoCodec!: string | null
 
-  @Field(() => String, { nullable: true, description: 'The audio codec, such as `aac`; null when the format names none.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The audio codec, such as `aac`; null when the format names none.',
+  })
   audioCodec!: string | null
 }

@@ -14,7 +14,9 @@ export const NODE_TYPE = Symbol('livegate.nodeType')
   resolveType: (value: object) => nodeTypeName(value),
 })
 export abstract class Node {
-  @Field(() => ID, { description: 'An opaque global id: the same across restarts and on every gateway instance; pass it to `node(id:)`.' })
+  @Field(() => ID, {
+    description: 'An opaque global id: the same across restarts and on every gateway instance; pass it to `node(id:)`.',
+  })
   id!: string
 }
 
@@ -25,5 +27,7 @@ export function nodeTypeName(value: object): string | undefined {
 
 /** A value tagged with its object type, for {@link nodeTypeName}. */
 export function tagNode<T extends object>(value: T, typeName: string): T {
-  return Object.assign(Object.create(Object.getPrototypeOf(value) as object | null) as T, value, { [NODE_TYPE]: typeName })
+  return Object.assign(Object.create(Object.getPrototypeOf(value) as object | null) as T, value, {
+    [NODE_TYPE]: typeName,
+  })
 }

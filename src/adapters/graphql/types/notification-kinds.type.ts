@@ -32,7 +32,9 @@ export const NOTIFICATION_KIND_TYPES: ReadonlyMap<string, Function> = new Map(
     for (const [name, field] of Object.entries(entry.view)) {
       Field(GRAPHQL_TYPES[field.as], { nullable: true, description: field.description })(type.prototype, name)
     }
-    ObjectType(entry.graphqlType, { simpleResolvers: true, implements: Notification, description: entry.description })(type)
+    ObjectType(entry.graphqlType, { simpleResolvers: true, implements: Notification, description: entry.description })(
+      type,
+    )
     return [entry.graphqlType, type]
   }),
 )

@@ -42,14 +42,22 @@ registerEnumType(ResumeStatus, {
 })
 
 /** What a notification is about, by its `type`: the kinds table's names, and UNKNOWN. */
-export const NotificationKind = Object.fromEntries([...KIND_ENTRIES.map(([kind]) => [kind, kind]), ['UNKNOWN', 'UNKNOWN']]) as { readonly [K in CallbackKind]: K }
+export const NotificationKind = Object.fromEntries([
+  ...KIND_ENTRIES.map(([kind]) => [kind, kind]),
+  ['UNKNOWN', 'UNKNOWN'],
+]) as { readonly [K in CallbackKind]: K }
 export type NotificationKind = CallbackKind
 
 registerEnumType(NotificationKind, {
   name: 'NotificationKind',
-  description: 'What a notification is about, named for its `type` number; filter by it with `NotificationFilter.kinds`.',
+  description:
+    'What a notification is about, named for its `type` number; filter by it with `NotificationFilter.kinds`.',
   valuesConfig: {
     ...Object.fromEntries(KIND_ENTRIES.map(([kind, entry]) => [kind, { description: entry.summary }])),
-    UNKNOWN: { description: 'Any type the service does not publish (such as the m3u8 slice notification); `type` and `fields` hold what was sent.' },
+    UNKNOWN: {
+      description:
+        'Any type the service does not publish (such as the m3u8 slice notification); `type` and `fields` hold ' +
+        'what was sent.',
+    },
   },
 })

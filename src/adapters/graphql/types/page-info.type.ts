@@ -6,6 +6,9 @@ export class PageInfo {
   @Field(() => Boolean, { description: 'Whether another page follows; ask for it with `after: endCursor`.' })
   hasNextPage!: boolean
 
-  @Field(() => String, { nullable: true, description: 'The cursor of the last edge of this page; null when the page is empty.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The cursor of the last edge of this page; null when the page is empty.',
+  })
   endCursor!: string | null
 }

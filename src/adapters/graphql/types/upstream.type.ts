@@ -41,43 +41,76 @@ export class UpstreamErrorInfo {
 
 @ObjectType('UpstreamStatus', {
   simpleResolvers: true,
-  description: "How fresh one service code's task list is, as the poller last stored it (shared by every gateway instance).",
+  description:
+    "How fresh one service code's task list is, as the poller last stored it (shared by every gateway instance).",
 })
 export class UpstreamStatus {
   @Field(() => String, { description: 'The service code this is about.' }) serviceCode!: string
-  @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl and polling is on).' }) configured!: boolean
+  @Field(() => Boolean, { description: 'Whether livegate polls this code (it has a baseUrl and polling is on).' })
+  configured!: boolean
   @Field(() => Boolean, { description: 'The last poll succeeded.' }) healthy!: boolean
   @Field(() => Boolean, {
-    description: 'Polled, and no successful poll within three poll intervals and one request timeout: its tasks and users may be out of date. Never true for a code that is not polled.',
+    description:
+      'Polled, and no successful poll within three poll intervals and one request timeout: its tasks and users ' +
+      'may be out of date. Never true for a code that is not polled.',
   })
   stale!: boolean
-  @Field(() => Int, { description: 'Failed polls since the last success; each one doubles the wait before the next poll, up to `upstream.maxBackoffMs`.' })
+  @Field(() => Int, {
+    description:
+      'Failed polls since the last success; each one doubles the wait before the next poll, up to ' +
+      '`upstream.maxBackoffMs`.',
+  })
   consecutiveFailures!: number
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last poll, successful or not, was made.' }) lastPollAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last successful poll was made: what the stored tasks and users are as fresh as.' }) lastSuccessAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true, description: "When the next poll is due (by the polling instance's clock)." }) nextPollAt!: Date | null
-  @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
-  @Field(() => Int, { nullable: true, description: 'How long the last poll took, in milliseconds, whatever its outcome.' }) lastLatencyMs!: number | null
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last poll, successful or not, was made.' })
+  lastPollAt!: Date | null
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When the last successful poll was made: what the stored tasks and users are as fresh as.',
+  })
+  lastSuccessAt!: Date | null
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: "When the next poll is due (by the polling instance's clock).",
+  })
+  nextPollAt!: Date | null
+  @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' })
+  lastError!: UpstreamErrorInfo | null
+  @Field(() => Int, {
+    nullable: true,
+    description: 'How long the last poll took, in milliseconds, whatever its outcome.',
+  })
+  lastLatencyMs!: number | null
   @Field(() => Int, { nullable: true, description: 'Tasks in the last successful answer.' }) taskCount!: number | null
   @Field(() => Int, { nullable: true, description: 'Users in the last successful answer.' }) userCount!: number | null
 }
 
 @ObjectType('ArchiveStatus', {
   simpleResolvers: true,
-  description: "How fresh one service code's archive (`list_files`) is, as its poller last stored it: the task list's shape.",
+  description:
+    "How fresh one service code's archive (`list_files`) is, as its poller last stored it: the task list's shape.",
 })
 export class ArchiveStatus {
-  @Field(() => Boolean, { description: 'Whether livegate asks this code (it has a baseUrl and a secret, and `archive.pollIntervalMs` is not 0).' })
+  @Field(() => Boolean, {
+    description:
+      'Whether livegate asks this code (it has a baseUrl and a secret, and `archive.pollIntervalMs` is not 0).',
+  })
   configured!: boolean
   @Field(() => Boolean, { description: 'The last request succeeded.' }) healthy!: boolean
   @Field(() => Boolean, {
-    description: 'Asked, and no successful answer within three intervals and one request timeout. Never true for a code not asked.',
+    description:
+      'Asked, and no successful answer within three intervals and one request timeout. Never true for a code not ' +
+      'asked.',
   })
   stale!: boolean
   @Field(() => Int, { description: 'Failed requests since the last success.' }) consecutiveFailures!: number
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last request, successful or not, was made.' }) lastPollAt!: Date | null
-  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last successful answer was taken: what the listed values are as fresh as.' })
+  @Field(() => DateTimeScalar, { nullable: true, description: 'When the last request, successful or not, was made.' })
+  lastPollAt!: Date | null
+  @Field(() => DateTimeScalar, {
+    nullable: true,
+    description: 'When the last successful answer was taken: what the listed values are as fresh as.',
+  })
   lastSuccessAt!: Date | null
-  @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' }) lastError!: UpstreamErrorInfo | null
+  @Field(() => UpstreamErrorInfo, { nullable: true, description: 'The last failure, also after a later success.' })
+  lastError!: UpstreamErrorInfo | null
   @Field(() => Int, { nullable: true, description: 'Files in the last successful answer.' }) fileCount!: number | null
 }

@@ -14,8 +14,15 @@ registerEnumType(WebhookEndpointState, {
   description: 'How a webhook endpoint is doing.',
   valuesConfig: {
     HEALTHY: { description: 'On, and its last attempt (if any) was delivered.' },
-    FAILING: { description: 'On, and every attempt since `lastSuccessAt` failed; switched off after `webhooks.disableAfter` of it.' },
-    DISABLED: { description: 'Switched off (it answered 410, failed for `webhooks.disableAfter`, or an operator did): no attempts; what is meant for it is kept as dead letters.' },
+    FAILING: {
+      description:
+        'On, and every attempt since `lastSuccessAt` failed; switched off after `webhooks.disableAfter` of it.',
+    },
+    DISABLED: {
+      description:
+        'Switched off (it answered 410, failed for `webhooks.disableAfter`, or an operator did): no attempts; ' +
+        'what is meant for it is kept as dead letters.',
+    },
   },
 })
 
@@ -35,13 +42,22 @@ registerEnumType(WebhookDeliveryStatus, {
     PENDING: { description: 'In line, not attempted yet (or put back in line by `redeliverWebhooks`).' },
     RETRYING: { description: 'Attempted and failed; tried again at `nextAttemptAt`.' },
     DELIVERED: { description: 'The endpoint answered 2xx.' },
-    DEAD: { description: 'A dead letter: the retry schedule is spent, or the endpoint is switched off. `redeliverWebhooks` puts it back in line.' },
+    DEAD: {
+      description:
+        'A dead letter: the retry schedule is spent, or the endpoint is switched off. `redeliverWebhooks` puts ' +
+        'it back in line.',
+    },
   },
 })
 
-@ObjectType('WebhookDelivery', { simpleResolvers: true, description: 'The delivery of one event to one endpoint: every attempt carries the same `webhook-id` (`eventId`).' })
+@ObjectType('WebhookDelivery', {
+  simpleResolvers: true,
+  description: 'The delivery of one event to one endpoint: every attempt carries the same `webhook-id` (`eventId`).',
+})
 export class WebhookDelivery {
-  @Field(() => ID, { description: "The event's stable id, sent as `webhook-id` on every attempt: a receiver deduplicates by it." })
+  @Field(() => ID, {
+    description: "The event's stable id, sent as `webhook-id` on every attempt: a receiver deduplicates by it.",
+  })
   eventId!: string
 
   @Field(() => String, { description: 'The event type, e.g. `callback.live_start`, `task.ended`.' })
@@ -56,7 +72,12 @@ export class WebhookDelivery {
   @Field(() => Int, { description: 'Attempts made so far (a replay starts again from 0).' })
   attempts!: number
 
-  @Field(() => Int, { nullable: true, description: 'The HTTP status of the last answer; null before one, or when the last attempt got none (timeout, refused connection).' })
+  @Field(() => Int, {
+    nullable: true,
+    description:
+      'The HTTP status of the last answer; null before one, or when the last attempt got none (timeout, refused ' +
+      'connection).',
+  })
   lastStatusCode!: number | null
 
   @Field(() => String, { nullable: true, description: 'Why the last attempt failed; null when it did not.' })
@@ -72,10 +93,15 @@ export class WebhookDelivery {
   deliveredAt!: Date | null
 }
 
-@ObjectType('WebhookDeliveryConnection', { simpleResolvers: true, description: "An endpoint's deliveries, newest first." })
+@ObjectType('WebhookDeliveryConnection', {
+  simpleResolvers: true,
+  description: "An endpoint's deliveries, newest first.",
+})
 export class WebhookDeliveryConnection extends ConnectionType('WebhookDelivery', () => WebhookDelivery) {}
 
-@ObjectType('WebhookEndpoint', { description: 'A configured webhook endpoint (`webhooks.endpoints[]`) and how its deliveries stand.' })
+@ObjectType('WebhookEndpoint', {
+  description: 'A configured webhook endpoint (`webhooks.endpoints[]`) and how its deliveries stand.',
+})
 export class WebhookEndpoint {
   @Field(() => String, { description: 'Its name in the configuration.' })
   name!: string

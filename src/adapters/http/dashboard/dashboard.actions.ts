@@ -14,7 +14,11 @@ import type {
 
 const KEY_STORAGE = 'livegate.dashboard.apiKey'
 const LATEST = 15
-const KIND_WORDS: Record<string, string> = { STOP_TASK: 'stop', SEND_MESSAGE: 'message', ACKNOWLEDGE_INCIDENT: 'acknowledge' }
+const KIND_WORDS: Record<string, string> = {
+  STOP_TASK: 'stop',
+  SEND_MESSAGE: 'message',
+  ACKNOWLEDGE_INCIDENT: 'acknowledge',
+}
 const REFRESH_MS = 5000
 const endpoint = new URL('graphql', window.location.href)
 
@@ -26,7 +30,10 @@ interface Operations {
 }
 
 // As the page carries them (dashboard.plugin.ts), from schema/operations.graphql.
-const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<string, string>
+const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<
+  string,
+  string
+>
 
 function $(id: string): HTMLElement {
   const element = document.getElementById(id)
@@ -45,7 +52,9 @@ panel.id = 'actions'
 panel.className = 'actions'
 panel.hidden = true
 panel.innerHTML =
-  '<h2>Latest actions</h2><table class="action-list"><thead><tr><th>When</th><th>Action</th><th>Target</th><th>By</th><th>Reason</th><th>State</th><th>Cloud</th></tr></thead><tbody></tbody></table>' +
+  '<h2>Latest actions</h2><table class="action-list"><thead><tr>' +
+  '<th>When</th><th>Action</th><th>Target</th><th>By</th><th>Reason</th><th>State</th><th>Cloud</th>' +
+  '</tr></thead><tbody></tbody></table>' +
   '<p class="no-actions">No action yet.</p>'
 servicesEl.after(panel)
 
@@ -67,13 +76,23 @@ const authorization = (): Record<string, string> => {
   return key ? { authorization: `Bearer ${key}` } : {}
 }
 
-async function request<N extends keyof Operations>(operationName: N, variables: Operations[N]['variables']): Promise<Operations[N]['data']> {
+async function request<N extends keyof Operations>(
+  operationName: N,
+  variables: Operations[N]['variables'],
+): Promise<Operations[N]['data']> {
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...authorization() },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...authorization(),
+    },
     body: JSON.stringify({ query: operationTexts[operationName] ?? '', operationName, variables }),
   })
-  const answer = (await response.json().catch(() => ({}))) as { data?: Operations[N]['data'] | null; errors?: Array<{ message: string }> }
+  const answer = (await response.json().catch(() => ({}))) as {
+    data?: Operations[N]['data'] | null
+    errors?: Array<{ message: string }>
+  }
   const errors = answer.errors || []
   if (errors.length > 0) throw new Error(errors.map((error) => error.message).join('; '))
   if (!answer.data) throw new Error(`the gateway answered ${response.status}`)
@@ -81,7 +100,8 @@ async function request<N extends keyof Operations>(operationName: N, variables: 
 }
 
 // An idempotency key per press: the same stop sent again (a retry) is one action.
-const pressKey = () => (typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`)
+const pressKey = () =>
+  typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`
 
 /** What a row shows of its stop: the button, the form, or the request's state. */
 function decorateRow(tr: HTMLTableRowElement) {
@@ -107,7 +127,12 @@ function decorateRow(tr: HTMLTableRowElement) {
     const state = document.createElement('span')
     state.className = 'badge stop-state'
     state.dataset.value = asked.state
-    state.textContent = asked.state === 'SUCCEEDED' ? (live ? 'stop sent, ending…' : 'stopped') : `stop ${asked.state.toLowerCase()}${asked.message ? `: ${asked.message}` : ''}`
+    state.textContent =
+      asked.state === 'SUCCEEDED'
+        ? live
+          ? 'stop sent, ending…'
+          : 'stopped'
+        : `stop ${asked.state.toLowerCase()}${asked.message ? `: ${asked.message}` : ''}`
     box.append(state)
   } else if (shown === 'form') {
     const reason = document.createElement('input')
@@ -158,7 +183,8 @@ async function stop(tr: HTMLTableRowElement, box: HTMLElement, reason: string) {
 
 function decorate() {
   decoratePending = false
-  for (const tr of servicesEl.querySelectorAll<HTMLTableRowElement>('table.tasks tbody tr[data-task-id]')) decorateRow(tr)
+  for (const tr of servicesEl.querySelectorAll<HTMLTableRowElement>('table.tasks tbody tr[data-task-id]'))
+    decorateRow(tr)
 }
 
 function decorateSoon() {
@@ -178,8 +204,15 @@ async function refresh() {
     const rows = data.actions.edges.map(({ node }) => {
       const tr = document.createElement('tr')
       tr.dataset.actionId = node.id
-      const target = node.kind === 'SEND_MESSAGE' ? `${node.serviceCode} / ${node.userName}` : `${node.serviceCode} / ${node.taskId ?? ''}`
-      const cloud = node.refusal ? `refused: ${node.refusal}` : node.ret === null ? node.message || '' : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
+      const target =
+        node.kind === 'SEND_MESSAGE'
+          ? `${node.serviceCode} / ${node.userName}`
+          : `${node.serviceCode} / ${node.taskId ?? ''}`
+      const cloud = node.refusal
+        ? `refused: ${node.refusal}`
+        : node.ret === null
+          ? node.message || ''
+          : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
       const cells: Array<[string, string]> = [
         [when(node.requestedAt), 'when'],
         [KIND_WORDS[node.kind] ?? node.kind, 'kind'],
@@ -230,7 +263,12 @@ async function check() {
 }
 
 // Rows come and go, and end (their class), as the main script redraws them.
-new MutationObserver(decorateSoon).observe(servicesEl, { childList: true, subtree: true, attributes: true, attributeFilter: ['class', 'data-stop-state'] })
+new MutationObserver(decorateSoon).observe(servicesEl, {
+  childList: true,
+  subtree: true,
+  attributes: true,
+  attributeFilter: ['class', 'data-stop-state'],
+})
 // A new key (or none): dashboard.js keeps it first, its listeners being registered earlier.
 $('key-form').addEventListener('submit', () => void check())
 $('forget-key').addEventListener('click', () => void check())

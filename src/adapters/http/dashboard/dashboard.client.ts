@@ -114,7 +114,12 @@ function summarySoon() {
 function failed(error: unknown) {
   if (error instanceof KeyNeeded) {
     connection('key', 'API key needed')
-    say(currentKey() ? 'The gateway did not accept this API key: type another above.' : 'This gateway needs an API key: type it above.', 'warn')
+    say(
+      currentKey()
+        ? 'The gateway did not accept this API key: type another above.'
+        : 'This gateway needs an API key: type it above.',
+      'warn',
+    )
     keyInput.focus()
     closeSocket()
     return
@@ -131,7 +136,11 @@ function closeSocket() {
 
 const closeCode = (event: unknown) => (event && typeof event === 'object' && 'code' in event ? event.code : undefined)
 
-function listen<N extends 'DashboardSamples' | 'DashboardChanges'>(operationName: N, onEvent: (data: Operations[N]['data']) => void, run: number) {
+function listen<N extends 'DashboardSamples' | 'DashboardChanges'>(
+  operationName: N,
+  onEvent: (data: Operations[N]['data']) => void,
+  run: number,
+) {
   socket?.subscribe<Operations[N]['data']>(
     { query: operationText(operationName), operationName },
     {
@@ -146,7 +155,8 @@ function listen<N extends 'DashboardSamples' | 'DashboardChanges'>(operationName
       error: (error) => {
         if (run !== generation) return
         if (closeCode(error) === 4401) return failed(new KeyNeeded())
-        if (Array.isArray(error)) say(`Subscription error: ${error.map((e: { message: string }) => e.message).join('; ')}`, 'error')
+        if (Array.isArray(error))
+          say(`Subscription error: ${error.map((e: { message: string }) => e.message).join('; ')}`, 'error')
       },
       complete: () => {},
     },
@@ -233,11 +243,16 @@ function start() {
     shouldRetry: (event) => closeCode(event) !== 4401,
     on: {
       connected: () => void (run === generation && connection('live', 'live')),
-      closed: (event) => void (run === generation && event && closeCode(event) !== 4401 && connection('down', 'reconnecting')),
+      closed: (event) =>
+        void (run === generation && event && closeCode(event) !== 4401 && connection('down', 'reconnecting')),
     },
   })
   // Subscribed first, so no answer falls between what is read and what is pushed.
-  listen('DashboardSamples', (data) => serviceFor(data.metricsSampled.task.serviceCode).sample(data.metricsSampled), run)
+  listen(
+    'DashboardSamples',
+    (data) => serviceFor(data.metricsSampled.task.serviceCode).sample(data.metricsSampled),
+    run,
+  )
   listen(
     'DashboardChanges',
     (data) => {

@@ -27,7 +27,10 @@ interface Operations {
 }
 type Incident = DashboardIncidentsQuery['incidents']['edges'][number]['node']
 
-const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<string, string>
+const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<
+  string,
+  string
+>
 
 function $(id: string): HTMLElement {
   const element = document.getElementById(id)
@@ -40,7 +43,8 @@ const panel = document.createElement('section')
 panel.id = 'incidents'
 panel.className = 'incidents'
 panel.innerHTML =
-  '<h2>Incidents</h2><table class="incident-list"><thead><tr><th>Severity</th><th>Rule</th><th>Subject</th><th>Summary</th>' +
+  '<h2>Incidents</h2><table class="incident-list"><thead><tr>' +
+  '<th>Severity</th><th>Rule</th><th>Subject</th><th>Summary</th>' +
   '<th>Open for</th><th>State</th><th></th></tr></thead><tbody></tbody></table><p class="no-incidents">No incident.</p>'
 servicesEl.before(panel)
 const body = panel.querySelector('tbody') as HTMLTableSectionElement
@@ -57,13 +61,23 @@ const authorization = (): Record<string, string> => {
   return key ? { authorization: `Bearer ${key}` } : {}
 }
 
-async function request<N extends keyof Operations>(operationName: N, variables: Operations[N]['variables']): Promise<Operations[N]['data']> {
+async function request<N extends keyof Operations>(
+  operationName: N,
+  variables: Operations[N]['variables'],
+): Promise<Operations[N]['data']> {
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...authorization() },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...authorization(),
+    },
     body: JSON.stringify({ query: operationTexts[operationName] ?? '', operationName, variables }),
   })
-  const answer = (await response.json().catch(() => ({}))) as { data?: Operations[N]['data'] | null; errors?: Array<{ message: string }> }
+  const answer = (await response.json().catch(() => ({}))) as {
+    data?: Operations[N]['data'] | null
+    errors?: Array<{ message: string }>
+  }
   if (answer.errors?.length) throw new Error(answer.errors.map((error) => error.message).join('; '))
   if (!answer.data) throw new Error(`the gateway answered ${response.status}`)
   return answer.data
@@ -80,7 +94,11 @@ function openFor(iso: string, until: string | null): string {
 // Open and acknowledged first, the most severe and then the longest open on top; then the latest resolved.
 function ordered(incidents: Incident[]): Incident[] {
   const unresolved = incidents.filter((incident) => incident.state !== 'RESOLVED')
-  unresolved.sort((a, b) => (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) || Date.parse(a.openedAt) - Date.parse(b.openedAt))
+  unresolved.sort(
+    (a, b) =>
+      (SEVERITY_ORDER[a.severity] ?? 9) - (SEVERITY_ORDER[b.severity] ?? 9) ||
+      Date.parse(a.openedAt) - Date.parse(b.openedAt),
+  )
   return [...unresolved, ...incidents.filter((incident) => incident.state === 'RESOLVED').slice(0, RESOLVED_SHOWN)]
 }
 
@@ -90,7 +108,10 @@ function row(incident: Incident): HTMLTableRowElement {
   tr.dataset.severity = incident.severity
   tr.dataset.state = incident.state
   const subject = incident.task ? `${incident.serviceCode} / ${incident.task.taskId}` : incident.serviceCode
-  const state = incident.state === 'ACKNOWLEDGED' ? `acknowledged${incident.acknowledgedBy ? ` by ${incident.acknowledgedBy}` : ''}` : incident.state.toLowerCase()
+  const state =
+    incident.state === 'ACKNOWLEDGED'
+      ? `acknowledged${incident.acknowledgedBy ? ` by ${incident.acknowledgedBy}` : ''}`
+      : incident.state.toLowerCase()
   const cells: Array<[string, string]> = [
     [incident.severity.toLowerCase(), 'severity'],
     [incident.rule, 'rule'],
@@ -150,7 +171,8 @@ async function refresh() {
     for (const incident of incidents) {
       if (incident.state === 'RESOLVED' || !incident.task) continue
       const known = next.get(incident.task.id)
-      if (known === undefined || (SEVERITY_ORDER[incident.severity] ?? 9) < (SEVERITY_ORDER[known] ?? 9)) next.set(incident.task.id, incident.severity)
+      if (known === undefined || (SEVERITY_ORDER[incident.severity] ?? 9) < (SEVERITY_ORDER[known] ?? 9))
+        next.set(incident.task.id, incident.severity)
     }
     marks = next
     mark()

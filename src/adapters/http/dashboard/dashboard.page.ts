@@ -41,7 +41,9 @@ export type Task = DashboardTaskFieldsFragment
 
 // The operations' text, as schema/operations.graphql has them: the page carries them in a JSON
 // data block (never run, so the page's policy needs no inline script).
-export const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<string, string>
+export const operationTexts = JSON.parse(
+  document.getElementById('dashboard-operations')?.textContent ?? '{}',
+) as Record<string, string>
 export const operationText = (name: keyof Operations | 'DashboardTask') => operationTexts[name] ?? ''
 
 /** An element the page's HTML has: the page and this script go together. */
@@ -78,7 +80,11 @@ export const bitrate = (bps: Maybe<number>) => {
 export const ago = (iso: Maybe<string>) => {
   if (!iso) return 'never'
   const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000))
-  return seconds < 90 ? `${seconds} s ago` : seconds < 5400 ? `${Math.round(seconds / 60)} min ago` : `${Math.round(seconds / 3600)} h ago`
+  return seconds < 90
+    ? `${seconds} s ago`
+    : seconds < 5400
+      ? `${Math.round(seconds / 60)} min ago`
+      : `${Math.round(seconds / 3600)} h ago`
 }
 export const ms = (value: Maybe<number>) => {
   if (value === null || value === undefined) return '–'
@@ -123,15 +129,23 @@ export interface GraphQLAnswer<T> {
   errors?: Array<{ message: string; extensions?: { code?: string } }>
 }
 
-export async function request<N extends keyof Operations>(operationName: N, variables: Operations[N]['variables']): Promise<Operations[N]['data']> {
+export async function request<N extends keyof Operations>(
+  operationName: N,
+  variables: Operations[N]['variables'],
+): Promise<Operations[N]['data']> {
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...authorization() },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...authorization(),
+    },
     body: JSON.stringify({ query: operationText(operationName), operationName, variables }),
   })
   const answer = (await response.json().catch(() => ({}))) as GraphQLAnswer<Operations[N]['data']>
   const errors = answer.errors || []
-  if (response.status === 401 || errors.some((error) => error.extensions?.code === 'UNAUTHENTICATED')) throw new KeyNeeded()
+  if (response.status === 401 || errors.some((error) => error.extensions?.code === 'UNAUTHENTICATED'))
+    throw new KeyNeeded()
   if (errors.length > 0) throw new Error(errors.map((error) => error.message).join('; '))
   if (!response.ok || !answer.data) throw new Error(`the gateway answered ${response.status}`)
   return answer.data

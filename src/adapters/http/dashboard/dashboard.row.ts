@@ -1,5 +1,19 @@
 // A task's row in a service's table of the dashboard.
-import { SPARK_MS, type Task, operationText, within, count, bitrate, ago, duration, isLive, windowEnding, spanShown, cssVar, type Spark } from './dashboard.page.js'
+import {
+  SPARK_MS,
+  type Task,
+  operationText,
+  within,
+  count,
+  bitrate,
+  ago,
+  duration,
+  isLive,
+  windowEnding,
+  spanShown,
+  cssVar,
+  type Spark,
+} from './dashboard.page.js'
 
 /** Why a task ended, as its badge says it and as its title explains it (the schema's EndReason). */
 const END_REASONS: Record<string, [string, string]> = {
@@ -21,13 +35,16 @@ export class TaskRow {
     this.tr = document.createElement('tr')
     this.tr.dataset.taskId = task.id
     this.tr.innerHTML =
-      '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge status"></span><span class="badge end-reason" hidden></span></td>' +
+      '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge ' +
+      'status"></span><span class="badge end-reason" hidden></span></td>' +
       '<td><span class="badge health"></span></td>' +
-      '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
+      '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div ' +
+      'class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
       '<td class="open"><a>Open in playground</a></td>'
     const link = within<HTMLAnchorElement>(this.tr, 'a')
     // What the link opens in the playground: the task's query, with its global id as its variable.
-    link.href = `graphql#${new URLSearchParams({ query: operationText('DashboardTask'), variables: JSON.stringify({ id: task.id }, null, 2) })}`
+    const variables = JSON.stringify({ id: task.id }, null, 2)
+    link.href = `graphql#${new URLSearchParams({ query: operationText('DashboardTask'), variables })}`
     link.target = '_blank'
     link.rel = 'noopener'
     this.sparkEl = within(this.tr, '.spark')
@@ -50,7 +67,10 @@ export class TaskRow {
           },
           y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
         },
-        series: [{}, { stroke: cssVar('--bitrate'), fill: cssVar('--bitrate-fill'), width: 1.5, points: { show: false } }],
+        series: [
+          {},
+          { stroke: cssVar('--bitrate'), fill: cssVar('--bitrate-fill'), width: 1.5, points: { show: false } },
+        ],
       },
       [[], []],
       this.sparkEl,
@@ -64,7 +84,11 @@ export class TaskRow {
     within(this.tr, '.task code').textContent = task.taskId
     cell('user').textContent = task.userName || '–'
     const started = cell('started')
-    started.textContent = task.startedAt ? (isLive(task) ? duration(task.startedAt) : `${duration(task.startedAt, task.endedAt)}, ended ${ago(task.endedAt)}`) : '–'
+    started.textContent = task.startedAt
+      ? isLive(task)
+        ? duration(task.startedAt)
+        : `${duration(task.startedAt, task.endedAt)}, ended ${ago(task.endedAt)}`
+      : '–'
     started.title = task.startedAt ? `started ${new Date(task.startedAt).toLocaleString()}` : ''
     const status = cell('status')
     status.textContent = task.status.replace('_', ' ').toLowerCase()
@@ -81,7 +105,12 @@ export class TaskRow {
     const health = cell('health')
     health.textContent = task.health.state.toLowerCase()
     health.dataset.value = task.health.state
-    health.title = [task.health.reason, task.health.since && `since ${new Date(task.health.since).toLocaleTimeString()}`].filter(Boolean).join(', ')
+    health.title = [
+      task.health.reason,
+      task.health.since && `since ${new Date(task.health.since).toLocaleTimeString()}`,
+    ]
+      .filter(Boolean)
+      .join(', ')
     cell('viewers').textContent = count(task.viewers)
     cell('peak').textContent = count(task.peakViewers)
     const [from] = windowEnding(this.spark.at(-1)?.[0], SPARK_MS)

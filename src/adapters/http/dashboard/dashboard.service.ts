@@ -59,7 +59,11 @@ export class Service {
   }
 
   chartOptions(): uPlot.Options {
-    const axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid'), width: 1 }, ticks: { stroke: cssVar('--grid') } }
+    const axis = {
+      stroke: cssVar('--muted'),
+      grid: { stroke: cssVar('--grid'), width: 1 },
+      ticks: { stroke: cssVar('--grid') },
+    }
     const stepped = uPlot.paths.stepped
     return {
       width: Math.max(300, this.chartEl.clientWidth || 900),
@@ -71,13 +75,35 @@ export class Service {
       },
       series: [
         {},
-        { label: 'Viewers', scale: 'y', stroke: cssVar('--viewers'), fill: cssVar('--viewers-fill'), width: 2, value: (_u, v) => count(v), points: { show: false } },
-        { label: 'Live tasks', scale: 'tasks', stroke: cssVar('--tasks'), width: 2, ...(stepped ? { paths: stepped({ align: 1 }) } : {}), value: (_u, v) => count(v), points: { show: false } },
+        {
+          label: 'Viewers',
+          scale: 'y',
+          stroke: cssVar('--viewers'),
+          fill: cssVar('--viewers-fill'),
+          width: 2,
+          value: (_u, v) => count(v),
+          points: { show: false },
+        },
+        {
+          label: 'Live tasks',
+          scale: 'tasks',
+          stroke: cssVar('--tasks'),
+          width: 2,
+          ...(stepped ? { paths: stepped({ align: 1 }) } : {}),
+          value: (_u, v) => count(v),
+          points: { show: false },
+        },
       ],
       axes: [
         axis,
         { ...axis, scale: 'y', values: (_u, ticks) => ticks.map(count) },
-        { ...axis, scale: 'tasks', side: 1, grid: { show: false }, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')) },
+        {
+          ...axis,
+          scale: 'tasks',
+          side: 1,
+          grid: { show: false },
+          values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? count(t) : '')),
+        },
       ],
       legend: { live: true },
     }
@@ -87,7 +113,13 @@ export class Service {
   load(points: readonly Point[], tasks: readonly DashboardRowFragment[]) {
     this.series = [[], [], []]
     this.peaks = []
-    for (const point of points) this.addPoint(Date.parse(point.at), point.viewers || 0, point.liveTasks || 0, point.viewersMax || point.viewers || 0)
+    for (const point of points)
+      this.addPoint(
+        Date.parse(point.at),
+        point.viewers || 0,
+        point.liveTasks || 0,
+        point.viewersMax || point.viewers || 0,
+      )
     for (const { metrics, ...task } of tasks) {
       const spark: Spark = []
       for (const m of metrics || []) if (m.inputBitrate !== null) spark.push([Date.parse(m.at) / 1000, m.inputBitrate])
@@ -117,7 +149,8 @@ export class Service {
     const viewers = event.viewers || 0
     const row = this.upsert(event.task)
     const newest = row.spark.at(-1)?.[0]
-    if (event.inputBitrate !== null && event.inputBitrate !== undefined && !(newest !== undefined && newest >= at)) row.spark.push([at, event.inputBitrate])
+    if (event.inputBitrate !== null && event.inputBitrate !== undefined && !(newest !== undefined && newest >= at))
+      row.spark.push([at, event.inputBitrate])
     if (at <= after) return
     const [times, sums, tasks] = this.series
     const last = times.length - 1
@@ -181,13 +214,18 @@ export class Service {
     }
     this.chart.setData(this.series)
     this.chartEl.dataset.points = String(this.series[0].length)
-    within(this.el, '[data-stat="peakViewers"]').textContent = this.peaks.length > 0 ? count(Math.max(...this.peaks)) : '–'
+    within(this.el, '[data-stat="peakViewers"]').textContent =
+      this.peaks.length > 0 ? count(Math.max(...this.peaks)) : '–'
     this.drawRows()
   }
 
   drawRows() {
     const rows = [...this.rows.values()]
-    const rank = (row: TaskRow) => [isLive(row.task) ? 0 : 1, isLive(row.task) ? -(row.task.viewers || 0) : -(row.task.endedAt ? Date.parse(row.task.endedAt) : 0)] as const
+    const rank = (row: TaskRow) =>
+      [
+        isLive(row.task) ? 0 : 1,
+        isLive(row.task) ? -(row.task.viewers || 0) : -(row.task.endedAt ? Date.parse(row.task.endedAt) : 0),
+      ] as const
     rows.sort((a, b) => {
       const [ra, rb] = [rank(a), rank(b)]
       return ra[0] - rb[0] || ra[1] - rb[1] || String(b.task.startedAt).localeCompare(String(a.task.startedAt))

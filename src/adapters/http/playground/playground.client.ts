@@ -6,7 +6,9 @@ interface PlaygroundConfig {
   tabs: Array<{ query: string; variables?: string }>
 }
 
-const config = JSON.parse(document.getElementById('playground-config')?.textContent ?? '{"tabs":[]}') as PlaygroundConfig
+const config = JSON.parse(
+  document.getElementById('playground-config')?.textContent ?? '{"tabs":[]}',
+) as PlaygroundConfig
 // The page is served at the endpoint itself, so a reverse proxy's path prefix is kept.
 const endpoint = new URL(window.location.pathname, window.location.href)
 const socket = new URL(endpoint)
@@ -18,7 +20,12 @@ let headers: Record<string, string> = {}
 // One lazy connection for every subscription the page runs, opened on the first and closed
 // after the last (so the next one carries the headers as edited since); a dropped connection
 // is retried a few times rather than forever.
-const wsClient = graphqlWs.createClient({ url: socket.href, lazy: true, retryAttempts: 3, connectionParams: () => headers })
+const wsClient = graphqlWs.createClient({
+  url: socket.href,
+  lazy: true,
+  retryAttempts: 3,
+  connectionParams: () => headers,
+})
 const send = GraphiQL.createFetcher({
   url: endpoint.href,
   wsClient,
@@ -28,7 +35,10 @@ const send = GraphiQL.createFetcher({
 // GraphiQL keeps the previous tab's operation name (or none) for a moment after a tab switch; a
 // run in that moment named an operation the document does not have, or went over HTTP although
 // it is a subscription. A document of one operation is always run as that operation.
-const operationsIn = (query: string) => [...query.replace(/#[^\n]*/g, '').matchAll(/\b(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => ({ kind: match[1], name: match[2] }))
+const operationsIn = (query: string) =>
+  [...query.replace(/#[^\n]*/g, '').matchAll(/\b(query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map(
+    (match) => ({ kind: match[1], name: match[2] }),
+  )
 const fetcher: PlaygroundFetcher = (params, options) => {
   headers = options?.headers ?? {}
   const operations = operationsIn(params.query ?? '')
@@ -36,7 +46,11 @@ const fetcher: PlaygroundFetcher = (params, options) => {
   if (!only) return send(params, options)
   // GraphiQL picks the transport from the document it parsed last, which may be the previous tab's.
   if (only.kind === 'subscription') {
-    return wsClient.iterate({ query: params.query ?? '', variables: params.variables as Record<string, unknown> | undefined, operationName: only.name })
+    return wsClient.iterate({
+      query: params.query ?? '',
+      variables: params.variables as Record<string, unknown> | undefined,
+      operationName: only.name,
+    })
   }
   return send({ ...params, ...(only.name ? { operationName: only.name } : {}) }, options)
 }

@@ -14,7 +14,11 @@ interface PlaygroundFetcherOptions {
 type PlaygroundFetcher = (params: PlaygroundFetcherParams, options?: PlaygroundFetcherOptions) => unknown
 
 declare const GraphiQL: {
-  createFetcher(options: { url: string; wsClient: import('graphql-ws').Client; enableIncrementalDelivery: boolean }): PlaygroundFetcher
+  createFetcher(options: {
+    url: string
+    wsClient: import('graphql-ws').Client
+    enableIncrementalDelivery: boolean
+  }): PlaygroundFetcher
 }
 
 declare const React: {

@@ -91,7 +91,9 @@ export class CallbackSpool {
     if (this.closed) return Promise.reject(new Error('the spool is closed'))
     const line = Buffer.from(`${encodeSpoolEntry(row)}\n`, 'utf8')
     if (this.heldBytes + this.pendingBytes + line.length > this.options.maxBytes) {
-      return Promise.reject(new SpoolFullError(`the spool holds ${this.heldBytes} bytes of its ${this.options.maxBytes}`))
+      return Promise.reject(
+        new SpoolFullError(`the spool holds ${this.heldBytes} bytes of its ${this.options.maxBytes}`),
+      )
     }
     this.pendingBytes += line.length
     return new Promise<void>((resolve, reject) => {
@@ -214,7 +216,10 @@ export class CallbackSpool {
     while (this.pending.length > 0) {
       let bytes = 0
       let count = 0
-      while (count < this.pending.length && (count === 0 || bytes + (this.pending[count] as Pending).line.length <= GROUP_BYTES)) {
+      while (
+        count < this.pending.length &&
+        (count === 0 || bytes + (this.pending[count] as Pending).line.length <= GROUP_BYTES)
+      ) {
         bytes += (this.pending[count] as Pending).line.length
         count += 1
       }
@@ -247,7 +252,10 @@ export class CallbackSpool {
     }
     if (!this.active) {
       await mkdir(this.options.dir, { recursive: true })
-      this.active = await SegmentWriter.create(this.options.dir, join(this.options.dir, segmentName(this.owner, this.nextSeq)))
+      this.active = await SegmentWriter.create(
+        this.options.dir,
+        join(this.options.dir, segmentName(this.owner, this.nextSeq)),
+      )
       this.nextSeq += 1
     }
     await this.active.append(lines, count)
@@ -266,7 +274,10 @@ export class CallbackSpool {
   }
 
   private async setAside(lines: string[]): Promise<void> {
-    await appendFile(join(this.options.dir, rejectedName(this.owner)), lines.map((line) => `${line}\n`).join(''), { mode: 0o600, flush: true })
+    await appendFile(join(this.options.dir, rejectedName(this.owner)), lines.map((line) => `${line}\n`).join(''), {
+      mode: 0o600,
+      flush: true,
+    })
   }
 
   private setDepth(depth: number): void {

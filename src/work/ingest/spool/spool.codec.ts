@@ -167,5 +167,8 @@ function isStringRecord(value: unknown): value is Record<string, string> {
 }
 
 function isFields(value: unknown): value is Record<string, string | string[]> {
-  return isObject(value) && Object.values(value).every((item) => isString(item) || (Array.isArray(item) && item.every(isString)))
+  return (
+    isObject(value) &&
+    Object.values(value).every((item) => isString(item) || (Array.isArray(item) && item.every(isString)))
+  )
 }

@@ -16,7 +16,8 @@ export interface SpoolLocation {
  */
 export function spoolLocation(config: Pick<Config, 'spool' | 'database'>): SpoolLocation {
   if (config.spool.dir) return { dir: config.spool.dir, scratch: false }
-  if (config.database.dataDir === MEMORY_DATA_DIR) return { dir: join(tmpdir(), `livegate-spool-${process.pid}`), scratch: true }
+  if (config.database.dataDir === MEMORY_DATA_DIR)
+    return { dir: join(tmpdir(), `livegate-spool-${process.pid}`), scratch: true }
   return { dir: join(config.database.dataDir, 'spool'), scratch: false }
 }
 
@@ -72,7 +73,9 @@ export function orphanSegments(names: readonly string[]): string[] {
     if (openTokens.has(token) || isAlive(Number(pid))) continue
     orphans.push({ name, token, seq })
   }
-  return orphans.sort((a, b) => (a.token === b.token ? a.seq.localeCompare(b.seq) : a.token.localeCompare(b.token))).map((o) => o.name)
+  return orphans
+    .sort((a, b) => (a.token === b.token ? a.seq.localeCompare(b.seq) : a.token.localeCompare(b.token)))
+    .map((o) => o.name)
 }
 
 function isAlive(pid: number): boolean {

@@ -71,7 +71,8 @@ export class SpoolReplayer {
       } catch (error) {
         failures += 1
         // The first failure says so; the rest of an outage stays quiet.
-        if (failures === 1) log.warn({ err: error, depth: spool.depth() }, 'spool replay paused: the database cannot take callbacks')
+        if (failures === 1)
+          log.warn({ err: error, depth: spool.depth() }, 'spool replay paused: the database cannot take callbacks')
         else log.debug({ err: error, depth: spool.depth(), failures }, 'spool replay still paused')
         this.backingOff = true
         await this.sleep(delay)
@@ -116,7 +117,10 @@ export class SpoolReplayer {
         throw error
       }
       this.attempts.delete(row.dedupeKey)
-      log.error({ err: error, dedupeKey: row.dedupeKey, dir: spool.dir }, 'a spooled callback cannot be kept; set aside in the spool directory')
+      log.error(
+        { err: error, dedupeKey: row.dedupeKey, dir: spool.dir },
+        'a spooled callback cannot be kept; set aside in the spool directory',
+      )
       await spool.setAsideEntry(segment, row, error instanceof Error ? error.message : String(error))
     }
   }
