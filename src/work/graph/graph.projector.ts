@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
-import type { Database } from '../../storage/database.client.js'
+import type { Database, Db } from '../../storage/database.client.js'
 import { type LoggedCallback, logAfter, tryProjectorLock } from '../../storage/projector.statements.js'
 import { readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { compactTaskCounts } from '../../storage/graph/task-count.statements.js'
@@ -14,11 +14,13 @@ import { linksTo, recordSpan, tracingActive } from '../tracing.spans.js'
 export const GRAPH_PROJECTION = 'graph'
 
 // Inserts and deletes of tasks append a row per code and status to task_counts, and a status
-// move two; a minute's are folded into one per code and status, so a count reads a few rows
-// however long the gateway runs. After a busy minute that is a statement over some 100k rows:
-// it runs beside the passes, never inside one, or every callback arriving meanwhile would wait
-// for it (issue 36: the lag's p99 at half the maximum rate was such a pass).
-const COUNTS_COMPACT_MS = 60_000
+// move two; they are folded into one per code and status, so a count reads a few rows however
+// long the gateway runs. Folded once a minute, that was a statement over some 100k rows after a
+// busy minute, and every callback arriving meanwhile waited for it (issue 36: the lag's p99 at half
+// the maximum rate); beside the passes it would still hold the log's readers back, since none reads
+// past a running transaction. So: every second, at most this many rows, in the pass's round trips.
+const COUNTS_COMPACT_MS = 1000
+const COUNTS_COMPACT_ROWS = 5000
 
 /** What {@link GraphProjector} is built from. */
 export interface ProjectorOptions {
@@ -75,10 +77,9 @@ export class GraphProjector {
     return this.scheduler.start()
   }
 
-  /** Stops listening and waits for a pass (and a compaction) under way. */
-  async stop(): Promise<void> {
-    await this.scheduler.stop()
-    await this.compacting
+  /** Stops listening and waits for a pass under way. */
+  stop(): Promise<void> {
+    return this.scheduler.stop()
   }
 
   /** Folds until the log holds nothing final that is not folded: what tests and the bench wait on. */
@@ -111,9 +112,8 @@ export class GraphProjector {
   }
 
   // When the task counts' changes were last folded into a row per code and status (by whichever
-  // instance folds the log), and that statement while it runs.
+  // instance folds the log: one at a time); 0 when a compaction met its limit and more wait.
   private countsCompactedAt = 0
-  private compacting: Promise<void> | undefined
 
   // The traceparents of the callbacks the last fold folded, for the pass's span.
   private lastFolded: Array<string | null> = []
@@ -124,7 +124,7 @@ export class GraphProjector {
     const pass = await database.db.transaction(async (tx) => {
       this.leading = await tryProjectorLock(tx)
       if (!this.leading) return { kind: 'busy' } as const
-      const from = await readCheckpoint(tx, GRAPH_PROJECTION)
+      const [from] = await Promise.all([readCheckpoint(tx, GRAPH_PROJECTION), this.compactCountsWhenDue(tx)])
       const read = await logAfter(tx, from, this.batchSize)
       const last = read.rows.at(-1)
       if (!last) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
@@ -142,7 +142,6 @@ export class GraphProjector {
         pending: read.pending,
       } as const
     })
-    if (pass.kind === 'done') this.compactCountsWhenDue()
     this.options.metrics?.projectorPasses.inc({
       outcome: pass.kind === 'busy' ? 'standby' : pass.folded > 0 ? 'folded' : 'empty',
     })
@@ -155,23 +154,12 @@ export class GraphProjector {
     return pass
   }
 
-  /**
-   * Starts the counts' compaction, in a statement of its own beside the passes, when a minute has
-   * gone by. Two instances compacting at once (the fold just changed hands) stay right: each
-   * deletes the rows it saw (the other's deletions are skipped once it commits) and inserts their sum.
-   */
-  private compactCountsWhenDue(): void {
+  /** Folds some of the counts' changes when a second has gone by (at once while more wait). */
+  private async compactCountsWhenDue(tx: Db): Promise<void> {
     const at = Date.now()
-    if (this.compacting || at - this.countsCompactedAt < COUNTS_COMPACT_MS) return
-    this.countsCompactedAt = at
-    this.compacting = compactTaskCounts(this.options.database.db)
-      .then(
-        () => undefined,
-        (error: unknown) => this.options.log.warn({ err: error }, 'projector: task counts not compacted; next minute'),
-      )
-      .finally(() => {
-        this.compacting = undefined
-      })
+    if (at - this.countsCompactedAt < COUNTS_COMPACT_MS) return
+    const folded = await compactTaskCounts(tx, COUNTS_COMPACT_ROWS)
+    this.countsCompactedAt = folded >= COUNTS_COMPACT_ROWS ? 0 : at
   }
 }
 
