@@ -12,6 +12,7 @@ import { startBenchGateway } from './bench.gateway.js'
 import { lagBetween, lagQuantileMs, scrapeLag, settleByMetrics } from './ingest.lag.js'
 import { BENCH_SERVICE, signPool } from './ingest.pool.js'
 import { runLoad } from './load.generate.js'
+import { startPrivateCluster } from '../support/postgres.cluster.js'
 import { GraphProjector } from '../../src/work/graph/graph.projector.js'
 
 // STALL_PASSES=1: every projector pass with its start, length and what it folded (to stderr).
@@ -29,7 +30,10 @@ if (process.env.STALL_PASSES) {
   }
 }
 
-const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres'
+// STALL_PRIVATE=1: a PostgreSQL cluster of its own, whose oldest running transaction is only ours
+// (on a shared server any database's transactions hold the log's readers back).
+const cluster = process.env.STALL_PRIVATE ? await startPrivateCluster() : undefined
+const serverUrl = cluster?.url ?? process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres'
 const rate = Number(process.argv[2] ?? 2200)
 const seconds = Number(process.argv[3] ?? 5)
 const rounds = Number(process.env.STALL_ROUNDS ?? 3)
@@ -78,4 +82,5 @@ try {
   await bench.close()
   await admin.unsafe(`drop database if exists ${name} with (force)`)
   await admin.end()
+  await cluster?.destroy()
 }
