@@ -1,5 +1,6 @@
 import type { AlertRule } from '../config/alerts.schema.js'
 import type { HealthState } from './task.health.js'
+import { spoken, summarize } from './alert.summary.js'
 
 /**
  * Alert rules over readings, pure: given the rules, what each subject reads now and the open
@@ -274,44 +275,4 @@ function observe(rule: AlertRule, readings: Readings, taskKeys: readonly string[
     const value = valueRead(rule, readings, i)
     if (value !== null) look(subject, compare(rule, value), i)
   })
-}
-
-/** A duration as a person says it: "20 s", "2 min", "1 h 5 min". */
-export function spoken(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000))
-  if (seconds < 120) return `${seconds} s`
-  const minutes = Math.round(seconds / 60)
-  if (minutes < 120) return `${minutes} min`
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`
-}
-
-const SAYS: Readonly<Record<AlertRule['when'], string>> = {
-  'task.health': 'health',
-  'task.viewers': 'viewers',
-  'task.inputBitrate': 'input bits/s',
-  'service.viewers': 'viewers of its live tasks',
-  'upstream.stale': 'task list stale',
-  'service.callbacksMissing': 'tasks in the last hour whose start or end the cloud never sent',
-}
-
-function summarize(rule: AlertRule, seen: Observation, heldMs: number): string {
-  const who = seen.taskId === null ? seen.serviceCode : `task ${seen.serviceCode}/${seen.taskId}`
-  // A count over the last hour reads as a sentence; how long it held adds only to a rule that waits.
-  if (rule.when === 'service.callbacksMissing') {
-    const n = Math.round(seen.value ?? 0)
-    const held = rule.forMs > 0 ? `, for ${spoken(heldMs)}` : ''
-    const tasks = `${n} ${n === 1 ? 'task' : 'tasks'}`
-    return `${who}: ${tasks} in the last hour whose start or end the cloud never sent (above ${rule.above})${held}`
-  }
-  const what =
-    rule.when === 'task.health'
-      ? `${SAYS[rule.when]} ${seen.state}`
-      : rule.when === 'upstream.stale'
-        ? SAYS[rule.when]
-        : `${SAYS[rule.when]} ${Math.round(seen.value ?? 0)} ${boundOf(rule)}`
-  return `${who}: ${what} for ${spoken(heldMs)}`
-}
-
-function boundOf(rule: { below?: number | undefined; above?: number | undefined }): string {
-  return rule.below !== undefined ? `below ${rule.below}` : `above ${rule.above}`
 }

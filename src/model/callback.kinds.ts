@@ -1,15 +1,4 @@
-import {
-  type MediaFormat,
-  type PictureSize,
-  readDecimal,
-  readFlag,
-  readFormat,
-  readInteger,
-  readOpaque,
-  readSize,
-  readText,
-  readUnixSeconds,
-} from './callback.fields.js'
+import type { CallbackValues } from './callback.fields.js'
 
 /**
  * The one table of notification kinds. Each published type is one entry: its number, its name,
@@ -17,74 +6,6 @@ import {
  * object type. Parse, fold and GraphQL are derived from this table (and a test holds them to it),
  * so a new kind is one entry here plus its rule in fold/task.fold.ts.
  */
-
-/** The typed values of the known fields; each is present only when sent in a readable form. */
-export interface CallbackValues {
-  url?: string
-  svodUrl?: string
-  size?: PictureSize
-  duration?: number
-  format?: MediaFormat
-  path?: string
-  fileName?: string
-  ctype?: number
-  cversion?: string
-  isResume?: boolean
-  tag?: string
-  opaque?: string
-  liveOnly?: boolean
-  privateFlag?: number
-  reachEnd?: boolean
-  httpOutputBytes?: number
-  inputBytes?: number
-  outputIdx?: number
-  width?: number
-  height?: number
-  sessionDuration?: number
-  disconnectReason?: number
-  status?: number
-}
-
-/** What every notification carries beside its values, from the fields every kind may send. */
-export type CommonValue = 'vsId' | 'taskId' | 'userName' | 'createdAt'
-
-type Reader = (value: string) => unknown
-
-function readStatus(value: string): number | undefined {
-  return value === '0' || value === '1' ? Number(value) : undefined
-}
-
-/** Every form field the service documents: where its typed value goes, and how it is read. */
-export const FORM_FIELDS: Readonly<Record<string, { key: keyof CallbackValues | CommonValue; read: Reader }>> = {
-  hashed_id: { key: 'taskId', read: readText },
-  vs_id: { key: 'vsId', read: readText },
-  author: { key: 'userName', read: readText },
-  username: { key: 'userName', read: readText },
-  created_at: { key: 'createdAt', read: readUnixSeconds },
-  url: { key: 'url', read: readText },
-  svod_url: { key: 'svodUrl', read: readText },
-  size: { key: 'size', read: readSize },
-  duration: { key: 'duration', read: readDecimal },
-  format: { key: 'format', read: readFormat },
-  path: { key: 'path', read: readText },
-  file_name: { key: 'fileName', read: readText },
-  ctype: { key: 'ctype', read: readInteger },
-  cversion: { key: 'cversion', read: readText },
-  is_resume: { key: 'isResume', read: readFlag },
-  tag: { key: 'tag', read: readText },
-  opaque: { key: 'opaque', read: readOpaque },
-  live_only: { key: 'liveOnly', read: readFlag },
-  private_flag: { key: 'privateFlag', read: readInteger },
-  reach_end: { key: 'reachEnd', read: readFlag },
-  http_output_bytes: { key: 'httpOutputBytes', read: readInteger },
-  input_bytes: { key: 'inputBytes', read: readInteger },
-  output_idx: { key: 'outputIdx', read: readInteger },
-  width: { key: 'width', read: readInteger },
-  height: { key: 'height', read: readInteger },
-  session_duration: { key: 'sessionDuration', read: readDecimal },
-  disconnect_reason: { key: 'disconnectReason', read: readInteger },
-  status: { key: 'status', read: readStatus },
-}
 
 /** How a value reads in GraphQL: a scalar, or one of the schema's value types and enums. */
 export type ViewType =

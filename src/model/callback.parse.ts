@@ -1,15 +1,9 @@
 import { type LivegateError, livegateError } from './error.catalogue.js'
-import { readInteger } from './callback.fields.js'
-import {
-  callbackKind,
-  type CallbackKind,
-  type CallbackValues,
-  FORM_FIELDS,
-  KIND_ENTRIES,
-  KINDS,
-} from './callback.kinds.js'
+import { type CallbackValues, FORM_FIELDS, readInteger } from './callback.fields.js'
+import { callbackKind, type CallbackKind, KIND_ENTRIES, KINDS } from './callback.kinds.js'
 
-export { CALLBACK_KINDS, type CallbackKind, type CallbackValues } from './callback.kinds.js'
+export { CALLBACK_KINDS, type CallbackKind } from './callback.kinds.js'
+export type { CallbackValues } from './callback.fields.js'
 
 /** A notification's form fields as sent; a name sent twice keeps every value in order. */
 export type FormFields = Record<string, string | string[]>

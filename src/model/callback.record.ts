@@ -1,4 +1,5 @@
-import { callbackKind, type CallbackValues } from './callback.kinds.js'
+import type { CallbackValues } from './callback.fields.js'
+import { callbackKind } from './callback.kinds.js'
 import { type FormFields, type ParsedCallback, parseForm } from './callback.parse.js'
 
 /** How a stored callback's signature was judged. */

@@ -1,5 +1,5 @@
 import type { Scenario, ScenarioCallback } from './scenario.model.js'
-import { SIMULATOR_RETS, type SimulatedOperation } from './task-list.server.js'
+import { SIMULATOR_RETS, type SimulatedOperation } from './cloud.answers.js'
 
 /** The scenario playing now and when it started (Unix ms); the simulator swaps it each round. */
 export interface PlayingRound {

@@ -9,7 +9,7 @@ import {
 import { withAudiences } from './audience.plan.js'
 import { planServiceFaults } from './fault.plan.js'
 import { callbackFields, materialize, type Plan, type Step } from './session.materialize.js'
-import { type SeededRandom, seededRandom } from './seeded.random.js'
+import { type SeededRandom, seededRandom } from '../model/seeded.random.js'
 
 export type {
   Scenario,

@@ -64,7 +64,10 @@ export async function seedRecordings(client: postgres.Sql, count: number): Promi
       - make_interval(secs => floor((${count - 1} - k)::float8 * 31536000 / ${count})) as at) f`)
   await client.unsafe(`set maintenance_work_mem = '256MB'`)
   for (const index of indexes) await client.unsafe(index.def)
-  await client.unsafe('analyze recordings; analyze tasks')
+  // Vacuumed as a live catalogue would be by now: left to autovacuum, the seed's vacuum ran during
+  // the measured answers, and its worker's CPU vanished from the count when it ended.
+  await client.unsafe('vacuum analyze recordings')
+  await client.unsafe('vacuum analyze tasks')
   return performance.now() - begun
 }
 

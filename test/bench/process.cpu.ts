@@ -57,8 +57,11 @@ export function treeCpuMs(pid: number): number {
 /**
  * CPU time of the PostgreSQL server on this machine listening on `port`: its postmaster and
  * every process it started (backends, WAL writer, checkpointer). NaN when it is elsewhere.
+ * With `database`, the backends of other databases are left out (a server shared with other
+ * work, as `BENCH_DATABASE_URL` may be): what is counted is that database's backends and
+ * autovacuum workers, and the server's own processes whole (the WAL writer writes for all).
  */
-export function postgresCpuMs(port: string): number {
+export function postgresCpuMs(port: string, database?: string): number {
   try {
     const stats = readdirSync('/proc')
       .filter((name) => /^\d+$/.test(name))
@@ -81,10 +84,34 @@ export function postgresCpuMs(port: string): number {
       (entry) => /\/postgres\u0000/.test(entry.cmdline) && entry.cmdline.includes(`\u0000-p\u0000${port}\u0000`),
     )
     if (!postmaster) return Number.NaN
-    return stats
-      .filter((entry) => entry.pid === postmaster.pid || entry.ppid === postmaster.pid)
-      .reduce((sum, entry) => sum + entry.ms, 0)
+    const counted = (entry: (typeof stats)[number]) => {
+      if (entry.pid === postmaster.pid) return true
+      if (entry.ppid !== postmaster.pid) return false
+      return database === undefined || ofDatabase(entry.cmdline, database)
+    }
+    return stats.filter(counted).reduce((sum, entry) => sum + entry.ms, 0)
   } catch {
     return Number.NaN
   }
+}
+
+// A server process's title: a backend's is `postgres: <user> <database> <client> <state>`, an
+// autovacuum worker's `postgres: autovacuum worker <database>`; the server's own name no database.
+const SERVER_OWN = new RegExp(
+  `^postgres: (${[
+    'walwriter',
+    'checkpointer',
+    'background writer',
+    'autovacuum launcher',
+    'logical replication launcher',
+    'archiver',
+    'stats collector',
+  ].join('|')})`,
+)
+
+function ofDatabase(cmdline: string, database: string): boolean {
+  const title = cmdline.replace(/\u0000/g, ' ').trim()
+  if (SERVER_OWN.test(title)) return true
+  const words = title.split(/\s+/)
+  return words[0] === 'postgres:' && (words[2] === database || (words[1] === 'autovacuum' && words[3] === database))
 }

@@ -12,7 +12,8 @@ import { graphql } from '../support/graphql.client.js'
 const TASK_FIELDS = `
   id taskId serviceCode vsId userName status endReason listed startedAt endedAt liveOnly opaque
   user { id serviceCode userName }
-  outputs { id index tag format { container containerName videoCodec audioCodec } playUrl timeShiftUrl connections httpOutputBytes
+  outputs { id index tag format { container containerName videoCodec audioCodec } playUrl timeShiftUrl connections
+    httpOutputBytes
     streams { index kind codecId width height copyMode bitRate } recordings { fileName } task { id } }
   recordings { outputIndex fileName playUrl }
   resumes { status sentAt }

@@ -10,8 +10,10 @@ import { test } from '../support/gateway.fixture.js'
  */
 
 const NOTIFICATION_FIELDS = `
-  __typename id kind type serviceCode vsId taskId userName receivedAt deliveries signatureVerified fields cursor task { id } user { id userName }
-  ... on LiveStartNotification { playUrl timeShiftUrl width height createdAt duration format { container containerName videoCodec audioCodec } tag isResume opaque liveOnly clientType clientVersion }
+  __typename id kind type serviceCode vsId taskId userName receivedAt deliveries signatureVerified fields cursor task
+    { id } user { id userName }
+  ... on LiveStartNotification { playUrl timeShiftUrl width height createdAt duration format { container containerName
+    videoCodec audioCodec } tag isResume opaque liveOnly clientType clientVersion }
   ... on LiveEndNotification { reachEnd outputIndex inputBytes httpOutputBytes }
   ... on ArchivedNotification { playUrl fileName width height duration outputIndex }
   ... on ThumbnailNotification { imageUrl width height fileName }

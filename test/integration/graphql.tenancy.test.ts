@@ -61,7 +61,8 @@ describe(`API keys scope every read to their service codes (${driverName})`, () 
   })
 
   const everything = `{
-    tasks { totalCount edges { node { taskId serviceCode notifications { totalCount edges { node { serviceCode } } } } } }
+    tasks { totalCount edges { node { taskId serviceCode notifications { totalCount edges { node { serviceCode } } } }
+      } }
     byFilter: tasks(filter: { serviceCode: "TENANT_B" }) { totalCount }
     a: task(id: "${ID_A}") { taskId }
     b: task(id: "${ID_B}") { taskId }

@@ -81,7 +81,8 @@ describe(`reads never wait on the task_list; freshness is data (${driverName})`,
         cache: new InMemoryCache(),
       })
       const ofAlpha = await client.query<any>({
-        query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId serviceCode } } } }`,
+        query: gql`query AlphaTasks { tasks(filter: { serviceCode: "ALPHA" }) { totalCount edges { node { id taskId
+          serviceCode } } } }`,
       })
       expect(ofAlpha.data?.tasks.edges.map((edge: { node: { taskId: string } }) => edge.node.taskId)).toEqual([
         alphaTask,

@@ -4,14 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { buildGraphqlSchema } from '../../src/adapters/graphql/pipeline/schema.build.js'
 import { notificationNode } from '../../src/adapters/graphql/reads/notification.view.js'
 import { callbackEvent, factsOf } from '../../src/fold/fold.event.js'
-import {
-  CALLBACK_KINDS,
-  callbackKind,
-  FORM_FIELDS,
-  KIND_ENTRIES,
-  KINDS,
-  type KnownKind,
-} from '../../src/model/callback.kinds.js'
+import { CALLBACK_KINDS, callbackKind, KIND_ENTRIES, KINDS, type KnownKind } from '../../src/model/callback.kinds.js'
+import { FORM_FIELDS } from '../../src/model/callback.fields.js'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 

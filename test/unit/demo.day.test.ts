@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { countersAt, DEMO_DAY, viewersAt } from '../../src/simulator/scenario.model.js'
-import { roundSeed } from '../../src/simulator/seeded.random.js'
+import { roundSeed } from '../../src/model/seeded.random.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 
 // `livegate demo`'s day profile: what a person watching the dashboard for two minutes, or for a

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { generateScenario, type Scenario } from '../../src/simulator/session.scenario.js'
-import { seededRandom } from '../../src/simulator/seeded.random.js'
+import { seededRandom } from '../../src/model/seeded.random.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
 import { taskListAnswerSchema } from '../../src/model/task-list.schema.js'
 

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { type Config, MEMORY_DATA_DIR, StartupError } from '../../config/index.js'
 import { DEMO_DAY } from '../../simulator/scenario.model.js'
 import { startSimulator } from '../../simulator/simulator.run.js'
-import { startDemoReceiver } from '../../simulator/webhook.receiver.js'
+import { startDemoReceiver } from './demo.receiver.js'
 import type { Command } from './command.model.js'
 
 const DEMO_SERVICE = 'DEMO'

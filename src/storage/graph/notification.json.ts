@@ -2,19 +2,8 @@ import { inArray, type SQL, sql } from 'drizzle-orm'
 import { KINDS, type ViewField } from '../../model/callback.kinds.js'
 import { FINAL } from '../log.kernel.js'
 import { callbacks } from '../tables/callback.table.js'
-import {
-  addJsonType,
-  TYPES,
-  dateTime,
-  type JsonField,
-  type JsonType,
-  objectText,
-  P,
-  safeInt,
-  str,
-  float,
-  typename,
-} from './task.json.js'
+import { dateTime, float, P, safeInt, str, typename } from './json.values.js'
+import { addJsonType, type JsonField, type JsonType, objectText, TYPES } from './task.json.js'
 
 /**
  * A task's newest notifications as a connection's JSON text (`edges { cursor node }`), in the

@@ -77,25 +77,29 @@ export async function upsertListedFiles(
   const result = await db.execute(sql`
     insert into recordings as r (service_code, file_name, task_id, user_name, url, description, location, duration,
       width, height, views, likes, recorded_at, from_list, first_seen_at, sort_at, updated_at)
-    select w.service_code, w.file_name, case when known.task_id is null then ${LINK} else known.task_id end,
-      w.user_name, w.url, w.description,
-      w.location, w.duration, w.width, w.height, w.views, w.likes, w.recorded_at, true, ${at}, coalesce(w.recorded_at,
-        ${at}),
-      ${at}
+    select w.service_code, w.file_name, linked.task_id, w.user_name, w.url, w.description, w.location, w.duration,
+      w.width, w.height, w.views, w.likes, w.recorded_at, true, ${at}, coalesce(w.recorded_at, ${at}), ${at}
     from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, user_name text, url text,
-      description text, location text, duration float8, width int, height int, views int, likes int, recorded_at
-        timestamptz)
-    -- A probe of the unique key per listed file: joined, a small catalogue was planned as a whole scan.
-    left join lateral (select k.task_id from recordings k where k.service_code = w.service_code
-      and k.file_name = w.file_name) known on true
+      description text, location text, duration float8, width int, height int, views int, likes int,
+      recorded_at timestamptz)
+    -- A probe of the unique key per listed file, at every size: without the limit the lateral is pulled
+    -- up into a join, which a small catalogue plans as a hash of a whole scan.
+    left join lateral (select k.task_id, k.from_list, k.views, k.likes, k.description, k.location from recordings k
+      where k.service_code = w.service_code and k.file_name = w.file_name limit 1) known on true
+    cross join lateral (select case when known.task_id is null then ${LINK} else known.task_id end as task_id) linked
+    -- A file with nothing new is left out here: let through, the conflict clause would lock its row (a
+    -- write, and a transaction id) even where its own condition then writes nothing.
+    where known.from_list is not true or (known.task_id is null and linked.task_id is not null)
+      or (known.views, known.likes, known.description, known.location) is distinct from
+         (w.views, w.likes, w.description, w.location)
     on conflict (service_code, file_name) do update set
       task_id = coalesce(r.task_id, excluded.task_id), user_name = coalesce(r.user_name, excluded.user_name),
-      url = coalesce(excluded.url, r.url),
-      description = excluded.description, location = excluded.location, duration = coalesce(r.duration,
-        excluded.duration),
-      width = coalesce(r.width, excluded.width), height = coalesce(r.height, excluded.height), views = excluded.views,
-      likes = excluded.likes, recorded_at = coalesce(excluded.recorded_at, r.recorded_at),
-      sort_at = coalesce(excluded.recorded_at, r.sort_at), from_list = true, updated_at = excluded.updated_at
+      url = coalesce(excluded.url, r.url), description = excluded.description, location = excluded.location,
+      duration = coalesce(r.duration, excluded.duration), width = coalesce(r.width, excluded.width),
+      height = coalesce(r.height, excluded.height), views = excluded.views, likes = excluded.likes,
+      recorded_at = coalesce(excluded.recorded_at, r.recorded_at), sort_at = coalesce(excluded.recorded_at, r.sort_at),
+      from_list = true, updated_at = excluded.updated_at
+    -- Still checked here: a row another instance wrote since the probe read it.
     where not r.from_list or (r.task_id is null and excluded.task_id is not null)
       or (r.views, r.likes, r.description, r.location) is distinct from
          (excluded.views, excluded.likes, excluded.description, excluded.location)
@@ -141,19 +145,17 @@ export async function upsertAnnouncedRecordings(
   }))
   const result = await tx.execute(sql`
     insert into recordings as r (service_code, file_name, task_id, user_name, url, duration, width, height,
-      output_index,
-      tag, path, format, input_bytes, http_output_bytes, live_started_at, received_at, from_callback,
+      output_index, tag, path, format, input_bytes, http_output_bytes, live_started_at, received_at, from_callback,
       first_seen_at, sort_at, updated_at)
     select w.service_code, w.file_name, w.task_id, w.user_name, w.url, w.duration, w.width, w.height, w.output_index,
       w.tag, w.path, w.format, w.input_bytes, w.http_output_bytes, w.live_started_at, w.received_at, true, ${at},
-        ${at}, ${at}
-    from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, task_id text, user_name
-      text,
-      url text, duration float8, width int, height int, output_index int, tag text, path text, format jsonb,
-      input_bytes bigint, http_output_bytes bigint, live_started_at timestamptz, received_at timestamptz)
+      ${at}, ${at}
+    from jsonb_to_recordset(${jsonParameter(rows)}) as w(service_code text, file_name text, task_id text,
+      user_name text, url text, duration float8, width int, height int, output_index int, tag text, path text,
+      format jsonb, input_bytes bigint, http_output_bytes bigint, live_started_at timestamptz, received_at timestamptz)
     on conflict (service_code, file_name) do update set
-      task_id = excluded.task_id, user_name = coalesce(r.user_name, excluded.user_name), url = coalesce(r.url,
-        excluded.url),
+      task_id = excluded.task_id, user_name = coalesce(r.user_name, excluded.user_name),
+      url = coalesce(r.url, excluded.url),
       duration = coalesce(r.duration, excluded.duration), width = coalesce(r.width, excluded.width),
       height = coalesce(r.height, excluded.height), output_index = excluded.output_index, tag = excluded.tag,
       path = excluded.path, format = excluded.format, input_bytes = excluded.input_bytes,

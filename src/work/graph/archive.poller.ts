@@ -3,13 +3,14 @@ import { hostname } from 'node:os'
 import { SpanStatusCode } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/config.schema.js'
-import { type ListedFile, listFilesAnswerSchema, listFilesBody, readListedFile } from '../../model/list-files.schema.js'
+import { type ListedFile, listFilesBody, readListFilesAnswer } from '../../model/list-files.schema.js'
 import { UpstreamError } from '../../model/upstream.error.js'
 import type { Db } from '../../storage/database.client.js'
 import { upsertListedFiles, type WrittenRecording } from '../../storage/graph/recording.statements.js'
 import { recordArchivePoll } from '../../storage/history/archive-status.statements.js'
 import { acquireLease, releaseLease } from '../../storage/lease.statements.js'
 import type { CloudClient } from '../cloud.client.js'
+import { LeasedPoller } from '../leased.poller.js'
 import { inSpan } from '../tracing.spans.js'
 import { pollDelayMs } from './task-list.answer.js'
 import { appendRecordingReady } from './graph.evidence.js'
@@ -58,101 +59,54 @@ export function archivePollerFor(
   })
 }
 
-interface CodeState {
-  held: boolean
-  failures: number
-  timer: NodeJS.Timeout | undefined
-  polling: Promise<void> | undefined
-}
-
 const leaseName = (serviceCode: string) => `list_files:${serviceCode}`
 
 /**
  * Asks each service code's archive (`list_files`) in the background and keeps what it lists in
  * the catalogue of recordings: queries only read what it stored, so a cloud that hangs or
- * refuses never slows a read. A lease per code picks the one instance that asks (as for the
- * task list); every outcome is stored in `archive_status`, which all instances read.
+ * refuses never slows a read. A lease per code picks the one instance that asks (the task list's
+ * lease loop, {@link LeasedPoller}); every outcome is stored in `archive_status`, which all
+ * instances read.
  */
 export class ArchivePoller {
-  private readonly codes = new Map<string, CodeState>()
+  private readonly leases: LeasedPoller
+  private readonly failures = new Map<string, number>()
   private readonly now: () => Date
-  private readonly leaseMs: number
-  private leaseTimer: NodeJS.Timeout | undefined
-  private leaseRound: Promise<void> = Promise.resolve()
-  private stopped = false
   // Ends a request under way when the poller stops; the shared cloud client stays open.
   private readonly closing = new AbortController()
 
   constructor(private readonly options: ArchivePollerOptions) {
     this.now = options.now ?? (() => new Date())
-    this.leaseMs = Math.max(options.intervalMs, 1000)
-    for (const code of options.serviceCodes)
-      this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
+    const { db, instanceId } = options
+    const leaseMs = Math.max(options.intervalMs, 1000)
+    this.leases = new LeasedPoller({
+      name: 'list_files',
+      serviceCodes: options.serviceCodes,
+      leaseMs,
+      acquire: (code) => acquireLease(db, leaseName(code), instanceId, leaseMs),
+      release: (code) => releaseLease(db, leaseName(code), instanceId),
+      poll: (code) => this.poll(code),
+      log: options.log,
+    })
   }
 
   /** Whether this service code's archive is asked for (by this instance or another). */
   covers(serviceCode: string): boolean {
-    return this.codes.has(serviceCode)
+    return this.leases.covers(serviceCode)
   }
 
   /** Starts taking leases; a code is asked for as soon as its lease is held. */
   start(): void {
-    const round = () => {
-      this.leaseRound = this.renewLeases().finally(() => {
-        if (this.stopped) return
-        this.leaseTimer = setTimeout(round, this.leaseMs / 3)
-        this.leaseTimer.unref()
-      })
-    }
-    round()
+    this.leases.start()
   }
 
   /** Stops asking: a request under way is aborted, the leases given up for another instance. */
   async stop(): Promise<void> {
-    this.stopped = true
-    clearTimeout(this.leaseTimer)
-    this.closing.abort()
-    for (const state of this.codes.values()) clearTimeout(state.timer)
-    await this.leaseRound
-    await Promise.allSettled([...this.codes.values()].map((state) => state.polling))
-    for (const [code, state] of this.codes) {
-      if (!state.held) continue
-      state.held = false
-      await releaseLease(this.options.db, leaseName(code), this.options.instanceId).catch(() => {})
-    }
-  }
-
-  private async renewLeases(): Promise<void> {
-    const { db, instanceId, log } = this.options
-    for (const [code, state] of this.codes) {
-      if (this.stopped) return
-      const held = await acquireLease(db, leaseName(code), instanceId, this.leaseMs).catch((error: unknown) => {
-        log.warn({ err: error, serviceCode: code }, 'list_files lease could not be renewed')
-        return false
-      })
-      if (held === state.held || this.stopped) continue
-      state.held = held
-      if (held) this.schedule(code, state, 0)
-      else clearTimeout(state.timer)
-    }
-  }
-
-  private schedule(code: string, state: CodeState, delayMs: number): void {
-    if (this.stopped || !state.held) return
-    clearTimeout(state.timer)
-    state.timer = setTimeout(() => {
-      if (this.stopped || !state.held) return
-      state.polling = this.poll(code, state)
-        .then((next) => this.schedule(code, state, next))
-        .finally(() => {
-          state.polling = undefined
-        })
-    }, delayMs)
-    state.timer.unref()
+    await this.leases.stop(() => this.closing.abort())
   }
 
   /** One request of one code, its outcome stored; resolves to the wait before the next. */
-  private poll(serviceCode: string, state: CodeState): Promise<number> {
+  private poll(serviceCode: string): Promise<number> {
     return inSpan(
       'list_files poll',
       { root: true, attributes: { 'livegate.service_code': serviceCode } },
@@ -160,7 +114,7 @@ export class ArchivePoller {
         const { db, log, intervalMs } = this.options
         try {
           const files = await this.ask(serviceCode)
-          if (this.stopped) return 0
+          if (this.leases.stopped) return 0
           const at = this.now()
           // A new recording and its event are written together, or neither is.
           const written = await db.transaction(async (tx) => {
@@ -169,11 +123,11 @@ export class ArchivePoller {
             return rows
           })
           await recordArchivePoll(db, serviceCode, { ok: true, at, fileCount: files.length })
-          state.failures = 0
+          this.failures.set(serviceCode, 0)
           if (written.length > 0) this.options.onWritten?.(serviceCode, written)
           return intervalMs
         } catch (error) {
-          if (this.stopped) return 0
+          if (this.leases.stopped) return 0
           const failure =
             error instanceof UpstreamError
               ? error
@@ -183,7 +137,8 @@ export class ArchivePoller {
           const kind = error instanceof UpstreamError ? failure.kind : 'STORE'
           span?.setStatus({ code: SpanStatusCode.ERROR, message: kind })
           log.warn({ serviceCode, kind, ret: failure.ret }, `list_files failed: ${failure.message}`)
-          state.failures++
+          const failures = (this.failures.get(serviceCode) ?? 0) + 1
+          this.failures.set(serviceCode, failures)
           const at = this.now()
           const poll = {
             ok: false as const,
@@ -191,12 +146,12 @@ export class ArchivePoller {
             kind,
             message: failure.message,
             ret: failure.ret ?? null,
-            consecutiveFailures: state.failures,
+            consecutiveFailures: failures,
           }
           await recordArchivePoll(db, serviceCode, poll).catch((stored: unknown) =>
             log.error({ err: stored, serviceCode }, 'archive status could not be stored'),
           )
-          return pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, Math.random)
+          return pollDelayMs(failures, intervalMs, this.options.maxBackoffMs, Math.random)
         }
       },
     )
@@ -222,23 +177,11 @@ export class ArchivePoller {
         reply.ret === undefined ? {} : { ret: reply.ret },
       )
     }
-    const parsed = listFilesAnswerSchema.safeParse(reply.json)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : ''
-      const problem = `${where}${issue?.message ?? 'invalid'}`
-      throw new UpstreamError(
-        'INVALID_ANSWER',
-        serviceCode,
-        `list_files for ${serviceCode} is not a list_files answer (${problem}).`,
-      )
+    const read = readListFilesAnswer(reply.json)
+    if ('problem' in read) {
+      const said = `is not a list_files answer (${read.problem})`
+      throw new UpstreamError('INVALID_ANSWER', serviceCode, `list_files for ${serviceCode} ${said}.`)
     }
-    // The same name twice in one answer would make the one statement touch a row twice.
-    const byName = new Map<string, ListedFile>()
-    for (const item of parsed.data.items) {
-      const file = readListedFile(item)
-      if (file && file.fileName.length <= 1000) byName.set(file.fileName, file)
-    }
-    return [...byName.values()]
+    return read.files
   }
 }

@@ -18,6 +18,7 @@ import type { Metrics } from '../metrics.registry.js'
 import { TaskListClient } from './task-list.client.js'
 import type { CloudClient } from '../cloud.client.js'
 import { UpstreamWatch } from './upstream.watch.js'
+import { LeasedPoller } from '../leased.poller.js'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { inSpan } from '../tracing.spans.js'
 
@@ -84,32 +85,22 @@ export function pollerFor(
   })
 }
 
-interface CodeState {
-  held: boolean
-  failures: number
-  timer: NodeJS.Timeout | undefined
-  polling: Promise<void> | undefined
-}
-
 const leaseName = (serviceCode: string) => `task_list:${serviceCode}`
 
 /**
  * Keeps each service code's task_list in the database, in the background: queries only ever read
  * what it stored. Across gateway instances on one database, a lease per code picks the one
- * instance that polls it; the lease is renewed on its own timer, so a slow or backed-off poll
- * never loses it, and released on stop. Every success is folded into the graph (so vanished tasks
- * are noticed); every outcome is written to `upstream_status`, which all instances read.
+ * instance that polls it ({@link LeasedPoller}: renewed on its own timer, so a slow or backed-off
+ * poll never loses it, and released on stop). Every success is folded into the graph (so vanished
+ * tasks are noticed); every outcome is written to `upstream_status`, which all instances read.
  */
 export class TaskListPoller {
   /** This process's copy of the polled codes' status (what answers report as stale). */
   readonly watch: UpstreamWatch
-  private readonly codes = new Map<string, CodeState>()
+  private readonly leases: LeasedPoller
+  private readonly failures = new Map<string, number>()
   private readonly now: () => Date
   private readonly random: () => number
-  private readonly leaseMs: number
-  private leaseTimer: NodeJS.Timeout | undefined
-  private leaseRound: Promise<void> = Promise.resolve()
-  private stopped = false
   /** After how long without a success a code is stale (what `upstream.stale` tells). */
   private readonly staleMs: number
 
@@ -117,16 +108,26 @@ export class TaskListPoller {
     this.now = options.now ?? (() => new Date())
     this.staleMs = options.staleMs ?? 3 * options.intervalMs
     this.random = options.random ?? Math.random
-    this.leaseMs = options.leaseMs ?? Math.max(options.intervalMs, 1000)
-    for (const code of options.serviceCodes)
-      this.codes.set(code, { held: false, failures: 0, timer: undefined, polling: undefined })
+    const { db, instanceId, metrics } = options
+    const leaseMs = options.leaseMs ?? Math.max(options.intervalMs, 1000)
+    this.leases = new LeasedPoller({
+      name: 'task_list',
+      serviceCodes: options.serviceCodes,
+      leaseMs,
+      acquire: (code) => acquireLease(db, leaseName(code), instanceId, leaseMs),
+      release: (code) => releaseLease(db, leaseName(code), instanceId),
+      poll: (code) => this.poll(code),
+      resume: (code) => this.resume(code),
+      onHeld: (code, held) => metrics?.upstreamLeaseHeld.set({ service_code: code }, held ? 1 : 0),
+      log: options.log,
+    })
     this.watch = new UpstreamWatch({
-      db: options.db,
+      db,
       serviceCodes: options.serviceCodes,
       staleMs: this.staleMs,
       refreshMs: Math.min(Math.max(options.intervalMs, 250), 5000),
       log: options.log,
-      metrics: options.metrics,
+      metrics,
       now: this.now,
     })
   }
@@ -134,33 +135,15 @@ export class TaskListPoller {
   /** Starts taking leases (the first poll of a code as soon as its lease is held) and watching the status. */
   start(): void {
     void this.watch.start()
-    const round = () => {
-      this.leaseRound = this.renewLeases().finally(() => {
-        if (this.stopped) return
-        this.leaseTimer = setTimeout(round, this.leaseMs / 3)
-        this.leaseTimer.unref()
-      })
-    }
-    round()
+    this.leases.start()
   }
 
   /** Stops polling: requests under way are aborted, the leases given up for another instance. */
   async stop(): Promise<void> {
-    this.stopped = true
-    clearTimeout(this.leaseTimer)
-    this.watch.stop()
-    this.options.client.close()
-    for (const state of this.codes.values()) clearTimeout(state.timer)
-    await this.leaseRound
-    await Promise.allSettled([...this.codes.values()].map((state) => state.polling))
-    for (const [code, state] of this.codes) {
-      if (!state.held) continue
-      state.held = false
-      this.options.metrics?.upstreamLeaseHeld.set({ service_code: code }, 0)
-      await releaseLease(this.options.db, leaseName(code), this.options.instanceId).catch((error: unknown) =>
-        this.options.log.warn({ err: error, serviceCode: code }, 'task_list lease could not be released'),
-      )
-    }
+    await this.leases.stop(() => {
+      this.watch.stop()
+      this.options.client.close()
+    })
   }
 
   /** The service codes whose task_list is polled. */
@@ -170,38 +153,16 @@ export class TaskListPoller {
 
   /** Whether this service code's task_list is polled at all (by this instance or another). */
   covers(serviceCode: string): boolean {
-    return this.codes.has(serviceCode)
+    return this.leases.covers(serviceCode)
   }
 
   /** Whether this instance holds the lease to poll a code. */
   holds(serviceCode: string): boolean {
-    return this.codes.get(serviceCode)?.held ?? false
-  }
-
-  private async renewLeases(): Promise<void> {
-    const { db, instanceId, log, metrics } = this.options
-    for (const [code, state] of this.codes) {
-      if (this.stopped) return
-      let held = false
-      try {
-        held = await acquireLease(db, leaseName(code), instanceId, this.leaseMs)
-      } catch (error) {
-        // Nothing could be stored without the database anyway; polling resumes with the lease.
-        log.warn({ err: error, serviceCode: code }, 'task_list lease could not be renewed')
-      }
-      if (held === state.held || this.stopped) continue
-      state.held = held
-      metrics?.upstreamLeaseHeld.set({ service_code: code }, held ? 1 : 0)
-      if (held) await this.resume(code, state)
-      else {
-        clearTimeout(state.timer)
-        log.info({ serviceCode: code }, 'task_list of this code is polled by another instance now')
-      }
-    }
+    return this.leases.holds(serviceCode)
   }
 
   // A new holder goes on from where the last one stopped: its back-off and its next poll time.
-  private async resume(code: string, state: CodeState): Promise<void> {
+  private async resume(code: string): Promise<number> {
     this.options.log.info(
       { serviceCode: code, instance: this.options.instanceId },
       'polling the task_list of this code',
@@ -210,40 +171,22 @@ export class TaskListPoller {
       (rows) => rows.get(code),
       () => undefined,
     )
-    state.failures = row?.consecutiveFailures ?? 0
+    this.failures.set(code, row?.consecutiveFailures ?? 0)
     const wait = row?.nextPollAt ? row.nextPollAt.getTime() - this.now().getTime() : 0
-    this.schedule(
-      code,
-      state,
-      Math.min(Math.max(wait, 0), Math.max(this.options.maxBackoffMs, this.options.intervalMs)),
-    )
-  }
-
-  private schedule(code: string, state: CodeState, delayMs: number): void {
-    if (this.stopped || !state.held) return
-    clearTimeout(state.timer)
-    state.timer = setTimeout(() => {
-      if (this.stopped || !state.held) return
-      state.polling = this.poll(code, state)
-        .then((next) => this.schedule(code, state, next))
-        .finally(() => {
-          state.polling = undefined
-        })
-    }, delayMs)
-    state.timer.unref()
+    return Math.min(Math.max(wait, 0), Math.max(this.options.maxBackoffMs, this.options.intervalMs))
   }
 
   /** One poll of one code, its outcome stored, in a span (a trace) of its own; resolves to the wait before the next. */
-  private poll(serviceCode: string, state: CodeState): Promise<number> {
+  private poll(serviceCode: string): Promise<number> {
     return inSpan('task_list poll', { root: true, attributes: { 'livegate.service_code': serviceCode } }, (span) =>
-      this.pollOnce(serviceCode, state, (outcome) => {
+      this.pollOnce(serviceCode, (outcome) => {
         span?.setAttribute('livegate.poll.outcome', outcome)
         if (outcome !== 'ok') span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome })
       }),
     )
   }
 
-  private async pollOnce(serviceCode: string, state: CodeState, traced: (outcome: string) => void): Promise<number> {
+  private async pollOnce(serviceCode: string, traced: (outcome: string) => void): Promise<number> {
     const { db, client, log, intervalMs, metrics } = this.options
     const started = performance.now()
     const observe = (outcome: string) => {
@@ -255,11 +198,11 @@ export class TaskListPoller {
     try {
       // The request holds nothing: no transaction, no lock, until an answer is in hand.
       const answer = await client.get(serviceCode)
-      if (this.stopped) return 0
+      if (this.leases.stopped) return 0
       const at = this.now()
       try {
         const changes = await foldTaskListAnswer(db, serviceCode, answer, at, this.options.sampler)
-        state.failures = 0
+        this.failures.set(serviceCode, 0)
         const success = {
           at,
           latencyMs: performance.now() - started,
@@ -288,13 +231,14 @@ export class TaskListPoller {
               cause: error,
             })
       kind = failure.kind
-      if (this.stopped) return 0
+      if (this.leases.stopped) return 0
       log.warn({ serviceCode, kind, ret: failure.ret }, `task_list failed: ${failure.message}`)
     }
     observe(kind)
     metrics?.upstreamErrors.inc({ service_code: serviceCode, kind })
-    state.failures++
-    const delay = pollDelayMs(state.failures, intervalMs, this.options.maxBackoffMs, this.random)
+    const failures = (this.failures.get(serviceCode) ?? 0) + 1
+    this.failures.set(serviceCode, failures)
+    const delay = pollDelayMs(failures, intervalMs, this.options.maxBackoffMs, this.random)
     const at = this.now()
     const polled = {
       at,
@@ -302,13 +246,13 @@ export class TaskListPoller {
       kind,
       message: failure.message,
       ret: failure.ret ?? null,
-      consecutiveFailures: state.failures,
+      consecutiveFailures: failures,
       nextPollAt: new Date(at.getTime() + delay),
     }
     await recordPollFailure(db, serviceCode, polled, this.staleMs).catch((error: unknown) =>
       log.error({ err: error, serviceCode }, 'upstream status could not be stored'),
     )
-    this.watch.note(serviceCode, { lastErrorAt: at, consecutiveFailures: state.failures })
+    this.watch.note(serviceCode, { lastErrorAt: at, consecutiveFailures: failures })
     return delay
   }
 }

@@ -7,34 +7,18 @@ import {
   type WebhookActionArgs,
 } from '../../model/action.model.js'
 import { actionByKey } from '../../storage/outbound/action.queries.js'
-import {
-  abandonPending,
-  type ActionOutcome,
-  finishAction,
-  recordAction,
-} from '../../storage/outbound/action.statements.js'
+import { abandonPending, recordAction } from '../../storage/outbound/action.statements.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
 import type { Db } from '../../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
 import { ActionClient } from './action.client.js'
 import { RateLimiter } from './action.limiter.js'
+import { type ActionRequest, type Actor, type AuditSink, auditRow, endAction, recordRefusal } from './action.audit.js'
 import { applyToGraph, stopEvidence } from '../graph/graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
 
 /** An idempotency key answers the same action for this long. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
-
-/** Who asks: the API key's name (none for the local user) and whether it may act. */
-export interface Actor {
-  keyName: string | undefined
-  canOperate: boolean
-}
-
-/** What an operator added to the request. */
-export interface ActionRequest {
-  reason?: string | null | undefined
-  idempotencyKey?: string | null | undefined
-}
 
 /** How {@link ActionRunner.act} ended: an action (new, or the one the idempotency key made before), or a refusal. */
 export type ActOutcome =
@@ -67,6 +51,7 @@ export class ActionRunner {
   readonly client: ActionClient
   private readonly limiter: RateLimiter
   private readonly now: () => Date
+  private readonly audit: AuditSink
 
   constructor(private readonly options: ActionRunnerOptions) {
     const { config } = options
@@ -79,6 +64,7 @@ export class ActionRunner {
       })
     this.now = options.now ?? (() => new Date())
     this.limiter = new RateLimiter(config.limits.actionsPerMinute, 60_000, () => this.now().getTime())
+    this.audit = { db: options.db, log: options.log, metrics: options.metrics, now: this.now }
   }
 
   /** Whether the service code has what acting needs (a `baseUrl` and a secret). */
@@ -103,7 +89,7 @@ export class ActionRunner {
     if (refused) return refused
     const recorded = await recordAction(
       this.options.db,
-      { ...rowOf(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
+      { ...auditRow(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
       reuseAfter,
     )
     if (!recorded.fresh) {
@@ -125,7 +111,8 @@ export class ActionRunner {
   async refuse(actor: Actor, args: ActionArgs, request: ActionRequest, mayRecord: boolean): Promise<void> {
     const rate = this.limiter.take(actor.keyName ?? '')
     if (mayRecord && rate !== 'refused')
-      await this.refusal(
+      await recordRefusal(
+        this.audit,
         actor,
         args,
         request,
@@ -154,14 +141,14 @@ export class ActionRunner {
     const now = this.now()
     const { row } = await recordAction(
       this.options.db,
-      { ...rowOf(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now },
+      { ...auditRow(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now },
       now,
     )
     let outcome: WorkDone
     try {
       outcome = await work()
     } catch (error) {
-      await this.end(row, {
+      await endAction(this.audit, row, {
         state: 'FAILED',
         ret: null,
         message: 'livegate failed while doing it (an internal error).',
@@ -174,7 +161,10 @@ export class ActionRunner {
       'done' in outcome
         ? { state: 'SUCCEEDED' as const, message: outcome.done }
         : { state: 'FAILED' as const, message: outcome.problem }
-    return { kind: 'action', row: await this.end(row, { ...ended, ret: null, attempts: 0, finishedAt: this.now() }) }
+    return {
+      kind: 'action',
+      row: await endAction(this.audit, row, { ...ended, ret: null, attempts: 0, finishedAt: this.now() }),
+    }
   }
 
   /**
@@ -209,7 +199,15 @@ export class ActionRunner {
     const limit = this.options.config.limits.actionsPerMinute
     const row =
       rate === 'first-refusal'
-        ? await this.refusal(actor, args, request, argsHash, 'RATE_LIMITED', `More than ${limit} actions a minute.`)
+        ? await recordRefusal(
+            this.audit,
+            actor,
+            args,
+            request,
+            argsHash,
+            'RATE_LIMITED',
+            `More than ${limit} actions a minute.`,
+          )
         : undefined
     if (!row) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
     return { kind: 'refused', code: 'RATE_LIMITED', row }
@@ -223,7 +221,7 @@ export class ActionRunner {
       // The client answers every cloud outcome; a throw is our own fault, and must not leave the
       // action PENDING (a retry under its key would answer PENDING until the next start).
       this.options.log.warn({ action: row.id, err: error }, `action ${row.id} (${row.kind}) failed inside livegate`)
-      return this.end(row, {
+      return endAction(this.audit, row, {
         state: 'FAILED',
         ret: null,
         message: 'livegate failed before sending it (an internal error); nothing was asked of the cloud.',
@@ -242,87 +240,7 @@ export class ActionRunner {
     }
     const stop =
       succeeded && args.kind === 'STOP_TASK' ? stopEvidence(args.serviceCode, args.taskId, row.requestedAt) : undefined
-    return this.end(row, outcome, stop ? (tx) => applyToGraph(tx, [stop], outcome.finishedAt) : undefined)
-  }
-
-  private async end(
-    row: ActionRow,
-    outcome: ActionOutcome,
-    alsoInTransaction?: (tx: Db) => Promise<unknown>,
-  ): Promise<ActionRow> {
-    const { attempts } = outcome
-    const finished = await finishAction(this.options.db, row.id, outcome, alsoInTransaction)
-    const result = finished ?? { ...row, ...outcome }
-    this.options.metrics?.actions.inc({ kind: row.kind, state: result.state })
-    this.options.log.info(
-      {
-        action: row.id,
-        kind: row.kind,
-        serviceCode: row.serviceCode,
-        taskId: row.taskId,
-        userName: row.userName,
-        endpoint: row.endpoint,
-        requestedBy: row.requestedBy,
-        state: result.state,
-        ret: result.ret,
-        attempts,
-      },
-      `action ${row.id} (${row.kind}) ${result.state}${result.ret !== null ? ` (ret ${result.ret})` : ''}`,
-    )
-    return result
-  }
-
-  private async refusal(
-    actor: Actor,
-    args: ActionArgs,
-    request: ActionRequest,
-    argsHash: string,
-    code: 'FORBIDDEN' | 'RATE_LIMITED',
-    message: string,
-  ): Promise<ActionRow> {
-    const now = this.now()
-    // A refusal keeps no idempotency key: the request, once allowed, must still be able to use it.
-    const { row } = await recordAction(
-      this.options.db,
-      {
-        ...rowOf(actor, args, { reason: request.reason }, argsHash),
-        state: 'REFUSED',
-        refusal: code,
-        message: `${code}: ${message}`,
-        requestedAt: now,
-        finishedAt: now,
-      },
-      now,
-    )
-    this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
-    this.options.log.warn(
-      {
-        action: row.id,
-        kind: args.kind,
-        serviceCode: args.serviceCode,
-        requestedBy: actor.keyName ?? null,
-        refusal: code,
-      },
-      `action ${row.id} (${args.kind}) refused: ${code}`,
-    )
-    return row
-  }
-}
-
-function rowOf(actor: Actor, args: ActionArgs, request: ActionRequest, argsHash: string) {
-  return {
-    kind: args.kind,
-    serviceCode: args.serviceCode,
-    taskId: args.kind === 'STOP_TASK' ? args.taskId : null,
-    userName: args.kind === 'SEND_MESSAGE' ? args.userName : null,
-    endpoint: 'endpoint' in args ? args.endpoint : null,
-    text: args.kind === 'SEND_MESSAGE' ? args.text : null,
-    fromName: args.kind === 'SEND_MESSAGE' ? args.from : null,
-    requestedBy: actor.keyName ?? null,
-    reason: request.reason ?? null,
-    argsHash,
-    idempotencyKey: request.idempotencyKey ?? null,
-    keyScope: actor.keyName ?? '',
+    return endAction(this.audit, row, outcome, stop ? (tx) => applyToGraph(tx, [stop], outcome.finishedAt) : undefined)
   }
 }
 

@@ -5,12 +5,12 @@ import { type CloudActionArgs, idempotencyKeyProblem, textProblem } from '../../
 import { type ActionCriteria, actionPage, countActions, latestStops } from '../../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../../storage/tables/action.table.js'
 import { tasksByKeys } from '../../../storage/graph/task.queries.js'
-import type { ActionRequest } from '../../../work/outbound/action.runner.js'
+import type { ActionRequest } from '../../../work/outbound/action.audit.js'
 import { allowedCodes, inScope, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
-import { actionOf, refuseReadOnly, requireRunner } from './action.outcome.js'
+import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import {
   Arg,

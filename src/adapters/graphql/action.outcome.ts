@@ -1,8 +1,9 @@
-import type { ActionArgs } from '../../../model/action.model.js'
-import type { ActionRow } from '../../../storage/tables/action.table.js'
-import type { ActionRequest, ActionRunner, ActOutcome } from '../../../work/outbound/action.runner.js'
-import { requireOperate, type Scope } from '../auth.scope.js'
-import { badUserInput, graphqlError } from '../graphql.errors.js'
+import type { ActionArgs } from '../../model/action.model.js'
+import type { ActionRow } from '../../storage/tables/action.table.js'
+import type { ActionRequest } from '../../work/outbound/action.audit.js'
+import type { ActionRunner, ActOutcome } from '../../work/outbound/action.runner.js'
+import { requireOperate, type Scope } from './auth.scope.js'
+import { badUserInput, graphqlError } from './graphql.errors.js'
 
 /**
  * What every acting resolver (the cloud's actions, the webhook outbox's) does with the runner:

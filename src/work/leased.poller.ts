@@ -1,0 +1,139 @@
+import type { FastifyBaseLogger } from 'fastify'
+
+/** What {@link LeasedPoller} needs: the codes, their lease, and one poll of a code. */
+export interface LeasedPollerOptions {
+  /** What is polled (`task_list`, `list_files`), as the log lines name it. */
+  name: string
+  serviceCodes: readonly string[]
+  /** How long a lease lasts unless renewed; it is renewed every third of that. */
+  leaseMs: number
+  /** Takes a code's lease or keeps it; whether this instance holds it now. */
+  acquire(serviceCode: string): Promise<boolean>
+  /** Gives a held lease up, so another instance may take it at once. */
+  release(serviceCode: string): Promise<void>
+  /** One poll of a code, its outcome stored by the caller; resolves to the wait before the next. */
+  poll(serviceCode: string): Promise<number>
+  /** The wait before the first poll once this instance takes a code's lease; none by default. */
+  resume?(serviceCode: string): Promise<number>
+  /** Told whenever this instance takes or gives up a code's lease. */
+  onHeld?(serviceCode: string, held: boolean): void
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
+}
+
+interface CodeState {
+  held: boolean
+  timer: NodeJS.Timeout | undefined
+  polling: Promise<void> | undefined
+}
+
+/**
+ * The lease loop every background poller of the cloud shares: across gateway instances on one
+ * database, a lease per service code picks the one instance that polls it. Leases are renewed on
+ * their own timer, so a slow or backed-off poll never loses one; a code is polled only while its
+ * lease is held, one poll at a time, and the leases are given up on stop.
+ */
+export class LeasedPoller {
+  private readonly codes = new Map<string, CodeState>()
+  private leaseTimer: NodeJS.Timeout | undefined
+  private leaseRound: Promise<void> = Promise.resolve()
+  private stopping = false
+
+  constructor(private readonly options: LeasedPollerOptions) {
+    for (const code of options.serviceCodes) this.codes.set(code, { held: false, timer: undefined, polling: undefined })
+  }
+
+  /** Whether the poller was stopped: a poll that ends after it stores nothing more. */
+  get stopped(): boolean {
+    return this.stopping
+  }
+
+  /** Whether this code is polled at all (by this instance or another). */
+  covers(serviceCode: string): boolean {
+    return this.codes.has(serviceCode)
+  }
+
+  /** Whether this instance holds the lease to poll a code. */
+  holds(serviceCode: string): boolean {
+    return this.codes.get(serviceCode)?.held ?? false
+  }
+
+  /** Starts taking leases; a code is polled as soon as its lease is held. */
+  start(): void {
+    const round = () => {
+      this.leaseRound = this.renewLeases().finally(() => {
+        if (this.stopping) return
+        this.leaseTimer = setTimeout(round, this.options.leaseMs / 3)
+        this.leaseTimer.unref()
+      })
+    }
+    round()
+  }
+
+  /**
+   * Stops polling: `cancel` (which ends the requests under way) is called once no new poll can
+   * begin; then the polls under way are awaited and the held leases given up.
+   */
+  async stop(cancel?: () => void): Promise<void> {
+    this.stopping = true
+    clearTimeout(this.leaseTimer)
+    for (const state of this.codes.values()) clearTimeout(state.timer)
+    cancel?.()
+    await this.leaseRound
+    await Promise.allSettled([...this.codes.values()].map((state) => state.polling))
+    const { log, name } = this.options
+    for (const [code, state] of this.codes) {
+      if (!state.held) continue
+      state.held = false
+      this.options.onHeld?.(code, false)
+      await this.options.release(code).catch((error: unknown) => {
+        log.warn({ err: error, serviceCode: code }, `${name} lease could not be released`)
+      })
+    }
+  }
+
+  private async renewLeases(): Promise<void> {
+    const { log, name } = this.options
+    for (const [code, state] of this.codes) {
+      if (this.stopping) return
+      let held = false
+      try {
+        held = await this.options.acquire(code)
+      } catch (error) {
+        // Nothing could be stored without the database anyway; polling resumes with the lease.
+        log.warn({ err: error, serviceCode: code }, `${name} lease could not be renewed`)
+      }
+      if (held === state.held || this.stopping) continue
+      state.held = held
+      this.options.onHeld?.(code, held)
+      if (!held) {
+        clearTimeout(state.timer)
+        log.info({ serviceCode: code }, `${name} of this code is polled by another instance now`)
+        continue
+      }
+      // A lease taken back while its last poll is still under way: that poll schedules the next.
+      if (state.polling) continue
+      const wait = await (this.options.resume?.(code) ?? Promise.resolve(0)).catch(() => 0)
+      this.schedule(code, state, wait)
+    }
+  }
+
+  private schedule(code: string, state: CodeState, delayMs: number): void {
+    if (this.stopping || !state.held) return
+    clearTimeout(state.timer)
+    state.timer = setTimeout(() => {
+      if (this.stopping || !state.held) return
+      state.polling = this.options
+        .poll(code)
+        .catch((error: unknown) => {
+          // A poll stores its own outcome; one that throws anyway is tried again a lease later.
+          this.options.log.error({ err: error, serviceCode: code }, `${this.options.name} poll failed`)
+          return this.options.leaseMs
+        })
+        .then((next) => {
+          state.polling = undefined
+          this.schedule(code, state, next)
+        })
+    }, delayMs)
+    state.timer.unref()
+  }
+}
