@@ -136,7 +136,8 @@ async function measure(ctx: BenchContext, targets: Target[]): Promise<Figure[]> 
       }
     }
     ctx.log(
-      `ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')} req/s`,
+      `ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')}` +
+        ` req/s`,
     )
   }
   const figures: Figure[] = []
