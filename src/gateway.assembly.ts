@@ -1,7 +1,7 @@
 import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { Config } from './config/config.schema.js'
@@ -10,67 +10,23 @@ import { StartupError } from './config/startup.error.js'
 import { retiredSettingWarnings } from './config/retired.settings.js'
 import { ingestPolicy } from './model/callback.verdict.js'
 import { type Database, openDatabase } from './storage/database.client.js'
+import { buildParts, type GatewayParts, startParts, stopParts } from './gateway.parts.js'
 import { backfillLegacyValues } from './storage/legacy.backfill.js'
-import { ActionRunner } from './work/outbound/action.runner.js'
-import { ActionClient } from './work/outbound/action.client.js'
-import { CloudClient } from './work/cloud.client.js'
-import { CallbackStore } from './work/ingest/callback.store.js'
-import { EventHub } from './work/realtime/event.hub.js'
-import { GraphProjector } from './work/graph/graph.projector.js'
-import { AudienceHistory } from './work/graph/audience.history.js'
-import { createMetrics, type Metrics } from './work/metrics.registry.js'
-import { RetentionJob, retentionSettings } from './work/retention.job.js'
-import { ChannelListener } from './work/channel.listener.js'
-import { WebhookService } from './work/outbound/webhook.service.js'
-import { IncidentWatch } from './work/alerts/incident.watch.js'
-import { CallbackSpool } from './work/ingest/spool/callback.spool.js'
-import { spoolLocation } from './work/ingest/spool/spool.owner.js'
-import { SpoolReplayer } from './work/ingest/spool/spool.replayer.js'
-import { pollerFor, type TaskListPoller } from './work/graph/task-list.poller.js'
-import { type ArchivePoller, archivePollerFor } from './work/graph/archive.poller.js'
-import { RecordingMissingWatch } from './work/graph/recording-missing.watch.js'
 import { unsafeBinding } from './adapters/graphql/auth.scope.js'
 import { createHttpServer, registerRoutes } from './adapters/http/server.build.js'
 import type { Tracing } from './adapters/ops/tracing.sdk.js'
-import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
 
 /**
  * The assembly of a gateway process: the one place that builds the database, the units of work
- * and the adapters, and that owns the order in which they start and stop. Adapters are handed the
- * parts they serve and only register routes; nothing reaches a part back through a lookup.
+ * (through gateway.parts.ts) and the adapters, and that owns the order in which they start and
+ * stop. Adapters are handed the parts they serve and only register routes; nothing reaches a part
+ * back through a lookup.
  *
  * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener, spool,
  * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has started,
  * the listening socket. Stop: the HTTP server first (no new request; sockets closed; the requests under way
  * answered), then the parts in the reverse order of their start, then the database the gateway opened.
  */
-
-/** The units of work of a running gateway. */
-export interface GatewayParts {
-  metrics: Metrics
-  channels: ChannelListener
-  /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
-  cloud: CloudClient
-  spool: CallbackSpool
-  store: CallbackStore
-  replayer: SpoolReplayer
-  poller: TaskListPoller | undefined
-  /** Asks each code's archive (`list_files`) into the catalogue of recordings. */
-  archive: ArchivePoller | undefined
-  /** Tells a task ended with `live_only` 0 and no recording after the grace (`recording.missing`). */
-  missing: RecordingMissingWatch
-  projector: GraphProjector
-  hub: EventHub
-  /** Audience and health over time: the poller samples each answer into it. */
-  history: AudienceHistory
-  retention: RetentionJob
-  /** Acts on the cloud (stopTask, sendMessage), audited. */
-  actions: ActionRunner
-  /** Signed webhooks of the log and of what is derived: the outbox's enqueuer and delivery workers. */
-  webhooks: WebhookService
-  /** Alert rules: opens, resolves and tells incidents. */
-  incidents: IncidentWatch
-}
 
 /** A running gateway: its address, its parts, and how to stop it. */
 export interface Gateway {
@@ -187,118 +143,6 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     await tracing?.shutdown()
     throw error
   }
-}
-
-/** Builds the units of work; none runs until {@link startParts}. */
-async function buildParts(
-  config: Config,
-  database: Database,
-  log: FastifyBaseLogger,
-  options: StartOptions,
-): Promise<GatewayParts> {
-  // One registry per gateway: tests run several gateways in one process.
-  const metrics = createMetrics()
-  // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
-  const spool = await CallbackSpool.open({
-    ...spoolLocation(config),
-    maxBytes: config.spool.maxBytes,
-    onDepth: (depth) => metrics.spoolDepth.set(depth),
-  })
-  const store = new CallbackStore(database.db, {
-    refusedMaxRows: config.ingest.refusedMaxRows,
-    onDoorbellError: (error) =>
-      log.warn(
-        { err: error },
-        'the log doorbell could not be rung; readers will find the callbacks at their next look',
-      ),
-  })
-  const channels = new ChannelListener({ database, log })
-  const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
-  const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
-  const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
-  const actionClient = new ActionClient({
-    services: config.services,
-    timeoutMs: config.upstream.actionTimeoutMs,
-    cloud,
-  })
-  return {
-    metrics,
-    channels,
-    cloud,
-    spool,
-    store,
-    replayer: new SpoolReplayer({ spool, store, log }),
-    history,
-    poller: pollerFor(config, database.db, log, undefined, metrics, {
-      sampler: history.sampler,
-      ...(options.now ? { now: options.now } : {}),
-      cloud,
-    }),
-    archive: archivePollerFor(config, database.db, cloud, log),
-    missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
-    // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
-    // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
-    projector: new GraphProjector({
-      database,
-      channels,
-      log,
-      metrics,
-      derivedEvents: config.webhooks.endpoints.length > 0,
-    }),
-    hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
-    retention: new RetentionJob({
-      ...retentionSettings(config),
-      db: database.db,
-      log,
-      now: options.now,
-      history: history.polled ? history.retention : undefined,
-    }),
-    actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
-    // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
-    webhooks: new WebhookService({
-      config,
-      database,
-      channels,
-      log,
-      registry: metrics.registry,
-      shapes: webhookShapes,
-    }),
-    incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
-  }
-}
-
-async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
-  await parts.channels.start()
-  await parts.replayer.start()
-  parts.history.start()
-  await parts.poller?.start()
-  parts.archive?.start()
-  parts.missing.start()
-  await parts.projector.start()
-  await parts.hub.start()
-  await parts.actions.start()
-  await parts.webhooks.start()
-  await parts.incidents.start()
-  parts.retention.start()
-  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
-}
-
-/** Stops the parts in the reverse order of their start; the spool is closed last. */
-async function stopParts(parts: GatewayParts): Promise<void> {
-  parts.actions.close()
-  await parts.retention.stop()
-  await parts.incidents.stop()
-  await parts.webhooks.stop()
-  await parts.hub.stop()
-  await parts.projector.stop()
-  await parts.poller?.stop()
-  await parts.archive?.stop()
-  await parts.missing.stop()
-  await parts.history.stop()
-  await parts.replayer.stop()
-  await parts.channels.stop()
-  parts.cloud.close()
-  await parts.spool.close()
 }
 
 /**

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 import { runCli } from './adapters/cli/cli.run.js'
+import { applyRuntimeSettings } from './adapters/cli/runtime.settings.js'
+
+// Before anything allocates much: a V8 setting the gateway needs on Node 24 (runtime.settings.ts).
+applyRuntimeSettings({ v8: process.versions.v8, execArgv: process.execArgv })
 
 // The only place that reads process.env and argv; everything below is handed what it needs.
 const stopSignal = new Promise<string>((resolve) => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { applyRuntimeSettings } from '../../src/adapters/cli/runtime.settings.js'
 import { type Config, loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import type { Database } from '../../src/storage/database.client.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
@@ -33,6 +34,9 @@ export interface BenchGateway {
  * every line it formats, and its spool in a scratch folder of its own.
  */
 export async function startBenchGateway(options: BenchGatewayOptions): Promise<BenchGateway> {
+  // The process settings `node dist/main.js` applies (BENCH_RUNTIME=bare leaves V8's defaults, to compare).
+  const runtime = { v8: process.versions.v8, execArgv: process.execArgv }
+  if (process.env.BENCH_RUNTIME !== 'bare') applyRuntimeSettings(runtime)
   const scratch = mkdtempSync(join(tmpdir(), 'livegate-bench-'))
   const config = loadConfig({
     env: {},

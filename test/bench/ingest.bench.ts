@@ -12,6 +12,7 @@ import {
   scrapeLag,
   settleByMetrics,
 } from './ingest.lag.js'
+import { CONNECTIONS, type HalfRate, halfRateNote, LAG_TARGET_SECONDS, lagAtRate, WARMUP_MS } from './ingest.half.js'
 import { BENCH_SERVICE, signPool } from './ingest.pool.js'
 import { runTwoProcessBench } from './ingest.processes.js'
 import { type LoadResult, runLoad } from './load.generate.js'
@@ -19,14 +20,11 @@ import { mainThreadCpuMs, postgresCpuMs } from './process.cpu.js'
 
 // Short windows, interleaved: each round measures every server in turn, so a neighbour's load
 // on this shared machine falls on all of them alike instead of on whichever ran at that moment.
-const CONNECTIONS = 100
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 500)
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2500)
 // Per round and server, above what a window can take at the issue's ~20k/s ceiling; a pool that
 // runs dry is flagged in the table rather than hidden.
 const ROUND_POOL = Number(process.env.BENCH_POOL_SIZE ?? 60_000)
-const LAG_TARGET_SECONDS = 0.1
 
 /** A server under test: where it listens, how to count its rows, how to stop it. */
 interface Target {
@@ -138,7 +136,8 @@ async function measure(ctx: BenchContext, targets: Target[]): Promise<Figure[]> 
       }
     }
     ctx.log(
-      `ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')} req/s`,
+      `ingest: round ${round + 1}/${ROUNDS}: ${targets.map((t, i) => `${t.name.replace(/^baseline: node:http \+ (\S+).*$/, 'baseline $1').replace(/ \(.*$/, '')} ${runs[i]?.at(-1)?.rps.toFixed(0)}`).join(', ')}` +
+        ` req/s`,
     )
   }
   const figures: Figure[] = []
@@ -227,7 +226,7 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
     targets.push(await livegateTarget('livegate on PGlite (memory, no fsync)', 2, undefined))
     figures = await measure(ctx, targets)
     // The projection's lag where it should hold its target: half the rate livegate just sustained.
-    halfRate = await lagAtRate(ctx, targets[1] as Target, (figures[1] as Figure).rps / 2)
+    halfRate = await lagAtRate(ctx, targets[1] as Target, (figures[1] as Figure).rps / 2, settledCount)
   } finally {
     for (const target of targets) await target.close()
   }
@@ -316,66 +315,6 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
     data: figures,
   }
   return [section, await runTwoProcessBench(ctx)]
-}
-
-interface HalfRate {
-  /** The rate asked for, and what was sent. */
-  rate: number
-  sent: number
-  lag: NonNullable<Figure['lag']>
-  ackP99Ms: number
-  lost: number
-}
-
-const HALF_RATE_MS = Number(process.env.BENCH_HALF_RATE_MS ?? 5000)
-
-/**
- * livegate on PostgreSQL at a paced rate (half the maximum it just sustained) for one window: the
- * projection lag from its own histogram, as in the rounds, and how long the acknowledgement took.
- */
-async function lagAtRate(ctx: BenchContext, target: Target, rate: number): Promise<HalfRate> {
-  const before = await scrapeLag(target.url)
-  const rowsBefore = await target.countRows()
-  const result = await runLoad({
-    url: target.url,
-    connections: CONNECTIONS,
-    warmupMs: WARMUP_MS,
-    durationMs: HALF_RATE_MS,
-    pool: signPool(target.url, Math.ceil((rate * (HALF_RATE_MS + WARMUP_MS)) / 1000) + 100, 'half'),
-    ratePerSecond: rate,
-  })
-  const catchUpMs = await settleByMetrics([target.url])
-  const lag = lagBetween(before, await scrapeLag(target.url))
-  const rows = (await settledCount(target.countRows, rowsBefore + result.okTotal)) - rowsBefore
-  ctx.log(
-    `ingest: at ${rate.toFixed(0)} callbacks/s (half the maximum): ${result.rps.toFixed(0)} answered/s, lag p99 ${ms(lagQuantileMs(lag, 0.99))}` +
-      ` ms`,
-  )
-  return {
-    rate,
-    sent: result.rps,
-    lag: {
-      p50Ms: lagQuantileMs(lag, 0.5),
-      p99Ms: lagQuantileMs(lag, 0.99),
-      withinTarget: lagShareWithin(lag, LAG_TARGET_SECONDS),
-      folded: lag.count,
-      catchUpMs,
-    },
-    ackP99Ms: result.p99Ms,
-    lost: Math.max(0, result.okTotal - rows),
-  }
-}
-
-function halfRateNote(half: HalfRate): string {
-  return (
-    `At half the maximum rate (${half.rate.toFixed(0)} callbacks/s asked, paced: each request sent at its due ` +
-    `time over the same ${CONNECTIONS} connections, ${HALF_RATE_MS / 1000} s measured), ` +
-    `the projection lag was p50 ${ms(half.lag.p50Ms)} ms and p99 ${ms(half.lag.p99Ms)} ms over ${half.lag.folded}` +
-    ` folded callbacks (${(100 * half.lag.withinTarget).toFixed(2)}% within 100 ms), ` +
-    `the acknowledgement's p99 ${ms(half.ackP99Ms)} ms. At the maximum rate (the rounds above) the lag is ` +
-    `bounded by the CPU left over: the load, the acknowledgements and the fold share the same cores, so the ` +
-    `fold's batches wait their turn.`
-  )
 }
 
 /** Where the ingest gap comes from and what the projection costs, in this run's figures. */

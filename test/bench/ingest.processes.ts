@@ -223,7 +223,8 @@ async function measure(
       total.lag = total.lag ? combineLag([total.lag, lag]) : lag
     }
     ctx.log(
-      `ingest (processes): round ${round + 1}/${ROUNDS}: ${setups.map((s, i) => `${s.name} ${(totals[i]?.runs.slice(-2).reduce((n, r) => n + r.rps, 0) ?? 0).toFixed(0)}`).join(', ')} req/s`,
+      `ingest (processes): round ${round + 1}/${ROUNDS}: ${setups.map((s, i) => `${s.name} ${(totals[i]?.runs.slice(-2).reduce((n, r) => n + r.rps, 0) ?? 0).toFixed(0)}`).join(', ')}` +
+        ` req/s`,
     )
   }
   return setups.map((setup, s) => {
@@ -291,7 +292,9 @@ function notifyLockNote(...waits: WaitSamples[]): string {
   const named =
     events.length === 0
       ? ''
-      : `Backends seen waiting on a heavyweight lock, by wait event (summed over samples, both setups): ${events.map(([key, n]) => `${key} ${n}`).join(', ')}; \`Lock:extend\` is a table's extension lock, PostgreSQL's own when two backends add pages to one table, and not counted as a lock wait above. `
+      : `Backends seen waiting on a heavyweight lock, by wait event (summed over samples, both setups): ${events.map(([key, n]) => `${key} ${n}`).join(', ')}` +
+        `; \`Lock:extend\` is a table's extension lock, PostgreSQL's own when two backends add pages to one table, ` +
+        `and not counted as a lock wait above. `
   if (seen.length === 0) return `${named}No lock request was seen waiting in the pg_locks samples.`
   const notify = seen.filter(([key]) => key.startsWith('object pg_database 0 ')).reduce((n, [, count]) => n + count, 0)
   return (

@@ -139,7 +139,9 @@ async function main(): Promise<void> {
     for (const [name, values] of figures) {
       const sorted = [...values].sort((a, b) => a - b)
       console.log(
-        `page${paths.length > 1 ? ` (${name})` : ''}: median ${median(values).toFixed(2)} ms, min ${sorted[0]?.toFixed(2)} ms, max ${sorted.at(-1)?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')} bytes, Node ${process.version})`,
+        `page${paths.length > 1 ? ` (${name})` : ''}: median ${median(values).toFixed(2)} ms, min ${sorted[0]?.toFixed(2)}` +
+          ` ms, max ${sorted.at(-1)?.toFixed(2)} ms Node CPU per page (${Buffer.byteLength(answers[0] ?? '')}` +
+          ` bytes, Node ${process.version})`,
       )
     }
     if (objects) {

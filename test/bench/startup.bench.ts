@@ -215,7 +215,7 @@ export async function runStartupBench(ctx: BenchContext): Promise<BenchSection> 
       })
     }
     ctx.log(
-      `startup: ${figures.map((f) => `${f.name.split(',')[0]} ${f.readyMs.toFixed(0)}` + ` ms ${f.idleRssMiB.toFixed(0)} MiB`).join('; ')}`,
+      `startup: ${figures.map((f) => `${f.name.split(',')[0]} ${f.readyMs.toFixed(0)}` + ` ms ${f.idleRssMiB.toFixed(0)}` + ` MiB`).join('; ')}`,
     )
   } finally {
     await db.drop()

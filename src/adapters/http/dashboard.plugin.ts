@@ -64,8 +64,8 @@ const page = (operations: Record<string, string>) => `<!doctype html>
   <span id="connection" class="pill" data-state="connecting">connecting</span>
   <form id="key-form" class="key" autocomplete="off">
     <label for="api-key">API key</label>
-    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="none needed
-      without keys">
+    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" 
+      placeholder="none needed without keys">
     <button type="submit">Use key</button>
     <button type="button" id="forget-key" hidden>Forget</button>
   </form>
@@ -76,8 +76,8 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 <section id="webhooks" class="webhooks" hidden>
   <h2>Webhook deliveries</h2>
   <table class="tasks">
-    <thead><tr><th>Endpoint</th><th>State</th><th class="num">Pending</th><th class="num">Dead letters</th><th>Last
-      success</th><th>Last error</th><th></th></tr></thead>
+    <thead><tr><th>Endpoint</th><th>State</th><th class="num">Pending</th><th class="num">Dead letters</th>
+      <th>Last success</th><th>Last error</th><th></th></tr></thead>
     <tbody></tbody>
   </table>
 </section>
@@ -90,27 +90,26 @@ const page = (operations: Record<string, string>) => `<!doctype html>
   <div class="stats">
     <div class="stat"><span class="value" data-stat="liveTasks">–</span><span class="label">live tasks</span></div>
     <div class="stat"><span class="value" data-stat="viewers">–</span><span class="label">viewers now</span></div>
-    <div class="stat"><span class="value" data-stat="peakViewers">–</span><span class="label">peak viewers, last
-      hour</span></div>
-    <div class="stat"><span class="value" data-stat="missing">–</span><span class="label">missing start / end
-      callbacks</span></div>
-    <div class="stat"><span class="value" data-stat="delay">–</span><span class="label">callback delay p50 /
-      p99</span></div>
+    <div class="stat"><span class="value" data-stat="peakViewers">–</span>
+      <span class="label">peak viewers, last hour</span></div>
+    <div class="stat"><span class="value" data-stat="missing">–</span>
+      <span class="label">missing start / end callbacks</span></div>
+    <div class="stat"><span class="value" data-stat="delay">–</span>
+      <span class="label">callback delay p50 / p99</span></div>
   </div>
   <figure class="chart-box">
     <figcaption>Viewers and live tasks, last hour</figcaption>
     <div class="chart"></div>
   </figure>
   <table class="tasks">
-    <thead><tr><th>Task</th><th>User</th><th>Running</th><th>Status</th><th>Health</th><th class="num">Viewers</th><th
-      class="num">Peak</th><th>Input bitrate</th><th>Missing callbacks</th><th></th></tr></thead>
+    <thead><tr><th>Task</th><th>User</th><th>Running</th><th>Status</th><th>Health</th><th class="num">Viewers</th>
+      <th class="num">Peak</th><th>Input bitrate</th><th>Missing callbacks</th><th></th></tr></thead>
     <tbody></tbody>
   </table>
   <p class="empty-tasks" hidden>No tasks yet.</p>
 </section>
 </template>
-<script type="application/json"
-  id="dashboard-operations">${JSON.stringify(operations).replace(/</g, '\\u003c')}</script>
+<script type="application/json" id="dashboard-operations">${operationsJson(operations)}</script>
 <script src="dashboard/uplot.js"></script>
 <script src="dashboard/graphql-ws.js"></script>
 <script type="module" src="dashboard/dashboard.js"></script>
@@ -137,4 +136,9 @@ export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   // The page's relative addresses need the path without a trailing slash (relative again, for a proxy's prefix).
   app.get(`${DASHBOARD_PATH}/`, async (_request, reply) => reply.redirect(`..${DASHBOARD_PATH}`, 302))
   app.get<{ Params: { file: string } }>(`${DASHBOARD_PATH}/:file`, assetSender(await assets()))
+}
+
+// `<` escaped, so no operation's text can close the data block.
+function operationsJson(operations: Record<string, string>): string {
+  return JSON.stringify(operations).replace(/</g, '\\u003c')
 }

@@ -44,12 +44,16 @@ export async function countTasksKept(db: Db, filter: CountedFilter): Promise<num
 
 /**
  * Folds the kept changes into one row per (service code, status), in one statement. Safe beside
- * writers: rows they append after this statement's snapshot are left for the next time. Returns
- * how many rows it folded.
+ * writers: rows they append after this statement's snapshot are left for the next time. With a
+ * limit, only that many rows are folded (any subset's sum is as good as the whole's), so the
+ * statement takes a bounded time: a long one holds the cluster's oldest running transaction
+ * back, and no reader of the log reads past it. Returns how many rows it folded.
  */
-export async function compactTaskCounts(db: Db): Promise<number> {
+export async function compactTaskCounts(db: Db, limit?: number): Promise<number> {
+  const some =
+    limit === undefined ? sql`` : sql` where ctid = any(array(select ctid from ${taskCounts} limit ${limit}))`
   const result = await db.execute(sql`
-    with gone as (delete from ${taskCounts} returning service_code, status, n),
+    with gone as (delete from ${taskCounts}${some} returning service_code, status, n),
     kept as (
       insert into ${taskCounts} (service_code, status, n)
       select service_code, status, sum(n) from gone group by service_code, status having sum(n) <> 0

@@ -1,4 +1,4 @@
-import { and, count, desc, getTableColumns, type SQL, sql } from 'drizzle-orm'
+import { and, count, type SQL, sql } from 'drizzle-orm'
 import type { TaskState } from '../../fold/task.fold.js'
 import { type Db, resultRows } from '../database.client.js'
 import { ShapedStatements } from '../statement.cache.js'
@@ -8,7 +8,6 @@ import { taskNotificationsJsonSql } from './notification.json.js'
 import { countTasksKept } from './task-count.statements.js'
 import { type TaskKey, type TaskQuery, taskConditions, taskFilterParams, taskFilterShape } from './task.filter.js'
 import { type TaskJsonKind, type TaskJsonPart, taskJsonPartSql } from './task.json.js'
-import { userKeyList } from '../tables/text.match.js'
 
 export { type TaskKey, type TaskQuery, taskMatches } from './task.filter.js'
 
@@ -40,7 +39,8 @@ export function taskStatementMismatches(): number {
   return pageStatements.mismatches + countStatements.mismatches
 }
 
-function keysetAfter(after: TaskKey | undefined): SQL | undefined {
+/** The keyset condition of a page after `after` (newest start first), or none. */
+export function keysetAfter(after: TaskKey | undefined): SQL | undefined {
   return after
     ? sql`(${tasks.sortAt}, ${tasks.id}) < (${new Date(after.sortAt).toISOString()}::timestamptz, ${after.id})`
     : undefined
@@ -219,83 +219,6 @@ export async function countTasks(db: Db, filter: TaskQuery): Promise<number> {
     () => taskFilterParams(filter, []),
   )
   return resultRows<{ n: number }>(result)[0]?.n ?? 0
-}
-
-/** A user's natural key. */
-export interface UserKeyPair {
-  serviceCode: string
-  userName: string
-}
-
-/**
- * A page of each user's tasks (those they started), in one statement for any number of users:
- * a lateral subquery per user reads its newest tasks off `tasks_author_sort_idx` and stops at
- * `limit`. Keyed `serviceCode\u0000userName`; each list is newest start first.
- */
-export async function tasksOfUsers(
-  db: Db,
-  owners: readonly UserKeyPair[],
-  filter: TaskQuery,
-  after: TaskKey | undefined,
-  limit: number,
-): Promise<Map<string, TaskRow[]>> {
-  const byOwner = new Map<string, TaskRow[]>(owners.map((owner) => [userKey(owner), []]))
-  if (owners.length === 0 || limit <= 0) return byOwner
-  const wanted = sql`jsonb_to_recordset(${userKeyList(owners)}) as wanted(service_code text, user_name text)`
-  const page = db
-    .select()
-    .from(tasks)
-    .where(
-      and(
-        sql`${tasks.serviceCode} = wanted.service_code and ${tasks.author} = wanted.user_name`,
-        taskConditions(filter),
-        keysetAfter(after),
-      ),
-    )
-    .orderBy(desc(tasks.sortAt), desc(tasks.id))
-    .limit(limit)
-    .as('page')
-  const columns = Object.fromEntries(
-    Object.keys(getTableColumns(tasks)).map((key) => [key, page[key as keyof typeof page]]),
-  ) as unknown as Record<string, SQL.Aliased>
-  const rows = (await db
-    .select(columns)
-    .from(wanted)
-    .crossJoinLateral(page)
-    .orderBy(desc(page.sortAt), desc(page.id))) as unknown as TaskRow[]
-  for (const task of rows) {
-    if (task.author !== null) byOwner.get(userKey({ serviceCode: task.serviceCode, userName: task.author }))?.push(task)
-  }
-  return byOwner
-}
-
-/** How many tasks of each user match the filter, in one statement. Keyed like {@link tasksOfUsers}. */
-export async function countTasksOfUsers(
-  db: Db,
-  owners: readonly UserKeyPair[],
-  filter: TaskQuery,
-): Promise<Map<string, number>> {
-  const counts = new Map<string, number>(owners.map((owner) => [userKey(owner), 0]))
-  if (owners.length === 0) return counts
-  const rows = await db
-    .select({ serviceCode: tasks.serviceCode, author: tasks.author, n: count() })
-    .from(tasks)
-    .where(
-      and(
-        sql`(${tasks.serviceCode}, ${tasks.author}) in (select service_code, user_name from
-          jsonb_to_recordset(${userKeyList(owners)}) as wanted(service_code text, user_name text))`,
-        taskConditions(filter),
-      ),
-    )
-    .groupBy(tasks.serviceCode, tasks.author)
-  for (const row of rows)
-    if (row.author !== null) counts.set(userKey({ serviceCode: row.serviceCode, userName: row.author }), row.n)
-  return counts
-}
-
-/** The map key of a user in {@link tasksOfUsers} and {@link countTasksOfUsers}. */
-export function userKey(user: UserKeyPair): string {
-  return `${user.serviceCode}\u0000${user.userName}`
 }
 
 /** One service code's task counts, as `taskCounts` answers them. */

@@ -61,28 +61,34 @@ export async function webhookEventsEnd(db: Db): Promise<LogPosition> {
   return row ? { xid: row.xid, id: Number(row.id) } : { xid: '0', id: 0 }
 }
 
-/** A delivery to put in line. */
+/** An event to put in line for the endpoints that want it, its body once for all of them. */
 export interface NewDelivery {
-  endpoint: string
   eventId: string
   eventType: string
   serviceCode: string
   body: string
-  /** PENDING; DEAD when the endpoint is switched off (kept as a dead letter). */
-  status: 'PENDING' | 'DEAD'
+  /** Each endpoint's name and its row's status: PENDING; DEAD when it is switched off (a dead letter). */
+  to: ReadonlyArray<{ endpoint: string; status: 'PENDING' | 'DEAD' }>
 }
 
-/** Puts deliveries in line; one already there (the same event to the same endpoint) is left alone. */
-export async function insertDeliveries(tx: Db, rows: readonly NewDelivery[]): Promise<void> {
-  if (rows.length === 0) return
+/**
+ * Puts deliveries in line, a row per event and endpoint, in one statement whose text carries each
+ * body once (PostgreSQL fans it out): three endpoints do not triple what Node writes and the server
+ * parses. One already there (the same event to the same endpoint) is left alone.
+ */
+export async function insertDeliveries(tx: Db, events: readonly NewDelivery[]): Promise<number> {
+  const count = events.reduce((n, event) => n + event.to.length, 0)
+  if (count === 0) return 0
   // One JSON literal rather than a placeholder per value (see json.rows.ts).
-  await tx.execute(sql`insert into webhook_deliveries (endpoint, event_id, event_type, service_code, body, status,
-    next_attempt_at, created_at, finished_at)
-    select r.endpoint, r.event_id, r.event_type, r.service_code, r.body, r.status, now(), now(), case when r.status =
-      'DEAD' then now() end
-    from jsonb_to_recordset(${jsonLiteral(rows.map(outboxRecord))})
-      as r(endpoint text, event_id text, event_type text, service_code text, body text, status text)
+  await tx.execute(sql`insert into webhook_deliveries
+      (endpoint, event_id, event_type, service_code, body, status, next_attempt_at, created_at, finished_at)
+    select t.endpoint, r."eventId", r."eventType", r."serviceCode", r.body, t.status, now(), now(),
+      case when t.status = 'DEAD' then now() end
+    from jsonb_to_recordset(${jsonLiteral(events)})
+      as r("eventId" text, "eventType" text, "serviceCode" text, body text, "to" jsonb),
+      jsonb_to_recordset(r."to") as t(endpoint text, status text)
     on conflict (endpoint, event_id) do nothing`)
+  return count
 }
 
 /** Makes sure every configured endpoint has its state row; a new one receives events from now on. */
@@ -92,94 +98,6 @@ export async function ensureEndpoints(db: Db, names: readonly string[]): Promise
     .insert(webhookEndpoints)
     .values(names.map((name) => ({ name })))
     .onConflictDoNothing()
-}
-
-/** A delivery claimed for one attempt. */
-export interface ClaimedDelivery {
-  id: number
-  eventId: string
-  body: string
-  /** This attempt's number, 1 for the first. */
-  attempts: number
-  createdAt: Date
-  /** When this process claimed it (its own clock), to know how long its lease lasts. */
-  claimedAt: number
-}
-
-/**
- * Claims up to `limit` due deliveries of an enabled endpoint for one attempt each, under a lease
- * of `leaseMs`: rows another process holds are skipped (SKIP LOCKED), and a lease that ran out
- * (its process was killed) is taken over.
- */
-export async function claimDeliveries(
-  db: Db,
-  endpoint: string,
-  owner: string,
-  leaseMs: number,
-  limit: number,
-): Promise<ClaimedDelivery[]> {
-  const rows = resultRows<{ id: string; event_id: string; body: string; attempts: number; created_at: string | Date }>(
-    await db.execute(sql`update webhook_deliveries d
-      set locked_until = now() + make_interval(secs => ${leaseMs / 1000}), owner = ${owner}, attempts = d.attempts + 1
-      from (
-        select id from webhook_deliveries
-        where endpoint = ${endpoint} and status in ('PENDING', 'RETRYING') and next_attempt_at <= now()
-          and (locked_until is null or locked_until < now())
-          and exists (select 1 from webhook_endpoints e where e.name = ${endpoint} and e.enabled)
-        order by next_attempt_at, id
-        limit ${limit}
-        for update skip locked
-      ) due
-      where d.id = due.id
-      returning d.id, d.event_id, d.body, d.attempts, d.created_at`),
-  )
-  const claimedAt = Date.now()
-  return rows.map((row) => ({
-    id: Number(row.id),
-    eventId: row.event_id,
-    body: row.body,
-    attempts: row.attempts,
-    createdAt: new Date(row.created_at),
-    claimedAt,
-  }))
-}
-
-/** How one attempt ended, as stored. */
-export type AttemptOutcome =
-  | { kind: 'delivered'; statusCode: number }
-  | { kind: 'retry'; statusCode: number | null; error: string; delayMs: number }
-  | { kind: 'dead'; statusCode: number | null; error: string }
-
-/**
- * Records attempts' outcomes in one statement, for those `owner` still holds (a process that
- * outlived its lease does not overwrite the one that took it over). Resolves to the ids recorded.
- */
-export async function recordAttempts(
-  db: Db,
-  owner: string,
-  outcomes: ReadonlyArray<{ id: number; outcome: AttemptOutcome }>,
-): Promise<Set<number>> {
-  if (outcomes.length === 0) return new Set()
-  const rows = outcomes.map(({ id, outcome }) => ({
-    id,
-    status: outcome.kind === 'delivered' ? 'DELIVERED' : outcome.kind === 'retry' ? 'RETRYING' : 'DEAD',
-    code: outcome.statusCode,
-    error: outcome.kind === 'delivered' ? null : outcome.error,
-    delay_ms: outcome.kind === 'retry' ? outcome.delayMs : 0,
-  }))
-  const recorded = resultRows<{ id: string }>(
-    await db.execute(sql`update webhook_deliveries d
-      set status = r.status, last_status_code = r.code, last_error = r.error, locked_until = null, owner = null,
-        next_attempt_at = case when r.status = 'RETRYING' then now() + r.delay_ms * interval '1 millisecond' else
-          d.next_attempt_at end,
-        delivered_at = case when r.status = 'DELIVERED' then now() else d.delivered_at end,
-        finished_at = case when r.status in ('DELIVERED', 'DEAD') then now() else d.finished_at end
-      from jsonb_to_recordset(${jsonLiteral(rows)}) as r(id bigint, status text, code int, error text, delay_ms double
-        precision)
-      where d.id = r.id and d.owner = ${owner}
-      returning d.id`),
-  )
-  return new Set(recorded.map((row) => Number(row.id)))
 }
 
 /** Notes a delivered attempt on the endpoint: it is no longer failing. */
@@ -312,9 +230,4 @@ export async function pruneWebhooks(db: Db, deliveredCutoff: Date, deadCutoff: D
       ${deadCutoff.toISOString()}::timestamptz limit ${limit} for update skip locked)`,
   )
   return rows.length
-}
-
-function outboxRecord(row: NewDelivery) {
-  const { endpoint, eventId, eventType, serviceCode, body, status } = row
-  return { endpoint, event_id: eventId, event_type: eventType, service_code: serviceCode, body, status }
 }

@@ -1,20 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { Webhook } from 'standardwebhooks'
 import type { WebhookEndpointConfig } from '../../config/webhook.schema.js'
 import { retryAfterMs, retryDelayMs } from '../../model/webhook.event.js'
 import type { Db } from '../../storage/database.client.js'
-import {
-  type AttemptOutcome,
-  type ClaimedDelivery,
-  claimDeliveries,
-  disableEndpoint,
-  endpointFailed,
-  endpointSucceeded,
-} from '../../storage/outbound/webhook.statements.js'
+import type { AttemptOutcome, ClaimedDelivery } from '../../storage/outbound/webhook.attempts.js'
+import { claimDeliveries, releaseClaims } from '../../storage/outbound/webhook.attempts.js'
+import { disableEndpoint, endpointFailed, endpointSucceeded } from '../../storage/outbound/webhook.statements.js'
 import type { OutcomeRecorder } from './webhook.outcomes.js'
 import type { WebhookMetrics } from './webhook.metrics.js'
 import { type RunVerdict, WakeScheduler } from '../wake.scheduler.js'
+import { EndpointPoster, networkError, splitCredentials, WebhookSigner } from './webhook.sender.js'
 
 const SUCCESS_NOTE_MS = 1000
 
@@ -36,30 +31,6 @@ export interface DeliveryOptions {
   idleMs?: number
 }
 
-// Refused connections, resets and name failures: what an attempt's error says, never the body.
-function networkError(error: unknown, timeoutMs: number): string {
-  const name = (error as { name?: string }).name
-  if (name === 'TimeoutError' || name === 'AbortError') return `timed out after ${timeoutMs} ms`
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause
-  if (cause?.code) return `connection failed (${cause.code})`
-  return `request failed (${cause?.message ?? (error instanceof Error ? error.message : String(error))})`
-}
-
-/**
- * A URL's user and password as Basic authorization: fetch refuses a URL that holds credentials,
- * and a receiver behind Basic authentication is configured with them in its URL.
- */
-function splitCredentials(url: string): { url: string; authorization: Record<string, string> } {
-  const parsed = new URL(url)
-  if (!parsed.username && !parsed.password) return { url, authorization: {} }
-  const basic = Buffer.from(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`).toString(
-    'base64',
-  )
-  parsed.username = ''
-  parsed.password = ''
-  return { url: parsed.toString(), authorization: { authorization: `Basic ${basic}` } }
-}
-
 /** A unique owner name for this process's claims. */
 export function deliveryOwner(): string {
   return `${process.pid}:${randomUUID()}`
@@ -76,9 +47,12 @@ const MIN_WAKE_MS = 10
  * killed process's claim is ever taken over.
  */
 export class EndpointDelivery {
-  private readonly signer: Webhook
+  private readonly signer: WebhookSigner
+  private readonly poster: EndpointPoster
   private readonly leaseMs: number
   private inFlight = 0
+  /** Claimed ahead, waiting for a free slot: a claim serves a batch, not the last few slots freed. */
+  private readonly queued: ClaimedDelivery[] = []
   private readonly scheduler: WakeScheduler
   private readonly attempts = new Set<Promise<void>>()
   private failingLogged = false
@@ -90,9 +64,11 @@ export class EndpointDelivery {
   private readonly target: { url: string; authorization: Record<string, string> }
 
   constructor(private readonly options: DeliveryOptions) {
-    this.signer = new Webhook(options.endpoint.secret)
-    this.leaseMs = options.timeoutMs * 2 + 5000
+    this.signer = new WebhookSigner(options.endpoint.secret)
+    // An attempt's timeout for its own, and two for the slots it may wait on (claimed ahead).
+    this.leaseMs = options.timeoutMs * 3 + 5000
     this.target = splitCredentials(options.endpoint.url)
+    this.poster = new EndpointPoster(this.target.url, options.concurrency)
     this.scheduler = new WakeScheduler({ run: () => this.look() })
   }
 
@@ -105,8 +81,23 @@ export class EndpointDelivery {
   async stop(): Promise<void> {
     // Attempts under way are cut, not waited for: a hanging endpoint must not hold up a shutdown.
     this.stopping.abort()
+    this.poster.cut(this.stopping.signal.reason as Error)
     await this.scheduler.stop()
     await Promise.allSettled([...this.attempts])
+    // Claimed ahead but never tried: handed back now rather than held until their lease runs out.
+    const unsent = this.queued.splice(0).map((delivery) => delivery.id)
+    const { db, owner, log, endpoint } = this.options
+    try {
+      await releaseClaims(db, owner, unsent)
+    } catch (error) {
+      log.warn({ err: error, endpoint: endpoint.name }, 'webhooks: claims left to their lease')
+    }
+    this.poster.close()
+  }
+
+  /** Forgets what was claimed ahead: the endpoint was switched off, so those rows are dead letters now. */
+  dropClaimedAhead(): void {
+    this.queued.length = 0
   }
 
   /** Looks for due deliveries now (a new one was put in line, or replayed). */
@@ -115,7 +106,9 @@ export class EndpointDelivery {
   }
 
   /**
-   * Claims due deliveries while there is room: once more at once after a full batch. Then it
+   * Claims due deliveries while there is room, up to twice `concurrency` ahead of those in flight
+   * (the lease, three times an attempt's timeout, covers the wait for a slot and the attempt):
+   * once more at once after a full batch. Then it
    * waits for a wake (a delivery put in line, a replay, an attempt ending with room for a batch),
    * for a retry this process scheduled, or at most `idleMs`: what another process scheduled, or
    * a lease that ran out, is found then.
@@ -123,12 +116,13 @@ export class EndpointDelivery {
   private async look(): Promise<RunVerdict | undefined> {
     const { db, endpoint, owner, concurrency } = this.options
     const within = Math.max(MIN_WAKE_MS, this.options.idleMs ?? 1000)
-    const room = concurrency - this.inFlight
-    // No room: the attempts in flight wake the worker as they end.
-    if (room <= 0) return undefined
+    const room = 3 * concurrency - this.inFlight - this.queued.length
+    // A batch still waits: the attempts wake the worker as they take it (a claim is a batch, never a few rows).
+    if (this.queued.length > concurrency || this.stopping.signal.aborted) return undefined
     try {
       const claimed = await claimDeliveries(db, endpoint.name, owner, this.leaseMs, room)
-      for (const delivery of claimed) this.launch(delivery)
+      this.queued.push(...claimed)
+      this.pump()
       this.failingLogged = false
       return { again: claimed.length === room, within }
     } catch (error) {
@@ -147,9 +141,28 @@ export class EndpointDelivery {
     this.scheduler.wakeIn(Math.max(MIN_WAKE_MS, ms))
   }
 
+  /** Starts queued deliveries while a slot is free. */
+  private pump(): void {
+    while (this.inFlight < this.options.concurrency && !this.stopping.signal.aborted) {
+      const next = this.queued.shift()
+      if (!next) return
+      this.launch(next)
+    }
+  }
+
   private launch(delivery: ClaimedDelivery): void {
     this.inFlight += 1
-    const attempt = this.attempt(delivery)
+    let freed = false
+    // A slot is free once the answer is in: its outcome is stored with others', the lease holding it meanwhile.
+    const free = () => {
+      if (freed) return
+      freed = true
+      this.inFlight -= 1
+      this.pump()
+      // Claimed in batches, once a batch's room is free, while a batch still waits: no slot idles on a claim.
+      if (this.queued.length <= this.options.concurrency) this.wake()
+    }
+    const attempt = this.attempt(delivery, free)
       .catch((error: unknown) =>
         this.options.log.error(
           { err: error, endpoint: this.options.endpoint.name, eventId: delivery.eventId },
@@ -157,45 +170,36 @@ export class EndpointDelivery {
         ),
       )
       .finally(() => {
-        this.inFlight -= 1
+        free()
         this.attempts.delete(attempt)
-        // Claimed in batches: once half the room is free (or none is in flight), not per attempt.
-        if (this.inFlight <= this.options.concurrency / 2) this.wake()
       })
     this.attempts.add(attempt)
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, free: () => void): Promise<void> {
     const { endpoint, timeoutMs, metrics, log } = this.options
     const sentAt = new Date()
     let outcome: AttemptOutcome
     let gone = false
     let cut = false
     try {
-      const response = await fetch(this.target.url, {
-        method: 'POST',
-        headers: {
-          ...this.target.authorization,
-          'content-type': 'application/json',
-          'user-agent': 'livegate-webhooks',
-          'webhook-id': delivery.eventId,
-          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-          'webhook-signature': this.signer.sign(delivery.eventId, sentAt, delivery.body),
-        },
-        body: delivery.body,
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.stopping.signal]),
-      })
-      // The answer's body is not read; cancelling it frees the keep-alive connection.
-      await response.body?.cancel().catch(() => {})
+      const seconds = Math.floor(sentAt.getTime() / 1000)
+      const headers = {
+        ...this.target.authorization,
+        'content-type': 'application/json',
+        'user-agent': 'livegate-webhooks',
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(seconds),
+        'webhook-signature': this.signer.sign(delivery.eventId, seconds, delivery.body),
+      }
+      const response = await this.poster.post(headers, delivery.body, timeoutMs, this.stopping.signal)
       const status = response.status
       if (status >= 200 && status < 300) outcome = { kind: 'delivered', statusCode: status }
       else if (status === 410) {
         gone = true
         outcome = { kind: 'dead', statusCode: status, error: 'HTTP 410 Gone: the endpoint asked to be switched off' }
       } else {
-        const asked =
-          status === 429 || status === 503 ? retryAfterMs(response.headers.get('retry-after'), Date.now()) : undefined
+        const asked = status === 429 || status === 503 ? retryAfterMs(response.retryAfter, Date.now()) : undefined
         outcome = this.failed(delivery, status, `HTTP ${status}`, asked)
       }
     } catch (error) {
@@ -205,6 +209,9 @@ export class EndpointDelivery {
         ? { kind: 'retry', statusCode: null, error: 'cut short: the gateway was stopping', delayMs: 0 }
         : this.failed(delivery, null, networkError(error, timeoutMs))
     }
+    // 410: the endpoint goes off, and what was claimed ahead for it with it.
+    if (gone) this.dropClaimedAhead()
+    free()
     const recorded = await this.options.recorder.record(delivery.id, outcome, delivery.claimedAt + this.leaseMs - 1000)
     if (outcome.kind === 'retry' && recorded) this.wakeIn(outcome.delayMs)
     metrics.attempts.inc({ endpoint: endpoint.name, outcome: outcome.kind })
@@ -254,6 +261,7 @@ export class EndpointDelivery {
       return
     }
     if (await endpointFailed(db, endpoint.name, outcome.error, this.options.disableAfterMs)) {
+      this.dropClaimedAhead()
       log.warn(
         { endpoint: endpoint.name },
         `webhooks: endpoint ${endpoint.name} failed every attempt for disableAfter and is switched off; what was ` +

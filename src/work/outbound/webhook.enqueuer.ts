@@ -112,20 +112,14 @@ export class WebhookEnqueuer {
       )
       const deliveries: NewDelivery[] = []
       const put = (eventId: string, type: string, serviceCode: string, body: () => string) => {
-        let text: string | undefined
+        const to: Array<{ endpoint: string; status: 'PENDING' | 'DEAD' }> = []
         for (const endpoint of endpoints) {
           if (!endpointWants(endpoint, type, serviceCode)) continue
-          text ??= body()
           const enabled = enabledByName.get(endpoint.name) ?? true
-          deliveries.push({
-            endpoint: endpoint.name,
-            eventId,
-            eventType: type,
-            serviceCode,
-            body: text,
-            status: enabled ? 'PENDING' : 'DEAD',
-          })
+          to.push({ endpoint: endpoint.name, status: enabled ? 'PENDING' : 'DEAD' })
         }
+        // Serialized once per event, whatever the number of endpoints that want it.
+        if (to.length > 0) deliveries.push({ eventId, eventType: type, serviceCode, body: body(), to })
       }
       for (const row of callbacks.rows) {
         const type = callbackEventType(row.type)
@@ -148,13 +142,13 @@ export class WebhookEnqueuer {
           }),
         )
       }
-      await insertDeliveries(tx, deliveries)
+      const enqueuedRows = await insertDeliveries(tx, deliveries)
       const lastCallback = callbacks.rows.at(-1)
       const lastEvent = events.rows.at(-1)
       if (lastCallback) await saveCheckpoint(tx, WEBHOOK_CALLBACKS_CHECKPOINT, lastCallback, now)
       if (lastEvent) await saveCheckpoint(tx, WEBHOOK_EVENTS_CHECKPOINT, lastEvent, now)
-      if (deliveries.length > 0) await tx.execute(notifyOnChannel(WEBHOOK_CHANNEL, 'due'))
-      enqueued = deliveries.length
+      if (enqueuedRows > 0) await tx.execute(notifyOnChannel(WEBHOOK_CHANNEL, 'due'))
+      enqueued = enqueuedRows
       return {
         kind: 'done',
         more: callbacks.rows.length === this.batchSize || events.rows.length === this.batchSize,

@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/database.client.js'
-import { type AttemptOutcome, recordAttempts } from '../../storage/outbound/webhook.statements.js'
+import { type AttemptOutcome, recordAttempts } from '../../storage/outbound/webhook.attempts.js'
 
 // Short beside an attempt's round trip and the delivery-lag target (200 ms at the 99th percentile).
 const LINGER_MS = 5

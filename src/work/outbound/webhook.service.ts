@@ -182,7 +182,10 @@ export class WebhookService {
     if (enabled) {
       await enableEndpoint(db, name)
       this.workers.get(name)?.wake()
-    } else await disableEndpoint(db, name, `switched off by ${by}`)
+    } else {
+      await disableEndpoint(db, name, `switched off by ${by}`)
+      this.workers.get(name)?.dropClaimedAhead()
+    }
     this.options.log.info(
       { endpoint: name, enabled, by },
       `webhooks: endpoint ${name} switched ${enabled ? 'on' : 'off'} by ${by}`,

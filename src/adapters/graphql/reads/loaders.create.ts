@@ -7,16 +7,8 @@ import {
   type NotificationRow,
   notificationsByIds,
 } from '../../../storage/notification.queries.js'
-import {
-  countTasksOfUsers,
-  type TaskKey,
-  type TaskKeyPair,
-  type TaskQuery,
-  tasksByKeys,
-  tasksOfUsers,
-  type UserKeyPair,
-  userKey,
-} from '../../../storage/graph/task.queries.js'
+import { type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys } from '../../../storage/graph/task.queries.js'
+import { countTasksOfUsers, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/user-task.queries.js'
 import { usersByKeys } from '../../../storage/graph/user.queries.js'
 import { recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'

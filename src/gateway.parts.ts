@@ -1,0 +1,168 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from './config/config.schema.js'
+import type { Database } from './storage/database.client.js'
+import { ActionRunner } from './work/outbound/action.runner.js'
+import { ActionClient } from './work/outbound/action.client.js'
+import { CloudClient } from './work/cloud.client.js'
+import { CallbackStore } from './work/ingest/callback.store.js'
+import { EventHub } from './work/realtime/event.hub.js'
+import { GraphProjector } from './work/graph/graph.projector.js'
+import { AudienceHistory } from './work/graph/audience.history.js'
+import { createMetrics, type Metrics } from './work/metrics.registry.js'
+import { RetentionJob, retentionSettings } from './work/retention.job.js'
+import { ChannelListener } from './work/channel.listener.js'
+import { WebhookService } from './work/outbound/webhook.service.js'
+import { IncidentWatch } from './work/alerts/incident.watch.js'
+import { CallbackSpool } from './work/ingest/spool/callback.spool.js'
+import { spoolLocation } from './work/ingest/spool/spool.owner.js'
+import { SpoolReplayer } from './work/ingest/spool/spool.replayer.js'
+import { pollerFor, type TaskListPoller } from './work/graph/task-list.poller.js'
+import { type ArchivePoller, archivePollerFor } from './work/graph/archive.poller.js'
+import { RecordingMissingWatch } from './work/graph/recording-missing.watch.js'
+import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
+
+/**
+ * The units of work of a gateway process, built from the configuration and the open database, and
+ * started and stopped in one order: a part may rely on the parts started before it, and stops
+ * after the parts that rely on it.
+ */
+
+/** The units of work of a running gateway. */
+export interface GatewayParts {
+  metrics: Metrics
+  channels: ChannelListener
+  /** The one signed client of the cloud: task_list, the actions and the archive call through it. */
+  cloud: CloudClient
+  spool: CallbackSpool
+  store: CallbackStore
+  replayer: SpoolReplayer
+  poller: TaskListPoller | undefined
+  /** Asks each code's archive (`list_files`) into the catalogue of recordings. */
+  archive: ArchivePoller | undefined
+  /** Tells a task ended with `live_only` 0 and no recording after the grace (`recording.missing`). */
+  missing: RecordingMissingWatch
+  projector: GraphProjector
+  hub: EventHub
+  /** Audience and health over time: the poller samples each answer into it. */
+  history: AudienceHistory
+  retention: RetentionJob
+  /** Acts on the cloud (stopTask, sendMessage), audited. */
+  actions: ActionRunner
+  /** Signed webhooks of the log and of what is derived: the outbox's enqueuer and delivery workers. */
+  webhooks: WebhookService
+  /** Alert rules: opens, resolves and tells incidents. */
+  incidents: IncidentWatch
+}
+
+/** Builds the units of work; none runs until {@link startParts}. */
+export async function buildParts(
+  config: Config,
+  database: Database,
+  log: FastifyBaseLogger,
+  options: { now?: (() => Date) | undefined },
+): Promise<GatewayParts> {
+  // One registry per gateway: tests run several gateways in one process.
+  const metrics = createMetrics()
+  // Callbacks the database cannot take wait in a local spool, and the replayer puts them back.
+  const spool = await CallbackSpool.open({
+    ...spoolLocation(config),
+    maxBytes: config.spool.maxBytes,
+    onDepth: (depth) => metrics.spoolDepth.set(depth),
+  })
+  const store = new CallbackStore(database.db, {
+    refusedMaxRows: config.ingest.refusedMaxRows,
+    onDoorbellError: (error) =>
+      log.warn(
+        { err: error },
+        'the log doorbell could not be rung; readers will find the callbacks at their next look',
+      ),
+  })
+  const channels = new ChannelListener({ database, log })
+  const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
+  const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
+  const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
+  const actionClient = new ActionClient({
+    services: config.services,
+    timeoutMs: config.upstream.actionTimeoutMs,
+    cloud,
+  })
+  return {
+    metrics,
+    channels,
+    cloud,
+    spool,
+    store,
+    replayer: new SpoolReplayer({ spool, store, log }),
+    history,
+    poller: pollerFor(config, database.db, log, undefined, metrics, {
+      sampler: history.sampler,
+      ...(options.now ? { now: options.now } : {}),
+      cloud,
+    }),
+    archive: archivePollerFor(config, database.db, cloud, log),
+    missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
+    // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
+    // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.
+    projector: new GraphProjector({
+      database,
+      channels,
+      log,
+      metrics,
+      derivedEvents: config.webhooks.endpoints.length > 0,
+    }),
+    hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
+    retention: new RetentionJob({
+      ...retentionSettings(config),
+      db: database.db,
+      log,
+      now: options.now,
+      history: history.polled ? history.retention : undefined,
+    }),
+    actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
+    // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
+    webhooks: new WebhookService({
+      config,
+      database,
+      channels,
+      log,
+      registry: metrics.registry,
+      shapes: webhookShapes,
+    }),
+    incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
+  }
+}
+
+/** Starts the parts in their order: each may rely on those before it. */
+export async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
+  await parts.channels.start()
+  await parts.replayer.start()
+  parts.history.start()
+  await parts.poller?.start()
+  parts.archive?.start()
+  parts.missing.start()
+  await parts.projector.start()
+  await parts.hub.start()
+  await parts.actions.start()
+  await parts.webhooks.start()
+  await parts.incidents.start()
+  parts.retention.start()
+  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
+}
+
+/** Stops the parts in the reverse order of their start; the spool is closed last. */
+export async function stopParts(parts: GatewayParts): Promise<void> {
+  parts.actions.close()
+  await parts.retention.stop()
+  await parts.incidents.stop()
+  await parts.webhooks.stop()
+  await parts.hub.stop()
+  await parts.projector.stop()
+  await parts.poller?.stop()
+  await parts.archive?.stop()
+  await parts.missing.stop()
+  await parts.history.stop()
+  await parts.replayer.stop()
+  await parts.channels.stop()
+  parts.cloud.close()
+  await parts.spool.close()
+}
