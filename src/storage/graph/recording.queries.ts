@@ -86,11 +86,22 @@ export async function recordingsOfTasks(
   const byTask = new Map<string, RecordingRow[]>()
   const asked = allowedCodes ? keys.filter((key) => allowedCodes.includes(key.serviceCode)) : keys
   if (asked.length === 0) return byTask
-  const pairs = asked.map((key) => sql`(${key.serviceCode}, ${key.taskId})`)
+  // By code, its task ids in one list: PostgreSQL reads `code = $1 and task_id in (…)` as one probe
+  // set of recordings_task_idx, where a list of (code, task id) pairs was planned as a scan of the
+  // table (10k) or one bitmap per pair (1M), and its 2 × 50 parameters cost more to bind and plan.
+  const idsByCode = new Map<string, string[]>()
+  for (const key of asked) {
+    const ids = idsByCode.get(key.serviceCode)
+    if (ids) ids.push(key.taskId)
+    else idsByCode.set(key.serviceCode, [key.taskId])
+  }
+  const ofCodes = [...idsByCode].map(([code, ids]) =>
+    and(eq(recordings.serviceCode, code), inArray(recordings.taskId, [...new Set(ids)])),
+  )
   const rows = await db
     .select()
     .from(recordings)
-    .where(sql`(${recordings.serviceCode}, ${recordings.taskId}) in (${sql.join(pairs, sql`, `)})`)
+    .where(or(...ofCodes))
     .orderBy(asc(recordings.id))
   for (const row of rows) {
     const key = `${row.serviceCode}\u0000${row.taskId}`
