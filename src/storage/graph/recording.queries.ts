@@ -86,9 +86,9 @@ export async function recordingsOfTasks(
   const byTask = new Map<string, RecordingRow[]>()
   const asked = allowedCodes ? keys.filter((key) => allowedCodes.includes(key.serviceCode)) : keys
   if (asked.length === 0) return byTask
-  // By code, its task ids in one list: PostgreSQL reads `code = $1 and task_id in (…)` as one probe
-  // set of recordings_task_idx, where a list of (code, task id) pairs was planned as a scan of the
-  // table (10k) or one bitmap per pair (1M), and its 2 × 50 parameters cost more to bind and plan.
+  // By code, its task ids in one list: PostgreSQL reads `code = $1 and task_id in (…)` as one scan
+  // of recordings_task_idx, where a page's 50 (code, task id) pairs were planned as a scan of the
+  // whole table at 10k, and their 100 parameters cost more to bind and plan.
   const idsByCode = new Map<string, string[]>()
   for (const key of asked) {
     const ids = idsByCode.get(key.serviceCode)
