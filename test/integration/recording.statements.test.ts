@@ -82,4 +82,20 @@ describe(`the catalogue's statements on ${driverName}`, () => {
     )
     expect(stored).toEqual({ task_id: 'task-b', url: base.url, tag: 'hls_hd' })
   })
+
+  it("an answer naming one file twice writes one row, with the later listing's counts", async () => {
+    const written = await upsertListedFiles(
+      db.database.db,
+      'D',
+      [file('dup.mp4', 3), file('other.mp4', 1), file('dup.mp4', 5)],
+      new Date(),
+    )
+    expect(written.map((row) => row.fileName).sort()).toEqual(['dup.mp4', 'other.mp4'])
+    const rows = resultRows<{ views: number }>(
+      await db.database.db.execute(
+        sql`select views from recordings where service_code = 'D' and file_name = 'dup.mp4'`,
+      ),
+    )
+    expect(rows).toEqual([{ views: 5 }])
+  })
 })

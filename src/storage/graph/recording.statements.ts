@@ -60,7 +60,10 @@ export async function upsertListedFiles(
   if (files.length === 0) return []
   // postgres.js takes no Date in a raw statement's parameters: the time goes as text, cast.
   const at = sql`${now.toISOString()}::timestamptz`
-  const rows = files.map((file) => ({
+  // One row per file: a statement may not write a row twice, and an answer may name a file twice (the later
+  // listing's counts are the newer).
+  const unique = [...new Map(files.map((file) => [file.fileName, file])).values()]
+  const rows = unique.map((file) => ({
     service_code: serviceCode,
     file_name: file.fileName,
     user_name: file.userName,
