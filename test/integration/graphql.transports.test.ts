@@ -2,17 +2,14 @@ import { readFileSync } from 'node:fs'
 import { createClient } from 'graphql-ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
-import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
-import { TRUSTED_MANIFEST } from '../support/trusted.gateway.js'
+import type { Gateway } from '../../src/gateway.assembly.js'
+import { driverName, type TestDatabase } from '../support/database.fixture.js'
+import { startTableGateway, TABLE_KEYS, TRUSTED_MANIFEST } from '../support/trusted.gateway.js'
 
 // One table of requests, each sent over HTTP and over graphql-ws: every answer, refusal and
 // masked fault must be the same on both, because both run the one request pipeline.
 
-const KEYS = { all: 'key-all', tenant: 'key-tenant', trusted: 'key-trusted' }
+const KEYS = TABLE_KEYS
 const manifest = JSON.parse(readFileSync(TRUSTED_MANIFEST, 'utf8')) as Record<string, string>
 const freshnessHash = Object.keys(manifest).find((hash) => /query Freshness\b/.test(manifest[hash] as string)) as string
 
@@ -191,22 +188,7 @@ describe(`one pipeline: HTTP and graphql-ws answer the same (${driverName})`, ()
   let gateway: Gateway
 
   beforeAll(async () => {
-    db = await openTestDatabase()
-    const config = {
-      ...TEST_CONFIG,
-      apiKeys: [
-        { name: 'all', key: KEYS.all, serviceCodes: ['*'] },
-        { name: 'tenant', key: KEYS.tenant, serviceCodes: ['TESTING'] },
-        { name: 'trusted', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
-      ],
-      graphql: { maxDepth: 8, maxAliases: 3, maxCost: 500, trustedDocuments: [TRUSTED_MANIFEST] },
-    }
-    gateway = await startGateway(loadConfig({ env: {}, value: config }), { database: db.database })
-    await deliverTo(gateway, sampleCallbacks('mine').liveStart as Record<string, string>)
-    await deliverTo(gateway, {
-      ...(sampleCallbacks('theirs').liveStart as Record<string, string>),
-      service_code: 'OPEN',
-    })
+    ;({ db, gateway } = await startTableGateway())
   })
 
   afterAll(async () => {

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
-import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
+import type { Gateway } from '../../src/gateway.assembly.js'
+import { driverName, type TestDatabase } from '../support/database.fixture.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
-import { TRUSTED_MANIFEST } from '../support/trusted.gateway.js'
+import { startTableGateway, TABLE_KEYS } from '../support/trusted.gateway.js'
 
 // The prepared route answers a query Apollo answered before without Apollo: every answer it
 // gives must be Apollo's, byte for byte, and everything it does not take on must reach Apollo.
 
-const KEYS = { all: 'key-all', tenant: 'key-tenant', trusted: 'key-trusted' }
+const KEYS = TABLE_KEYS
 const SMALL = 'query TaskList($first: Int) { tasks(first: $first) { edges { node { id status userName } } } }'
 
 interface Answer {
@@ -38,20 +35,7 @@ describe(`the prepared route answers as Apollo does (${driverName})`, () => {
   const prepared = async () => metricValue(await scrapeMetrics(gateway.url), 'livegate_graphql_prepared_total')
 
   beforeAll(async () => {
-    db = await openTestDatabase()
-    const config = {
-      ...TEST_CONFIG,
-      apiKeys: [
-        { name: 'all', key: KEYS.all, serviceCodes: ['*'] },
-        { name: 'tenant', key: KEYS.tenant, serviceCodes: ['TESTING'] },
-        { name: 'trusted', key: KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
-      ],
-      graphql: { maxDepth: 8, maxAliases: 3, maxCost: 500, trustedDocuments: [TRUSTED_MANIFEST] },
-    }
-    gateway = await startGateway(loadConfig({ env: {}, value: config }), { database: db.database })
-    await deliverTo(gateway, sampleCallbacks('mine').liveStart as Record<string, string>)
-    const theirs = sampleCallbacks('theirs').liveStart as Record<string, string>
-    await deliverTo(gateway, { ...theirs, service_code: 'OPEN' })
+    ;({ db, gateway } = await startTableGateway())
   })
 
   afterAll(async () => {

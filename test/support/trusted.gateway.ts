@@ -13,12 +13,13 @@ export const TRUSTED_MANIFEST = join(ROOT, 'schema/client/trusted/persisted-docu
 export async function startTrustedGateway(
   apiKeys: Array<Record<string, unknown>>,
   taskId: string,
+  limits: Record<string, number> = {},
 ): Promise<{ db: TestDatabase; gateway: Gateway; close(): Promise<void> }> {
   const db = await openTestDatabase()
-  const gateway = await startGateway(
-    loadConfig({ env: {}, value: { ...TEST_CONFIG, apiKeys, graphql: { trustedDocuments: [TRUSTED_MANIFEST] } } }),
-    { database: db.database },
-  )
+  const graphql = { ...limits, trustedDocuments: [TRUSTED_MANIFEST] }
+  const gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, apiKeys, graphql } }), {
+    database: db.database,
+  })
   await deliverTo(gateway, sampleCallbacks(taskId).liveStart as Record<string, string>)
   return {
     db,
@@ -28,4 +29,25 @@ export async function startTrustedGateway(
       await db.drop()
     },
   }
+}
+
+/** The keys of the transport table's gateway: one reads every code, one TESTING, one trusted documents only. */
+export const TABLE_KEYS = { all: 'key-all', tenant: 'key-tenant', trusted: 'key-trusted' }
+
+/**
+ * The gateway the transport table and the prepared route are held on: {@link TABLE_KEYS}, small
+ * depth, alias and cost limits, a live task of TESTING (`mine`) and one of another code (`theirs`, OPEN).
+ */
+export async function startTableGateway(): Promise<{ db: TestDatabase; gateway: Gateway; close(): Promise<void> }> {
+  const keys = [
+    { name: 'all', key: TABLE_KEYS.all, serviceCodes: ['*'] },
+    { name: 'tenant', key: TABLE_KEYS.tenant, serviceCodes: ['TESTING'] },
+    { name: 'trusted', key: TABLE_KEYS.trusted, serviceCodes: ['TESTING'], operations: 'trusted' },
+  ]
+  const started = await startTrustedGateway(keys, 'mine', { maxDepth: 8, maxAliases: 3, maxCost: 500 })
+  await deliverTo(started.gateway, {
+    ...(sampleCallbacks('theirs').liveStart as Record<string, string>),
+    service_code: 'OPEN',
+  })
+  return started
 }
