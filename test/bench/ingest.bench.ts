@@ -278,6 +278,13 @@ export async function runIngestBench(ctx: BenchContext): Promise<BenchSection[]>
         met: server.rps >= 0.8 * base.rps,
       },
       {
+        // Issue 36's step toward the older 0.80×, judged on the same figure.
+        name: 'ingest on PostgreSQL vs group-commit baseline, the step of issue 36',
+        target: '≥ 0.60×',
+        measured: ratio(server.rps, base.rps),
+        met: server.rps >= 0.6 * base.rps,
+      },
+      {
         name: 'ingest p99 vs baseline p99',
         target: '≤ 2.00×',
         measured: ratio(server.p99Ms, base.p99Ms),
