@@ -49,6 +49,7 @@ describe('readListFilesAnswer', () => {
       { items: null },
       { items: {} },
       { items: { length: {} } },
+      { items: { length: [{}] } },
       { items: [null] },
       { items: [[]] },
       { items: [{ file_name: 'a.mp4' }] },
@@ -71,29 +72,29 @@ describe('readListFilesAnswer', () => {
   })
 
   // An answer is what JSON.parse made of the cloud's body, so every object has Object's prototype:
-  // fast-check's dictionaries may otherwise be null-prototype objects, on which zod's length check
-  // throws (an answer JSON cannot spell, found by CI's seed 1440419020).
-  const asJson = (constraints: { maxKeys: number }) => ({ ...constraints, noNullPrototype: true })
+  // fast-check's records and dictionaries may otherwise be null-prototype objects, on which zod's
+  // length check throws (an answer JSON cannot spell, found by CI's seed 1440419020).
+  const plain = { noNullPrototype: true } as const
 
   it('accepts exactly what the schema accepts, and reads it the same, for any answer', () => {
     const scalar = fc.oneof(fc.string({ maxLength: 45 }), fc.integer(), fc.constant(null), fc.boolean())
     const typed = fc.oneof(
-      fc.record({ S: fc.oneof(fc.string({ maxLength: 12 }), scalar) }),
-      fc.record({ N: fc.oneof(fc.stringMatching(/^-?\d{0,44}(\.\d{0,3})?$/), scalar) }),
-      fc.record({ S: fc.string(), N: fc.string() }),
-      fc.dictionary(fc.constantFrom('S', 'N', 'X'), scalar, asJson({ maxKeys: 3 })),
+      fc.record({ S: fc.oneof(fc.string({ maxLength: 12 }), scalar) }, plain),
+      fc.record({ N: fc.oneof(fc.stringMatching(/^-?\d{0,44}(\.\d{0,3})?$/), scalar) }, plain),
+      fc.record({ S: fc.string(), N: fc.string() }, plain),
+      fc.dictionary(fc.constantFrom('S', 'N', 'X'), scalar, { maxKeys: 3, ...plain }),
       scalar,
       fc.array(scalar, { maxLength: 2 }),
     )
     const fields = fc.constantFrom('file_name', 'created_at', 'duration', 'width', 'user_name', 'access_cnt', 'other')
     const item = fc.oneof(
-      fc.dictionary(fields, typed, asJson({ maxKeys: 7 })),
+      fc.dictionary(fields, typed, { maxKeys: 7, ...plain }),
       scalar,
       fc.array(typed, { maxLength: 2 }),
     )
     const answer = fc.oneof(
-      fc.record({ ret: fc.constant(0), items: fc.array(item, { maxLength: 6 }) }, { requiredKeys: ['ret'] }),
-      fc.record({ items: fc.oneof(scalar, fc.dictionary(fc.string(), item, asJson({ maxKeys: 2 }))) }),
+      fc.record({ ret: fc.constant(0), items: fc.array(item, { maxLength: 6 }) }, { requiredKeys: ['ret'], ...plain }),
+      fc.record({ items: fc.oneof(scalar, fc.dictionary(fc.string(), item, { maxKeys: 2, ...plain })) }, plain),
       scalar,
     )
     fc.assert(
