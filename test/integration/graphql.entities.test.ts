@@ -206,8 +206,14 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
         { __typename: 'Output', id: task.output },
         { __typename: 'Notification', id: task.notification },
       ])
-    const small = await entities(batch(5))
-    const large = await entities(batch(50))
+    // The gateway's own loops (the projector's pass, once a second) may land a statement inside a
+    // request's window: the fewest of three tries is the request's own count.
+    const fewest = async (n: number) => {
+      const tries = [await entities(batch(n)), await entities(batch(n)), await entities(batch(n))]
+      return tries.reduce((best, next) => (next.statements < best.statements ? next : best))
+    }
+    const small = await fewest(5)
+    const large = await fewest(50)
     expect(large.entities).toHaveLength(250)
     expect(large.entities.every((entity) => entity !== null)).toBe(true)
     // Tasks (both keys in one batch), users, notifications; then each task's user (primed),
