@@ -58,6 +58,11 @@ export interface StartOptions {
   spanExporter?: SpanExporter
   /** A task page's pure-data parts as JSON text; by default where `JSON.rawJSON` exists (request.pipeline.ts). */
   jsonText?: boolean | undefined
+  /**
+   * Whether this process puts webhook events in line and delivers them (the default). An HTTP
+   * worker of `serve --workers N` leaves it to the cluster's webhook worker (webhooks.assembly.ts).
+   */
+  deliverWebhooks?: boolean | undefined
 }
 
 /**

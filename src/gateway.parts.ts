@@ -59,7 +59,7 @@ export async function buildParts(
   config: Config,
   database: Database,
   log: FastifyBaseLogger,
-  options: { now?: (() => Date) | undefined },
+  options: { now?: (() => Date) | undefined; deliverWebhooks?: boolean | undefined },
 ): Promise<GatewayParts> {
   // One registry per gateway: tests run several gateways in one process.
   const metrics = createMetrics()
@@ -127,6 +127,7 @@ export async function buildParts(
       log,
       registry: metrics.registry,
       shapes: webhookShapes,
+      deliver: options.deliverWebhooks !== false,
     }),
     incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
   }

@@ -30,6 +30,8 @@ runCli(process.argv.slice(2), {
       ...options,
       ...jsonTextSwitch(process.env.LIVEGATE_JSON_TEXT),
     }),
+  startWebhookWorker: async (config, options) =>
+    (await import('./webhooks.assembly.js')).startWebhookWorker(config, options),
 }).then(
   (code) => {
     // A command that failed has closed what it opened; exiting at once makes sure a timer or

@@ -12,8 +12,20 @@ export interface RunningGateway {
 /** Starts a gateway: the assembly's `startGateway` (src/gateway.assembly.ts), handed in by main.ts. */
 export type GatewayStarter = (
   config: Config,
-  options: { databaseUrlOrigin?: string; command?: string; tty?: boolean },
+  options: { databaseUrlOrigin?: string; command?: string; tty?: boolean; deliverWebhooks?: boolean },
 ) => Promise<RunningGateway>
+
+/** A running webhook worker of `serve --workers N` (src/webhooks.assembly.ts). */
+export interface RunningWebhookWorker {
+  log: Pick<FastifyBaseLogger, 'info'>
+  close(): Promise<void>
+}
+
+/** Starts the webhook worker: the assembly's `startWebhookWorker`, handed in by main.ts. */
+export type WebhookWorkerStarter = (
+  config: Config,
+  options: { databaseUrlOrigin?: string; tty?: boolean },
+) => Promise<RunningWebhookWorker>
 
 /** What a command may touch of the outside world; main.ts hands in the real ones. */
 export interface CliIo {
@@ -26,6 +38,8 @@ export interface CliIo {
   tty?: boolean
   /** How `serve` and `demo` start a gateway. */
   startGateway: GatewayStarter
+  /** How a worker of `serve --workers N` starts as the cluster's webhook worker. */
+  startWebhookWorker?: WebhookWorkerStarter
 }
 
 /** What a command is told besides its configuration. */

@@ -8,7 +8,9 @@ import {
   type ClusterMessage,
   isClusterMessage,
   type WholeReadiness,
+  WORKER_ROLE_VARIABLE,
   type WorkerMetrics,
+  type WorkerRole,
 } from '../ops/cluster.link.js'
 import { loggerOptions } from '../ops/log.redaction.js'
 import type { ReadinessReport } from '../ops/readiness.probe.js'
@@ -34,6 +36,10 @@ type Part = Extract<ClusterMessage, { livegate: 'part' }>
  * exiting soon after its start, and counted. SIGTERM or SIGINT asks every worker to stop as a
  * single gateway stops, and the primary exits once they all have. `/metrics` and `/readyz`, asked
  * of any worker, are answered by the primary gathering every listening worker's own.
+ *
+ * With webhook endpoints configured, one more worker listens on no port and delivers for all of
+ * them (webhooks.assembly.ts): the HTTP workers put nothing in line and post nothing, so delivery
+ * never shares their event loop with the callback route. Its metrics are gathered with theirs.
  */
 export async function serveCluster(config: Config, workers: number, io: CliIo, announce: Announce): Promise<number> {
   const options = loggerOptions(config, undefined, io.tty ?? false) as LoggerOptions & { stream?: DestinationStream }
@@ -41,6 +47,9 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   const log = options.stream ? pino(settings, options.stream) : pino(settings)
   const registry = new Registry()
   const listening = new Set<Worker>()
+  // The webhook worker, once it delivers; none without endpoints.
+  let deliverer: Worker | undefined
+  const withWebhooks = config.webhooks.endpoints.length > 0
   const restarts = new Counter({
     name: 'livegate_worker_restarts_total',
     help: 'Workers replaced after exiting, by reason (crashed, or stopped on their own).',
@@ -77,7 +86,8 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
     })
 
   const answer = async (worker: Worker, id: number, what: AskedPart) => {
-    const targets = [...listening]
+    // Readiness is the port's: the webhook worker takes no request, so only its metrics are asked.
+    const targets = what === 'metrics' && deliverer ? [...listening, deliverer] : [...listening]
     const parts = await Promise.all(targets.map((target) => gatherFrom(target, what)))
     let reply: ClusterMessage
     if (what === 'metrics') {
@@ -112,11 +122,18 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
     }
   })
 
-  /** Forks the worker of one slot; resolves true once it listens, false if it exits first. */
-  const start = (slot: number): Promise<boolean> =>
+  /** Forks the worker of one slot; resolves true once it listens (or delivers), false if it exits first. */
+  const start = (slot: number, role: WorkerRole = 'http'): Promise<boolean> =>
     new Promise((resolve) => {
       const startedAt = Date.now()
-      const worker = cluster.fork()
+      const worker = cluster.fork(withWebhooks ? { [WORKER_ROLE_VARIABLE]: role } : {})
+      if (role === 'webhooks')
+        worker.on('message', (message: unknown) => {
+          if (!isClusterMessage(message) || message.livegate !== 'delivering') return
+          deliverer = worker
+          log.debug({ workerId: worker.id, workerPid: worker.process.pid }, 'webhook worker delivering')
+          resolve(true)
+        })
       worker.once('listening', (address) => {
         listening.add(worker)
         url ||= `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`
@@ -124,7 +141,8 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
         resolve(true)
       })
       worker.once('exit', (code, signal) => {
-        const wasListening = listening.delete(worker)
+        const wasListening = listening.delete(worker) || deliverer === worker
+        if (deliverer === worker) deliverer = undefined
         resolve(false)
         if (stopping || !url) return
         const reason = code === 0 && !signal ? 'stopped' : 'crashed'
@@ -138,7 +156,7 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
         )
         const timer = setTimeout(() => {
           timers.delete(timer)
-          if (!stopping) void start(slot)
+          if (!stopping) void start(slot, role)
         }, delayMs)
         timers.add(timer)
       })
@@ -151,7 +169,7 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
     for (const timer of timers) clearTimeout(timer)
     const exits = Object.values(cluster.workers ?? {}).flatMap((worker) => {
       if (!worker) return []
-      const counts = listening.has(worker)
+      const counts = listening.has(worker) || worker === deliverer
       const exited = new Promise<boolean>((resolve) => worker.once('exit', (code) => resolve(!counts || code === 0)))
       worker.process.kill('SIGTERM')
       return [exited]
@@ -162,13 +180,19 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   // The first worker alone: it applies the migrations, and a start that fails (a database that
   // cannot be reached, a busy port) fails once, with the one line the worker printed.
   if (!(await start(1))) return 1
-  const rest = await Promise.all(Array.from({ length: workers - 1 }, (_, index) => start(index + 2)))
+  const rest = await Promise.all([
+    ...Array.from({ length: workers - 1 }, (_, index) => start(index + 2)),
+    ...(withWebhooks ? [start(0, 'webhooks')] : []),
+  ])
   if (!rest.every(Boolean)) {
     await stopAll()
     return 1
   }
   announce(log, url)
-  log.info({ workers }, `${workers} workers serve ${url} (node:cluster)`)
+  log.info(
+    { workers, webhookWorker: withWebhooks },
+    `${workers} workers serve ${url} (node:cluster)${withWebhooks ? '; one more delivers the webhooks' : ''}`,
+  )
   const signal = await io.stopSignal
   log.info({ signal }, 'stopping every worker')
   const clean = await stopAll()

@@ -2,6 +2,7 @@ import cluster from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import { type Config, ConfigError, MEMORY_DATA_DIR } from '../../config/index.js'
+import { WORKER_ROLE_VARIABLE } from '../ops/cluster.link.js'
 import type { Command } from './command.model.js'
 
 /**
@@ -17,12 +18,26 @@ export const serveCommand: Command = async (args, config, io, context) => {
       return serveCluster(config, workers, io, (log, url) => announce(log, url, config))
     }
   }
+  const role = cluster.isWorker ? io.env[WORKER_ROLE_VARIABLE] : undefined
+  if (role === 'webhooks' && io.startWebhookWorker) {
+    const worker = await io.startWebhookWorker(config, {
+      databaseUrlOrigin: context.databaseUrlOrigin,
+      ...(io.tty !== undefined ? { tty: io.tty } : {}),
+    })
+    const signal = await io.stopSignal
+    worker.log.info({ signal }, 'stopping')
+    await worker.close()
+    cluster.worker?.disconnect()
+    return 0
+  }
   // io.startGateway loads the assembly only when called: a primary of several workers serves
   // nothing and need not hold the gateway's modules.
   const gateway = await io.startGateway(config, {
     databaseUrlOrigin: context.databaseUrlOrigin,
     command: 'serve',
     ...(io.tty !== undefined ? { tty: io.tty } : {}),
+    // An HTTP worker beside the cluster's webhook worker leaves the delivering to it.
+    ...(role === 'http' ? { deliverWebhooks: false } : {}),
   })
   const log = gateway.server.log
   // The primary announces the whole once every worker listens.

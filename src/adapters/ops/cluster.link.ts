@@ -12,6 +12,15 @@ export type ClusterMessage =
   | { livegate: 'whole'; id: number; body?: string; contentType?: string; report?: WholeReadiness; error?: string }
   | { livegate: 'gather'; id: number; what: AskedPart }
   | { livegate: 'part'; id: number; metrics?: WorkerMetrics; report?: ReadinessReport; error?: string }
+  // The webhook worker has started: it listens on no port, so node:cluster's 'listening' never says so.
+  | { livegate: 'delivering' }
+
+/**
+ * What a worker of `serve --workers N` is, in its environment: an HTTP worker behind the port
+ * (`http`), or the one webhook worker that delivers for all of them (`webhooks`).
+ */
+export const WORKER_ROLE_VARIABLE = 'LIVEGATE_WORKER_ROLE'
+export type WorkerRole = 'http' | 'webhooks'
 
 /** What the primary gathers from each worker. */
 export type AskedPart = 'metrics' | 'readiness'

@@ -18,6 +18,7 @@ import {
   redeliver,
 } from '../../storage/outbound/webhook.statements.js'
 import { forgetCheckpoints } from '../../storage/log.kernel.js'
+import { notifyOnChannel } from '../../storage/notify.statements.js'
 import { WEBHOOK_CHANNEL } from '../../model/notify.channels.js'
 import type { ChannelListener } from '../channel.listener.js'
 import { pruneDeliveries } from '../retention.job.js'
@@ -35,6 +36,9 @@ import { type WebhookMetrics, webhookMetrics } from './webhook.metrics.js'
 const GAUGE_REFRESH_MS = 5000
 /** Most deliveries one replay puts back in line; a larger replay is several calls. */
 export const MAX_REDELIVERED_PER_CALL = 10_000
+// The webhook channel's payloads besides the enqueuer's: something is due, or `off:<endpoint>`.
+const DUE = 'due'
+const OFF = 'off:'
 
 /** What {@link WebhookService} is built from. */
 export interface WebhookServiceOptions {
@@ -45,6 +49,12 @@ export interface WebhookServiceOptions {
   log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error' | 'debug'>
   registry: Registry
   shapes: WebhookShapes
+  /**
+   * Whether this process puts events in line and delivers them (the default). Off in the HTTP
+   * workers of `serve --workers N`, whose webhook worker does it for all of them: delivery then never
+   * shares a turn of the event loop with the callback route. Reads and an operator's steering work either way.
+   */
+  deliver?: boolean
 }
 
 /** A configured endpoint with its stored state. */
@@ -73,7 +83,8 @@ export class WebhookService {
     this.metrics = webhookMetrics(options.registry)
     const owner = deliveryOwner()
     this.recorder = new OutcomeRecorder(options.database.db, owner)
-    for (const endpoint of this.endpoints) {
+    // Only a delivering process holds a worker (and its connections) per endpoint.
+    for (const endpoint of options.deliver === false ? [] : this.endpoints) {
       this.workers.set(
         endpoint.name,
         new EndpointDelivery({
@@ -105,6 +116,11 @@ export class WebhookService {
     return this.endpoints.length > 0
   }
 
+  /** Whether this process puts events in line and delivers them. */
+  get delivers(): boolean {
+    return this.active && this.options.deliver !== false
+  }
+
   async start(): Promise<void> {
     if (!this.active) {
       await forgetCheckpoints(this.options.database.db, [WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT])
@@ -114,8 +130,9 @@ export class WebhookService {
       this.options.database.db,
       this.endpoints.map((endpoint) => endpoint.name),
     )
-    // Another instance's enqueuer may put deliveries in line: its NOTIFY wakes this one's workers.
-    this.off = this.options.channels.on(WEBHOOK_CHANNEL, () => this.wakeAll())
+    if (!this.delivers) return
+    // Another instance's enqueuer, replay or switch puts deliveries in line or takes them out: its NOTIFY tells.
+    this.off = this.options.channels.on(WEBHOOK_CHANNEL, (payload) => this.heard(payload))
     await this.enqueuer.start()
     for (const worker of this.workers.values()) worker.start()
     this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
@@ -125,6 +142,7 @@ export class WebhookService {
   async stop(): Promise<void> {
     clearInterval(this.gauges)
     this.off?.()
+    if (!this.delivers) return
     await this.enqueuer.stop()
     await Promise.all([...this.workers.values()].map((worker) => worker.stop()))
     await this.recorder.stop()
@@ -132,7 +150,7 @@ export class WebhookService {
 
   /** Puts in line every event final so far (tests wait on it). */
   async settle(): Promise<void> {
-    if (this.active) await this.enqueuer.catchUp()
+    if (this.delivers) await this.enqueuer.catchUp()
   }
 
   /** The configured endpoints a caller reading these codes (undefined: all) may see, with their state. */
@@ -172,7 +190,7 @@ export class WebhookService {
     which: { eventIds?: readonly string[] | undefined; since?: Date | undefined },
   ): Promise<Redelivered> {
     const done = await redeliver(this.options.database.db, name, which, MAX_REDELIVERED_PER_CALL)
-    if ('count' in done && done.count > 0) this.workers.get(name)?.wake()
+    if ('count' in done && done.count > 0) await this.tell(DUE)
     return done
   }
 
@@ -181,10 +199,10 @@ export class WebhookService {
     const { db } = this.options.database
     if (enabled) {
       await enableEndpoint(db, name)
-      this.workers.get(name)?.wake()
+      await this.tell(DUE)
     } else {
       await disableEndpoint(db, name, `switched off by ${by}`)
-      this.workers.get(name)?.dropClaimedAhead()
+      await this.tell(`${OFF}${name}`)
     }
     this.options.log.info(
       { endpoint: name, enabled, by },
@@ -204,6 +222,23 @@ export class WebhookService {
 
   private wakeAll(): void {
     for (const worker of this.workers.values()) worker.wake()
+  }
+
+  /**
+   * Tells every delivering process (this one, the webhook worker of `serve --workers N`, other
+   * instances) at once rather than at their next look: a replay is due, or an endpoint is off.
+   */
+  private async tell(payload: string): Promise<void> {
+    this.heard(payload)
+    await this.options.database.db.execute(notifyOnChannel(WEBHOOK_CHANNEL, payload)).catch((error: unknown) => {
+      this.options.log.warn({ err: error }, 'webhooks: other processes will see the change at their next look')
+    })
+  }
+
+  private heard(payload: string): void {
+    if (!this.delivers) return
+    if (payload.startsWith(OFF)) this.workers.get(payload.slice(OFF.length))?.dropClaimedAhead()
+    else this.wakeAll()
   }
 
   private async refreshGauges(): Promise<void> {

@@ -1,0 +1,147 @@
+import type { ChildProcess } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { signCallback } from '../../src/model/callback.sign.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { SECRET } from '../support/gateway.fixture.js'
+import { startServeProcess } from '../support/livegate.process.js'
+import { parseMetrics } from '../support/metrics.scrape.js'
+import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
+
+/** Every line a process of the cluster printed, as JSON, with the worker it names. */
+type Line = { msg: string; worker?: number; pid?: number }
+const lines = (output: string): Line[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line)
+
+const DELIVERING = /^webhook worker: puts every worker's events in line/
+
+// Several processes share only a server: PGlite is one process's own database.
+describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its own delivers', () => {
+  let db: TestDatabase
+  let receiver: Receiver
+  let primary: ChildProcess
+  let url = ''
+  let output = () => ''
+
+  const post = async (taskId: string, seq: number) => {
+    const fields = { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>
+    const signed = signCallback(fields, {
+      url: `${url}/callbacks`,
+      method: 'POST',
+      secret: SECRET,
+      headerPrefix: 'svc',
+      nowMs: Date.now(),
+    })
+    // A connection of its own each time, so the primary may hand it to either HTTP worker.
+    const answer = await fetch(signed.url, {
+      method: 'POST',
+      headers: { ...signed.headers, connection: 'close' },
+      body: signed.body,
+    })
+    expect(answer.status).toBe(200)
+  }
+  const deliveredSeqs = async (taskId: string) =>
+    new Set(
+      (await receiver.received('/hooks/a'))
+        .filter((receipt) => receipt.verified && receipt.body.data.taskId === taskId && receipt.answered === 200)
+        .map((receipt) => String((receipt.body.data.fields as Record<string, string>).seq)),
+    )
+  const deliverer = () => lines(output()).filter((line) => DELIVERING.test(line.msg))
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+    receiver = await startReceiver()
+    const dir = mkdtempSync(join(tmpdir(), 'livegate-webhook-worker-'))
+    const file = join(dir, 'livegate.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        port: 0,
+        services: [{ serviceCode: 'TESTING', secrets: [SECRET] }],
+        webhooks: {
+          // A killed worker's claims are taken over once their lease (three timeouts and 5 s) runs out.
+          timeoutMs: 1000,
+          retrySchedule: [200, 200, 200, 200, 200],
+          endpoints: [
+            {
+              name: 'a',
+              url: `${receiver.url}/hooks/a`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: '*',
+              events: ['callback.*'],
+            },
+          ],
+        },
+      }),
+    )
+    const serve = await startServeProcess(['--config', file, '--workers', '2'], {
+      ...process.env,
+      DATABASE_URL: db.url as string,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    })
+    primary = serve.process
+    url = serve.url
+    output = serve.output
+  }, 600_000)
+
+  afterAll(async () => {
+    primary?.kill('SIGKILL')
+    await receiver?.stop()
+    await db?.drop()
+  })
+
+  it('delivers every callback once, and every attempt is made by the webhook worker, ' +
+    'not by the HTTP workers', async () => {
+    const taskId = `hooks-${Date.now()}`
+    // Each of the first three attempts fails, so each is logged with the worker that made it.
+    await receiver.plan('/hooks/a', [{ status: 500 }, { status: 500 }, { status: 500 }])
+    for (let seq = 0; seq < 20; seq++) await post(taskId, seq)
+    await expect.poll(async () => (await deliveredSeqs(taskId)).size, { timeout: 60_000, interval: 250 }).toBe(20)
+    const [webhookWorker] = deliverer()
+    expect(webhookWorker?.worker).toBeGreaterThan(0)
+    const keptBy = new Set(lines(output()).flatMap((line) => (line.msg === 'callback kept' ? [line.worker] : [])))
+    expect(keptBy.size).toBeGreaterThan(0)
+    expect(keptBy.has(webhookWorker?.worker)).toBe(false)
+    const failed = lines(output()).filter((line) => line.msg.startsWith('webhooks: attempt 1 to a failed'))
+    expect(failed.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(failed.map((line) => line.worker))).toEqual(new Set([webhookWorker?.worker]))
+    // Its metrics are gathered with the HTTP workers': /metrics, asked of either, counts its attempts.
+    const samples = parseMetrics(await (await fetch(`${url}/metrics`)).text())
+    const attempts = (outcome: string) =>
+      samples
+        .filter((s) => s.name === 'livegate_webhook_attempts_total' && s.labels.outcome === outcome)
+        .reduce((n, s) => n + s.value, 0)
+    expect(attempts('delivered')).toBeGreaterThanOrEqual(20)
+    expect(attempts('retry')).toBeGreaterThanOrEqual(3)
+    expect(samples.find((s) => s.name === 'livegate_workers')?.value).toBe(2)
+  }, 300_000)
+
+  it('a webhook worker killed outright is replaced, and what it held or what came meanwhile is delivered', async () => {
+    const taskId = `hooks-killed-${Date.now()}`
+    const [first] = deliverer()
+    // Held: a hanging answer keeps a delivery claimed by the worker about to be killed.
+    await receiver.plan('/hooks/a', [{ hang: true }])
+    await post(taskId, 0)
+    await expect.poll(async () => (await receiver.received('/hooks/a')).some((r) => r.answered === 'hang')).toBe(true)
+    process.kill(first?.pid as number, 'SIGKILL')
+    for (let seq = 1; seq < 10; seq++) await post(taskId, seq)
+    await expect.poll(() => deliverer().length, { timeout: 120_000, interval: 250 }).toBe(2)
+    await expect.poll(async () => (await deliveredSeqs(taskId)).size, { timeout: 120_000, interval: 250 }).toBe(10)
+    expect(deliverer()[1]?.pid).not.toBe(first?.pid)
+    expect(output()).toMatch(/worker crashed; a new one starts/)
+  }, 300_000)
+
+  it('SIGTERM to the primary stops the webhook worker with the others, and it exits 0', async () => {
+    const exited = new Promise<number | null>((resolve) => primary.once('exit', (code) => resolve(code)))
+    primary.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(output()).toContain('every worker stopped')
+  }, 120_000)
+})
