@@ -86,6 +86,11 @@ export const webhooksSchema = z
     deliveredRetention: duration(0, 365 * DAY, 7 * DAY),
     /** Attempts in flight to one endpoint at a time. */
     concurrency: z.int().min(1).max(256).default(16),
+    /**
+     * Under `serve --workers N`: a worker of its own puts events in line and delivers them, so delivery never
+     * shares an HTTP worker's event loop with the callback route. False: every HTTP worker delivers.
+     */
+    ownWorker: z.boolean().default(true),
   })
   .superRefine((webhooks, ctx) => {
     const seen = new Set<string>()

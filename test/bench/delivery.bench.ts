@@ -1,22 +1,25 @@
 import { availableParallelism } from 'node:os'
-import { type BenchContext, type BenchSection, ms, quantile, ratio, type TargetCheck } from './bench.report.js'
+import { type BenchContext, type BenchSection, ms, ratio, type TargetCheck } from './bench.report.js'
+import {
+  CONNECTIONS,
+  ingestRounds,
+  LAG_MS,
+  type Lag,
+  lagAtRate,
+  ROUNDS,
+  WARMUP_MS,
+  WINDOW_MS,
+  WORKERS,
+  type WorkerFigures,
+  withWorkers,
+} from './delivery.ingest.js'
 import { measureOutage, type Outage } from './delivery.outage.js'
 import { type BenchReceiver, startBenchReceiver } from './delivery.receiver.js'
-import { type DatabaseKind, type Rig, settleDeliveries, startRig } from './delivery.rig.js'
+import { type DatabaseKind, type Rig, startRig } from './delivery.rig.js'
 import { measureThroughput, type Throughput } from './delivery.throughput.js'
-import { signPool } from './ingest.pool.js'
-import { runLoad } from './load.generate.js'
-import { settleByMetrics } from './ingest.lag.js'
 
-// The ingest windows are the ingest part's (same variables, same load generator and signed pool).
-const CONNECTIONS = 100
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4)
-const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 500)
-const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 2500)
-const ROUND_POOL = Number(process.env.BENCH_POOL_SIZE ?? 60_000)
 // Delivery's own, each scaled down for a quick check.
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_DELIVERY_EVENTS ?? 5000)
-const LAG_MS = Number(process.env.BENCH_DELIVERY_LAG_MS ?? 10_000)
 const OUTAGE_MS = Number(process.env.BENCH_DELIVERY_OUTAGE_MS ?? 60_000)
 const OUTAGE_EVENTS = Number(process.env.BENCH_DELIVERY_OUTAGE_EVENTS ?? 10_000)
 const DATABASES = (process.env.BENCH_DELIVERY_DATABASES ?? 'PostgreSQL,PGlite')
@@ -30,71 +33,11 @@ const LAG_TARGET_MS = 200
 interface DatabaseFigures {
   kind: DatabaseKind
   ingest: { none: number; three: number }
-  lag: { rate: number; sent: number; p50Ms: number; p99Ms: number; samples: number }
+  lag: Lag
   throughput: Throughput
   outage: Outage
-}
-
-/** Ingest in interleaved rounds, with no endpoint and with three; each window's deliveries settled before the next. */
-async function ingestRounds(
-  ctx: BenchContext,
-  none: Rig,
-  three: Rig,
-  receivers: BenchReceiver[],
-): Promise<{ none: number; three: number }> {
-  const measured = { none: 0, three: 0 }
-  for (let round = 0; round < ROUNDS; round++) {
-    // Turns alternate, so neither gateway is always the one that runs first (and warms the machine up).
-    const turns = [['none', none] as const, ['three', three] as const]
-    const rates = { none: 0, three: 0 }
-    for (const [name, rig] of round % 2 === 0 ? turns : turns.reverse()) {
-      const pool = signPool(rig.url, ROUND_POOL, `delivery-${rig.kind}-${name}-${round}`)
-      const result = await runLoad({
-        url: rig.url,
-        connections: CONNECTIONS,
-        warmupMs: WARMUP_MS,
-        durationMs: WINDOW_MS,
-        pool,
-      })
-      measured[name] += result.measured
-      rates[name] = result.rps
-      await settleByMetrics([rig.url])
-      if (name === 'three') await settleDeliveries(rig, receivers)
-    }
-    ctx.log(
-      `delivery (${none.kind}): ingest round ${round + 1}/${ROUNDS}: ${rates.none.toFixed(0)} req/s with none, ${rates.three.toFixed(0)}` +
-        ` with three`,
-    )
-  }
-  const seconds = (ROUNDS * WINDOW_MS) / 1000
-  return { none: measured.none / seconds, three: measured.three / seconds }
-}
-
-/** The lag from a callback's arrival to its delivery, at a paced rate, over the three receivers. */
-async function lagAtRate(
-  ctx: BenchContext,
-  rig: Rig,
-  receivers: BenchReceiver[],
-  rate: number,
-): Promise<DatabaseFigures['lag']> {
-  await Promise.all(receivers.map((receiver) => receiver.reset()))
-  const pool = signPool(rig.url, Math.ceil((rate * (LAG_MS + WARMUP_MS)) / 1000) + 100, `delivery-lag-${rig.kind}`)
-  const result = await runLoad({
-    url: rig.url,
-    connections: CONNECTIONS,
-    warmupMs: WARMUP_MS,
-    durationMs: LAG_MS,
-    pool,
-    ratePerSecond: rate,
-  })
-  await settleDeliveries(rig, receivers)
-  const stats = await Promise.all(receivers.map((receiver) => receiver.stats()))
-  const lags = Float64Array.from(stats.flatMap((byPath) => Object.values(byPath).flatMap((s) => s.lagsMs))).sort()
-  ctx.log(
-    `delivery (${rig.kind}): at ${rate.toFixed(0)} callbacks/s: delivery lag p99 ${ms(quantile(lags, 0.99))} ms ` +
-      `over ${lags.length} deliveries`,
-  )
-  return { rate, sent: result.rps, p50Ms: quantile(lags, 0.5), p99Ms: quantile(lags, 0.99), samples: lags.length }
+  /** The same ingest and lag with `serve --workers N` processes, each way of delivering (a server only). */
+  workers: WorkerFigures[]
 }
 
 async function onDatabase(
@@ -117,6 +60,12 @@ async function onDatabase(
     // Half the rate livegate just sustained with its three endpoints: the load it should deliver promptly at.
     const lag = await lagAtRate(ctx, fanned, three, ingest.three / 2)
     for (const rig of rigs.splice(0)) await rig.close()
+    const workers: WorkerFigures[] = []
+    if (kind === 'PostgreSQL' && WORKERS > 1)
+      for (const ownWorker of [true, false]) {
+        workers.push(await withWorkers(ctx, three, rigs, ownWorker))
+        for (const rig of rigs.splice(0)) await rig.close()
+      }
     // Attempts outlast a hold of the whole line; retries come a sixth of the outage apart.
     const single = await startRig(ctx, kind, [{ name: 'one', receiver: one, events: ['callback.*'] }], {
       timeoutMs: 120_000,
@@ -125,7 +74,7 @@ async function onDatabase(
     rigs.push(single)
     const throughput = await measureThroughput(ctx, single, one, THROUGHPUT_EVENTS, ROUNDS)
     const outage = await measureOutage(ctx, single, one, OUTAGE_EVENTS, OUTAGE_MS)
-    return { kind, ingest, lag, throughput, outage }
+    return { kind, ingest, lag, throughput, outage, workers }
   } finally {
     for (const rig of rigs) await rig.close()
   }
@@ -133,6 +82,19 @@ async function onDatabase(
 
 function rows(f: DatabaseFigures): string[][] {
   const o = f.outage
+  const workerRows = f.workers.flatMap((w) => [
+    [`ingest, ${w.setup}, no endpoint (${f.kind})`, `${w.ingest.none.toFixed(0)} req/s`, '—'],
+    [
+      `ingest, ${w.setup}, three endpoints (${f.kind})`,
+      `${w.ingest.three.toFixed(0)} req/s`,
+      ratio(w.ingest.three, w.ingest.none),
+    ],
+    [
+      `delivery lag at ${w.lag.rate.toFixed(0)} callbacks/s, ${w.setup} (${f.kind})`,
+      `p50 ${ms(w.lag.p50Ms)} ms, p99 ${ms(w.lag.p99Ms)} ms over ${w.lag.samples}`,
+      '—',
+    ],
+  ])
   return [
     [`ingest, no endpoint (${f.kind})`, `${f.ingest.none.toFixed(0)} req/s`, '—'],
     [
@@ -162,11 +124,26 @@ function rows(f: DatabaseFigures): string[][] {
         ` duplicates, ${o.lostAnswers} answers lost, ${o.failedAttempts} failed attempts, ${o.dead} dead`,
       '—',
     ],
+    ...workerRows,
   ]
 }
 
 function targets(f: DatabaseFigures): TargetCheck[] {
   const o = f.outage
+  const workerTargets: TargetCheck[] = f.workers.flatMap((w) => [
+    {
+      name: `ingest with three endpoints ÷ with none, ${w.setup} (${f.kind})`,
+      target: '≥ 0.90×',
+      measured: ratio(w.ingest.three, w.ingest.none),
+      met: w.ingest.three >= 0.9 * w.ingest.none,
+    },
+    {
+      name: `delivery lag p99 at half the maximum ingest rate, ${w.setup} (${f.kind})`,
+      target: `≤ ${LAG_TARGET_MS} ms`,
+      measured: `${ms(w.lag.p99Ms)} ms`,
+      met: w.lag.p99Ms <= LAG_TARGET_MS,
+    },
+  ])
   return [
     {
       name: `ingest with three endpoints ÷ with none (${f.kind})`,
@@ -194,6 +171,7 @@ function targets(f: DatabaseFigures): TargetCheck[] {
         ` duplicates, ${o.lostAnswers} answers lost`,
       met: o.delivered === o.events && o.dead === 0 && o.duplicates <= o.lostAnswers,
     },
+    ...workerTargets,
   ]
 }
 
@@ -233,6 +211,9 @@ export async function runDeliveryBench(ctx: BenchContext): Promise<BenchSection>
       `Outage: the receiver stops listening and cuts its connections, ${OUTAGE_EVENTS} callbacks are ingested, ` +
       `and it listens again ${OUTAGE_MS / 1000} s after it went; retries are ${RETRY_STEP_MS / 1000} s apart ` +
       `(±20%). ` +
+      `On the server, ingest and lag are measured again with \`serve --workers ${WORKERS}\` processes (one per ` +
+      'core), the load spread over their workers, each way: a webhook worker of its own (on no port) delivering ' +
+      'for the HTTP workers (`webhooks.ownWorker`, the default), and every HTTP worker delivering. ' +
       'A duplicate is a request of an id the receiver already had; an answer lost is a request it read whose ' +
       'answer never left.',
     columns: ['figure', 'measured', 'ratio'],

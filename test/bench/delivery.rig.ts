@@ -1,10 +1,13 @@
+import { openDatabase } from '../../src/storage/database.client.js'
 import { deliveryPage, endpointStates } from '../../src/storage/outbound/webhook.queries.js'
+import type { Db } from '../../src/storage/database.client.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { WEBHOOK_SECRET } from '../support/receiver.process.js'
 import { startBenchGateway } from './bench.gateway.js'
 import type { BenchContext } from './bench.report.js'
 import type { BenchReceiver } from './delivery.receiver.js'
 import { BENCH_SERVICE } from './ingest.pool.js'
+import { startServe } from './serve.process.js'
 
 /** One database kind the delivery part runs on. */
 export type DatabaseKind = 'PostgreSQL' | 'PGlite'
@@ -48,20 +51,61 @@ export async function startRig(
     value: {
       webhooks: {
         ...webhooks,
-        endpoints: endpoints.map((endpoint) => ({
-          name: endpoint.name,
-          url: `${endpoint.receiver.url}/hooks/${endpoint.name}`,
-          secret: WEBHOOK_SECRET,
-          serviceCodes: '*',
-          events: endpoint.events ?? ['*'],
-        })),
+        endpoints: endpoints.map(endpointSetting),
       },
     },
   })
-  const names = endpoints.map((endpoint) => endpoint.name)
-  const { db: drizzle } = gateway.database
   return {
-    url: gateway.url,
+    ...rigReads(gateway.url, kind, endpoints, gateway.database.db),
+    async close() {
+      await close()
+      await db?.drop()
+    },
+  }
+}
+
+/**
+ * Starts `livegate serve --workers <workers>` as a process of its own on a fresh database of the
+ * bench's server, with these endpoints: with any, its webhook worker delivers for the HTTP workers.
+ */
+export async function startServeRig(
+  ctx: BenchContext,
+  workers: number,
+  endpoints: RigEndpoint[],
+  webhooks: Record<string, unknown> = {},
+): Promise<Rig> {
+  const db = await ctx.createDatabase()
+  const serve = await startServe(db.url, BENCH_SERVICE, workers, {
+    webhooks: { ...webhooks, endpoints: endpoints.map(endpointSetting) },
+  })
+  // The bench's own look at the outbox, beside the serve process's connections.
+  const reader = await openDatabase({ url: db.url, dataDir: '', maxConnections: 1 })
+  return {
+    ...rigReads(serve.url, 'PostgreSQL', endpoints, reader.db),
+    async close() {
+      await serve.stop()
+      await reader.close()
+      await db.drop()
+    },
+  }
+}
+
+/** An endpoint as the config file says it: `${receiver}/hooks/<name>`, the test secret, every service. */
+function endpointSetting(endpoint: RigEndpoint): Record<string, unknown> {
+  return {
+    name: endpoint.name,
+    url: `${endpoint.receiver.url}/hooks/${endpoint.name}`,
+    secret: WEBHOOK_SECRET,
+    serviceCodes: '*',
+    events: endpoint.events ?? ['*'],
+  }
+}
+
+/** What a rig reads of a gateway: its outbox through the database, its attempts through `/metrics`. */
+function rigReads(url: string, kind: DatabaseKind, endpoints: RigEndpoint[], drizzle: Db): Omit<Rig, 'close'> {
+  const names = endpoints.map((endpoint) => endpoint.name)
+  return {
+    url,
     kind,
     endpoints: names,
     async waiting() {
@@ -69,7 +113,7 @@ export async function startRig(
       return { pending: states.reduce((n, s) => n + s.pending, 0), dead: states.reduce((n, s) => n + s.deadLetters, 0) }
     },
     async attempts(outcome) {
-      const samples = await scrapeMetrics(gateway.url)
+      const samples = await scrapeMetrics(url)
       return names.reduce(
         (n, endpoint) => n + metricValue(samples, 'livegate_webhook_attempts_total', { endpoint, outcome }),
         0,
@@ -78,10 +122,6 @@ export async function startRig(
     async bodies(endpoint, limit) {
       const rows = await deliveryPage(drizzle, endpoint, { limit })
       return rows.map((row) => ({ eventId: row.eventId, body: row.body }))
-    },
-    async close() {
-      await close()
-      await db?.drop()
     },
   }
 }

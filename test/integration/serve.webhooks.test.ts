@@ -21,6 +21,64 @@ const lines = (output: string): Line[] =>
 
 const DELIVERING = /^webhook worker: puts every worker's events in line/
 
+/** `serve --workers 2` on the test server with one endpoint, `a`, for every callback, on the receiver. */
+async function startCluster(db: TestDatabase, receiver: Receiver, webhooks: Record<string, unknown>) {
+  const file = join(mkdtempSync(join(tmpdir(), 'livegate-webhook-worker-')), 'livegate.json')
+  writeFileSync(
+    file,
+    JSON.stringify({
+      port: 0,
+      services: [{ serviceCode: 'TESTING', secrets: [SECRET] }],
+      webhooks: {
+        ...webhooks,
+        endpoints: [
+          {
+            name: 'a',
+            url: `${receiver.url}/hooks/a`,
+            secret: WEBHOOK_SECRET,
+            serviceCodes: '*',
+            events: ['callback.*'],
+          },
+        ],
+      },
+    }),
+  )
+  const serve = await startServeProcess(['--config', file, '--workers', '2'], {
+    ...process.env,
+    DATABASE_URL: db.url as string,
+    LOG_LEVEL: 'info',
+    LOG_FORMAT: 'json',
+  })
+  return { primary: serve.process, url: serve.url, output: serve.output }
+}
+
+/** Posts one signed callback of `taskId` through the port, on a connection of its own (so to either worker). */
+async function post(url: string, taskId: string, seq: number): Promise<void> {
+  const fields = { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>
+  const signed = signCallback(fields, {
+    url: `${url}/callbacks`,
+    method: 'POST',
+    secret: SECRET,
+    headerPrefix: 'svc',
+    nowMs: Date.now(),
+  })
+  const answer = await fetch(signed.url, {
+    method: 'POST',
+    headers: { ...signed.headers, connection: 'close' },
+    body: signed.body,
+  })
+  expect(answer.status).toBe(200)
+}
+
+/** The seqs of `taskId`'s callbacks the receiver took (verified, answered 200). */
+async function deliveredSeqs(receiver: Receiver, taskId: string): Promise<Set<string>> {
+  return new Set(
+    (await receiver.received('/hooks/a'))
+      .filter((receipt) => receipt.verified && receipt.body.data.taskId === taskId && receipt.answered === 200)
+      .map((receipt) => String((receipt.body.data.fields as Record<string, string>).seq)),
+  )
+}
+
 // Several processes share only a server: PGlite is one process's own database.
 describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its own delivers', () => {
   let db: TestDatabase
@@ -29,66 +87,16 @@ describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its o
   let url = ''
   let output = () => ''
 
-  const post = async (taskId: string, seq: number) => {
-    const fields = { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>
-    const signed = signCallback(fields, {
-      url: `${url}/callbacks`,
-      method: 'POST',
-      secret: SECRET,
-      headerPrefix: 'svc',
-      nowMs: Date.now(),
-    })
-    // A connection of its own each time, so the primary may hand it to either HTTP worker.
-    const answer = await fetch(signed.url, {
-      method: 'POST',
-      headers: { ...signed.headers, connection: 'close' },
-      body: signed.body,
-    })
-    expect(answer.status).toBe(200)
-  }
-  const deliveredSeqs = async (taskId: string) =>
-    new Set(
-      (await receiver.received('/hooks/a'))
-        .filter((receipt) => receipt.verified && receipt.body.data.taskId === taskId && receipt.answered === 200)
-        .map((receipt) => String((receipt.body.data.fields as Record<string, string>).seq)),
-    )
   const deliverer = () => lines(output()).filter((line) => DELIVERING.test(line.msg))
 
   beforeAll(async () => {
     db = await openTestDatabase()
     receiver = await startReceiver()
-    const dir = mkdtempSync(join(tmpdir(), 'livegate-webhook-worker-'))
-    const file = join(dir, 'livegate.json')
-    writeFileSync(
-      file,
-      JSON.stringify({
-        port: 0,
-        services: [{ serviceCode: 'TESTING', secrets: [SECRET] }],
-        webhooks: {
-          // A killed worker's claims are taken over once their lease (three timeouts and 5 s) runs out.
-          timeoutMs: 1000,
-          retrySchedule: [200, 200, 200, 200, 200],
-          endpoints: [
-            {
-              name: 'a',
-              url: `${receiver.url}/hooks/a`,
-              secret: WEBHOOK_SECRET,
-              serviceCodes: '*',
-              events: ['callback.*'],
-            },
-          ],
-        },
-      }),
-    )
-    const serve = await startServeProcess(['--config', file, '--workers', '2'], {
-      ...process.env,
-      DATABASE_URL: db.url as string,
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-    })
-    primary = serve.process
-    url = serve.url
-    output = serve.output
+    ;({ primary, url, output } = await startCluster(db, receiver, {
+      // A killed worker's claims are taken over once their lease (three timeouts and 5 s) runs out.
+      timeoutMs: 1000,
+      retrySchedule: [200, 200, 200, 200, 200],
+    }))
   }, 600_000)
 
   afterAll(async () => {
@@ -102,8 +110,10 @@ describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its o
     const taskId = `hooks-${Date.now()}`
     // Each of the first three attempts fails, so each is logged with the worker that made it.
     await receiver.plan('/hooks/a', [{ status: 500 }, { status: 500 }, { status: 500 }])
-    for (let seq = 0; seq < 20; seq++) await post(taskId, seq)
-    await expect.poll(async () => (await deliveredSeqs(taskId)).size, { timeout: 60_000, interval: 250 }).toBe(20)
+    for (let seq = 0; seq < 20; seq++) await post(url, taskId, seq)
+    await expect
+      .poll(async () => (await deliveredSeqs(receiver, taskId)).size, { timeout: 60_000, interval: 250 })
+      .toBe(20)
     const [webhookWorker] = deliverer()
     expect(webhookWorker?.worker).toBeGreaterThan(0)
     const keptBy = new Set(lines(output()).flatMap((line) => (line.msg === 'callback kept' ? [line.worker] : [])))
@@ -128,12 +138,14 @@ describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its o
     const [first] = deliverer()
     // Held: a hanging answer keeps a delivery claimed by the worker about to be killed.
     await receiver.plan('/hooks/a', [{ hang: true }])
-    await post(taskId, 0)
+    await post(url, taskId, 0)
     await expect.poll(async () => (await receiver.received('/hooks/a')).some((r) => r.answered === 'hang')).toBe(true)
     process.kill(first?.pid as number, 'SIGKILL')
-    for (let seq = 1; seq < 10; seq++) await post(taskId, seq)
+    for (let seq = 1; seq < 10; seq++) await post(url, taskId, seq)
     await expect.poll(() => deliverer().length, { timeout: 120_000, interval: 250 }).toBe(2)
-    await expect.poll(async () => (await deliveredSeqs(taskId)).size, { timeout: 120_000, interval: 250 }).toBe(10)
+    await expect
+      .poll(async () => (await deliveredSeqs(receiver, taskId)).size, { timeout: 120_000, interval: 250 })
+      .toBe(10)
     expect(deliverer()[1]?.pid).not.toBe(first?.pid)
     expect(output()).toMatch(/worker crashed; a new one starts/)
   }, 300_000)
@@ -144,4 +156,31 @@ describeOnServer('serve --workers 2 with a webhook endpoint: one worker of its o
     expect(await exited).toBe(0)
     expect(output()).toContain('every worker stopped')
   }, 120_000)
+})
+
+describeOnServer('serve --workers 2 with webhooks.ownWorker false: every HTTP worker delivers', () => {
+  let db: TestDatabase
+  let receiver: Receiver
+  let primary: ChildProcess | undefined
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+    receiver = await startReceiver()
+  }, 120_000)
+
+  afterAll(async () => {
+    primary?.kill('SIGKILL')
+    await receiver?.stop()
+    await db?.drop()
+  })
+
+  it('starts no webhook worker, and delivers every callback once', async () => {
+    const started = await startCluster(db, receiver, { ownWorker: false })
+    primary = started.primary
+    const taskId = `hooks-shared-${Date.now()}`
+    for (let seq = 0; seq < 10; seq++) await post(started.url, taskId, seq)
+    await expect.poll(async () => (await deliveredSeqs(receiver, taskId)).size, { timeout: 60_000 }).toBe(10)
+    expect(lines(started.output()).some((line) => DELIVERING.test(line.msg))).toBe(false)
+    expect(started.output()).toMatch(/2 workers serve http:\S+ \(node:cluster\)"/)
+  }, 300_000)
 })

@@ -49,7 +49,7 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   const listening = new Set<Worker>()
   // The webhook worker, once it delivers; none without endpoints.
   let deliverer: Worker | undefined
-  const withWebhooks = config.webhooks.endpoints.length > 0
+  const withWebhooks = config.webhooks.endpoints.length > 0 && config.webhooks.ownWorker
   const restarts = new Counter({
     name: 'livegate_worker_restarts_total',
     help: 'Workers replaced after exiting, by reason (crashed, or stopped on their own).',
