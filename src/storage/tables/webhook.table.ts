@@ -70,8 +70,10 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_deliveries_event_unique').on(t.endpoint, t.eventId),
+    // In the claim's own order, id last: a claim reads its batch and stops, however long the line is. Without
+    // id the planner sorted every due row at each claim, and a line that grew made each claim costlier.
     index('webhook_deliveries_due_idx')
-      .on(t.endpoint, t.nextAttemptAt)
+      .on(t.endpoint, t.nextAttemptAt, t.id)
       .where(sql`${t.status} in ('PENDING', 'RETRYING')`),
     index('webhook_deliveries_status_idx').on(t.endpoint, t.status, t.id),
     index('webhook_deliveries_finished_idx').on(t.finishedAt).where(sql`${t.finishedAt} is not null`),

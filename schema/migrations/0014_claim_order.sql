@@ -1,0 +1,2 @@
+DROP INDEX "webhook_deliveries_due_idx";--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("endpoint","next_attempt_at","id") WHERE "webhook_deliveries"."status" in ('PENDING', 'RETRYING');
