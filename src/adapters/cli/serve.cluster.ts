@@ -141,13 +141,13 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
         resolve(true)
       })
       worker.once('exit', (code, signal) => {
-        const wasListening = listening.delete(worker) || deliverer === worker
+        const wasServing = listening.delete(worker) || deliverer === worker
         if (deliverer === worker) deliverer = undefined
         resolve(false)
         if (stopping || !url) return
         const reason = code === 0 && !signal ? 'stopped' : 'crashed'
         restarts.inc({ reason })
-        const quick = Date.now() - startedAt < QUICK_EXIT_MS || !wasListening ? (quickExits.get(slot) ?? 0) + 1 : 0
+        const quick = Date.now() - startedAt < QUICK_EXIT_MS || !wasServing ? (quickExits.get(slot) ?? 0) + 1 : 0
         quickExits.set(slot, quick)
         const delayMs = quick === 0 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (quick - 1))
         log[reason === 'crashed' ? 'error' : 'warn'](
