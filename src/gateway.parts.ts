@@ -119,18 +119,32 @@ export async function buildParts(
       history: history.polled ? history.retention : undefined,
     }),
     actions: new ActionRunner({ db: database.db, config, log, metrics, client: actionClient }),
-    // Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
-    webhooks: new WebhookService({
-      config,
-      database,
-      channels,
-      log,
-      registry: metrics.registry,
-      shapes: webhookShapes,
-      deliver: options.deliverWebhooks !== false,
-    }),
+    webhooks: buildWebhooks(config, database, channels, log, metrics, options.deliverWebhooks !== false),
     incidents: new IncidentWatch({ config, database, channels, log, registry: metrics.registry, now: options.now }),
   }
+}
+
+/**
+ * The webhook service of a gateway, or of the webhook worker of `serve --workers N`
+ * (webhooks.assembly.ts). Bodies are shaped as GraphQL shapes its types (adapters), handed down to the work floor.
+ */
+export function buildWebhooks(
+  config: Config,
+  database: Database,
+  channels: ChannelListener,
+  log: FastifyBaseLogger,
+  metrics: Metrics,
+  deliver: boolean,
+): WebhookService {
+  return new WebhookService({
+    config,
+    database,
+    channels,
+    log,
+    registry: metrics.registry,
+    shapes: webhookShapes,
+    deliver,
+  })
 }
 
 /** Starts the parts in their order: each may rely on those before it. */

@@ -3,8 +3,7 @@ import type { Config } from './config/config.schema.js'
 import { openDatabase } from './storage/database.client.js'
 import { createMetrics } from './work/metrics.registry.js'
 import { ChannelListener } from './work/channel.listener.js'
-import { WebhookService } from './work/outbound/webhook.service.js'
-import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
+import { buildWebhooks } from './gateway.parts.js'
 import { joinCluster, type ClusterMessage } from './adapters/ops/cluster.link.js'
 import { loggerOptions } from './adapters/ops/log.redaction.js'
 import { probeReadiness } from './adapters/ops/readiness.probe.js'
@@ -58,14 +57,7 @@ export async function startWebhookWorker(
   })
   const metrics = createMetrics()
   const channels = new ChannelListener({ database, log })
-  const webhooks = new WebhookService({
-    config,
-    database,
-    channels,
-    log,
-    registry: metrics.registry,
-    shapes: webhookShapes,
-  })
+  const webhooks = buildWebhooks(config, database, channels, log, metrics, true)
   try {
     await channels.start()
     await webhooks.start()
