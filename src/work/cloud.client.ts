@@ -19,6 +19,8 @@ export interface CloudRequest {
   body?: unknown
   /** The call ends by then, body included. */
   timeoutMs: number
+  /** The whole call's limit, as its error names it, when this attempt has only what is left of it. */
+  statedTimeoutMs?: number | undefined
   /** The caller's own abort (its part of the gateway stops); rejects with NETWORK. */
   signal?: AbortSignal | undefined
 }
@@ -148,7 +150,7 @@ export class CloudClient {
       text = await response.text()
     } catch (cause) {
       if (timeout.aborted && !this.closing.signal.aborted && !request.signal?.aborted) {
-        const message = `${shown} for ${code} gave no answer within ${request.timeoutMs} ms.`
+        const message = `${shown} for ${code} gave no answer within ${request.statedTimeoutMs ?? request.timeoutMs} ms.`
         throw new UpstreamError('TIMEOUT', code, message, { cause })
       }
       throw new UpstreamError('NETWORK', code, `${shown} for ${code} failed: ${networkReason(cause)}.`, { cause })

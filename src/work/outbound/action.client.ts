@@ -94,6 +94,7 @@ export class ActionClient {
         operation,
         params,
         timeoutMs,
+        statedTimeoutMs: this.options.timeoutMs,
         signal: this.closing.signal,
       })
       if (reply.ret === undefined)
