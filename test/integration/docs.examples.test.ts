@@ -142,6 +142,8 @@ describe('every example of the guide runs against `livegate demo`', () => {
       expect(answer.status, answer.text).toBe(200)
       expect(answer.body.errors, answer.text).toBeUndefined()
       expect(answer.body.data, answer.text).toBeTruthy()
+      // Not an answer about nothing: a service code the demo does not have reads as null.
+      for (const value of Object.values(answer.body.data as object)) expect(value, answer.text).not.toBeNull()
     },
     180_000,
   )
