@@ -204,13 +204,37 @@ function describeIssues(
         `did you mean "${wanted}"?`
       )
   }
-  const issue = issues[0]
+  const issue = issues[0] && telling(issues[0])
   if (!issue) return `${where}: invalid`
   const key = keyText(issue.path)
-  const unknown = issue.code === 'unrecognized_keys' ? unknownKeysText(issue.path, issue.keys) : issue.message
+  const unknown =
+    issue.code === 'unrecognized_keys'
+      ? unknownKeysText(issue.path, issue.keys)
+      : issue.code === 'invalid_type' && valueAt(value, issue.path) === undefined
+        ? `missing (${article(issue.expected)})`
+        : issue.message
   const name = envNameOf(key, env)
   if (name && env[name]) return `environment ${name}: ${unknown}`
   return `${where}: ${key || '(top level)'}: ${unknown}`
+}
+
+/**
+ * The issue that says what is wrong with a value that fits none of a union's forms: that of the form
+ * whose type the value has (a duration written as a string is told the string's format), rather than
+ * zod's "Invalid input"; the union's own when the value has none of their types.
+ */
+function telling(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue
+  const fitting = issue.errors.find(
+    (branch) => branch.length > 0 && !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
+  )
+  const inner = fitting?.[0]
+  return inner ? telling({ ...inner, path: [...issue.path, ...inner.path] }) : issue
+}
+
+/** `a string`, `an object`: what a missing key wants. */
+function article(expected: string): string {
+  return `${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`
 }
 
 /** `unknown key "prot": did you mean "port"?`, for each key the schema does not have. */

@@ -12,7 +12,11 @@ export const duration = (min: number, max: number, fallback: number) =>
       z.int(),
       z
         .string()
-        .regex(/^\d{1,9}(ms|s|m|h|d)$/, 'must be milliseconds or a duration such as "48h" or "30d"')
+        .regex(/^\d{1,9}(ms|s|m|h|d)$/, {
+          error: (issue) =>
+            `${JSON.stringify(issue.input)} is not a duration: write milliseconds or a number with a unit, ` +
+            'as "20s", "2m", "48h" or "250ms"',
+        })
         .transform((text) => {
           const [, count, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text) as unknown as [string, string, keyof typeof UNIT_MS]
           return Number(count) * UNIT_MS[unit]

@@ -6,6 +6,7 @@ import {
   type ScenarioSession,
   type SessionEnding,
 } from './scenario.model.js'
+import { archiveFate } from './archive.plan.js'
 import { withAudiences } from './audience.plan.js'
 import { planServiceFaults } from './fault.plan.js'
 import { callbackFields, materialize, type Plan, type Step } from './session.materialize.js'
@@ -28,6 +29,8 @@ const SIZES = [
 ] as const
 const VIDEO_BIT_RATES = [600_000, 800_000, 1_200_000] as const
 const CONTAINERS = ['flv', 'rtmp', 'm3u8'] as const
+// The live of a day's first recorded task, in units: its beats, then its end (27 s in the demo).
+const SHORT_LIFE_U = 1.5
 
 /**
  * Generates live sessions and their callbacks, deterministically from the options. The random
@@ -62,6 +65,7 @@ export function generateScenario(options: ScenarioOptions): Scenario {
       }),
     )
   }
+  if (options.day) squeezeIntoTheFirstMinute(plans.slice(marathons), 0)
   if (marathons > 0) stretchToTheEnd(plans.slice(0, marathons), spanOf(plans.slice(marathons)))
   const count = plans.reduce((sum, plan) => sum + plan.steps.length, 0)
   const spanU = spanOf(plans)
@@ -126,6 +130,36 @@ function stretchToTheEnd(plans: Plan[], spanU: number): void {
     plan.at.end += shift
     plan.at.listedUntil = moved(plan.at.listedUntil)
     plan.at.userUntil = moved(plan.at.userUntil)
+  }
+}
+
+/**
+ * A day's first recording comes in its first minute, not minutes in: the first task whose file the
+ * archive keeps (even with the demo's mishaps) goes live at `startU` and lives a short while, its
+ * beats pressed together; only times move, so the seed's tasks and callbacks stay as they were.
+ */
+function squeezeIntoTheFirstMinute(plans: Plan[], startU: number): void {
+  const plan = plans.find(
+    (candidate) =>
+      candidate.steps.some((step) => step.kind === 'archive') &&
+      archiveFate(candidate.session.taskId, true) === 'ANNOUNCED',
+  )
+  if (!plan) return
+  const { userFrom, liveFrom, end } = plan.at
+  const beatsEnd = end - 1
+  const newLiveFrom = liveFrom - userFrom + startU
+  const newEnd = newLiveFrom + SHORT_LIFE_U
+  const k = (newEnd - 1 - newLiveFrom) / Math.max(beatsEnd - liveFrom, 1e-9)
+  const moved = (u: number) =>
+    u <= liveFrom ? u - userFrom + startU : u <= beatsEnd ? newLiveFrom + (u - liveFrom) * k : u - end + newEnd
+  for (const step of plan.steps) step.u = moved(step.u)
+  plan.at = {
+    liveFrom: newLiveFrom,
+    end: newEnd,
+    listedFrom: moved(plan.at.listedFrom),
+    listedUntil: moved(plan.at.listedUntil),
+    userFrom: startU,
+    userUntil: moved(plan.at.userUntil),
   }
 }
 

@@ -244,6 +244,40 @@ describe.skipIf(SKIP_REASON !== undefined)(
             .toBeGreaterThan(1)
           await expect.poll(() => demoSection.locator('[data-stat="viewers"]').innerText()).toMatch(/^[\d,]+$/)
 
+          // What a new user saw first (issue 45): no empty pill after a status, a health tooltip in sentences,
+          // the chart's time labels in whole minutes, each once.
+          expect(
+            await page
+              .locator('.badge')
+              .evaluateAll(
+                (els) =>
+                  els.filter((el) => el.getClientRects().length > 0 && (el.textContent ?? '').trim() === '').length,
+              ),
+          ).toBe(0)
+          for (const title of await demoSection
+            .locator('.health')
+            .evaluateAll((els) => els.map((el) => el.getAttribute('title') ?? '')))
+            expect(title).toMatch(/^([A-Z][a-z ]+ since [^.]+\. )?[^,]*\.$|^$/)
+          const labels = ((await demoSection.locator('.chart').getAttribute('data-time-labels')) ?? '').split(' | ')
+          expect(labels.length).toBeGreaterThan(0)
+          for (const label of labels) expect(label).toMatch(/^\d{1,2}:\d{2}(\s?[AP]M)?$/)
+          expect(new Set(labels).size).toBe(labels.length)
+          // A replay of the demo's webhooks shows in the latest actions in words, with its endpoint.
+          const replay = await send({
+            method: 'POST',
+            url: new URL('graphql', demo.dashboard).href,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              query: 'mutation($since: DateTime) { redeliverWebhooks(endpoint: "demo", since: $since) }',
+              variables: { since: new Date(Date.now() + 60_000).toISOString() },
+            }),
+          })
+          expect(replay.body.errors, replay.text).toBeUndefined()
+          const action = page.locator('#actions tbody tr').first()
+          await expect.poll(() => action.locator('.kind').textContent(), { timeout: 30_000 }).toBe('replay webhooks')
+          expect(await action.locator('.target').textContent()).toBe('webhook demo')
+          expect(await action.locator('.cloud').textContent()).toBe('0 deliveries put back in line.')
+
           mkdirSync(ARTIFACTS, { recursive: true })
           await page.screenshot({ path: `${ARTIFACTS}/dashboard.png`, fullPage: true })
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -57,6 +57,15 @@ describe('the npm package', () => {
   afterAll(() => {
     serve?.process.kill('SIGKILL')
     rmSync(work, { recursive: true, force: true })
+  })
+
+  it("leaves the checkout's own bin runnable: the build after `prepack` writes dist/main.js executable", async () => {
+    // `npx livegate` in a checkout runs dist/main.js as a file through the link npm made once; prepack
+    // deletes dist/ and rebuilds it, so a build that drops the execute bit answers "Permission denied".
+    const main = join(ROOT, 'dist', 'main.js')
+    expect(statSync(main).mode & 0o111).not.toBe(0)
+    const { stdout } = await run(main, ['--version'], { cwd: ROOT })
+    expect(stdout).toMatch(/^livegate \d+\.\d+\.\d+/)
   })
 
   it('ships what runs and nothing else: no tests, benches or TypeScript sources', () => {

@@ -121,6 +121,18 @@ describe('webhookEndpoints', () => {
       as(KEYS.a),
     )
     expect(byId.data?.redeliverWebhooks).toBe(1)
+    // The audit says it as a person would: one delivery, not "1 deliveries".
+    const audit = await graphql(
+      gateway,
+      '{ actions(first: 1) { edges { node { kind endpoint message } } } }',
+      {},
+      as(KEYS.a),
+    )
+    expect(audit.data?.actions.edges[0]?.node).toEqual({
+      kind: 'REPLAY_WEBHOOKS',
+      endpoint: 'opsA',
+      message: '1 delivery put back in line.',
+    })
     const deliveredCount = `{ webhookEndpoints { state deliveries(status: DELIVERED) { totalCount } } }`
     await expect
       .poll(

@@ -131,6 +131,14 @@ describe('loadConfig', () => {
       "not valid JSON at line 3, column 39: Unexpected token 'a'",
     ],
     ['{ "port": 4000', 'not valid JSON at line 1, column 15: '],
+    // A required key left out says "missing" and what it wants, not zod's "received undefined".
+    ['{ "services": [{ "secrets": ["x"] }] }', 'services[0].serviceCode: missing (a string)'],
+    ['{ "alerts": { "rules": [{ "when": "upstream.stale" }] } }', 'alerts.rules[0].name: missing (a string)'],
+    // A duration in words shows the format it takes, not "Invalid input".
+    [
+      '{ "alerts": { "rules": [{ "name": "a", "when": "upstream.stale", "for": "20 seconds" }] } }',
+      'alerts.rules[0].for: "20 seconds" is not a duration: write milliseconds or a number with a unit, as "20s", "2m"',
+    ],
   ])('says what was meant, in one plain line: %s', (content, message) => {
     const path = file(content)
     let said = ''

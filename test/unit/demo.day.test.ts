@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { countersAt, DEMO_DAY, viewersAt } from '../../src/simulator/scenario.model.js'
 import { roundSeed } from '../../src/model/seeded.random.js'
+import { archiveFate } from '../../src/simulator/archive.plan.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 
 // `livegate demo`'s day profile: what a person watching the dashboard for two minutes, or for a
@@ -41,6 +42,13 @@ describe("the demo's day", () => {
     expect(peak).toBeGreaterThan(1000)
     expect(audience.slice(audience.indexOf(peak)).some((viewers) => viewers < peak / 2)).toBe(true)
     expect(audience.slice(0, 8).some((viewers) => viewers > 0)).toBe(true)
+  })
+
+  it('announces a recording in the first minute (type 2, of a file the archive keeps even with mishaps)', () => {
+    const first = day.callbacks.find(
+      (callback) => callback.type === 2 && archiveFate(callback.taskId, true) === 'ANNOUNCED',
+    )
+    expect(first?.atMs).toBeLessThan(MINUTE)
   })
 
   it('has a stall, a reconnect and a forgotten start callback in a round', () => {

@@ -6,8 +6,11 @@
 // the DOM, into dist/pages/ (src/adapters/http/pages.tsconfig.json), as `npm run build` does.
 // `--build` (the prepare script) only builds, and skips quietly where TypeScript is not installed
 // (an install without dev dependencies, which runs a dist/ built elsewhere).
+// Every build ends here (`npm run build` too, so `prepack` after it deletes dist/): tsc writes
+// dist/main.js without an execute bit, and the bin npm links to it (`npx livegate` in a checkout)
+// is run as a file, not through node.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -52,4 +55,5 @@ if (builtAt() < sources && !(buildOnly && !existsSync(tsc))) {
   const now = new Date()
   utimesSync(main, now, now)
 }
+if (existsSync(main) && (statSync(main).mode & 0o111) === 0) chmodSync(main, statSync(main).mode | 0o755)
 if (!buildOnly) await import(pathToFileURL(main).href)

@@ -108,7 +108,7 @@ export class WebhookResolver {
       const done = await service.redeliver(name, { eventIds: eventIds ?? undefined, since: since ?? undefined })
       if ('disabled' in done) return { problem: SWITCHED_OFF }
       count = done.count
-      return { done: `${count} deliveries put back in line.` }
+      return { done: `${count} ${count === 1 ? 'delivery' : 'deliveries'} put back in line.` }
     })
     return count
   }

@@ -18,6 +18,9 @@ const KIND_WORDS: Record<string, string> = {
   STOP_TASK: 'stop',
   SEND_MESSAGE: 'message',
   ACKNOWLEDGE_INCIDENT: 'acknowledge',
+  REPLAY_WEBHOOKS: 'replay webhooks',
+  ENABLE_WEBHOOK_ENDPOINT: 'endpoint on',
+  DISABLE_WEBHOOK_ENDPOINT: 'endpoint off',
 }
 const REFRESH_MS = 5000
 const endpoint = new URL('graphql', window.location.href)
@@ -204,10 +207,14 @@ async function refresh() {
     const rows = data.actions.edges.map(({ node }) => {
       const tr = document.createElement('tr')
       tr.dataset.actionId = node.id
-      const target =
-        node.kind === 'SEND_MESSAGE'
+      // A webhook action acts on an endpoint (its service code `*` when it serves several), not a task.
+      const target = node.endpoint
+        ? `webhook ${node.endpoint}`
+        : node.kind === 'SEND_MESSAGE'
           ? `${node.serviceCode} / ${node.userName}`
-          : `${node.serviceCode} / ${node.taskId ?? ''}`
+          : node.taskId
+            ? `${node.serviceCode} / ${node.taskId}`
+            : node.serviceCode
       const cloud = node.refusal
         ? `refused: ${node.refusal}`
         : node.ret === null
@@ -215,7 +222,7 @@ async function refresh() {
           : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
       const cells: Array<[string, string]> = [
         [when(node.requestedAt), 'when'],
-        [KIND_WORDS[node.kind] ?? node.kind, 'kind'],
+        [KIND_WORDS[node.kind] ?? node.kind.toLowerCase().replaceAll('_', ' '), 'kind'],
         [target, 'target'],
         [node.requestedBy || 'local user', 'by'],
         [node.reason || '', 'reason'],

@@ -103,10 +103,10 @@ export const windowEnding = (newest: number | undefined, length: number): [numbe
   return [end - length / 1000, end]
 }
 // A window of at most `length` over times (seconds, oldest first), shrunk to what they cover
-// (a minute at least), so a young series is not a sliver at the right edge.
-export const spanShown = (times: readonly number[], length: number): [number, number] => {
+// (`least` at least), so a young series is not a sliver at the right edge.
+export const spanShown = (times: readonly number[], length: number, least = 60_000): [number, number] => {
   const [from, end] = windowEnding(times.at(-1), length)
-  return [Math.max(from, Math.min(times[0] ?? end, end - 60)), end]
+  return [Math.max(from, Math.min(times[0] ?? end, end - least / 1000)), end]
 }
 
 // The key the gateway expects as `Authorization: Bearer <key>`: in this tab's sessionStorage

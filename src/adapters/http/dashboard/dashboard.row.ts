@@ -105,12 +105,10 @@ export class TaskRow {
     const health = cell('health')
     health.textContent = task.health.state.toLowerCase()
     health.dataset.value = task.health.state
-    health.title = [
-      task.health.reason,
-      task.health.since && `since ${new Date(task.health.since).toLocaleTimeString()}`,
-    ]
-      .filter(Boolean)
-      .join(', ')
+    // "Starving since 3:37:05 PM. Its input bytes did not grow…": the reason is a sentence of its own.
+    const since = task.health.since && `since ${new Date(task.health.since).toLocaleTimeString()}`
+    const state = task.health.state.charAt(0) + task.health.state.slice(1).toLowerCase().replaceAll('_', ' ')
+    health.title = [since && `${state} ${since}.`, task.health.reason].filter(Boolean).join(' ')
     cell('viewers').textContent = count(task.viewers)
     cell('peak').textContent = count(task.peakViewers)
     const [from] = windowEnding(this.spark.at(-1)?.[0], SPARK_MS)

@@ -21,6 +21,11 @@ import {
 } from './dashboard.page.js'
 import { TaskRow } from './dashboard.row.js'
 
+// The chart is "the last hour": a young series spans five minutes at least, ticked in whole minutes.
+const CHART_LEAST_MS = 5 * 60_000
+const MINUTE_TICKS = [60, 120, 300, 600, 900, 1200, 1800, 3600]
+const minuteOf = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' })
+
 /** One service code's section: the chart's series, its stats and its task rows. */
 export class Service {
   readonly el: HTMLElement
@@ -53,9 +58,9 @@ export class Service {
     }).observe(this.chartEl)
   }
 
-  // The last hour; while the points span less, the span they cover.
+  // The last hour; while the points span less, the span they cover, five minutes at least.
   shown(): [number, number] {
-    return spanShown(this.series[0], HOUR_MS)
+    return spanShown(this.series[0], HOUR_MS, CHART_LEAST_MS)
   }
 
   chartOptions(): uPlot.Options {
@@ -95,7 +100,19 @@ export class Service {
         },
       ],
       axes: [
-        axis,
+        // Whole minutes, as hours and minutes alone, far enough apart that no two labels touch: uPlot's own
+        // ticks go down to seconds over a young series, and label the first with its date as well.
+        {
+          ...axis,
+          space: 90,
+          incrs: MINUTE_TICKS,
+          values: (_u, ticks) => {
+            const labels = ticks.map((t) => minuteOf.format(t * 1000))
+            // What the canvas shows, for whoever reads the page (and its browser test).
+            this.chartEl.dataset.timeLabels = labels.join(' | ')
+            return labels
+          },
+        },
         { ...axis, scale: 'y', values: (_u, ticks) => ticks.map(count) },
         {
           ...axis,
