@@ -87,17 +87,17 @@ export class ActionRunner {
     }
     // The slot is taken inside the key's turn, once no earlier request of the key was found: a
     // retry, on whichever worker and however concurrent, waits for its original and spends none.
-    let rate = 'allowed' as RateDecision
+    let rate: RateDecision | undefined
     const recorded = await recordAction(
       this.options.db,
       { ...auditRow(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
       reuseAfter,
       () => (rate = this.limiter.take(keyScope)) === 'allowed',
     )
-    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate)
+    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate ?? 'refused')
     if (!recorded.fresh) {
-      // A retry that raced its original to the database: the original's slot is the one that counts.
-      this.limiter.refund(keyScope)
+      // A retry that still raced its original to the insert: the original's slot is the one that counts.
+      if (rate) this.limiter.refund(keyScope)
       return recorded.row.argsHash === argsHash
         ? { kind: 'action', row: recorded.row }
         : { kind: 'key-reused', row: recorded.row }
