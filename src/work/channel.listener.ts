@@ -19,6 +19,8 @@ interface Subscriber {
 }
 
 const TICK_MS = 1000
+// Far above a LISTEN's answer from a server that is up, even a busy one.
+const LISTEN_LIMIT_MS = 15_000
 
 /**
  * The one listener of a process on every channel ({@link CHANNELS}): it holds the LISTENs, hands
@@ -79,15 +81,47 @@ export class ChannelListener {
 
   private async listenAll(again: boolean): Promise<void> {
     for (const unlisten of this.unlisten.splice(0)) await unlisten().catch(() => {})
-    for (const channel of CHANNELS) {
-      const unlisten = await this.options.database.listen(
-        channel,
-        (payload) => this.dispatch(channel, payload),
-        () => this.heardAgain(channel),
-      )
-      this.unlisten.push(unlisten)
+    try {
+      for (const channel of CHANNELS) this.unlisten.push(await this.listenOne(channel))
+    } catch (error) {
+      // Half listened is deaf to the rest: undone, so the next try (a new start, or the heartbeat's) begins clean.
+      for (const unlisten of this.unlisten.splice(0)) await unlisten().catch(() => {})
+      throw error
     }
     if (again) for (const channel of CHANNELS) this.heardAgain(channel)
+  }
+
+  /**
+   * LISTENs on one channel, within {@link LISTEN_LIMIT_MS}. While the server is going away,
+   * postgres.js may leave a LISTEN neither answered nor refused for a minute or more: a start
+   * would hang unseen, and the heartbeat's next relisten never come. A LISTEN given up on is
+   * undone once it is answered, and its refusal, come late, is nobody's unhandled rejection.
+   */
+  private listenOne(channel: Channel): Promise<() => Promise<void>> {
+    const listening = this.options.database.listen(
+      channel,
+      (payload) => this.dispatch(channel, payload),
+      () => this.heardAgain(channel),
+    )
+    return new Promise((resolve, reject) => {
+      let givenUp = false
+      const timer = setTimeout(() => {
+        givenUp = true
+        reject(new Error(`channels: LISTEN ${channel} was not answered within ${LISTEN_LIMIT_MS} ms`))
+      }, LISTEN_LIMIT_MS)
+      timer.unref()
+      listening.then(
+        (unlisten) => {
+          clearTimeout(timer)
+          if (givenUp) void unlisten().catch(() => {})
+          else resolve(unlisten)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          if (!givenUp) reject(error)
+        },
+      )
+    })
   }
 
   private dispatch(channel: Channel, payload: string): void {

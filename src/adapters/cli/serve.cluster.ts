@@ -31,9 +31,9 @@ type Part = Extract<ClusterMessage, { livegate: 'part' }>
 /**
  * `serve --workers N`: this process (the primary) runs no gateway itself. It forks N workers
  * (node:cluster), each a whole gateway; they share the one port, which the primary holds and
- * hands connections to in turn. The first worker starts alone (it applies migrations), the rest
- * after it. A worker that exits while the primary runs is replaced, after a back-off when it keeps
- * exiting soon after its start, and counted. SIGTERM or SIGINT asks every worker to stop as a
+ * hands connections to in turn. The first worker starts alone (it applies migrations), and a
+ * failure of its start ends `serve`; the rest start after it, and from then on a worker that exits,
+ * or fails to start, is replaced, after a back-off when it keeps exiting soon after its start, and counted. SIGTERM or SIGINT asks every worker to stop as a
  * single gateway stops, and the primary exits once they all have. `/metrics` and `/readyz`, asked
  * of any worker, are answered by the primary gathering every listening worker's own.
  *
@@ -180,14 +180,12 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   // The first worker alone: it applies the migrations, and a start that fails (a database that
   // cannot be reached, a busy port) fails once, with the one line the worker printed.
   if (!(await start(1))) return 1
-  const rest = await Promise.all([
+  // From then on the gateway serves: a worker whose start fails (the database away a moment) is
+  // replaced with back-off as any worker that exits is, never taking the serving one down with it.
+  await Promise.all([
     ...Array.from({ length: workers - 1 }, (_, index) => start(index + 2)),
     ...(withWebhooks ? [start(0, 'webhooks')] : []),
   ])
-  if (!rest.every(Boolean)) {
-    await stopAll()
-    return 1
-  }
   announce(log, url)
   log.info(
     { workers, webhookWorker: withWebhooks },

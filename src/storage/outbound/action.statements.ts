@@ -12,20 +12,38 @@ export type Recorded = { fresh: true; row: ActionRow } | { fresh: false; row: Ac
  * Records an action (or a refused attempt) and announces it (`actionChanged`), in one
  * transaction. With an idempotency key, an earlier row of the same key younger than `reuseAfter`
  * is answered instead of a new one; an older one gives the key up (its row stays, without it).
- * Two requests racing with one key meet at the unique index: one inserts, the other reads it.
+ * Requests under one key take turns on a lock of the key, whichever process they reached, so a
+ * repeat finds its original before `admit` is asked: `admit` (the rate) is asked only for what
+ * will be a new row, inside the turn, and a request it refuses writes nothing (undefined).
  */
-export async function recordAction(db: Db, row: NewActionRow, reuseAfter: Date): Promise<Recorded> {
+export async function recordAction(db: Db, row: NewActionRow, reuseAfter: Date): Promise<Recorded>
+export async function recordAction(
+  db: Db,
+  row: NewActionRow,
+  reuseAfter: Date,
+  admit: () => boolean,
+): Promise<Recorded | undefined>
+export async function recordAction(
+  db: Db,
+  row: NewActionRow,
+  reuseAfter: Date,
+  admit: () => boolean = () => true,
+): Promise<Recorded | undefined> {
   return db.transaction(async (tx) => {
     if (row.idempotencyKey) {
+      await tx.execute(
+        sql`select pg_advisory_xact_lock(hashtext(${`livegate:action-key:${row.keyScope}`}), hashtext(${row.idempotencyKey}))`,
+      )
       const sameKey = and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey))
       const [earlier] = await tx.select().from(actions).where(sameKey)
       if (earlier && earlier.requestedAt >= reuseAfter) return { fresh: false, row: earlier }
+      if (!admit()) return undefined
       if (earlier)
         await tx
           .update(actions)
           .set({ idempotencyKey: null })
           .where(and(sameKey, lt(actions.requestedAt, reuseAfter)))
-    }
+    } else if (!admit()) return undefined
     const [inserted] = await tx.insert(actions).values(row).onConflictDoNothing().returning()
     if (!inserted) {
       const [earlier] = await tx

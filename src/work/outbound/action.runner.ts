@@ -12,7 +12,7 @@ import type { ActionRow } from '../../storage/tables/action.table.js'
 import type { Db } from '../../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
 import { ActionClient } from './action.client.js'
-import { RateLimiter } from './action.limiter.js'
+import { type RateDecision, RateLimiter } from './action.limiter.js'
 import { type ActionRequest, type Actor, type AuditSink, auditRow, endAction, recordRefusal } from './action.audit.js'
 import { applyToGraph, stopEvidence } from '../graph/graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
@@ -85,16 +85,19 @@ export class ActionRunner {
       if (earlier && earlier.requestedAt >= reuseAfter)
         return earlier.argsHash === argsHash ? { kind: 'action', row: earlier } : { kind: 'key-reused', row: earlier }
     }
-    const refused = await this.overRate(actor, args, request, argsHash)
-    if (refused) return refused
+    // The slot is taken inside the key's turn, once no earlier request of the key was found: a
+    // retry, on whichever worker and however concurrent, waits for its original and spends none.
+    let rate: RateDecision | undefined
     const recorded = await recordAction(
       this.options.db,
       { ...auditRow(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
       reuseAfter,
+      () => (rate = this.limiter.take(keyScope)) === 'allowed',
     )
+    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate ?? 'refused')
     if (!recorded.fresh) {
-      // A retry that raced its original to the database: the original's slot is the one that counts.
-      this.limiter.refund(keyScope)
+      // A retry that still raced its original to the insert: the original's slot is the one that counts.
+      if (rate) this.limiter.refund(keyScope)
       return recorded.row.argsHash === argsHash
         ? { kind: 'action', row: recorded.row }
         : { kind: 'key-reused', row: recorded.row }
@@ -194,7 +197,16 @@ export class ActionRunner {
     argsHash: string,
   ): Promise<ActOutcome | undefined> {
     const rate = this.limiter.take(actor.keyName ?? '')
-    if (rate === 'allowed') return undefined
+    return rate === 'allowed' ? undefined : this.refuseForRate(actor, args, request, argsHash, rate)
+  }
+
+  private async refuseForRate(
+    actor: Actor,
+    args: ActionArgs,
+    request: ActionRequest,
+    argsHash: string,
+    rate: RateDecision,
+  ): Promise<ActOutcome> {
     // One refusal a window is recorded: a client hammering past its limit cannot flood the audit.
     const limit = this.options.config.limits.actionsPerMinute
     const row =

@@ -72,15 +72,22 @@ export class WebhookEnqueuer {
   }
 
   /**
-   * Sets the checkpoints at the logs' ends on a first start (what was logged before webhooks
-   * were configured is not sent), before the gateway takes any callback, then starts listening.
+   * Sets the checkpoints at the logs' ends on a deployment's first start with endpoints (what was
+   * logged before webhooks were configured is not sent); a checkpoint already set is kept, so a
+   * restart replays nothing. Every process of the deployment sets them before it takes any
+   * callback, whether it puts events in line or not: under `serve --workers N` the HTTP workers
+   * serve before the webhook worker has started, and what they kept meanwhile must be told.
    */
-  async start(): Promise<void> {
+  async setStart(): Promise<void> {
     const { db } = this.options.database
     const now = new Date()
     await initCheckpoint(db, WEBHOOK_CALLBACKS_CHECKPOINT, await logEnd(db), now)
     await initCheckpoint(db, WEBHOOK_EVENTS_CHECKPOINT, await webhookEventsEnd(db), now)
-    await this.scheduler.start()
+  }
+
+  /** Starts the passes, from the checkpoints {@link setStart} set. */
+  start(): Promise<void> {
+    return this.scheduler.start()
   }
 
   stop(): Promise<void> {

@@ -130,6 +130,7 @@ export class WebhookService {
       this.options.database.db,
       this.endpoints.map((endpoint) => endpoint.name),
     )
+    await this.enqueuer.setStart()
     if (!this.delivers) return
     // Another instance's enqueuer, replay or switch puts deliveries in line or takes them out: its NOTIFY tells.
     this.off = this.options.channels.on(WEBHOOK_CHANNEL, (payload) => this.heard(payload))
