@@ -155,12 +155,21 @@ export function evaluateRules(
   }
   const taskKeys = readings.tasks.map((task) => subjectKey(task.serviceCode, task.taskId))
   const liveTasks = new Set(taskKeys)
+  const ruleOf = new Map(rules.map((rule) => [rule.name, rule]))
   for (const incident of open) {
-    if (!conditionOf.has(incident.rule))
+    const rule = ruleOf.get(incident.rule)
+    if (!rule)
       resolves.push({
         id: incident.id,
         reason: 'rule-removed',
         summary: `rule "${incident.rule}" is no longer configured`,
+      })
+    // A rule whose `serviceCodes` no longer name the code never looks at it again: nothing else would resolve it.
+    else if (!inScope(rule, incident.serviceCode))
+      resolves.push({
+        id: incident.id,
+        reason: 'rule-removed',
+        summary: `rule "${incident.rule}" no longer watches ${incident.serviceCode}`,
       })
     else if (incident.taskId !== null && !liveTasks.has(subjectKey(incident.serviceCode, incident.taskId)))
       resolves.push({ id: incident.id, reason: 'task-ended', summary: `task ${incident.taskId} ended` })

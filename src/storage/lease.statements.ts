@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db } from './database.client.js'
 import { leases } from './tables/lease.table.js'
 
@@ -33,4 +33,44 @@ export async function leaseHolder(db: Db, name: string): Promise<string | null> 
     .from(leases)
     .where(and(eq(leases.name, name), sql`${leases.expiresAt} >= now()`))
   return row?.holder ?? null
+}
+
+/**
+ * Takes or keeps many leases in one statement, each as {@link acquireLease} does; resolves to the
+ * names `holder` holds now (a lease another holds unexpired is left as it is, and not returned).
+ */
+export async function acquireLeases(
+  db: Db,
+  names: readonly string[],
+  holder: string,
+  ttlMs: number,
+): Promise<Set<string>> {
+  if (names.length === 0) return new Set()
+  const expiresAt = sql`now() + make_interval(secs => ${ttlMs / 1000})`
+  const rows = await db
+    .insert(leases)
+    .values(names.map((name) => ({ name, holder, expiresAt })))
+    .onConflictDoUpdate({
+      target: leases.name,
+      set: { holder, expiresAt },
+      setWhere: sql`${leases.holder} = ${holder} or ${leases.expiresAt} < now()`,
+    })
+    .returning({ name: leases.name, holder: leases.holder })
+  return new Set(rows.filter((row) => row.holder === holder).map((row) => row.name))
+}
+
+/** Gives up every lease of these names that `holder` still holds. */
+export async function releaseLeases(db: Db, names: readonly string[], holder: string): Promise<void> {
+  if (names.length === 0) return
+  await db.delete(leases).where(and(inArray(leases.name, [...names]), eq(leases.holder, holder)))
+}
+
+/** Which of these leases someone holds unexpired. */
+export async function heldLeases(db: Db, names: readonly string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set()
+  const rows = await db
+    .select({ name: leases.name })
+    .from(leases)
+    .where(and(inArray(leases.name, [...names]), sql`${leases.expiresAt} >= now()`))
+  return new Set(rows.map((row) => row.name))
 }

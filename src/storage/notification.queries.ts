@@ -72,6 +72,13 @@ export interface NotificationCriteria {
 export interface NotificationPageRequest {
   before?: LogPosition | undefined
   limit: number
+  /** Read below this horizon (`listHorizon`, notification-horizon.queries.ts); what is final now when absent. */
+  horizon?: string | undefined
+}
+
+/** Callbacks written by transactions below a horizon: final, and the same set however late they are read. */
+function below(horizon: string | undefined): SQL {
+  return horizon === undefined ? FINAL : sql`${callbacks.xid} < ${horizon}::xid8`
 }
 
 const rowColumns = {
@@ -83,8 +90,9 @@ const rowColumns = {
   body: callbacks.body,
 }
 
-function matching(criteria: NotificationCriteria): SQL[] {
-  const conditions: SQL[] = [FINAL]
+/** The conditions of the criteria, on callbacks whose place is `final` (final now, by default). */
+export function matching(criteria: NotificationCriteria, final: SQL = FINAL): SQL[] {
+  const conditions: SQL[] = [final]
   if (criteria.serviceCode != null) conditions.push(eq(callbacks.serviceCode, criteria.serviceCode))
   if (criteria.types != null) conditions.push(inArray(callbacks.type, [...criteria.types]))
   if (criteria.taskId != null) conditions.push(eq(callbacks.taskId, criteria.taskId))
@@ -183,7 +191,7 @@ export async function notificationPage(
   criteria: NotificationCriteria,
   page: NotificationPageRequest,
 ): Promise<NotificationRow[]> {
-  const conditions = matching(criteria)
+  const conditions = matching(criteria, below(page.horizon))
   if (page.before !== undefined) conditions.push(beforePosition(page.before))
   return db
     .select(rowColumns)
@@ -193,12 +201,12 @@ export async function notificationPage(
     .limit(page.limit)
 }
 
-/** How many stored callbacks match, on every page together. */
-export async function countNotifications(db: Db, criteria: NotificationCriteria): Promise<number> {
+/** How many stored callbacks match, on every page together: below `horizon`, as the page read it. */
+export async function countNotifications(db: Db, criteria: NotificationCriteria, horizon?: string): Promise<number> {
   const [row] = await db
     .select({ total: count() })
     .from(callbacks)
-    .where(and(...matching(criteria)))
+    .where(and(...matching(criteria, below(horizon))))
   return row?.total ?? 0
 }
 

@@ -176,6 +176,18 @@ describe('evaluateRules', () => {
     ])
   })
 
+  it('resolves the open incidents of a code the rule no longer watches (its serviceCodes narrowed)', () => {
+    const narrowed = rules([{ name: 'thin', when: 'task.viewers', below: 5, for: '1s', serviceCodes: ['A'] }])
+    const open = [
+      { id: 8, rule: 'thin', serviceCode: 'B', taskId: 't9' },
+      { id: 9, rule: 'thin', serviceCode: 'A', taskId: 't1' },
+    ]
+    const readings = tasksOnly(task('HEALTHY', { viewers: 1 }), task('HEALTHY', { serviceCode: 'B', taskId: 't9' }))
+    expect(evaluateRules(narrowed, readings, open, new Map(), 0).resolves).toEqual([
+      { id: 8, reason: 'rule-removed', summary: 'rule "thin" no longer watches B' },
+    ])
+  })
+
   it('an open incident found after a restart stays open while its condition holds', () => {
     const open = [{ id: 3, rule: 'starving', serviceCode: 'A', taskId: 't1' }]
     const decided = evaluateRules(starving, tasksOnly(task('STARVING')), open, new Map(), 0)

@@ -1,25 +1,20 @@
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { type AlertRule, alertRules } from '../../config/alerts.schema.js'
 import type { Config } from '../../config/config.schema.js'
-import {
-  evaluateRules,
-  type Readings,
-  type ServiceReading,
-  type TaskReading,
-  type Tracks,
-} from '../../fold/alert.evaluator.js'
-import { taskHealth } from '../../fold/task.health.js'
+import { evaluateRules, type Tracks } from '../../fold/alert.evaluator.js'
 import { decodeEvent } from '../../model/event.codec.js'
 import { EVENT_CHANNEL, SAMPLE_CHANNEL } from '../../model/notify.channels.js'
 import { unresolvedCounts, unresolvedIncidents } from '../../storage/alerts/incident.queries.js'
 import { openIncident, resolveIncident } from '../../storage/alerts/incident.statements.js'
-import { missingCallbacksByCode, taskSignals } from '../../storage/alerts/signal.queries.js'
 import type { Database } from '../../storage/database.client.js'
-import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../storage/history/upstream-status.statements.js'
+import { acquireLeases, heldLeases, releaseLeases } from '../../storage/lease.statements.js'
 import type { IncidentRow } from '../../storage/tables/incident.table.js'
 import type { ChannelListener } from '../channel.listener.js'
 import { WakeScheduler } from '../wake.scheduler.js'
+import { readSignals } from './alert.readings.js'
 
 /** What {@link IncidentWatch} is built from. */
 export interface IncidentWatchOptions {
@@ -32,18 +27,27 @@ export interface IncidentWatchOptions {
   now?: (() => Date) | undefined
   /** The pass for what time alone decides; 1 s by default. */
   tickMs?: number
+  /** Who this instance is in the rules' leases; host, pid and a random part by default. */
+  instanceId?: string
 }
 
-// What the reconciliation's count of forgotten callbacks looks back over.
-const HOUR = 3_600_000
+/** The lease of one rule: its holder alone evaluates it, and while it is held the rule is configured somewhere. */
+const leaseName = (rule: string) => `alerts:${rule}`
 
 /**
  * Looks at every alert rule's condition on every sample (the samples' channel), on every change
  * of a task's state (the event channel), and once a second for what time alone decides; opens
- * and resolves incidents in the database, which holds "one open incident per rule and subject",
- * so every instance and worker may look and each change is told once. How long each condition
- * has held lives in this process: a restart starts each `for` anew, and the open incidents it
- * finds go on as the same incidents.
+ * and resolves incidents in the database, which holds "one open incident per rule and subject".
+ *
+ * Each rule is evaluated by one process at a time, the holder of its lease (`alerts:<rule>`),
+ * among the workers and instances that configure it: several evaluators, each with its own
+ * tracks, its own view of the rules and its own moment of reading, undo each other's
+ * decisions. The holder keeps the lease while it runs, so a rule's incidents are decided by one
+ * view until that process stops. An incident is resolved as "rule removed" only when no process
+ * holds its rule's lease, that is, when no running instance configures the rule: an instance
+ * that never had a rule (the older one of a rolling deploy) leaves its incidents to those that
+ * have it. How long each condition has held lives in the holder: a new holder starts each `for`
+ * anew, and the open incidents it finds go on as the same incidents.
  */
 export class IncidentWatch {
   private readonly rules: AlertRule[]
@@ -56,13 +60,20 @@ export class IncidentWatch {
   private readonly tickMs: number
   private readonly now: () => Date
   private readonly total: Counter<'rule' | 'severity'>
-  private readonly staleMs: number
   private startedAt = 0
+  private readonly instanceId: string
+  private readonly leaseMs: number
+  /** The rules whose lease this process holds, as of its last renewal. */
+  private held = new Set<string>()
+  private renewedAt = Number.NEGATIVE_INFINITY
 
   constructor(private readonly options: IncidentWatchOptions) {
     this.rules = alertRules(options.config.alerts)
     this.now = options.now ?? (() => new Date())
     this.tickMs = options.tickMs ?? 1000
+    this.instanceId = options.instanceId ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+    // Renewed every third of it by the passes (at least one a tick): a pass must stall that long to lose one.
+    this.leaseMs = Math.max(10 * this.tickMs, 10_000)
     // Never two passes at once; a sample or change during one asks for one more after it; the
     // tick after every pass is what time alone decides (a `for` that runs out between samples).
     this.scheduler = new WakeScheduler({
@@ -72,7 +83,6 @@ export class IncidentWatch {
         return this.tickMs
       },
     })
-    this.staleMs = staleAfterMs(options.config.upstream)
     const registers = [options.registry]
     // Every instance reads the same stored incidents: the whole is not the workers' sum.
     // Read at each scrape, not left from this process's last pass: another instance may have opened one since.
@@ -103,7 +113,8 @@ export class IncidentWatch {
   async start(): Promise<void> {
     this.startedAt = this.now().getTime()
     await this.pass()
-    if (this.rules.length === 0) return
+    // Without rules only removed rules' incidents are looked at: their last holder may stop at any time.
+    if (this.rules.length === 0) return this.scheduler.wakeIn(this.leaseMs / 3)
     const { channels } = this.options
     const wake = () => this.scheduler.wake()
     this.off.push(channels.on(SAMPLE_CHANNEL, wake))
@@ -119,6 +130,12 @@ export class IncidentWatch {
     await stopped
     // A wait the scheduler will no longer answer: one pass of its own.
     for (const waiter of this.waiting.splice(0)) await this.pass().then(waiter.resolve, waiter.reject)
+    // Given up at once, so another worker or instance takes the rules over without waiting for them to expire.
+    const held = [...this.held].map(leaseName)
+    this.held = new Set()
+    await releaseLeases(this.options.database.db, held, this.instanceId).catch((error: unknown) => {
+      this.options.log.warn({ err: error }, 'alerts: the rules could not be handed over; they are when they expire')
+    })
   }
 
   /** Resolves once a pass that began after this call has ended: what tests wait on. */
@@ -139,23 +156,53 @@ export class IncidentWatch {
       throw error
     }
     for (const waiter of waiters) waiter.resolve()
-    // Without rules nothing but a removed rule's incidents is looked at, and that once, at the start.
-    return this.rules.length > 0 ? { within: this.tickMs } : {}
+    // Without rules nothing but a removed rule's incidents is looked at, as often as a lease may expire.
+    return { within: this.rules.length > 0 ? this.tickMs : this.leaseMs / 3 }
+  }
+
+  /** The rules this process holds the lease of, renewed (or taken, once expired) every third of a lease. */
+  private async hold(at: number): Promise<Set<string>> {
+    if (this.rules.length === 0) return this.held
+    if (at - this.renewedAt < this.leaseMs / 3) return this.held
+    const names = this.rules.map((rule) => leaseName(rule.name))
+    try {
+      const taken = await acquireLeases(this.options.database.db, names, this.instanceId, this.leaseMs)
+      this.held = new Set(this.rules.filter((rule) => taken.has(leaseName(rule.name))).map((rule) => rule.name))
+      this.renewedAt = at
+    } catch (error) {
+      // Not known to be held any more: another process may take the rules once their leases run out.
+      this.held = new Set()
+      this.renewedAt = Number.NEGATIVE_INFINITY
+      throw error
+    }
+    return this.held
   }
 
   private async pass(): Promise<void> {
     const db = this.options.database.db
+    const held = this.stopped ? this.held : await this.hold(performance.now())
     const unresolved = await unresolvedIncidents(db)
-    if (this.rules.length === 0 && unresolved.length === 0) return
+    const configured = new Set(this.rules.map((rule) => rule.name))
+    // A rule this process does not configure belongs to another instance while anyone holds its lease.
+    const others = [...new Set(unresolved.filter((row) => !configured.has(row.rule)).map((row) => row.rule))]
+    const elsewhere = await heldLeases(db, others.map(leaseName))
+    const mine = unresolved.filter((row) =>
+      configured.has(row.rule) ? held.has(row.rule) : !elsewhere.has(leaseName(row.rule)),
+    )
+    if (held.size === 0 && mine.length === 0) return
     const now = this.now()
-    const readings = this.rules.length > 0 ? await this.read(now) : { tasks: [], services: [] }
-    const open = unresolved.map((row) => ({
+    const rules = this.rules.filter((rule) => held.has(rule.name))
+    const readings =
+      rules.length > 0
+        ? await readSignals({ ...this.options, rules }, now, this.startedAt)
+        : { tasks: [], services: [] }
+    const open = mine.map((row) => ({
       id: row.id,
       rule: row.rule,
       serviceCode: row.serviceCode,
       taskId: row.taskId,
     }))
-    const decided = evaluateRules(this.rules, readings, open, this.tracks, now.getTime())
+    const decided = evaluateRules(rules, readings, open, this.tracks, now.getTime())
     this.tracks = decided.tracks
     for (const opening of decided.opens) {
       const row = await openIncident(db, {
@@ -194,66 +241,5 @@ export class IncidentWatch {
       },
       `incident ${change}: ${row.summary}`,
     )
-  }
-
-  private async read(now: Date): Promise<Readings> {
-    const db = this.options.database.db
-    const { services, upstream } = this.options.config
-    const configured = services.map((service) => service.serviceCode)
-    const named = this.rules.flatMap((rule) => (rule.serviceCodes === '*' ? configured : rule.serviceCodes))
-    const codes = [...new Set([...configured, ...named])]
-    // The codes whose task list is polled: only they can go stale (as `upstream(code).stale` says).
-    const polled =
-      upstream.pollIntervalMs > 0
-        ? services
-            .filter((service) => service.baseUrl && service.secrets.length > 0)
-            .map((service) => service.serviceCode)
-        : []
-    const [rows, missing, statuses] = await Promise.all([
-      taskSignals(db, codes),
-      missingCallbacksByCode(db, new Date(now.getTime() - HOUR)),
-      readUpstreamStatus(db, polled),
-    ])
-    // A code never answered is stale only once this process has waited as long as a stale list: a start is no fault.
-    const waited = now.getTime() - this.startedAt >= this.staleMs
-    const stale = new Set(
-      polled.filter(
-        (code) =>
-          judgeUpstream(statuses.get(code), now, this.staleMs).stale && (waited || statuses.get(code)?.lastSuccessAt),
-      ),
-    )
-    const tasks: TaskReading[] = rows.map((row) => {
-      const view = taskHealth({
-        status: row.status,
-        listed: row.listed,
-        endedAt: null,
-        waitingSince: null,
-        sampled: row.sampled ? { health: row.sampled.health, since: row.sampled.since.getTime() } : undefined,
-        stale: stale.has(row.serviceCode),
-      })
-      return {
-        serviceCode: row.serviceCode,
-        taskId: row.taskId,
-        health: view.state,
-        healthSince: view.since,
-        viewers: row.viewers,
-        inputBitrate: row.inputBitrate,
-      }
-    })
-    const readings: ServiceReading[] = codes.map((serviceCode) => {
-      const lastSuccess = statuses.get(serviceCode)?.lastSuccessAt?.getTime()
-      // A code's audience is known from a fresh task list answer only: none yet, or a stale one, says nothing.
-      const answered = lastSuccess !== undefined && !stale.has(serviceCode)
-      return {
-        serviceCode,
-        viewers: answered
-          ? tasks.reduce((sum, task) => sum + (task.serviceCode === serviceCode ? (task.viewers ?? 0) : 0), 0)
-          : null,
-        stale: stale.has(serviceCode),
-        staleSince: stale.has(serviceCode) ? (lastSuccess ?? this.startedAt) + this.staleMs : null,
-        callbacksMissing: missing.get(serviceCode) ?? 0,
-      }
-    })
-    return { tasks, services: readings }
   }
 }

@@ -1,8 +1,5 @@
-import {
-  type NotificationCriteria,
-  countNotifications,
-  notificationPage,
-} from '../../../storage/notification.queries.js'
+import type { NotificationCriteria } from '../../../storage/notification.queries.js'
+import { notificationList } from '../../../storage/notification-horizon.queries.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, refuseNul } from '../graphql.errors.js'
@@ -52,12 +49,12 @@ export class NotificationResolver {
   ): Promise<ConnectionData<NotificationNode>> {
     const window = pageWindow({ first, after }, config.graphql, notificationCursor)
     const criteria = notificationCriteria(filter, scope)
-    const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
+    const { rows, countAll } = await notificationList(db, criteria, { before: window.after, limit: window.fetch })
     return toConnection(rows, window, {
       codec: notificationCursor,
       keyOf: (row) => row,
       toNode: (row) => notificationNode(row),
-      countAll: () => countNotifications(db, criteria),
+      countAll,
     })
   }
 

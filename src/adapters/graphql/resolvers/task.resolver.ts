@@ -1,4 +1,5 @@
-import { countNotifications, type NotificationRow, notificationPage } from '../../../storage/notification.queries.js'
+import type { NotificationRow } from '../../../storage/notification.queries.js'
+import { notificationList } from '../../../storage/notification-horizon.queries.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import {
   countTasks,
@@ -173,8 +174,8 @@ export class TaskResolver {
       return toConnection(rows, window, { ...parts, countAll: () => loaders.notificationCountOfTask.load(task.id) })
     }
     const criteria = { ...notificationCriteria(filter, scope), taskId: task.id }
-    const rows = await notificationPage(db, criteria, { before: window.after, limit: window.fetch })
-    return toConnection(rows, window, { ...parts, countAll: () => countNotifications(db, criteria) })
+    const { rows, countAll } = await notificationList(db, criteria, { before: window.after, limit: window.fetch })
+    return toConnection(rows, window, { ...parts, countAll })
   }
 }
 
