@@ -68,7 +68,11 @@ export interface DeliverOptions {
 }
 
 /** Signs a callback for the fixture gateway without sending it. */
-export function signFor(gateway: Pick<TestGateway, 'url'>, fields: Record<string, string>, options: DeliverOptions = {}): SignedRequest {
+export function signFor(
+  gateway: Pick<TestGateway, 'url'>,
+  fields: Record<string, string>,
+  options: DeliverOptions = {},
+): SignedRequest {
   return signCallback(fields, {
     url: `${gateway.url}${options.path ?? '/callbacks'}`,
     method: options.method ?? 'POST',

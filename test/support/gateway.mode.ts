@@ -155,7 +155,8 @@ async function untilReady(serve: ServeProcess): Promise<void> {
   await expect
     .poll(
       async () => {
-        if (serve.process.exitCode !== null) throw new Error(`serve exited ${serve.process.exitCode}: ${serve.output()}`)
+        if (serve.process.exitCode !== null)
+          throw new Error(`serve exited ${serve.process.exitCode}: ${serve.output()}`)
         const answer = await fetch(`${serve.url}/readyz`).catch(() => undefined)
         if (!answer) return false
         const report = (await answer.json().catch(() => ({}))) as { ready?: boolean; workers?: unknown[] }
