@@ -32,7 +32,7 @@ export interface TestGateway {
   settle(): Promise<void>
   /** Resolves once every event kept so far (derived ones too) is put in line for the webhook endpoints. */
   settleWebhooks(): Promise<void>
-  /** The gateway's JSON log lines so far (when started with `logs: true`). */
+  /** The gateway's JSON log lines so far, one entry a line (when started with `logs: true`). */
   logLines(): string[]
   /** The in-process gateway, for what only it offers; undefined in serve mode (see {@link inProcessOnly}). */
   inProcess: Gateway | undefined
@@ -43,7 +43,7 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   /** Log at `info` as JSON lines, read back through {@link TestGateway.logLines}. */
   logs?: boolean
-  /** Only in process: another database than the test's (a second instance's own connection). */
+  /** A second instance's own connection; in serve mode every process has its own anyway. */
   database?: Database
   /** Only in process: a clock of the test's (`inProcessOnly` suites). */
   now?: StartOptions['now']
@@ -68,7 +68,7 @@ export async function startTestGateway(
   const logged = { ...value, log: { level: 'info', format: 'json' } }
   if (gatewayMode === 'in-process') return startInProcess(options.logs ? logged : value, db, options)
   if (!db.url) throw new Error('TEST_GATEWAY=serve needs a PostgreSQL server: set TEST_DATABASE_URL too')
-  if (options.now || options.database) throw new Error('a clock or a database of its own exists only in process')
+  if (options.now) throw new Error('a clock of the test exists only in process: mark the test itInProcess')
   const dir = mkdtempSync(join(tmpdir(), 'livegate-serve-mode-'))
   const file = join(dir, 'livegate.json')
   // At info always: the process says where it listens in its log.
@@ -127,7 +127,11 @@ async function startInProcess(
       await gateway.settle()
       await gateway.parts.webhooks.settle()
     },
-    logLines: () => lines,
+    logLines: () =>
+      lines
+        .join('')
+        .split('\n')
+        .filter((line) => line.startsWith('{')),
     inProcess: gateway,
     close: () => gateway.close(),
   }
