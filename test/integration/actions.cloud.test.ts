@@ -235,7 +235,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
         .toBe('STOPPED')
       expect(((await simulated()).taskListAnswers.TESTING ?? 0) - pollsBefore).toBeLessThanOrEqual(2)
       await expect
-        .poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 10_000 })
+        .poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 30_000 })
         .toBe(true)
       await expect
         .poll(
@@ -243,7 +243,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
             actions.events.some(
               (event) => event.actionChanged.id === action.id && event.actionChanged.state === 'SUCCEEDED',
             ),
-          { timeout: 10_000 },
+          { timeout: 30_000 },
         )
         .toBe(true)
       await changes.dispose()
@@ -423,7 +423,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
   it('the same over graphql-ws: a read-only key is refused, an operator sends', async () => {
     const run = async (key: string, query: string, variables: Record<string, unknown>) => {
       const sub = subscribe(gateway.url, query, variables, bearer(key))
-      await expect.poll(() => sub.events.length + sub.errors.length, { timeout: 15_000 }).toBeGreaterThan(0)
+      await expect.poll(() => sub.events.length + sub.errors.length, { timeout: 30_000 }).toBeGreaterThan(0)
       await sub.dispose()
       return sub
     }

@@ -6,6 +6,7 @@ import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { overSocket } from '../support/socket.execute.js'
 import { subscribe } from '../support/subscription.client.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
@@ -100,7 +101,8 @@ describe(`hostile input on the acting and replaying surfaces (${driverName})`, {
         graphql: { maxAliases: 40 },
         webhooks: {
           retrySchedule: ['100ms'],
-          timeoutMs: 1000,
+          // A limit against a receiver that hangs, not a measure: a busy machine's receiver may take seconds to answer.
+          timeoutMs: 15_000,
           endpoints: [endpoint('hooks-A', ['A']), endpoint('hooks-B', ['B'])],
         },
       },
@@ -121,13 +123,17 @@ describe(`hostile input on the acting and replaying surfaces (${driverName})`, {
     "1. records a read-only key's refusal only under a code it reads, never in another tenant's audit or feed, and " +
       'rate limits refusals',
     async () => {
+      const subscribed = { field: 'actionChanged' }
       const feedB = subscribe(
         gateway.url,
         'subscription { actionChanged { requestedBy serviceCode } }',
         {},
         { authorization: `Bearer ${KEYS.operateB}` },
       )
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The feed in place before anything it must show or hide (counted on /metrics, for every worker).
+      await expect
+        .poll(async () => metricValue(await scrapeMetrics(gateway.url), 'livegate_subscriptions', subscribed))
+        .toBe(1)
       const intoB = await graphql(gateway, STOP, { id: taskId('B', 'b-1'), reason: 'injected' }, as(KEYS.readA))
       expect(intoB.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
       for (const code of ['B', 'NOWHERE']) {

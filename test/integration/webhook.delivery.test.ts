@@ -41,7 +41,8 @@ function configWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown>
     ...TEST_CONFIG,
     webhooks: {
       retrySchedule: ['200ms', '300ms', '400ms'],
-      timeoutMs: 1000,
+      // A limit against a receiver that hangs, not a measure: a busy machine's receiver may take seconds to answer.
+      timeoutMs: 15_000,
       ...webhooks,
       endpoints: endpoints.map((endpoint) => ({
         name: endpoint.name,
@@ -201,7 +202,8 @@ describe('webhook delivery', () => {
   })
 
   it('counts an answer that does not come within timeoutMs as failed, and tries again', async () => {
-    const gateway = await gatewayWith([{ name: 'slow', events: ['callback.live_start'] }], { timeoutMs: 300 })
+    // Long enough for a busy receiver's second answer, which must not time out too.
+    const gateway = await gatewayWith([{ name: 'slow', events: ['callback.live_start'] }], { timeoutMs: 5000 })
     try {
       await receiver.plan('/hooks/slow', [{ hang: true }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)

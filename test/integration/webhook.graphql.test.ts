@@ -37,7 +37,8 @@ beforeAll(async () => {
     ],
     webhooks: {
       retrySchedule: ['100ms'],
-      timeoutMs: 1000,
+      // A limit against a receiver that hangs, not a measure: a busy machine's receiver may take seconds to answer.
+      timeoutMs: 15_000,
       endpoints: [endpoint('opsA', ['TESTING']), endpoint('opsB', ['ROTATING']), endpoint('opsAll', '*')],
     },
   }
