@@ -184,7 +184,8 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
       {},
       bearer(KEYS.other),
     )
-  }, 120_000)
+    // A limit against a hang, not a measure: two gateways (in serve mode two `serve --workers 2`) on a busy machine.
+  }, 600_000)
 
   afterAll(async () => {
     await thinEvents?.dispose()

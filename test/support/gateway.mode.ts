@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, type StartOptions, startGateway } from '../../src/gateway.assembly.js'
 import { comparePositions, type LogPosition } from '../../src/model/log.position.js'
@@ -154,21 +154,27 @@ export function inProcessOnly(gateway: TestGateway): Gateway {
   return gateway.inProcess
 }
 
+/**
+ * Waits until a condition holds, looking every `intervalMs`, for at most `limitMs` (a limit against hanging, not a
+ * measure). A loop rather than expect.poll: a gateway starts in beforeAll too, where expect.poll is refused.
+ */
+async function until(condition: () => Promise<boolean>, limitMs: number, intervalMs: number, what: () => string) {
+  for (const limit = Date.now() + limitMs; ; await new Promise((resolve) => setTimeout(resolve, intervalMs))) {
+    if (await condition()) return
+    if (Date.now() > limit) throw new Error(`${what()} within ${limitMs / 1000} s`)
+  }
+}
+
 /** Waits until the cluster's `/readyz` says every HTTP worker is ready, as a load balancer would. */
 async function untilReady(serve: ServeProcess): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        if (serve.process.exitCode !== null)
-          throw new Error(`serve exited ${serve.process.exitCode}: ${serve.output()}`)
-        const answer = await fetch(`${serve.url}/readyz`).catch(() => undefined)
-        if (!answer) return false
-        const report = (await answer.json().catch(() => ({}))) as { ready?: boolean; workers?: unknown[] }
-        return report.ready === true && (report.workers?.length ?? 0) >= 2
-      },
-      { timeout: READY_LIMIT_MS, interval: 250 },
-    )
-    .toBe(true)
+  const ready = async () => {
+    if (serve.process.exitCode !== null) throw new Error(`serve exited ${serve.process.exitCode}: ${serve.output()}`)
+    const answer = await fetch(`${serve.url}/readyz`).catch(() => undefined)
+    if (!answer) return false
+    const report = (await answer.json().catch(() => ({}))) as { ready?: boolean; workers?: unknown[] }
+    return report.ready === true && (report.workers?.length ?? 0) >= 2
+  }
+  await until(ready, READY_LIMIT_MS, 250, () => `serve --workers 2 was not ready: ${serve.output()}`)
 }
 
 async function stopProcess(serve: ServeProcess): Promise<void> {
@@ -191,12 +197,8 @@ async function newestCallback(database: Database): Promise<LogPosition> {
 /** Waits until a reader's checkpoint has reached a position: what the process writes once it has read that far. */
 async function untilRead(database: Database, name: string, target: LogPosition): Promise<void> {
   if (comparePositions(target, { xid: '0', id: 0 }) === 0) return
-  await expect
-    .poll(async () => comparePositions(await readCheckpoint(database.db, name), target) >= 0, {
-      timeout: SETTLE_LIMIT_MS,
-      interval: 50,
-    })
-    .toBe(true)
+  const read = async () => comparePositions(await readCheckpoint(database.db, name), target) >= 0
+  await until(read, SETTLE_LIMIT_MS, 50, () => `${name} did not read as far as ${target.xid}/${target.id}`)
 }
 
 /** Serve mode's settle: the projector's checkpoint, read from the database, has passed what was kept. */
