@@ -4,15 +4,15 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { emptyTaskState } from '../../src/fold/task.fold.js'
 import { actions } from '../../src/storage/tables/action.table.js'
 import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import type { ReceivedAction } from '../../src/simulator/cloud.answers.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { freePort } from '../support/free.port.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { LIVEGATE_COMMAND, type ServeProcess, startListeningProcess } from '../support/livegate.process.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { subscribe } from '../support/subscription.client.js'
@@ -48,7 +48,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 
 describe(`actions through the cloud, with the simulator as a process, on ${driverName}`, { timeout: 120_000 }, () => {
   let db: TestDatabase
-  let gateway: Gateway
+  let gateway: TestGateway
   let simulator: ServeProcess
   let simulatorUrl: string
   let hanging: Server
@@ -68,39 +68,36 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
     db = await openTestDatabase()
     // Actions are webhook events too: TESTING's go to a receiver that verifies every signature.
     receiver = await startReceiver()
-    gateway = await startGateway(
-      loadConfig({
-        env: {},
-        value: {
-          port: 0,
-          log: { level: 'silent' },
-          services: [
-            { serviceCode: 'TESTING', secrets: [SECRET], baseUrl: simulatorUrl },
-            { serviceCode: 'OTHER', secrets: [SECRET], baseUrl: simulatorUrl },
-            { serviceCode: 'HANGING', secrets: [SECRET], baseUrl: hangingUrl },
-            { serviceCode: 'DOWN', secrets: [SECRET], baseUrl: `http://127.0.0.1:${downPort}` },
+    gateway = await startTestGateway(
+      {
+        port: 0,
+        log: { level: 'silent' },
+        services: [
+          { serviceCode: 'TESTING', secrets: [SECRET], baseUrl: simulatorUrl },
+          { serviceCode: 'OTHER', secrets: [SECRET], baseUrl: simulatorUrl },
+          { serviceCode: 'HANGING', secrets: [SECRET], baseUrl: hangingUrl },
+          { serviceCode: 'DOWN', secrets: [SECRET], baseUrl: `http://127.0.0.1:${downPort}` },
+        ],
+        apiKeys: [
+          { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING', 'HANGING', 'DOWN'], can: ['operate'] },
+          { name: 'reader', key: KEYS.reader, serviceCodes: ['*'] },
+          { name: 'other', key: KEYS.other, serviceCodes: ['OTHER'], can: ['operate'] },
+        ],
+        upstream: { pollIntervalMs: POLL_MS, timeoutMs: 2000, retries: 0, actionTimeoutMs: 3000 },
+        limits: { actionsPerMinute: 1000 },
+        webhooks: {
+          endpoints: [
+            {
+              name: 'ops',
+              url: `${receiver.url}/hooks/ops`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: ['TESTING'],
+              events: ['action.*'],
+            },
           ],
-          apiKeys: [
-            { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING', 'HANGING', 'DOWN'], can: ['operate'] },
-            { name: 'reader', key: KEYS.reader, serviceCodes: ['*'] },
-            { name: 'other', key: KEYS.other, serviceCodes: ['OTHER'], can: ['operate'] },
-          ],
-          upstream: { pollIntervalMs: POLL_MS, timeoutMs: 2000, retries: 0, actionTimeoutMs: 3000 },
-          limits: { actionsPerMinute: 1000 },
-          webhooks: {
-            endpoints: [
-              {
-                name: 'ops',
-                url: `${receiver.url}/hooks/ops`,
-                secret: WEBHOOK_SECRET,
-                serviceCodes: ['TESTING'],
-                events: ['action.*'],
-              },
-            ],
-          },
         },
-      }),
-      { database: db.database },
+      },
+      db,
     )
     // The simulator's own configuration: the codes it plays and their secrets.
     const file = join(dir, 'simulator.json')
@@ -189,9 +186,12 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
         bearer(KEYS.operator),
       )
       // Both subscriptions in place (a busy machine takes its time) before the stop they must see.
+      // Counted on /metrics, which answers for every worker of `serve --workers 2` too.
+      const open = async (field: string) =>
+        metricValue(await scrapeMetrics(gateway.url), 'livegate_subscriptions', { field })
       await expect
-        .poll(() => gateway.parts.hub.subscriptions, { timeout: 30_000 })
-        .toMatchObject({ tasks: 1, actions: 1 })
+        .poll(async () => [await open('taskChanged'), await open('actionChanged')], { timeout: 30_000 })
+        .toEqual([1, 1])
       const answer = await graphql(
         gateway,
         STOP,
@@ -235,7 +235,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
         .toBe('STOPPED')
       expect(((await simulated()).taskListAnswers.TESTING ?? 0) - pollsBefore).toBeLessThanOrEqual(2)
       await expect
-        .poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 10_000 })
+        .poll(() => changes.events.some((event) => event.taskChanged.endReason === 'STOPPED'), { timeout: 30_000 })
         .toBe(true)
       await expect
         .poll(
@@ -243,7 +243,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
             actions.events.some(
               (event) => event.actionChanged.id === action.id && event.actionChanged.state === 'SUCCEEDED',
             ),
-          { timeout: 10_000 },
+          { timeout: 30_000 },
         )
         .toBe(true)
       await changes.dispose()
@@ -423,7 +423,7 @@ describe(`actions through the cloud, with the simulator as a process, on ${drive
   it('the same over graphql-ws: a read-only key is refused, an operator sends', async () => {
     const run = async (key: string, query: string, variables: Record<string, unknown>) => {
       const sub = subscribe(gateway.url, query, variables, bearer(key))
-      await expect.poll(() => sub.events.length + sub.errors.length, { timeout: 15_000 }).toBeGreaterThan(0)
+      await expect.poll(() => sub.events.length + sub.errors.length, { timeout: 30_000 }).toBeGreaterThan(0)
       await sub.dispose()
       return sub
     }

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
 import { emptyTaskState } from '../../src/fold/task.fold.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
 import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { overSocket } from '../support/socket.execute.js'
 import { subscribe } from '../support/subscription.client.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
@@ -54,7 +54,7 @@ type AuditNode = {
 
 describe(`hostile input on the acting and replaying surfaces (${driverName})`, { timeout: 240_000 }, () => {
   let db: TestDatabase
-  let gateway: Gateway
+  let gateway: TestGateway
   let cloud: TaskListServer
   let receiver: Receiver
 
@@ -80,35 +80,33 @@ describe(`hostile input on the acting and replaying surfaces (${driverName})`, {
       serviceCodes,
       events: ['action.succeeded'],
     })
-    gateway = await startGateway(
-      loadConfig({
-        env: {},
-        value: {
-          port: 0,
-          log: { level: 'silent' },
-          services: [
-            { serviceCode: 'A', secrets: [SECRET], baseUrl: cloud.url },
-            { serviceCode: 'B', secrets: [SECRET], baseUrl: cloud.url },
-          ],
-          apiKeys: [
-            { name: 'operate-A', key: KEYS.operateA, serviceCodes: ['A'], can: ['operate'] },
-            { name: 'read-A', key: KEYS.readA, serviceCodes: ['A'] },
-            { name: 'operate-B', key: KEYS.operateB, serviceCodes: ['B'], can: ['operate'] },
-            { name: 'flood-A', key: KEYS.flood, serviceCodes: ['A'] },
-            { name: 'many-A', key: KEYS.many, serviceCodes: ['A'], can: ['operate'] },
-            { name: 'race-A', key: KEYS.race, serviceCodes: ['A'], can: ['operate'] },
-          ],
-          upstream: { pollIntervalMs: 0 },
-          limits: { actionsPerMinute: LIMIT },
-          graphql: { maxAliases: 40 },
-          webhooks: {
-            retrySchedule: ['100ms'],
-            timeoutMs: 1000,
-            endpoints: [endpoint('hooks-A', ['A']), endpoint('hooks-B', ['B'])],
-          },
+    gateway = await startTestGateway(
+      {
+        port: 0,
+        log: { level: 'silent' },
+        services: [
+          { serviceCode: 'A', secrets: [SECRET], baseUrl: cloud.url },
+          { serviceCode: 'B', secrets: [SECRET], baseUrl: cloud.url },
+        ],
+        apiKeys: [
+          { name: 'operate-A', key: KEYS.operateA, serviceCodes: ['A'], can: ['operate'] },
+          { name: 'read-A', key: KEYS.readA, serviceCodes: ['A'] },
+          { name: 'operate-B', key: KEYS.operateB, serviceCodes: ['B'], can: ['operate'] },
+          { name: 'flood-A', key: KEYS.flood, serviceCodes: ['A'] },
+          { name: 'many-A', key: KEYS.many, serviceCodes: ['A'], can: ['operate'] },
+          { name: 'race-A', key: KEYS.race, serviceCodes: ['A'], can: ['operate'] },
+        ],
+        upstream: { pollIntervalMs: 0 },
+        limits: { actionsPerMinute: LIMIT },
+        graphql: { maxAliases: 40 },
+        webhooks: {
+          retrySchedule: ['100ms'],
+          // A limit against a receiver that hangs, not a measure: a busy machine's receiver may take seconds to answer.
+          timeoutMs: 15_000,
+          endpoints: [endpoint('hooks-A', ['A']), endpoint('hooks-B', ['B'])],
         },
-      }),
-      { database: db.database },
+      },
+      db,
     )
     const tasks = [...Array.from({ length: 40 }, (_, i) => emptyTaskState('A', `a-${i}`)), emptyTaskState('B', 'b-1')]
     await writeChanges(gateway.database.db, { tasks, users: [] }, new Date())
@@ -125,13 +123,17 @@ describe(`hostile input on the acting and replaying surfaces (${driverName})`, {
     "1. records a read-only key's refusal only under a code it reads, never in another tenant's audit or feed, and " +
       'rate limits refusals',
     async () => {
+      const subscribed = { field: 'actionChanged' }
       const feedB = subscribe(
         gateway.url,
         'subscription { actionChanged { requestedBy serviceCode } }',
         {},
         { authorization: `Bearer ${KEYS.operateB}` },
       )
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The feed in place before anything it must show or hide (counted on /metrics, for every worker).
+      await expect
+        .poll(async () => metricValue(await scrapeMetrics(gateway.url), 'livegate_subscriptions', subscribed))
+        .toBe(1)
       const intoB = await graphql(gateway, STOP, { id: taskId('B', 'b-1'), reason: 'injected' }, as(KEYS.readA))
       expect(intoB.errors?.[0]?.extensions?.code).toBe('FORBIDDEN')
       for (const code of ['B', 'NOWHERE']) {

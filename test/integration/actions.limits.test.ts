@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
 import { emptyTaskState } from '../../src/fold/task.fold.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
 import { recordAction } from '../../src/storage/outbound/action.statements.js'
 import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 
@@ -28,8 +27,9 @@ const taskId = (id: string) => Buffer.from(`Task:${JSON.stringify(['TESTING', id
 
 describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
   let db: TestDatabase
-  let gateway: Gateway
+  let gateway: TestGateway
   let cloud: TaskListServer
+  let config: Record<string, unknown>
 
   beforeAll(async () => {
     cloud = await startTaskListServer({
@@ -39,24 +39,19 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
     const manifest = join(scratch(), 'manifest.json')
     writeFileSync(manifest, JSON.stringify({ [`sha256:${createHash('sha256').update(VIEWER).digest('hex')}`]: VIEWER }))
     db = await openTestDatabase()
-    gateway = await startGateway(
-      loadConfig({
-        env: {},
-        value: {
-          port: 0,
-          log: { level: 'silent' },
-          services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: cloud.url }],
-          apiKeys: [
-            { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING'], can: ['operate'] },
-            { name: 'frontend', key: KEYS.trusted, serviceCodes: ['TESTING'], can: ['operate'], operations: 'trusted' },
-          ],
-          graphql: { trustedDocuments: manifest },
-          upstream: { pollIntervalMs: 0 },
-          limits: { actionsPerMinute: 2 },
-        },
-      }),
-      { database: db.database },
-    )
+    config = {
+      port: 0,
+      log: { level: 'silent' },
+      services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: cloud.url }],
+      apiKeys: [
+        { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING'], can: ['operate'] },
+        { name: 'frontend', key: KEYS.trusted, serviceCodes: ['TESTING'], can: ['operate'], operations: 'trusted' },
+      ],
+      graphql: { trustedDocuments: manifest },
+      upstream: { pollIntervalMs: 0 },
+      limits: { actionsPerMinute: 2 },
+    }
+    gateway = await startTestGateway(config, db)
     await writeChanges(
       gateway.database.db,
       { tasks: ['t-1', 't-2', 't-3', 't-4'].map((id) => emptyTaskState('TESTING', id)), users: [] },
@@ -120,7 +115,9 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
       },
       new Date(),
     )
-    await gateway.parts.actions.start()
+    // The next start: the gateway stopped and started again, as an operator restarts it.
+    await gateway.close()
+    gateway = await startTestGateway(config, db)
     const id = Buffer.from(`Action:${JSON.stringify([String(row.id)])}`).toString('base64url')
     const node = await graphql(
       gateway,

@@ -1,14 +1,13 @@
 import { sql } from 'drizzle-orm'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
 import { emptyTaskState } from '../../src/fold/task.fold.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
 import { resultRows } from '../../src/storage/database.client.js'
 import { writeChanges } from '../../src/storage/graph/graph.statements.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
 import { overSocket } from '../support/socket.execute.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
@@ -94,7 +93,7 @@ const calls = fc.oneof(
 
 describe(`random input on every acting argument (${driverName})`, { timeout: 300_000 }, () => {
   let db: TestDatabase
-  let gateway: Gateway
+  let gateway: TestGateway
   let cloud: TaskListServer
   let receiver: Receiver
 
@@ -105,33 +104,30 @@ describe(`random input on every acting argument (${driverName})`, { timeout: 300
     })
     receiver = await startReceiver()
     db = await openTestDatabase()
-    gateway = await startGateway(
-      loadConfig({
-        env: {},
-        value: {
-          port: 0,
-          log: { level: 'silent' },
-          services: [{ serviceCode: 'A', secrets: [SECRET], baseUrl: cloud.url }],
-          apiKeys: [
-            { name: 'operate-A', key: KEYS.operate, serviceCodes: ['A'], can: ['operate'] },
-            { name: 'read-A', key: KEYS.read, serviceCodes: ['A'] },
+    gateway = await startTestGateway(
+      {
+        port: 0,
+        log: { level: 'silent' },
+        services: [{ serviceCode: 'A', secrets: [SECRET], baseUrl: cloud.url }],
+        apiKeys: [
+          { name: 'operate-A', key: KEYS.operate, serviceCodes: ['A'], can: ['operate'] },
+          { name: 'read-A', key: KEYS.read, serviceCodes: ['A'] },
+        ],
+        upstream: { pollIntervalMs: 0 },
+        limits: { actionsPerMinute: 10_000 },
+        webhooks: {
+          endpoints: [
+            {
+              name: 'hooks-A',
+              url: `${receiver.url}/hooks/a`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: ['A'],
+              events: ['action.succeeded'],
+            },
           ],
-          upstream: { pollIntervalMs: 0 },
-          limits: { actionsPerMinute: 10_000 },
-          webhooks: {
-            endpoints: [
-              {
-                name: 'hooks-A',
-                url: `${receiver.url}/hooks/a`,
-                secret: WEBHOOK_SECRET,
-                serviceCodes: ['A'],
-                events: ['action.succeeded'],
-              },
-            ],
-          },
         },
-      }),
-      { database: db.database },
+      },
+      db,
     )
     await writeChanges(gateway.database.db, { tasks: [emptyTaskState('A', 'a-1')], users: [] }, new Date())
   })

@@ -4,15 +4,15 @@ import type { AddressInfo } from 'node:net'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Config, loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
+import { MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Database, openDatabase } from '../../src/storage/database.client.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, SECRET } from '../support/gateway.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, ROOT } from '../support/livegate.process.js'
-import { scrapeMetrics } from '../support/metrics.scrape.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { scratchDirs } from '../support/scratch.dir.js'
 import { type Subscribed, subscribe } from '../support/subscription.client.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
@@ -96,17 +96,20 @@ const FIELDS =
 describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
   let db: TestDatabase
   let second: Database | undefined
-  let gateways: Gateway[] = []
+  let gateways: TestGateway[] = []
   let receiver: Receiver
   const testing = new Cloud()
   const other = new Cloud()
-  let config: (rules?: unknown[]) => Config
+  let config: (rules?: unknown[]) => Record<string, unknown>
   let thinEvents: Subscribed<{ incidentChanged: Record<string, unknown> }>
   let otherEvents: Subscribed<{ incidentChanged: Record<string, unknown> }>
-  const logLines: string[] = []
-  let logStream: { write: (line: string) => void }
-
-  const gateway = () => gateways[0] as Gateway
+  const gateway = () => gateways[0] as TestGateway
+  // The watch evaluates the rules on every sample: once two more are taken, it has looked at the state before them.
+  const evaluated = async () => {
+    const taken = async () => metricValue(await scrapeMetrics(gateway().url), 'livegate_samples_total')
+    const before = await taken()
+    await expect.poll(taken, { timeout: 20_000 }).toBeGreaterThanOrEqual(before + 2)
+  }
   const incidents = async (filter: Record<string, unknown>, key = KEYS.operator) => {
     const answer = await graphql(
       gateway(),
@@ -126,44 +129,37 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     db = await openTestDatabase()
     receiver = await startReceiver()
     const [testingUrl, otherUrl] = [await testing.start(), await other.start()]
-    config = (rules = RULES) =>
-      loadConfig({
-        env: {},
-        value: {
-          port: 0,
-          log: { level: 'silent' },
-          services: [
-            { serviceCode: 'TESTING', secrets: [SECRET], baseUrl: testingUrl },
-            { serviceCode: 'OTHER', secrets: [SECRET], baseUrl: otherUrl },
-          ],
-          apiKeys: [
-            { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING'], can: ['operate'] },
-            { name: 'reader', key: KEYS.reader, serviceCodes: ['TESTING'] },
-            { name: 'other', key: KEYS.other, serviceCodes: ['OTHER'], can: ['operate'] },
-          ],
-          // A list is stale after 3 polls and the timeout (3.75 s): a busy machine's first poll is no fault.
-          upstream: { pollIntervalMs: 250, timeoutMs: 3000, retries: 0 },
-          reconcile: { graceMs: 3000 },
-          alerts: { rules },
-          webhooks: {
-            retrySchedule: ['200ms', '500ms'],
-            endpoints: [
-              {
-                name: 'ops',
-                url: `${receiver.url}/hooks/ops`,
-                secret: WEBHOOK_SECRET,
-                serviceCodes: ['TESTING'],
-                events: ['incident.*'],
-              },
-            ],
+    config = (rules = RULES) => ({
+      port: 0,
+      log: { level: 'silent' },
+      services: [
+        { serviceCode: 'TESTING', secrets: [SECRET], baseUrl: testingUrl },
+        { serviceCode: 'OTHER', secrets: [SECRET], baseUrl: otherUrl },
+      ],
+      apiKeys: [
+        { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING'], can: ['operate'] },
+        { name: 'reader', key: KEYS.reader, serviceCodes: ['TESTING'] },
+        { name: 'other', key: KEYS.other, serviceCodes: ['OTHER'], can: ['operate'] },
+      ],
+      // A list is stale after 3 polls and the timeout (3.75 s): a busy machine's first poll is no fault.
+      upstream: { pollIntervalMs: 250, timeoutMs: 3000, retries: 0 },
+      reconcile: { graceMs: 3000 },
+      alerts: { rules },
+      webhooks: {
+        retrySchedule: ['200ms', '500ms'],
+        endpoints: [
+          {
+            name: 'ops',
+            url: `${receiver.url}/hooks/ops`,
+            secret: WEBHOOK_SECRET,
+            serviceCodes: ['TESTING'],
+            events: ['incident.*'],
           },
-        },
-      })
-    // Both gateways' log lines, kept to read the incidents' own.
-    logStream = { write: (line: string) => void logLines.push(line) }
-    gateways = [
-      await startGateway({ ...config(), log: { level: 'info', format: 'json' } }, { database: db.database, logStream }),
-    ]
+        ],
+      },
+    })
+    // Both gateways log their lines, kept to read the incidents' own.
+    gateways = [await startTestGateway(config(), db, { logs: true })]
     // Started by the cloud's callbacks, then listed at once: no code goes long without its audience.
     const samples = (taskId: string, code: string) =>
       sampleCallbacks(taskId, code) as Record<string, Record<string, string>>
@@ -175,12 +171,7 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     other.list('o-1')
     // Two instances on one database: on a server each with its own pool, on PGlite sharing the one.
     second = db.url ? await openDatabase({ url: db.url, dataDir: MEMORY_DATA_DIR, maxConnections: 5 }) : undefined
-    gateways.push(
-      await startGateway(
-        { ...config(), log: { level: 'info', format: 'json' } },
-        { database: second ?? db.database, logStream },
-      ),
-    )
+    gateways.push(await startTestGateway(config(), db, { logs: true, ...(second ? { database: second } : {}) }))
     thinEvents = subscribe(
       gateway().url,
       `subscription { incidentChanged(filter: { rule: "thin" }) { ${FIELDS} } }`,
@@ -193,7 +184,8 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
       {},
       bearer(KEYS.other),
     )
-  }, 120_000)
+    // A limit against a hang, not a measure: two gateways (in serve mode two `serve --workers 2`) on a busy machine.
+  }, 600_000)
 
   afterAll(async () => {
     await thinEvents?.dispose()
@@ -224,7 +216,7 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
         },
       )
       .toMatchObject({ health: { state: 'HEALTHY' }, viewers: 10 })
-    await gateways[0]?.parts.incidents.evaluate()
+    await evaluated()
     expect(await incidents({})).toEqual([])
   })
 
@@ -253,9 +245,8 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
       await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
       expect(await incidents({ rule: 'patient' })).toEqual([])
       // One log line for each change, by whichever instance made it.
-      const said = logLines
-        .join('')
-        .split('\n')
+      const said = gateways
+        .flatMap((running) => running.logLines())
         .filter((line) => line.includes('"incident":'))
         .map((line) => JSON.parse(line) as { msg: string; rule: string; taskId: string | null })
       const starvingLines = said
@@ -465,13 +456,11 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     async () => {
       const [before] = await incidents({ rule: 'forgetful' })
       for (const running of gateways.splice(0)) await running.close()
-      gateways = [await startGateway(config(), { database: db.database })]
-      await gateway().parts.incidents.evaluate()
+      gateways = [await startTestGateway(config(), db)]
+      await evaluated()
       expect(await incidents({ rule: 'forgetful' })).toEqual([before])
       await gateway().close()
-      gateways = [
-        await startGateway(config(RULES.filter((rule) => rule.name !== 'forgetful')), { database: db.database }),
-      ]
+      gateways = [await startTestGateway(config(RULES.filter((rule) => rule.name !== 'forgetful')), db)]
       const [after] = await incidents({ rule: 'forgetful' })
       expect(after).toMatchObject({ id: before?.id, state: 'RESOLVED', acknowledgedBy: 'operator' })
     },

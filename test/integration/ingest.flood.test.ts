@@ -1,23 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { asc } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
 import { callbacks } from '../../src/storage/tables/callback.table.js'
 import { refusals } from '../../src/storage/tables/refusal.table.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { type Answer, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 
 /** A gateway with the given ingest limits on a database of its own. */
 function gatewayWith(ingest: Record<string, unknown>) {
-  const parts = {} as { db: TestDatabase; gateway: Gateway }
+  const parts = {} as { db: TestDatabase; gateway: TestGateway }
   beforeAll(async () => {
     parts.db = await openTestDatabase()
-    parts.gateway = await startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, ingest } }), {
-      database: parts.db.database,
-    })
+    parts.gateway = await startTestGateway({ ...TEST_CONFIG, ingest }, parts.db)
   })
   afterAll(async () => {
     await parts.gateway?.close()
@@ -31,7 +28,7 @@ const fields = () =>
   new URLSearchParams(sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>).toString()
 
 /** One delivery of every kind of junk, with the code each must still be answered with. */
-function junk(gateway: Gateway): Array<[Promise<Answer>, string]> {
+function junk(gateway: TestGateway): Array<[Promise<Answer>, string]> {
   const url = `${gateway.url}/callbacks`
   const stale = signFor(gateway, sampleCallbacks(`flood-${randomUUID()}`).liveStart as Record<string, string>, {
     nowMs: Date.now() - 3_600_000,

@@ -1,15 +1,19 @@
-import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
+import { endpointStates, deliveryPage } from '../../src/storage/outbound/webhook.queries.js'
+import { pruneDeliveries } from '../../src/work/retention.job.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { startTestGateway, type TestGateway } from '../support/gateway.mode.js'
+import { graphql } from '../support/graphql.client.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
 // Signed webhooks end to end: a real gateway, a receiver in its own process that verifies every
-// signature with the standardwebhooks package, answers steered per endpoint path.
+// signature with the standardwebhooks package, answers steered per endpoint path. In process, or
+// `serve --workers 2` with its webhook worker (TEST_GATEWAY=serve): what the tests read is the
+// database, GraphQL, /metrics and the log, which both offer.
 
 let db: TestDatabase
 let receiver: Receiver
@@ -32,42 +36,34 @@ interface EndpointSpec {
   credentials?: string
 }
 
-async function gatewayWith(
+function configWith(endpoints: EndpointSpec[], webhooks: Record<string, unknown> = {}, at: Receiver = receiver) {
+  return {
+    ...TEST_CONFIG,
+    webhooks: {
+      retrySchedule: ['200ms', '300ms', '400ms'],
+      // A limit against a receiver that hangs, not a measure: a busy machine's receiver may take seconds to answer.
+      timeoutMs: 15_000,
+      ...webhooks,
+      endpoints: endpoints.map((endpoint) => ({
+        name: endpoint.name,
+        url: endpoint.credentials
+          ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}`
+          : `${at.url}/hooks/${endpoint.name}`,
+        secret: WEBHOOK_SECRET,
+        serviceCodes: endpoint.serviceCodes ?? ['TESTING'],
+        ...(endpoint.events ? { events: endpoint.events } : {}),
+      })),
+    },
+  }
+}
+
+function gatewayWith(
   endpoints: EndpointSpec[],
   webhooks: Record<string, unknown> = {},
   at: Receiver = receiver,
-  logLines?: string[],
-): Promise<Gateway> {
-  const config = loadConfig({
-    env: {},
-    value: {
-      ...TEST_CONFIG,
-      ...(logLines ? { log: { level: 'info', format: 'json' } } : {}),
-      webhooks: {
-        retrySchedule: ['200ms', '300ms', '400ms'],
-        timeoutMs: 1000,
-        ...webhooks,
-        endpoints: endpoints.map((endpoint) => ({
-          name: endpoint.name,
-          url: endpoint.credentials
-            ? `${at.url.replace('http://', `http://${endpoint.credentials}@`)}/hooks/${endpoint.name}`
-            : `${at.url}/hooks/${endpoint.name}`,
-          secret: WEBHOOK_SECRET,
-          serviceCodes: endpoint.serviceCodes ?? ['TESTING'],
-          ...(endpoint.events ? { events: endpoint.events } : {}),
-        })),
-      },
-    },
-  })
-  const logStream = logLines
-    ? new Writable({
-        write(chunk, _encoding, done) {
-          logLines.push(String(chunk))
-          done()
-        },
-      })
-    : undefined
-  return startGateway(config, { database: db.database, ...(logStream ? { logStream } : {}) })
+  logs = false,
+): Promise<TestGateway> {
+  return startTestGateway(configWith(endpoints, webhooks, at), db, { logs })
 }
 
 let taskCounter = 0
@@ -76,8 +72,23 @@ function nextTask(): string {
   return `wh-task-${taskCounter}-${Date.now()}`
 }
 
-async function deliveriesOf(gateway: Gateway, endpoint: string) {
-  return gateway.parts.webhooks.deliveries(endpoint, { limit: 100 })
+async function deliveriesOf(gateway: TestGateway, endpoint: string) {
+  return deliveryPage(gateway.database.db, endpoint, { limit: 100 })
+}
+
+async function endpointState(gateway: TestGateway, endpoint: string) {
+  return (await endpointStates(gateway.database.db, [endpoint])).get(endpoint)
+}
+
+const REPLAY = `mutation Replay($endpoint: String!, $ids: [ID!], $since: DateTime) {
+  redeliverWebhooks(endpoint: $endpoint, eventIds: $ids, since: $since)
+}`
+
+/** Replays through the API, as an operator does: the process that answers tells the delivering one. */
+async function redeliver(gateway: TestGateway, endpoint: string, which: { ids?: string[]; since?: Date }) {
+  const answer = await graphql(gateway, REPLAY, { endpoint, ...which, since: which.since?.toISOString() })
+  expect(answer.errors).toBeUndefined()
+  return { count: answer.data.redeliverWebhooks as number }
 }
 
 describe('webhook delivery', () => {
@@ -131,7 +142,7 @@ describe('webhook delivery', () => {
       const dead = await deliveriesOf(gateway, 'dead')
       expect(dead.every((delivery) => delivery.attempts === 2 && delivery.lastStatusCode === 500)).toBe(true)
       const firstId = dead.find((delivery) => JSON.parse(delivery.body).data.taskId === first)?.eventId as string
-      expect(await gateway.parts.webhooks.redeliver('dead', { eventIds: [firstId] })).toEqual({ count: 1 })
+      expect(await redeliver(gateway, 'dead', { ids: [firstId] })).toEqual({ count: 1 })
       await expect
         .poll(
           async () => (await deliveriesOf(gateway, 'dead')).find((delivery) => delivery.eventId === firstId)?.status,
@@ -139,7 +150,7 @@ describe('webhook delivery', () => {
         )
         .toBe('DELIVERED')
       // `since` puts back dead letters and delivered events alike.
-      expect(await gateway.parts.webhooks.redeliver('dead', { since: before })).toEqual({ count: 2 })
+      expect(await redeliver(gateway, 'dead', { since: before })).toEqual({ count: 2 })
       await expect
         .poll(async () => (await deliveriesOf(gateway, 'dead')).map((delivery) => delivery.status), { timeout: 20_000 })
         .toEqual(['DELIVERED', 'DELIVERED'])
@@ -156,17 +167,12 @@ describe('webhook delivery', () => {
     try {
       await receiver.plan('/hooks/gone', [{ status: 410 }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect
-        .poll(async () => (await gateway.parts.webhooks.visibleEndpoint('gone', undefined))?.state?.enabled, {
-          timeout: 20_000,
-        })
-        .toBe(false)
+      await expect.poll(async () => (await endpointState(gateway, 'gone'))?.enabled, { timeout: 20_000 }).toBe(false)
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await gateway.parts.webhooks.settle()
+      await gateway.settleWebhooks()
       expect((await deliveriesOf(gateway, 'gone')).map((delivery) => delivery.status)).toEqual(['DEAD', 'DEAD'])
       expect(await receiver.received('/hooks/gone')).toHaveLength(1)
-      const endpoint = await gateway.parts.webhooks.visibleEndpoint('gone', undefined)
-      expect(endpoint?.state).toMatchObject({
+      expect(await endpointState(gateway, 'gone')).toMatchObject({
         enabled: false,
         disabledReason: 'answered 410 Gone',
         deadLetters: 2,
@@ -196,7 +202,8 @@ describe('webhook delivery', () => {
   })
 
   it('counts an answer that does not come within timeoutMs as failed, and tries again', async () => {
-    const gateway = await gatewayWith([{ name: 'slow', events: ['callback.live_start'] }], { timeoutMs: 300 })
+    // Long enough for a busy receiver's second answer, which must not time out too.
+    const gateway = await gatewayWith([{ name: 'slow', events: ['callback.live_start'] }], { timeoutMs: 5000 })
     try {
       await receiver.plan('/hooks/slow', [{ hang: true }])
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
@@ -253,7 +260,7 @@ describe('webhook delivery', () => {
         down,
       )
       const tasks = [nextTask(), nextTask(), nextTask()]
-      let second: Gateway | undefined
+      let second: TestGateway | undefined
       let up: Receiver | undefined
       try {
         for (const task of tasks) await deliverTo(first, sampleCallbacks(task).liveStart as Record<string, string>)
@@ -273,7 +280,7 @@ describe('webhook delivery', () => {
           up,
         )
         await expect
-          .poll(async () => (await deliveriesOf(second as Gateway, 'outage')).map((delivery) => delivery.status), {
+          .poll(async () => (await deliveriesOf(second as TestGateway, 'outage')).map((delivery) => delivery.status), {
             timeout: 20_000,
           })
           .toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED'])
@@ -291,13 +298,8 @@ describe('webhook delivery', () => {
     'logs one line per failed attempt, never the secret or the body; counts attempts; prunes finished deliveries ' +
       'in bulk',
     async () => {
-      const lines: string[] = []
-      const gateway = await gatewayWith(
-        [{ name: 'counted', events: ['callback.live_start'] }],
-        { retrySchedule: ['100ms'] },
-        receiver,
-        lines,
-      )
+      const endpoints = [{ name: 'counted', events: ['callback.live_start'] }]
+      const gateway = await gatewayWith(endpoints, { retrySchedule: ['100ms'] }, receiver, true)
       try {
         await receiver.plan('/hooks/counted', [{ status: 500 }, { status: 502 }])
         const dead = nextTask()
@@ -310,6 +312,7 @@ describe('webhook delivery', () => {
         await expect
           .poll(async () => (await deliveriesOf(gateway, 'counted'))[0]?.status, { timeout: 20_000 })
           .toBe('DELIVERED')
+        const lines = gateway.logLines()
         const failed = lines
           .map((line) => JSON.parse(line) as Record<string, unknown>)
           .filter((entry) => String(entry.msg).startsWith('webhooks: attempt'))
@@ -338,10 +341,18 @@ describe('webhook delivery', () => {
           ),
         ).toBe(true)
         // Delivered records go after deliveredRetention (7 days), dead letters after 30.
-        const { webhooks } = gateway.parts
-        await webhooks.pruneOnce(new Date(Date.now() + 8 * 86_400_000))
+        // The retention job's own prune, on the same database, with the clock moved on.
+        const config = loadConfig({ env: {}, value: configWith(endpoints, { retrySchedule: ['100ms'] }) })
+        const retention = {
+          db: gateway.database.db,
+          retention: config.retention,
+          log: { warn() {}, info() {}, debug() {} },
+        }
+        const prune = (days: number) =>
+          pruneDeliveries(retention, config.webhooks.deliveredRetention, new Date(Date.now() + days * 86_400_000))
+        await prune(8)
         expect((await deliveriesOf(gateway, 'counted')).map((delivery) => delivery.status)).toEqual(['DEAD'])
-        await webhooks.pruneOnce(new Date(Date.now() + 31 * 86_400_000))
+        await prune(31)
         expect(await deliveriesOf(gateway, 'counted')).toEqual([])
       } finally {
         await gateway.close()
@@ -357,13 +368,8 @@ describe('webhook delivery', () => {
     try {
       await receiver.plan('/hooks/failing', Array(50).fill({ status: 500 }))
       await deliverTo(gateway, sampleCallbacks(nextTask()).liveStart as Record<string, string>)
-      await expect
-        .poll(async () => (await gateway.parts.webhooks.visibleEndpoint('failing', undefined))?.state?.enabled, {
-          timeout: 20_000,
-        })
-        .toBe(false)
-      const endpoint = await gateway.parts.webhooks.visibleEndpoint('failing', undefined)
-      expect(endpoint?.state?.disabledReason).toMatch(/every attempt failed/)
+      await expect.poll(async () => (await endpointState(gateway, 'failing'))?.enabled, { timeout: 20_000 }).toBe(false)
+      expect((await endpointState(gateway, 'failing'))?.disabledReason).toMatch(/every attempt failed/)
       expect((await deliveriesOf(gateway, 'failing')).map((delivery) => delivery.status)).toEqual(['DEAD'])
       await expect
         .poll(
@@ -383,7 +389,7 @@ describe('webhook delivery', () => {
     'cuts an attempt under way when the gateway stops, and ' + 'the next gateway sends it again with the same id',
     async () => {
       const first = await gatewayWith([{ name: 'cut', events: ['callback.live_start'] }], { timeoutMs: 120_000 })
-      let second: Gateway | undefined
+      let second: TestGateway | undefined
       try {
         await receiver.plan('/hooks/cut', [{ hang: true }])
         await deliverTo(first, sampleCallbacks(nextTask()).liveStart as Record<string, string>)

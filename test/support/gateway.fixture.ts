@@ -1,8 +1,7 @@
 import { test as base } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
-import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { type SignedRequest, signCallback } from '../../src/model/callback.sign.js'
 import { openTestDatabase, type TestDatabase } from './database.fixture.js'
+import { startTestGateway, type TestGateway } from './gateway.mode.js'
 
 /** The secrets the test configuration gives its services. */
 export const SECRET = 'abc'
@@ -53,7 +52,8 @@ export async function send(
 /** What an integration test file is given: a database of its own and a gateway on it. */
 export interface GatewayFixtures {
   db: TestDatabase
-  gateway: Gateway
+  /** In process, or `serve --workers 2` with TEST_GATEWAY=serve (gateway.mode.ts). */
+  gateway: TestGateway
   /** Signs fields as the service would and sends them to the gateway. */
   deliver: (fields: Record<string, string>, options?: DeliverOptions) => Promise<Answer>
 }
@@ -68,7 +68,11 @@ export interface DeliverOptions {
 }
 
 /** Signs a callback for the fixture gateway without sending it. */
-export function signFor(gateway: Gateway, fields: Record<string, string>, options: DeliverOptions = {}): SignedRequest {
+export function signFor(
+  gateway: Pick<TestGateway, 'url'>,
+  fields: Record<string, string>,
+  options: DeliverOptions = {},
+): SignedRequest {
   return signCallback(fields, {
     url: `${gateway.url}${options.path ?? '/callbacks'}`,
     method: options.method ?? 'POST',
@@ -78,13 +82,9 @@ export function signFor(gateway: Gateway, fields: Record<string, string>, option
   })
 }
 
-/**
- * The integration suite's fixtures, one set per test file, on PGlite or on the PostgreSQL server
- * named by TEST_DATABASE_URL: the same tests run on both.
- */
 /** Sends a signed callback and resolves once it is folded into the graph too. */
 export async function deliverTo(
-  gateway: Gateway,
+  gateway: Pick<TestGateway, 'url' | 'settle'>,
   fields: Record<string, string>,
   options: DeliverOptions = {},
 ): Promise<Answer> {
@@ -93,6 +93,10 @@ export async function deliverTo(
   return answer
 }
 
+/**
+ * The integration suite's fixtures, one set per test file, on PGlite or on the PostgreSQL server
+ * named by TEST_DATABASE_URL, in process or as `serve --workers 2`: the same tests run on each.
+ */
 export const test = base.extend<GatewayFixtures>({
   db: [
     async ({}, use) => {
@@ -104,7 +108,7 @@ export const test = base.extend<GatewayFixtures>({
   ],
   gateway: [
     async ({ db }, use) => {
-      const gateway = await startGateway(loadConfig({ env: {}, value: TEST_CONFIG }), { database: db.database })
+      const gateway = await startTestGateway(TEST_CONFIG, db)
       await use(gateway)
       await gateway.close()
     },
