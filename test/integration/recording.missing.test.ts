@@ -32,13 +32,13 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
   ) => {
     const samples = sampleCallbacks(taskId, code)
     const flag = (liveOnly: boolean) => (liveOnly ? '1' : '0')
-    const steps: [Record<string, unknown>, string][] = [
+    const steps: Array<[unknown, string]> = [
       [samples.liveStart, flag(options.liveOnly)],
       [samples.liveEnd, flag(options.endLiveOnly ?? options.liveOnly)],
-      ...(options.archived ? [[samples.archived, flag(options.liveOnly)] as [Record<string, unknown>, string]] : []),
+      ...(options.archived ? [[samples.archived, flag(options.liveOnly)] as [unknown, string]] : []),
     ]
     for (const [fields, liveOnly] of steps) {
-      const answer = await deliverTo(gateway, { ...fields, created_at: now, live_only: liveOnly } as Record<
+      const answer = await deliverTo(gateway, { ...(fields as object), created_at: now, live_only: liveOnly } as Record<
         string,
         string
       >)
@@ -87,8 +87,8 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
     (await receiver.received('/hooks/vod')).filter((receipt: Receipt) => receipt.body.type === 'recording.missing')
 
   it(
-    'tells a task ended without its recording once, after the grace; none for a task live only at its end, nor for an ' +
-      'archived task',
+    'tells a task ended without its recording once, after the grace; none for a task live only at its end, nor ' +
+      'for an archived task',
     async () => {
       const [one, two] = gateways as [Gateway, Gateway]
       const startedAt = Date.now()
