@@ -18,8 +18,8 @@ export type ListItems = number | 'first' | 'ids' | 'connection'
 
 /** What the cloud lists of a task or an output (outputs, inputs, streams): an estimate, nothing bounds it. */
 const CLOUD_ITEMS = 4
-/** What a configuration lists (service codes, endpoints, their patterns): an estimate of a large one. */
-const CONFIGURED_ITEMS = 50
+/** What a configuration lists (service codes, endpoints, their patterns): an estimate, a configuration holds it. */
+const CONFIGURED_ITEMS = 10
 
 /** Every list field of the schema, by `Type.field` (a unit test holds the schema to it). */
 export const LIST_ITEMS: Readonly<Record<string, ListItems>> = {
@@ -58,7 +58,8 @@ export function listItemsOf(type: GraphQLCompositeType, field: GraphQLField<unkn
 /** A list field's selection costs once per item it may return; one the table misses, as a page. */
 export function listEstimator(defaultPageSize: number): ComplexityEstimator {
   return ({ type, field, args, childComplexity }) => {
-    if (!isListType(getNullableType(field.type))) return undefined
+    // Introspection's lists are the schema's own, bounded by it: its depth limit holds them.
+    if (type.name.startsWith('__') || !isListType(getNullableType(field.type))) return undefined
     const items = listItemsOf(type, field)
     let count: number
     if (items === 'connection') count = 1
