@@ -25,7 +25,8 @@ const CONFIGURED_ITEMS = 10
 export const LIST_ITEMS: Readonly<Record<string, ListItems>> = {
   'Task.incidents': TASK_INCIDENTS,
   'Task.recordings': TASK_RECORDINGS,
-  'Output.recordings': TASK_RECORDINGS,
+  // A task's outputs share its recordings (each is recorded from one): together they list at most its.
+  'Output.recordings': TASK_RECORDINGS / CLOUD_ITEMS,
   'Task.outputs': CLOUD_ITEMS,
   'Task.inputs': CLOUD_ITEMS,
   'Output.streams': CLOUD_ITEMS,
