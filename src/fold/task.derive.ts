@@ -74,6 +74,15 @@ export function taskAuthor(state: TaskState): string | null {
   return state.author?.value ?? state.sighting.task?.value.inputs[0]?.user_name ?? null
 }
 
+/**
+ * Whether a task is live only: what ended it decides (a type 1 not older than the latest type 0),
+ * since the flag may change during a live and the end is what the archive acts on; else its start.
+ */
+function deriveLiveOnly({ start, end }: TaskState): boolean | null {
+  const endDecides = end?.value.liveOnly !== undefined && (!start || compareStamps(end.stamp, start.stamp) >= 0)
+  return (endDecides ? end?.value.liveOnly : start?.value.liveOnly) ?? end?.value.liveOnly ?? null
+}
+
 /** The graph's view of a task's state. */
 export function deriveTask(state: TaskState): TaskNode {
   const { status, endReason, endedAt } = deriveStatus(state)
@@ -89,7 +98,7 @@ export function deriveTask(state: TaskState): TaskNode {
     status,
     endReason,
     isResume: start?.isResume ?? null,
-    liveOnly: start?.liveOnly ?? state.end?.value.liveOnly ?? null,
+    liveOnly: deriveLiveOnly(state),
     opaque: start?.opaque ?? (listedTask?.opaque !== undefined ? readOpaque(listedTask.opaque) : null),
     startedAt: toDate(startedAt),
     endedAt: toDate(endedAt),

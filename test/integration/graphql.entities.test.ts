@@ -150,7 +150,7 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
 
   it(
     "answers null for what names nothing: another type's id, a notification of another kind, a malformed or " +
-      'unknown key',
+      'unknown key; a key with a NUL is refused',
     async () => {
       const [first] = tasks
       const { entities: found } = await entities([
@@ -158,10 +158,17 @@ describe(`livegate as a Federation 2 subgraph: _service and _entities (${driverN
         { __typename: 'LiveEndNotification', id: first?.notification },
         { __typename: 'User', id: 'not an id' },
         { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'no-such-task' },
-        { __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'nul\u0000' },
         { __typename: 'Task', serviceCode: 'TENANT_A' },
       ])
-      expect(found).toEqual([null, null, null, null, null, null])
+      expect(found).toEqual([null, null, null, null, null])
+      // A key with a NUL names nothing any table can hold: the request is refused before it runs.
+      const nul = await graphql(
+        gateway,
+        ENTITIES,
+        { representations: [{ __typename: 'Task', serviceCode: 'TENANT_A', taskId: 'nul\u0000' }] },
+        bearer(KEYS.all),
+      )
+      expect(nul.errors?.map((error) => error.extensions?.code)).toEqual(['BAD_USER_INPUT'])
     },
   )
 

@@ -1,8 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect } from 'vitest'
 import { type CatalogueCode, errorCatalogue } from '../../src/model/error.catalogue.js'
+import { base64url } from '../../src/adapters/graphql/global.id.js'
 import { driverName } from '../support/database.fixture.js'
 import { send, test } from '../support/gateway.fixture.js'
+import { overSocket } from '../support/socket.execute.js'
 
 // Operations that take variables of every kind the schema has, fed arbitrary values.
 const OPERATIONS = [
@@ -18,6 +20,10 @@ const OPERATIONS = [
   'query($f: UserFilter, $g: TaskFilter, $n: Int, $a: String) { users(filter: $f, first: $n) { edges { node { id ' +
     'tasks(filter: $g, first: $n, after: $a) { totalCount } } } } }',
   'query($s: String!) { upstream(serviceCode: $s) { configured healthy lastError { kind ret } } }',
+  'query($f: RecordingFilter, $n: Int, $a: String) { recordings(filter: $f, first: $n, after: $a) { totalCount ' +
+    'edges { cursor node { id fileName } } } }',
+  'query($f: IncidentFilter, $n: Int, $a: String) { incidents(filter: $f, first: $n, after: $a) { totalCount ' +
+    'edges { node { id rule } } } }',
 ]
 
 const text = fc.oneof(
@@ -34,6 +40,10 @@ const text = fc.oneof(
     'Tm90aWZpY2F0aW9uOlsiMSJd',
     'Tm90aWZpY2F0aW9uOlsiOTk5OTk5OTk5OTk5OTk5OTk5Il0',
     'VGFzazpbMSwyXQ',
+    base64url('r1:999999999999999:1'),
+    base64url('t1:999999999999999:1'),
+    '0000-01-01T00:00:00Z',
+    '+010000-01-01T00:00:00Z',
   ),
 )
 const scalar = fc.oneof(
@@ -63,6 +73,9 @@ const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
         'online',
         'startedFrom',
         'receivedTo',
+        'createdAfter',
+        'createdBefore',
+        'rule',
         'x',
       ),
       tie('any'),
@@ -80,7 +93,79 @@ const answeredWell = (status: number, body: string) => {
     expect(errorCatalogue[error.extensions?.code as CatalogueCode]?.on, body).toBe('graphql')
 }
 
+// Values of the right GraphQL type that no stored row can hold or be compared with: a time outside
+// the years 1 to 9999, a forged cursor past them, NUL in text. Each is the caller's mistake.
+const OUT_OF_REACH: Array<[string, string, Record<string, unknown>]> = [
+  [
+    'createdAfter in year 0',
+    'query($f: RecordingFilter) { recordings(filter: $f) { totalCount edges { cursor } } }',
+    {
+      f: { createdAfter: '0000-01-01T00:00:00Z' },
+    },
+  ],
+  [
+    'createdBefore in year 0',
+    'query($f: RecordingFilter) { recordings(filter: $f) { edges { cursor } } }',
+    {
+      f: { createdBefore: '0000-06-01T00:00:00Z' },
+    },
+  ],
+  [
+    'a recordings cursor past 9999',
+    'query($a: String) { recordings(after: $a) { edges { cursor } } }',
+    {
+      a: base64url('r1:999999999999999:1'),
+    },
+  ],
+  [
+    'a tasks cursor past 9999',
+    'query($a: String) { tasks(after: $a) { edges { cursor } } }',
+    {
+      a: base64url('t1:999999999999999:1'),
+    },
+  ],
+  [
+    'NUL in IncidentFilter.serviceCode',
+    'query($f: IncidentFilter) { incidents(filter: $f) { totalCount } }',
+    {
+      f: { serviceCode: 'TEST\u0000ING' },
+    },
+  ],
+  [
+    'NUL in IncidentFilter.rule',
+    'query($f: IncidentFilter) { incidents(filter: $f) { edges { node { id } } } }',
+    {
+      f: { rule: 'thin\u0000' },
+    },
+  ],
+  ['NUL in a literal', '{ incidents(filter: { rule: "thin\\u0000" }) { totalCount } }', {}],
+  ['a literal time in year 0', '{ recordings(filter: { createdAfter: "0000-01-01T00:00:00Z" }) { totalCount } }', {}],
+]
+const REFUSED = ['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED']
+
 describe(`the GraphQL edge never answers 5xx, whatever it is sent (${driverName})`, () => {
+  test.for(OUT_OF_REACH)(
+    '%s is refused as bad input, over HTTP and graphql-ws',
+    async ([, query, variables], { gateway }) => {
+      const answer = await send({
+        method: 'POST',
+        url: `${gateway.url}/graphql`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      })
+      answeredWell(answer.status, answer.text)
+      const codes = (answer.body.errors as Array<{ extensions: { code: string } }> | undefined)?.map(
+        (error) => error.extensions.code,
+      )
+      expect(codes?.length, answer.text).toBeGreaterThan(0)
+      expect(REFUSED, answer.text).toEqual(expect.arrayContaining(codes ?? []))
+      const socket = await overSocket(gateway.url, query, variables, 'no-key-configured')
+      const socketCodes = socket.errors?.map((error) => error.extensions?.code)
+      expect(socketCodes?.length, JSON.stringify(socket)).toBeGreaterThan(0)
+      expect(REFUSED, JSON.stringify(socket)).toEqual(expect.arrayContaining(socketCodes ?? []))
+    },
+  )
+
   test('known operations with arbitrary variables', async ({ gateway }) => {
     await fc.assert(
       fc.asyncProperty(

@@ -28,12 +28,17 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
     gateway: Gateway,
     code: string,
     taskId: string,
-    options: { liveOnly: boolean; archived: boolean },
+    options: { liveOnly: boolean; archived: boolean; endLiveOnly?: boolean },
   ) => {
     const samples = sampleCallbacks(taskId, code)
-    const liveOnly = options.liveOnly ? '1' : '0'
-    for (const fields of [samples.liveStart, samples.liveEnd, ...(options.archived ? [samples.archived] : [])]) {
-      const answer = await deliverTo(gateway, { ...fields, created_at: now, live_only: liveOnly } as Record<
+    const flag = (liveOnly: boolean) => (liveOnly ? '1' : '0')
+    const steps: Array<[unknown, string]> = [
+      [samples.liveStart, flag(options.liveOnly)],
+      [samples.liveEnd, flag(options.endLiveOnly ?? options.liveOnly)],
+      ...(options.archived ? [[samples.archived, flag(options.liveOnly)] as [unknown, string]] : []),
+    ]
+    for (const [fields, liveOnly] of steps) {
+      const answer = await deliverTo(gateway, { ...(fields as object), created_at: now, live_only: liveOnly } as Record<
         string,
         string
       >)
@@ -82,12 +87,15 @@ describe(`recording.missing after the grace, on ${driverName}`, { timeout: 120_0
     (await receiver.received('/hooks/vod')).filter((receipt: Receipt) => receipt.body.type === 'recording.missing')
 
   it(
-    'tells a task ended without its recording once, after ' + 'the grace; none for a live-only or archived task',
+    'tells a task ended without its recording once, after the grace; none for a task live only at its end, nor ' +
+      'for an archived task',
     async () => {
       const [one, two] = gateways as [Gateway, Gateway]
       const startedAt = Date.now()
       await play(one, 'ALPHA', 'miss-1', { liveOnly: false, archived: false })
       await play(two, 'ALPHA', 'live-only-1', { liveOnly: true, archived: false })
+      // Started with live_only 0, ended with 1: what ended the task decides, so it is live only.
+      await play(one, 'ALPHA', 'ended-live-only-1', { liveOnly: false, endLiveOnly: true, archived: false })
       await play(one, 'ALPHA', 'archived-1', { liveOnly: false, archived: true })
       await play(two, 'BRAVO', 'miss-bravo', { liveOnly: false, archived: false })
       await expect.poll(async () => (await missingOf()).length, { timeout: 60_000 }).toBeGreaterThan(0)

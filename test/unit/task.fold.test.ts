@@ -131,6 +131,17 @@ describe('the fold rules', () => {
     expect(task).toMatchObject({ status: 'ENDED', endReason: 'USER_STOPPED' })
   })
 
+  it('what ended a task decides whether it is live only, not what started it', () => {
+    const start = (flag: string) => event({ ...samples.liveStart, live_only: flag } as Record<string, string>, 1_000)
+    const end = (flag: string) => event({ ...samples.liveEnd, live_only: flag } as Record<string, string>, 2_000)
+    expect(derived([start('0')]).liveOnly).toBe(false)
+    expect(derived([start('0'), end('1')]).liveOnly).toBe(true)
+    expect(derived([end('0'), start('1')]).liveOnly).toBe(false)
+    // Started again after the end: the new start decides until its own end.
+    const restart = event({ ...samples.liveStart, live_only: '0' } as Record<string, string>, 3_000)
+    expect(derived([start('1'), end('1'), restart]).liveOnly).toBe(false)
+  })
+
   it('a live start after an end (same task id) makes it LIVE again; a stale wait does not count', () => {
     const task = derived([
       event(samples.liveStart as Record<string, string>, 1_000),

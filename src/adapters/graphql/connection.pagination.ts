@@ -1,7 +1,7 @@
 import type { LogPosition } from '../../model/log.position.js'
 import type { TaskKey } from '../../storage/graph/task.queries.js'
 import { base64url } from './global.id.js'
-import { badUserInput } from './graphql.errors.js'
+import { badUserInput, isStorableTime } from './graphql.errors.js'
 
 /**
  * Forward cursor pagination (Relay connections) for any list: validating `first` and `after`,
@@ -110,16 +110,27 @@ export function logPositionCursor(version: string): CursorCodec<LogPosition> {
   })
 }
 
-const TASK_KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
+const TIME_KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
+
+/**
+ * A codec whose key is a sort time (epoch milliseconds) and a row id, newest first: tasks and
+ * recordings. A time outside the years 1 to 9999 is no cursor it made: compared with stored rows
+ * it would be the database's error, not the caller's.
+ */
+export function timeIdCursor(version: string): CursorCodec<{ sortAt: number; id: number }> {
+  return cursorCodec(version, {
+    toText: (key) => `${key.sortAt}:${key.id}`,
+    fromText: (text) => {
+      const match = TIME_KEY_TEXT.exec(text)
+      if (!match) return undefined
+      const key = { sortAt: Number(match[1]), id: Number(match[2]) }
+      return isStorableTime(key.sortAt) && Number.isSafeInteger(key.id) ? key : undefined
+    },
+  })
+}
 
 /** A task's place in the newest-first order of `tasks`: its sort time and row id. */
-export const taskCursor = cursorCodec<TaskKey>('t1', {
-  toText: (key) => `${key.sortAt}:${key.id}`,
-  fromText: (text) => {
-    const match = TASK_KEY_TEXT.exec(text)
-    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
-  },
-})
+export const taskCursor: CursorCodec<TaskKey> = timeIdCursor('t1')
 
 /** The page size for `first`: the default when absent; a `BAD_USER_INPUT` error when out of range. */
 export function pageSize(first: number | null | undefined, limits: PageSizeLimits): number {

@@ -12,33 +12,18 @@ export function badUserInput(message: string, argumentName?: string): GraphQLErr
   })
 }
 
-/**
- * Refuses text arguments no stored row can match: PostgreSQL text cannot hold NUL, and sent as a
- * parameter it is an error, not a miss.
- */
-export function refuseNul(values: Record<string, string | null | undefined>, argumentName: string): void {
-  for (const [name, value] of Object.entries(values)) {
-    if (value?.includes('\u0000'))
-      throw badUserInput(`${argumentName}.${name} may not contain a NUL character.`, argumentName)
-  }
-}
-
 // PostgreSQL's timestamptz reaches from 4713 BC to 294276 AD, but writes no year 0 and reads no
-// ISO year below 1 or above 9999 as JavaScript writes them: these four-digit years are the times
-// every store can compare with.
+// ISO year below 1 or above 9999 as JavaScript writes them (`0000-…`, `+010000-…`): these
+// four-digit years are the times every store can compare with.
 const EARLY_YEAR_ONE = new Date(0).setUTCFullYear(1, 0, 1)
 const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
-/** Refuses a time no stored row can be compared with: before the year 1 or after 9999. */
-export function refuseFarTime(value: Date | null | undefined, argumentName: string): void {
-  if (!value) return
-  const at = value.getTime()
-  if (Number.isNaN(at) || at < EARLY_YEAR_ONE || at > LATEST) {
-    throw badUserInput(
-      `${argumentName} must be a time between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z.`,
-      argumentName,
-    )
-  }
+/** The range every time the API takes must be in, as the message that says so names it. */
+export const STORABLE_TIMES = '0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
+
+/** Whether epoch milliseconds are a time a stored row can be compared with: the years 1 to 9999. */
+export function isStorableTime(at: number): boolean {
+  return Number.isFinite(at) && at >= EARLY_YEAR_ONE && at <= LATEST
 }
 
 /** A caller's text shown back in a message, cut to a readable length. */

@@ -83,20 +83,27 @@ export async function unresolvedCounts(db: Db): Promise<Array<{ rule: string; se
 /** The most incidents `Task.incidents` lists (newest first): a flapping task keeps its latest. */
 export const TASK_INCIDENTS = 100
 
-/** The incidents of some tasks, newest first: `Task.incidents` of a page, batched in one statement. */
+/**
+ * The incidents of some tasks, newest first, at most {@link TASK_INCIDENTS} of each: `Task.incidents`
+ * of a page, batched in one statement. The limit is per task (a lateral read of each task's newest
+ * on incidents_task_idx): one limit over all of them let a task with many newer incidents take the
+ * whole batch's share, and the others showed none.
+ */
 export async function incidentsOfTasks(
   db: Db,
   keys: ReadonlyArray<{ serviceCode: string; taskId: string }>,
 ): Promise<IncidentRow[]> {
   if (keys.length === 0) return []
   const pairs = sql.join(
-    keys.map((key) => sql`(${key.serviceCode}, ${key.taskId})`),
+    keys.map((key) => sql`(${key.serviceCode}::text, ${key.taskId}::text)`),
     sql`, `,
   )
-  return db
-    .select()
-    .from(incidents)
-    .where(sql`(${incidents.serviceCode}, ${incidents.taskId}) in (${pairs})`)
-    .orderBy(desc(incidents.id))
-    .limit(TASK_INCIDENTS * keys.length)
+  const newest = sql`select newest.id from (values ${pairs}) as asked (service_code, task_id)
+    cross join lateral (
+      select i.id from incidents i
+      where i.service_code = asked.service_code and i.task_id = asked.task_id
+      order by i.id desc
+      limit ${TASK_INCIDENTS}
+    ) as newest`
+  return db.select().from(incidents).where(sql`${incidents.id} in (${newest})`).orderBy(desc(incidents.id))
 }

@@ -75,8 +75,15 @@ export async function recordingByKey(db: Db, serviceCode: string, fileName: stri
 }
 
 /**
+ * The most recordings `Task.recordings` lists of a task (its oldest): what the cost of an operation
+ * counts it by, so a task's list must hold to it. The `recordings` connection pages through all.
+ */
+export const TASK_RECORDINGS = 100
+
+/**
  * The recordings of these tasks, each task's in the order the catalogue learnt of them (oldest
- * first), by `<service code>\0<task id>`. A task of a code outside `allowedCodes` has none.
+ * first), at most {@link TASK_RECORDINGS} of each, by `<service code>\0<task id>`. A task of a code
+ * outside `allowedCodes` has none.
  */
 export async function recordingsOfTasks(
   db: Db,
@@ -106,8 +113,8 @@ export async function recordingsOfTasks(
   for (const row of rows) {
     const key = `${row.serviceCode}\u0000${row.taskId}`
     const list = byTask.get(key)
-    if (list) list.push(row)
-    else byTask.set(key, [row])
+    if (!list) byTask.set(key, [row])
+    else if (list.length < TASK_RECORDINGS) list.push(row)
   }
   return byTask
 }

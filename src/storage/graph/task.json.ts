@@ -26,6 +26,7 @@ import {
   typeOf,
   typename,
 } from './json.values.js'
+import { TASK_RECORDINGS } from './recording.queries.js'
 
 export type { JsonField, JsonType } from './json.values.js'
 
@@ -53,15 +54,16 @@ const RECORDING_ROW = (r: string) => `jsonb_build_object('serviceCode', ${r}.ser
 
 /**
  * A task's recordings as text, from the catalogue (not from the node: a file only listed is one
- * of them too), oldest first as `Task.recordings` answers them. `t` is the page's task row;
- * `also` narrows them (an output's), given the output element `e`.
+ * of them too), its first {@link TASK_RECORDINGS}, oldest first, as `Task.recordings` answers them.
+ * `t` is the page's task row; `also` narrows them (an output's), given the output element `e`.
  */
 function catalogueListText(fields: readonly JsonField[], depth: number, also?: (r: string) => string): string {
   const [r, x] = [`rc${depth}`, `x${depth}`]
   return `(select coalesce('[' || string_agg(${objectText(RECORDING, fields, x, depth)}, ',' order by ${r}.id) || ']',
     '[]')
-    from recordings ${r} cross join lateral (select ${RECORDING_ROW(r)} offset 0) as e${depth}(${x})
-    where ${r}.service_code = t.service_code and ${r}.task_id = t.task_id${also ? ` and ${also(r)}` : ''})`
+    from (select * from recordings where service_code = t.service_code and task_id = t.task_id order by id
+      limit ${TASK_RECORDINGS}) ${r}
+    cross join lateral (select ${RECORDING_ROW(r)} offset 0) as e${depth}(${x})${also ? ` where ${also(r)}` : ''})`
 }
 
 // An output's recordings: those a type 2 names by its index, or by its tag without an index (recordedFrom).

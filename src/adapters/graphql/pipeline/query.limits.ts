@@ -7,12 +7,14 @@ import {
   Kind,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  visit,
 } from 'graphql'
 import { createRequire } from 'node:module'
 import type { ComplexityEstimator } from 'graphql-query-complexity'
 import { graphqlError } from '../graphql.errors.js'
 import type { GraphqlErrorCode } from '../../../model/error.catalogue.js'
 import { audienceEstimator } from '../reads/audience.window.js'
+import { listEstimator } from './list.items.js'
 
 // Its ESM build imports graphql/index.mjs by name: a second graphql instance beside the
 // CommonJS one type-graphql and Apollo use, which graphql refuses to mix. Its CommonJS build
@@ -37,7 +39,8 @@ export const LIMIT_CODES = {
 } as const satisfies Record<string, GraphqlErrorCode>
 
 /**
- * Checks one operation against the limits, after validation, before execution: its depth, its
+ * Checks one operation against the limits, after validation, before execution: text the database
+ * cannot hold (below), its depth, its
  * aliases (a cheap way to ask for the same costly field many times), and its cost, where every
  * field costs 1 and a connection's selection costs once per item it may return (`first`, else
  * the default page size). Returns the refusal, or undefined.
@@ -52,6 +55,8 @@ export function checkQueryLimits(options: {
   const { document, limits } = options
   const operation = pickOperation(document, options.operationName)
   if (!operation) return undefined
+  const nul = nulRefusal(document, options.variables)
+  if (nul) return nul
   const fragments = new Map(
     document.definitions
       .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
@@ -95,6 +100,7 @@ export function checkQueryLimits(options: {
         connectionEstimator(limits.defaultPageSize),
         entitiesEstimator,
         audienceEstimator(),
+        listEstimator(limits.defaultPageSize),
         simpleEstimator({ defaultComplexity: 1 }),
       ],
     })
@@ -143,6 +149,39 @@ export function queryLimitsChecker(
     }
     return refusal
   }
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, and a parameter holding one is the statement's error, answered
+ * as the server's. Every text an operation gives (its literals, its variables at any depth) ends
+ * as a parameter of some statement, so one with a NUL is refused here, once for every argument
+ * and input field there is or will be, rather than by each resolver that remembers to.
+ */
+function nulRefusal(
+  document: DocumentNode,
+  variables: Record<string, unknown> | null | undefined,
+): GraphQLError | undefined {
+  for (const [name, value] of Object.entries(variables ?? {}))
+    if (holdsNul(value)) return nulError(`Variable $${name} holds a NUL character, which no text may contain.`, name)
+  let found = false
+  visit(document, {
+    StringValue(node) {
+      if (node.value.includes('\u0000')) found = true
+    },
+  })
+  return found ? nulError('A string in the operation holds a NUL character, which no text may contain.') : undefined
+}
+
+// Refused before execution, so Apollo answers the status it is given (else 500), as for the limits.
+function nulError(message: string, argumentName?: string): GraphQLError {
+  return graphqlError('BAD_USER_INPUT', message, { ...(argumentName ? { argumentName } : {}), http: { status: 400 } })
+}
+
+function holdsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000')
+  // Deeper than any input type of the schema: coercion refuses it next.
+  if (depth > 32 || value === null || typeof value !== 'object') return false
+  return Object.entries(value).some(([key, inner]) => key.includes('\u0000') || holdsNul(inner, depth + 1))
 }
 
 function connectionEstimator(defaultPageSize: number): ComplexityEstimator {

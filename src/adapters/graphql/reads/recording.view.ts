@@ -1,6 +1,6 @@
 import type { MediaFormatNode } from '../../../fold/graph.model.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
-import { cursorCodec } from '../connection.pagination.js'
+import { type CursorCodec, timeIdCursor } from '../connection.pagination.js'
 import { toGlobalId } from '../global.id.js'
 import type { RecordingKey } from '../../../storage/graph/recording.queries.js'
 
@@ -68,13 +68,5 @@ export function recordingView(row: RecordingRow): RecordingView {
   }
 }
 
-const KEY_TEXT = /^(\d{1,15}):([1-9]\d{0,15})$/
-
 /** A recording's place in the newest-first order of `recordings`. */
-export const recordingCursor = cursorCodec<RecordingKey>('r1', {
-  toText: (key) => `${key.sortAt}:${key.id}`,
-  fromText: (text) => {
-    const match = KEY_TEXT.exec(text)
-    return match ? { sortAt: Number(match[1]), id: Number(match[2]) } : undefined
-  },
-})
+export const recordingCursor: CursorCodec<RecordingKey> = timeIdCursor('r1')

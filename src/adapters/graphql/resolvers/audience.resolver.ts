@@ -14,7 +14,6 @@ import {
 import type { TaskSampleEvent } from '../../../work/graph/sample.hub.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { refuseNul } from '../graphql.errors.js'
 import { audienceWindow } from '../reads/audience.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { closeFor } from '../../../model/error.catalogue.js'
@@ -157,7 +156,6 @@ export class ServiceAudienceResolver {
     @Arg('to', () => DateTimeScalar, { nullable: true, description: TO }) to: Date | null | undefined,
     @Ctx() { db, config, scope, upstream }: GraphqlContext,
   ): Promise<ServiceMetricPointRow[]> {
-    refuseNul({ serviceCode }, 'serviceCode')
     const step = stepArg ?? 'MINUTE'
     const window = audienceWindow({ step, from, to }, config, Date.now())
     if (!inScope(scope, serviceCode)) return []

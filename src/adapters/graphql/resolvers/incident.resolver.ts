@@ -167,9 +167,9 @@ function incidentLoaderOf(context: GraphqlContext): DataLoader<string, IncidentR
       const byKey = new Map<string, IncidentRow[]>()
       for (const row of await incidentsOfTasks(context.db, pairs)) {
         const key = `${row.serviceCode}\u0000${row.taskId}`
-        const list = byKey.get(key) ?? []
-        if (list.length < TASK_INCIDENTS) list.push(row)
-        byKey.set(key, list)
+        const list = byKey.get(key)
+        if (list) list.push(row)
+        else byKey.set(key, [row])
       }
       return keys.map((key) => byKey.get(key) ?? [])
     })

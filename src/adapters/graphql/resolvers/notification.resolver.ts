@@ -2,7 +2,7 @@ import type { NotificationCriteria } from '../../../storage/notification.queries
 import { notificationList } from '../../../storage/notification-horizon.queries.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { badUserInput, refuseNul } from '../graphql.errors.js'
+import { badUserInput } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import { type ConnectionData, pageWindow, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
@@ -89,7 +89,6 @@ export function notificationCriteria(
 ): NotificationCriteria {
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
-  refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName }, 'filter')
   const types = filter.types ? [...new Set(filter.types)] : filter.types
   if (types && types.length > MAX_TYPES)
     throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')

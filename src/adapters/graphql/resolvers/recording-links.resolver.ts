@@ -1,5 +1,10 @@
 import type { UserNode } from '../../../fold/graph.model.js'
-import { countRecordings, listRecordings, type RecordingQuery } from '../../../storage/graph/recording.queries.js'
+import {
+  countRecordings,
+  listRecordings,
+  type RecordingQuery,
+  TASK_RECORDINGS,
+} from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import { allowedCodes } from '../auth.scope.js'
@@ -41,7 +46,8 @@ export function recordedFrom(
 export class TaskRecordingsResolver {
   @FieldResolver(() => [Recording], {
     description:
-      'Its recordings, oldest first: every file of the catalogue linked to it, announced by a type 2 or only listed.',
+      `Its recordings, oldest first: every file of the catalogue linked to it, announced by a type 2 or only ` +
+      `listed; the first ${TASK_RECORDINGS} (\`recordings(filter: { task })\` pages through all).`,
   })
   async recordings(@Root() task: TaskView, @Ctx() context: GraphqlContext): Promise<RecordingView[]> {
     return (await ofTask(task, context)).map(recordingView)

@@ -5,7 +5,6 @@ import type { TaskView } from '../../../storage/tables/task.node.js'
 import { allowedCodes } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageSize, pageWindow, toConnection } from '../connection.pagination.js'
 import { requireGlobalId } from '../global.id.js'
-import { refuseNul } from '../graphql.errors.js'
 import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from '../type-graphql.shim.js'
@@ -74,7 +73,6 @@ function recordingQuery(
   filter: RecordingFilter | null | undefined,
   allowed: readonly string[] | undefined,
 ): RecordingQuery {
-  refuseNul({ serviceCode: filter?.serviceCode, userName: filter?.userName }, 'filter')
   const query: RecordingQuery = { allowedCodes: allowed }
   if (!filter) return query
   if (filter.serviceCode != null) query.serviceCode = filter.serviceCode

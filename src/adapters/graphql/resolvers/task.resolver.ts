@@ -19,7 +19,7 @@ import { deriveUser } from '../../../fold/user.fold.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId } from '../global.id.js'
-import { badUserInput, refuseNul } from '../graphql.errors.js'
+import { badUserInput } from '../graphql.errors.js'
 import { type OutputValue, outputViews, taskGlobalId } from '../reads/node.view.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import {
@@ -183,7 +183,6 @@ export class TaskResolver {
 export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): TaskQuery {
   const allowedServiceCodes = allowedCodes(scope)
   if (!filter) return { allowedServiceCodes }
-  refuseNul({ serviceCode: filter.serviceCode, userName: filter.userName, vsId: filter.vsId }, 'filter')
   for (const [name, list] of [
     ['ids', filter.ids],
     ['taskIds', filter.taskIds],

@@ -2,7 +2,6 @@ import type { UpstreamStatusRow } from '../../../storage/tables/graph.table.js'
 import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storage/history/upstream-status.statements.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { refuseNul } from '../graphql.errors.js'
 import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { readArchiveStatus } from '../../../storage/history/archive-status.statements.js'
 import { ArchiveStatus, UpstreamStatus, upstreamErrorKind } from '../types/upstream.type.js'
@@ -20,7 +19,6 @@ export class UpstreamResolver {
     serviceCode: string,
     @Ctx() context: GraphqlContext,
   ): Promise<UpstreamStatus> {
-    refuseNul({ serviceCode }, 'serviceCode')
     // Another tenant's code reads as one livegate knows nothing of: its existence is not told.
     const [status] = await statusesOf(context, inScope(context.scope, serviceCode) ? [serviceCode] : [])
     return status ?? statusOf(context, serviceCode, undefined, new Date())

@@ -4,7 +4,6 @@ import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
 import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { refuseNul } from '../graphql.errors.js'
 import { userGlobalId } from '../reads/node.view.js'
 import {
   type ConnectionData,
@@ -45,7 +44,6 @@ export class UserResolver {
       online: filter?.online,
       allowedServiceCodes: allowedCodes(scope),
     }
-    refuseNul({ serviceCode: query.serviceCode, userName: query.userName }, 'filter')
     const window = pageWindow({ first, after }, config.graphql, userCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
     const rows = await listUsers(db, query, window.after, window.fetch)

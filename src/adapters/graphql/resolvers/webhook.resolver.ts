@@ -5,7 +5,7 @@ import type { ActionRequest } from '../../../work/outbound/action.audit.js'
 import type { WorkDone } from '../../../work/outbound/action.runner.js'
 import { allowedCodes } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import { badUserInput, echoed, refuseFarTime, refuseNul } from '../graphql.errors.js'
+import { badUserInput, echoed } from '../graphql.errors.js'
 import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
@@ -101,8 +101,6 @@ export class WebhookResolver {
         `eventIds may name at most ${MAX_EVENT_IDS} events; got ${eventIds.length}. Use since, or several calls.`,
         'eventIds',
       )
-    for (const eventId of eventIds ?? []) refuseNul({ eventId }, 'eventIds')
-    refuseFarTime(since, 'since')
     let count = 0
     await this.perform(context, endpoint, 'REPLAY_WEBHOOKS', reason, 'replaying webhooks', async (service, name) => {
       const done = await service.redeliver(name, { eventIds: eventIds ?? undefined, since: since ?? undefined })
@@ -200,7 +198,6 @@ async function visibleOrNone(context: GraphqlContext, name: string): Promise<End
 
 /** The endpoint by name if the caller may see it; one it may not reads as unknown. */
 async function visible(context: GraphqlContext, name: string): Promise<EndpointView> {
-  refuseNul({ name }, 'endpoint')
   const view = await context.webhooks?.visibleEndpoint(name, allowedCodes(context.scope))
   if (!view)
     throw badUserInput(`No webhook endpoint is named "${echoed(name)}" (among those this API key may see).`, 'endpoint')
