@@ -87,7 +87,10 @@ describe(`a callback whose values the database cannot hold stops no tenant (${dr
         remoteAddress: '127.0.0.1',
         receivedAt: new Date(),
       },
-      { ...ingestPolicy(config), services: new Map([['TESTING', { serviceCode: 'TESTING', secrets: [], verify: 'off' }]]) },
+      {
+        ...ingestPolicy(config),
+        services: new Map([['TESTING', { serviceCode: 'TESTING', secrets: [], verify: 'off' }]]),
+      },
     )
     if (!verdict.ok) throw new Error(verdict.error.message)
     const poisoned = { ...verdict.row, values: { ...verdict.row.values, outputIdx: 3_000_000_000 }, deliveries: 1 }
