@@ -115,3 +115,14 @@ export function dataFault(error: unknown): DataFault | undefined {
   // The server's message names the value and the limit, never the statement or its parameters.
   return { code: fault.code, message: (fault.message ?? '').slice(0, 300) }
 }
+
+/**
+ * Waits for statements sent together on one transaction, and fails with the most telling failure:
+ * once one statement fails, the others fail too ("current transaction is aborted"), in whatever
+ * order their answers come, and the data fault that caused them is what a caller must see.
+ */
+export async function allStatements(statements: ReadonlyArray<Promise<unknown> | undefined>): Promise<void> {
+  const settled = await Promise.allSettled(statements)
+  const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []))
+  if (failures.length > 0) throw failures.find((failure) => dataFault(failure)) ?? failures[0]
+}

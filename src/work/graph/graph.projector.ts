@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
 import type { Database, Db } from '../../storage/database.client.js'
-import { type DataFault, dataFault } from '../../storage/database.errors.js'
+import { allStatements, type DataFault, dataFault } from '../../storage/database.errors.js'
 import { type LoggedCallback, logAfter, tryProjectorLock } from '../../storage/projector.statements.js'
 import { readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { compactTaskCounts } from '../../storage/graph/task-count.statements.js'
@@ -177,7 +177,7 @@ export class GraphProjector {
       // a round trip fewer is a turn of the event loop fewer for every callback waiting to be folded.
       const derivedEvents = this.options.derivedEvents ?? true
       const folding = applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents })
-      await Promise.all([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
+      await allStatements([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
       lagged = read.rows
       return {
         kind: 'done',
