@@ -34,15 +34,10 @@ export function readInteger(value: string): number | undefined {
 }
 
 /** A whole number of 32 bits: what an `integer` column and GraphQL's `Int` hold. */
-export function readInt32(value: string): number | undefined {
-  const n = readInteger(value)
-  return n !== undefined && isInt4(n) ? n : undefined
-}
+export const readInt32 = (value: string) => ((n) => (n !== undefined && isInt4(n) ? n : undefined))(readInteger(value))
 
 /** A text that names something and is looked up by an index: a task, a user, a file. */
-export function readIndexedText(value: string): string | undefined {
-  return fitsIndex(value) ? value : undefined
-}
+export const readIndexedText = (value: string) => (fitsIndex(value) ? value : undefined)
 
 export function readDecimal(value: string): number | undefined {
   return DECIMAL.test(value) ? Number(value) : undefined

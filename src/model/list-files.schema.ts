@@ -57,45 +57,11 @@ export type ListedItem = Record<string, { S: string } | { N: string }>
 /** Why a file, or one of its values, was left out of the catalogue. */
 export type LeftOutReason = 'NUL' | 'LONE_SURROGATE' | 'TOO_LONG' | 'OUT_OF_RANGE' | 'OVER_LIMIT' | 'REFUSED'
 
-/**
- * What an answer held that the catalogue cannot: a whole file (`file`: its name cannot be a key, or
- * it came past the files asked for) or one value of a file kept without it (`value`), counted.
- */
-export interface LeftOut {
-  what: 'file' | 'value'
-  field: string
-  reason: LeftOutReason
-  count: number
-}
+/** Told of what an answer held that the catalogue cannot: a whole `file`, or one `value` of a file kept without it. */
+export type TellLeftOut = (what: 'file' | 'value', field: string, reason: LeftOutReason, count?: number) => void
 
-/** Tallies what was left out, by what, field and reason. */
-export class LeftOutTally {
-  private readonly counts = new Map<string, LeftOut>()
-
-  add(what: LeftOut['what'], field: string, reason: LeftOutReason, count = 1): void {
-    const key = `${what}/${field}/${reason}`
-    const known = this.counts.get(key)
-    if (known) known.count += count
-    else this.counts.set(key, { what, field, reason, count })
-  }
-
-  list(): LeftOut[] {
-    return [...this.counts.values()]
-  }
-}
-
-/** What was left out, in words: `2 files (file_name: NUL), 1 value (access_cnt: OUT_OF_RANGE)`. */
-export function describeLeftOut(leftOut: readonly LeftOut[]): string {
-  return leftOut
-    .map((part) => `${part.count} ${part.what}${part.count === 1 ? '' : 's'} (${part.field}: ${part.reason})`)
-    .join(', ')
-}
-
-/**
- * What {@link readListFilesAnswer} made of an answer: its files and what was left out of them
- * (`listed` is how many items it held), or why it is no list_files answer.
- */
-export type ReadAnswer = { files: ListedFile[]; listed: number; leftOut: LeftOut[] } | { problem: string }
+/** What {@link readListFilesAnswer} made of an answer: its files and how many it `listed`, or its problem. */
+export type ReadAnswer = { files: ListedFile[]; listed: number } | { problem: string }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -130,18 +96,13 @@ function wellFormedItems(json: unknown): unknown[] | undefined {
  * An answer's files, read: a well-formed answer by the hand check, anything else by the schema,
  * whose first issue says why it is refused. A file the same answer names twice is kept once (its
  * last listing). Items past the `limit` asked for are left out unread (the newest come first), so
- * an answer's work is bounded by what was asked, whatever the cloud sends; and what the database
- * cannot hold (model/stored.limits.ts) is left out where it enters, a file or one of its values.
+ * an answer's work is bounded by what was asked; what the database cannot hold is left out here.
  */
-export function readListFilesAnswer(json: unknown, limit?: number): ReadAnswer {
-  const tally = new LeftOutTally()
-  let listed = 0
-  if (isRecord(json) && Array.isArray(json.items)) {
-    listed = json.items.length
-    if (limit !== undefined && listed > limit) {
-      tally.add('file', 'items', 'OVER_LIMIT', listed - limit)
-      json = { ...json, items: json.items.slice(0, limit) }
-    }
+export function readListFilesAnswer(json: unknown, limit?: number, tell?: TellLeftOut): ReadAnswer {
+  const listed = isRecord(json) && Array.isArray(json.items) ? json.items.length : 0
+  if (isRecord(json) && Array.isArray(json.items) && limit !== undefined && listed > limit) {
+    tell?.('file', 'items', 'OVER_LIMIT', listed - limit)
+    json = { ...json, items: json.items.slice(0, limit) }
   }
   let items = wellFormedItems(json) as ListedItem[] | undefined
   if (!items) {
@@ -156,10 +117,10 @@ export function readListFilesAnswer(json: unknown, limit?: number): ReadAnswer {
   // The same name twice would make the one statement that stores an answer touch a row twice.
   const byName = new Map<string, ListedFile>()
   for (const item of items) {
-    const file = readListedFile(item, tally)
+    const file = readListedFile(item, tell)
     if (file) byName.set(file.fileName, file)
   }
-  return { files: [...byName.values()], listed, leftOut: tally.list() }
+  return { files: [...byName.values()], listed }
 }
 
 const raw = (item: ListedItem, name: string): string | null => {
@@ -168,13 +129,12 @@ const raw = (item: ListedItem, name: string): string | null => {
   return 'S' in value ? value.S : value.N
 }
 
-// A text the database can hold, else null (told to the tally).
-const text = (item: ListedItem, name: string, tally?: LeftOutTally): string | null => {
+// A text the database can hold, else null (told to `tell`).
+const text = (item: ListedItem, name: string, tell?: TellLeftOut): string | null => {
   const value = raw(item, name)
   const unstorable = value === null ? undefined : unstorableText(value)
-  if (!unstorable) return value
-  tally?.add('value', name, unstorable)
-  return null
+  if (unstorable) tell?.('value', name, unstorable)
+  return unstorable ? null : value
 }
 
 const number = (item: ListedItem, name: string): number | null => {
@@ -184,56 +144,45 @@ const number = (item: ListedItem, name: string): number | null => {
   return Number.isFinite(n) ? n : null
 }
 
-// A whole number an `integer` column holds, else null (told to the tally when it was one).
-const whole = (item: ListedItem, name: string, tally?: LeftOutTally): number | null => {
+// A whole number an `integer` column holds, else null (told to `tell` when it was one).
+const whole = (item: ListedItem, name: string, tell?: TellLeftOut): number | null => {
   const n = number(item, name)
   if (n === null || !Number.isSafeInteger(Math.trunc(n))) return null
-  if (isInt4(Math.trunc(n))) return Math.trunc(n)
-  tally?.add('value', name, 'OUT_OF_RANGE')
-  return null
+  if (!isInt4(Math.trunc(n))) tell?.('value', name, 'OUT_OF_RANGE')
+  return isInt4(Math.trunc(n)) ? Math.trunc(n) : null
 }
 
 // `created_at`: only seconds are documented; a 13-digit value is read as milliseconds rather than
 // the year 50000. A time `timestamptz` cannot take as written (past the year 9999) is null.
-function createdAtOf(n: number | null, tally?: LeftOutTally): Date | null {
+function createdAtOf(n: number | null, tell?: TellLeftOut): Date | null {
   if (n === null || !Number.isSafeInteger(Math.trunc(n))) return null
-  const seconds = Math.trunc(n)
-  const at = new Date(seconds > 100_000_000_000 ? seconds : seconds * 1000)
-  if (Number.isFinite(at.getTime()) && isStorableTime(at)) return at
-  tally?.add('value', 'created_at', 'OUT_OF_RANGE')
-  return null
+  const at = new Date(Math.trunc(n) > 100_000_000_000 ? Math.trunc(n) : Math.trunc(n) * 1000)
+  if (!isStorableTime(at)) tell?.('value', 'created_at', 'OUT_OF_RANGE')
+  return isStorableTime(at) ? at : null
 }
 
 /**
- * An item's values read: texts from `S`, numbers from `N`. A file without a name is no file, nor
- * one whose name the catalogue cannot key (NUL, a lone surrogate, longer than an index entry); a
- * value the database cannot hold is null. Either is told to `tally`.
+ * An item's values read: texts from `S`, numbers from `N`. A file without a name is no file, nor one whose name
+ * cannot be a key (NUL, a lone surrogate, too long); a value the database cannot hold is null. Both told to `tell`.
  */
-export function readListedFile(item: ListedItem, tally?: LeftOutTally): ListedFile | undefined {
+export function readListedFile(item: ListedItem, tell?: TellLeftOut): ListedFile | undefined {
   const fileName = raw(item, 'file_name')
   if (!fileName) return undefined
   const unkeyable = unstorableText(fileName) ?? (fitsIndex(fileName) ? undefined : 'TOO_LONG')
-  if (unkeyable) {
-    tally?.add('file', 'file_name', unkeyable)
-    return undefined
-  }
-  const createdAt = createdAtOf(number(item, 'created_at'), tally)
-  let userName = text(item, 'user_name', tally) || null
-  if (userName !== null && !fitsIndex(userName)) {
-    tally?.add('value', 'user_name', 'TOO_LONG')
-    userName = null
-  }
+  if (unkeyable) return void tell?.('file', 'file_name', unkeyable)
+  const userName = text(item, 'user_name', tell) || null
+  if (userName !== null && !fitsIndex(userName)) tell?.('value', 'user_name', 'TOO_LONG')
   return {
     fileName,
-    createdAt,
+    createdAt: createdAtOf(number(item, 'created_at'), tell),
     duration: number(item, 'duration'),
-    width: whole(item, 'width', tally),
-    height: whole(item, 'height', tally),
-    userName,
-    description: text(item, 'description', tally),
-    url: text(item, 'url', tally) || null,
-    location: text(item, 'location', tally),
-    views: whole(item, 'access_cnt', tally),
-    likes: whole(item, 'zan_cnt', tally),
+    width: whole(item, 'width', tell),
+    height: whole(item, 'height', tell),
+    userName: userName !== null && fitsIndex(userName) ? userName : null,
+    description: text(item, 'description', tell),
+    url: text(item, 'url', tell) || null,
+    location: text(item, 'location', tell),
+    views: whole(item, 'access_cnt', tell),
+    likes: whole(item, 'zan_cnt', tell),
   }
 }

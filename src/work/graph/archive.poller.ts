@@ -3,14 +3,7 @@ import { hostname } from 'node:os'
 import { SpanStatusCode } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/config.schema.js'
-import {
-  describeLeftOut,
-  type ListedFile,
-  type LeftOut,
-  LeftOutTally,
-  listFilesBody,
-  readListFilesAnswer,
-} from '../../model/list-files.schema.js'
+import { type ListedFile, listFilesBody, readListFilesAnswer } from '../../model/list-files.schema.js'
 import { UpstreamError } from '../../model/upstream.error.js'
 import type { Db } from '../../storage/database.client.js'
 import { dataFault } from '../../storage/database.errors.js'
@@ -23,6 +16,7 @@ import { LeasedPoller } from '../leased.poller.js'
 import { inSpan } from '../tracing.spans.js'
 import { pollDelayMs } from './task-list.answer.js'
 import { appendRecordingReady } from './graph.evidence.js'
+import { describeLeftOut, type LeftOut, LeftOutTally } from './left-out.tally.js'
 
 /** What {@link ArchivePoller} needs. */
 export interface ArchivePollerOptions {
@@ -131,11 +125,10 @@ export class ArchivePoller {
       async (span) => {
         const { db, log, intervalMs } = this.options
         try {
-          const answer = await this.ask(serviceCode)
+          const tally = new LeftOutTally()
+          const answer = await this.ask(serviceCode, tally)
           if (this.leases.stopped) return 0
           const at = this.now()
-          const tally = new LeftOutTally()
-          for (const part of answer.leftOut) tally.add(part.what, part.field, part.reason, part.count)
           const written = await this.store(serviceCode, answer.files, at, tally)
           const leftOut = tally.list()
           const fileCount =
@@ -234,7 +227,7 @@ export class ArchivePoller {
     return { kind: 'INVALID_ANSWER', message }
   }
 
-  private async ask(serviceCode: string): Promise<{ files: ListedFile[]; listed: number; leftOut: LeftOut[] }> {
+  private async ask(serviceCode: string, tally: LeftOutTally): Promise<{ files: ListedFile[]; listed: number }> {
     const { cloud, limit, timeoutMs } = this.options
     const request = {
       serviceCode,
@@ -254,7 +247,9 @@ export class ArchivePoller {
         reply.ret === undefined ? {} : { ret: reply.ret },
       )
     }
-    const read = readListFilesAnswer(reply.json, limit)
+    const read = readListFilesAnswer(reply.json, limit, (what, field, reason, count) =>
+      tally.add(what, field, reason, count),
+    )
     if ('problem' in read) {
       const said = `is not a list_files answer (${read.problem})`
       throw new UpstreamError('INVALID_ANSWER', serviceCode, `list_files for ${serviceCode} ${said}.`)
