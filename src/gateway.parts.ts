@@ -99,7 +99,7 @@ export async function buildParts(
       ...(options.now ? { now: options.now } : {}),
       cloud,
     }),
-    archive: archivePollerFor(config, database.db, cloud, log),
+    archive: archivePollerFor(config, database.db, cloud, log, metrics),
     missing: new RecordingMissingWatch({ config, database, log, now: options.now }),
     // The graph is a projection of the log, folded after each acknowledgement (graph.projector.ts).
     // The starts and ends a pass makes are kept for the webhooks only when some endpoint may want them.

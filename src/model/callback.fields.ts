@@ -1,6 +1,9 @@
+import { fitsIndex, isInt4 } from './stored.limits.js'
+
 /**
  * Readers for the text values of a notification's form fields. Each returns `undefined` for a
- * value of the wrong form, so the parser can name the field instead of guessing.
+ * value of the wrong form, or one the database cannot hold (model/stored.limits.ts), so the parser
+ * can name the field instead of guessing, and no statement is ever handed a value it must refuse.
  */
 
 /** A picture size from `size` (`480x800`). */
@@ -29,6 +32,12 @@ export function readText(value: string): string {
 export function readInteger(value: string): number | undefined {
   return INTEGER.test(value) ? Number(value) : undefined
 }
+
+/** A whole number of 32 bits: what an `integer` column and GraphQL's `Int` hold. */
+export const readInt32 = (value: string) => ((n) => (n !== undefined && isInt4(n) ? n : undefined))(readInteger(value))
+
+/** A text that names something and is looked up by an index: a task, a user, a file. */
+export const readIndexedText = (value: string) => (fitsIndex(value) ? value : undefined)
 
 export function readDecimal(value: string): number | undefined {
   return DECIMAL.test(value) ? Number(value) : undefined
@@ -110,10 +119,10 @@ function readStatus(value: string): number | undefined {
 
 /** Every form field the service documents: where its typed value goes, and how it is read. */
 export const FORM_FIELDS: Readonly<Record<string, { key: keyof CallbackValues | CommonValue; read: Reader }>> = {
-  hashed_id: { key: 'taskId', read: readText },
+  hashed_id: { key: 'taskId', read: readIndexedText },
   vs_id: { key: 'vsId', read: readText },
-  author: { key: 'userName', read: readText },
-  username: { key: 'userName', read: readText },
+  author: { key: 'userName', read: readIndexedText },
+  username: { key: 'userName', read: readIndexedText },
   created_at: { key: 'createdAt', read: readUnixSeconds },
   url: { key: 'url', read: readText },
   svod_url: { key: 'svodUrl', read: readText },
@@ -121,8 +130,8 @@ export const FORM_FIELDS: Readonly<Record<string, { key: keyof CallbackValues | 
   duration: { key: 'duration', read: readDecimal },
   format: { key: 'format', read: readFormat },
   path: { key: 'path', read: readText },
-  file_name: { key: 'fileName', read: readText },
-  ctype: { key: 'ctype', read: readInteger },
+  file_name: { key: 'fileName', read: readIndexedText },
+  ctype: { key: 'ctype', read: readInt32 },
   cversion: { key: 'cversion', read: readText },
   is_resume: { key: 'isResume', read: readFlag },
   tag: { key: 'tag', read: readText },
@@ -132,10 +141,10 @@ export const FORM_FIELDS: Readonly<Record<string, { key: keyof CallbackValues | 
   reach_end: { key: 'reachEnd', read: readFlag },
   http_output_bytes: { key: 'httpOutputBytes', read: readInteger },
   input_bytes: { key: 'inputBytes', read: readInteger },
-  output_idx: { key: 'outputIdx', read: readInteger },
-  width: { key: 'width', read: readInteger },
-  height: { key: 'height', read: readInteger },
+  output_idx: { key: 'outputIdx', read: readInt32 },
+  width: { key: 'width', read: readInt32 },
+  height: { key: 'height', read: readInt32 },
   session_duration: { key: 'sessionDuration', read: readDecimal },
-  disconnect_reason: { key: 'disconnectReason', read: readInteger },
+  disconnect_reason: { key: 'disconnectReason', read: readInt32 },
   status: { key: 'status', read: readStatus },
 }

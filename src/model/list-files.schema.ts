@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { fitsIndex, isInt4, isStorableTime, unstorableText } from './stored.limits.js'
 
 /**
  * The management function `list_files` (operations.md): what livegate asks for, and its answer
@@ -53,8 +54,14 @@ export const listFilesAnswerSchema = z.object({ items: z.array(itemSchema).max(1
 /** One item of an answer: its values by field name, each typed. */
 export type ListedItem = Record<string, { S: string } | { N: string }>
 
-/** What {@link readListFilesAnswer} made of an answer: its files, or why it is no list_files answer. */
-export type ReadAnswer = { files: ListedFile[] } | { problem: string }
+/** Why a file, or one of its values, was left out of the catalogue. */
+export type LeftOutReason = 'NUL' | 'LONE_SURROGATE' | 'TOO_LONG' | 'OUT_OF_RANGE' | 'OVER_LIMIT' | 'REFUSED'
+
+/** Told of what an answer held that the catalogue cannot: a whole `file`, or one `value` of a file kept without it. */
+export type TellLeftOut = (what: 'file' | 'value', field: string, reason: LeftOutReason, count?: number) => void
+
+/** What {@link readListFilesAnswer} made of an answer: its files and how many it `listed`, or its problem. */
+export type ReadAnswer = { files: ListedFile[]; listed: number } | { problem: string }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -88,9 +95,15 @@ function wellFormedItems(json: unknown): unknown[] | undefined {
 /**
  * An answer's files, read: a well-formed answer by the hand check, anything else by the schema,
  * whose first issue says why it is refused. A file the same answer names twice is kept once (its
- * last listing), and a name over 1,000 characters is no file.
+ * last listing). Items past the `limit` asked for are left out unread (the newest come first), so
+ * an answer's work is bounded by what was asked; what the database cannot hold is left out here.
  */
-export function readListFilesAnswer(json: unknown): ReadAnswer {
+export function readListFilesAnswer(json: unknown, limit?: number, tell?: TellLeftOut): ReadAnswer {
+  const listed = isRecord(json) && Array.isArray(json.items) ? json.items.length : 0
+  if (isRecord(json) && Array.isArray(json.items) && limit !== undefined && listed > limit) {
+    tell?.('file', 'items', 'OVER_LIMIT', listed - limit)
+    json = { ...json, items: json.items.slice(0, limit) }
+  }
   let items = wellFormedItems(json) as ListedItem[] | undefined
   if (!items) {
     const parsed = listFilesAnswerSchema.safeParse(json)
@@ -104,48 +117,72 @@ export function readListFilesAnswer(json: unknown): ReadAnswer {
   // The same name twice would make the one statement that stores an answer touch a row twice.
   const byName = new Map<string, ListedFile>()
   for (const item of items) {
-    const file = readListedFile(item)
-    if (file && file.fileName.length <= 1000) byName.set(file.fileName, file)
+    const file = readListedFile(item, tell)
+    if (file) byName.set(file.fileName, file)
   }
-  return { files: [...byName.values()] }
+  return { files: [...byName.values()], listed }
 }
 
-const text = (item: ListedItem, name: string): string | null => {
+const raw = (item: ListedItem, name: string): string | null => {
   const value = item[name]
   if (!value) return null
   return 'S' in value ? value.S : value.N
 }
 
+// A text the database can hold, else null (told to `tell`).
+const text = (item: ListedItem, name: string, tell?: TellLeftOut): string | null => {
+  const value = raw(item, name)
+  const unstorable = value === null ? undefined : unstorableText(value)
+  if (unstorable) tell?.('value', name, unstorable)
+  return unstorable ? null : value
+}
+
 const number = (item: ListedItem, name: string): number | null => {
-  const value = text(item, name)
+  const value = raw(item, name)
   if (value === null || value.trim() === '') return null
   const n = Number(value)
   return Number.isFinite(n) ? n : null
 }
 
-const whole = (item: ListedItem, name: string): number | null => {
+// A whole number an `integer` column holds, else null (told to `tell` when it was one).
+const whole = (item: ListedItem, name: string, tell?: TellLeftOut): number | null => {
   const n = number(item, name)
-  return n !== null && Number.isSafeInteger(Math.trunc(n)) ? Math.trunc(n) : null
+  if (n === null || !Number.isSafeInteger(Math.trunc(n))) return null
+  if (!isInt4(Math.trunc(n))) tell?.('value', name, 'OUT_OF_RANGE')
+  return isInt4(Math.trunc(n)) ? Math.trunc(n) : null
 }
 
-/** An item's values read: texts from `S`, numbers from `N`; a file without a name is no file. */
-export function readListedFile(item: ListedItem): ListedFile | undefined {
-  const fileName = text(item, 'file_name')
+// `created_at`: only seconds are documented; a 13-digit value is read as milliseconds rather than
+// the year 50000. A time `timestamptz` cannot take as written (past the year 9999) is null.
+function createdAtOf(n: number | null, tell?: TellLeftOut): Date | null {
+  if (n === null || !Number.isSafeInteger(Math.trunc(n))) return null
+  const at = new Date(Math.trunc(n) > 100_000_000_000 ? Math.trunc(n) : Math.trunc(n) * 1000)
+  if (!isStorableTime(at)) tell?.('value', 'created_at', 'OUT_OF_RANGE')
+  return isStorableTime(at) ? at : null
+}
+
+/**
+ * An item's values read: texts from `S`, numbers from `N`. A file without a name is no file, nor one whose name
+ * cannot be a key (NUL, a lone surrogate, too long); a value the database cannot hold is null. Both told to `tell`.
+ */
+export function readListedFile(item: ListedItem, tell?: TellLeftOut): ListedFile | undefined {
+  const fileName = raw(item, 'file_name')
   if (!fileName) return undefined
-  const seconds = whole(item, 'created_at')
-  // Only seconds are documented; a 13-digit value is read as milliseconds rather than the year 50000.
-  const createdAt = seconds === null ? null : new Date(seconds > 100_000_000_000 ? seconds : seconds * 1000)
+  const unkeyable = unstorableText(fileName) ?? (fitsIndex(fileName) ? undefined : 'TOO_LONG')
+  if (unkeyable) return void tell?.('file', 'file_name', unkeyable)
+  const userName = text(item, 'user_name', tell) || null
+  if (userName !== null && !fitsIndex(userName)) tell?.('value', 'user_name', 'TOO_LONG')
   return {
     fileName,
-    createdAt: createdAt && Number.isFinite(createdAt.getTime()) ? createdAt : null,
+    createdAt: createdAtOf(number(item, 'created_at'), tell),
     duration: number(item, 'duration'),
-    width: whole(item, 'width'),
-    height: whole(item, 'height'),
-    userName: text(item, 'user_name') || null,
-    description: text(item, 'description'),
-    url: text(item, 'url') || null,
-    location: text(item, 'location'),
-    views: whole(item, 'access_cnt'),
-    likes: whole(item, 'zan_cnt'),
+    width: whole(item, 'width', tell),
+    height: whole(item, 'height', tell),
+    userName: userName !== null && fitsIndex(userName) ? userName : null,
+    description: text(item, 'description', tell),
+    url: text(item, 'url', tell) || null,
+    location: text(item, 'location', tell),
+    views: whole(item, 'access_cnt', tell),
+    likes: whole(item, 'zan_cnt', tell),
   }
 }

@@ -95,3 +95,34 @@ function serverOf(url: string): { host: string; hostPort: string; user: string; 
     return { host: '?', hostPort: '?', user: '?', database: '?' }
   }
 }
+
+/** What a statement's data made the database refuse: its SQLSTATE and the server's words. */
+export interface DataFault {
+  code: string
+  message: string
+}
+
+// SQLSTATE classes a statement fails with for the values it was given, every time it is run with
+// them: 22 (data exception: out of range, untranslatable character, bad time) and 54 (program
+// limit exceeded: an index row too large). Anything else (a connection lost, a serialization
+// failure, a server shutting down) may pass when tried again.
+const DATA_CLASSES = new Set(['22', '54'])
+
+/** The fault when a statement failed for the values it was given, else undefined (try it again). */
+export function dataFault(error: unknown): DataFault | undefined {
+  const fault = rootFault(error)
+  if (!fault.code || !DATA_CLASSES.has(fault.code.slice(0, 2))) return undefined
+  // The server's message names the value and the limit, never the statement or its parameters.
+  return { code: fault.code, message: (fault.message ?? '').slice(0, 300) }
+}
+
+/**
+ * Waits for statements sent together on one transaction, and fails with the most telling failure:
+ * once one statement fails, the others fail too ("current transaction is aborted"), in whatever
+ * order their answers come, and the data fault that caused them is what a caller must see.
+ */
+export async function allStatements(statements: ReadonlyArray<Promise<unknown> | undefined>): Promise<void> {
+  const settled = await Promise.allSettled(statements)
+  const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []))
+  if (failures.length > 0) throw failures.find((failure) => dataFault(failure)) ?? failures[0]
+}

@@ -34,6 +34,10 @@ export interface Metrics {
   projectionLagSeconds: Histogram
   /** The projector's passes, by outcome: `folded`, `empty`, or `standby` (another instance held the lock). */
   projectorPasses: Counter<'outcome'>
+  /** Callbacks the projector set aside unfolded, the database having refused their values, by SQLSTATE. */
+  projectorSetAside: Counter<'service_code' | 'reason'>
+  /** What `list_files` answers held that the catalogue cannot: files or values left out, by reason. */
+  archiveLeftOut: Counter<'service_code' | 'what' | 'reason'>
   actions: Counter<'kind' | 'state'>
   /** Seconds one signed request to the cloud took, by operation and outcome (`ok` or the failure kind). */
   cloudRequestSeconds: Histogram<'operation' | 'outcome'>
@@ -131,6 +135,18 @@ export function createMetrics(): Metrics {
       name: 'livegate_projector_passes_total',
       help: 'Projector passes, by outcome: folded, empty, or standby (another instance folds).',
       labelNames: ['outcome'],
+      registers,
+    }),
+    projectorSetAside: new Counter({
+      name: 'livegate_projector_set_aside_total',
+      help: 'Callbacks the projector set aside unfolded (kept in the log): the database refused their values.',
+      labelNames: ['service_code', 'reason'],
+      registers,
+    }),
+    archiveLeftOut: new Counter({
+      name: 'livegate_archive_left_out_total',
+      help: 'What list_files answers held that the catalogue cannot: files or values (what) left out, by reason.',
+      labelNames: ['service_code', 'what', 'reason'],
       registers,
     }),
   }

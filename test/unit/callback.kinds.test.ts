@@ -149,3 +149,32 @@ describe("docs/callbacks.md's list of required fields", () => {
     expect(said).toEqual(table)
   })
 })
+
+// issue 41: a value the database (or GraphQL's Int) cannot hold is left out by the parse, not met by a statement.
+describe('the kinds table and the stored limits', () => {
+  const formNameOf = (key: string) => Object.entries(FORM_FIELDS).filter(([, field]) => field.key === key)
+
+  it('every value a kind shows as Int reads only 32-bit whole numbers; the rest of the callback is kept', () => {
+    const intKeys = new Set(
+      KIND_ENTRIES.flatMap(([, entry]) => Object.values(entry.view))
+        .filter((field) => field.as === 'Int' && !field.from.includes('.'))
+        .map((field) => field.from),
+    )
+    expect(intKeys.size).toBeGreaterThan(0)
+    for (const key of intKeys)
+      for (const [name, field] of formNameOf(key)) {
+        expect(field.read('2147483647'), name).toBe(2_147_483_647)
+        expect(field.read('2147483648'), name).toBeUndefined()
+        expect(field.read('-2147483649'), name).toBeUndefined()
+      }
+    const parsed = parseCallback({ type: '2', service_code: 'S', hashed_id: 't', output_idx: '3000000000' })
+    expect(parsed.ok && parsed.callback.unreadable).toEqual(['output_idx'])
+  })
+
+  it('a task id, user or file name longer than an index entry holds is unreadable', () => {
+    for (const name of ['hashed_id', 'author', 'username', 'file_name']) {
+      expect(FORM_FIELDS[name]?.read('録'.repeat(341)), name).toBe('録'.repeat(341))
+      expect(FORM_FIELDS[name]?.read('録'.repeat(342)), name).toBeUndefined()
+    }
+  })
+})

@@ -14,14 +14,14 @@ function bySchema(json: unknown): { files: ListedFile[] } | { refused: true } {
   const byName = new Map<string, ListedFile>()
   for (const item of parsed.data.items) {
     const file = readListedFile(item)
-    if (file && file.fileName.length <= 1000) byName.set(file.fileName, file)
+    if (file) byName.set(file.fileName, file)
   }
   return { files: [...byName.values()] }
 }
 
 const read = (json: unknown) => {
   const answer = readListFilesAnswer(json)
-  return 'problem' in answer ? { refused: true as const } : answer
+  return 'problem' in answer ? { refused: true as const } : { files: answer.files }
 }
 
 const file = (name: string, views: string) => ({

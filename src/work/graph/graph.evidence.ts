@@ -12,6 +12,7 @@ import {
 import { taskEvents } from '../../model/event.codec.js'
 import type { TaskListAnswer } from '../../model/task-list.schema.js'
 import type { Db } from '../../storage/database.client.js'
+import { allStatements } from '../../storage/database.errors.js'
 import { listedNow, lockGraphOf, readGraphStates, writeChanges } from '../../storage/graph/graph.statements.js'
 import { notifyStatement } from '../../storage/notify.statements.js'
 import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.js'
@@ -100,7 +101,7 @@ export async function applyToGraph(
     const written = await upsertAnnouncedRecordings(tx, code.serviceCode, code.recordings, now)
     if (deriving) await appendRecordingReady(tx, code.serviceCode, written, 'CALLBACK', now)
   })
-  await Promise.all([
+  await allStatements([
     writeChanges(tx, changes, now),
     notify ? tx.execute(notify) : undefined,
     appendWebhookEvents(tx, derived),

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type CallbackEvent, callbackEvent } from '../../fold/fold.event.js'
 import type { Database, Db } from '../../storage/database.client.js'
+import { allStatements, type DataFault, dataFault } from '../../storage/database.errors.js'
 import { type LoggedCallback, logAfter, tryProjectorLock } from '../../storage/projector.statements.js'
 import { readCheckpoint, saveCheckpoint } from '../../storage/log.kernel.js'
 import { compactTaskCounts } from '../../storage/graph/task-count.statements.js'
@@ -32,7 +33,7 @@ export interface ProjectorOptions {
   batchSize?: number
   /** Between two looks at the log when nothing rang (a safety net: a doorbell may be missed). */
   tickMs?: number
-  metrics?: Pick<Metrics, 'projectionLagSeconds' | 'projectorPasses'> | undefined
+  metrics?: Pick<Metrics, 'projectionLagSeconds' | 'projectorPasses' | 'projectorSetAside'> | undefined
   now?: () => Date
   /** Keep the starts and ends a pass makes as webhook events (only when an endpoint is configured); yes by default. */
   derivedEvents?: boolean
@@ -118,14 +119,57 @@ export class GraphProjector {
   // The traceparents of the callbacks the last fold folded, for the pass's span.
   private lastFolded: Array<string | null> = []
 
+  /**
+   * Folds the next batch. A batch the database refuses for its values (a value logged before the
+   * verdict knew its limits) would fail the same way at every try and hold back every callback
+   * behind it, of every tenant: it is folded again in halves, down to the one callback that
+   * cannot be folded, which is set aside. Any other failure (the database away) is retried as is.
+   */
   private async fold(): Promise<Pass> {
+    for (let limit = this.batchSize; ; limit = Math.ceil(limit / 2)) {
+      try {
+        return await this.foldBatch(limit)
+      } catch (error) {
+        const fault = dataFault(error)
+        if (!fault) throw error
+        if (limit === 1) return this.setAside(fault)
+      }
+    }
+  }
+
+  /**
+   * Moves the checkpoint past the next callback, unfolded: it stays in the log (readable as a
+   * notification, and folded again by a rebuild), and is logged and counted for an operator.
+   */
+  private async setAside(fault: DataFault): Promise<Pass> {
+    const now = this.now()
+    const pass = await this.options.database.db.transaction(async (tx) => {
+      if (!(await tryProjectorLock(tx))) return { kind: 'busy' } as const
+      const read = await logAfter(tx, await readCheckpoint(tx, GRAPH_PROJECTION), 1)
+      const row = read.rows[0]
+      if (!row) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
+      await saveCheckpoint(tx, GRAPH_PROJECTION, row, now)
+      return { kind: 'done', folded: 0, more: true, pending: read.pending, row } as const
+    })
+    if ('row' in pass) {
+      const { row } = pass
+      this.options.metrics?.projectorSetAside.inc({ service_code: row.serviceCode, reason: fault.code })
+      this.options.log.error(
+        { callbackId: row.id, serviceCode: row.serviceCode, type: row.type, sqlstate: fault.code },
+        `projector: callback ${row.id} set aside, unfolded: the database refused it (${fault.message})`,
+      )
+    }
+    return pass
+  }
+
+  private async foldBatch(limit: number): Promise<Pass> {
     const { database } = this.options
     let lagged: LoggedCallback[] = []
     const pass = await database.db.transaction(async (tx) => {
       this.leading = await tryProjectorLock(tx)
       if (!this.leading) return { kind: 'busy' } as const
       const [from] = await Promise.all([readCheckpoint(tx, GRAPH_PROJECTION), this.compactCountsWhenDue(tx)])
-      const read = await logAfter(tx, from, this.batchSize)
+      const read = await logAfter(tx, from, limit)
       const last = read.rows.at(-1)
       if (!last) return { kind: 'done', folded: 0, more: false, pending: read.pending } as const
       const now = this.now()
@@ -133,12 +177,12 @@ export class GraphProjector {
       // a round trip fewer is a turn of the event loop fewer for every callback waiting to be folded.
       const derivedEvents = this.options.derivedEvents ?? true
       const folding = applyToGraph(tx, evidenceOf(read.rows), now, { derivedEvents })
-      await Promise.all([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
+      await allStatements([folding, saveCheckpoint(tx, GRAPH_PROJECTION, last, now)])
       lagged = read.rows
       return {
         kind: 'done',
         folded: read.rows.length,
-        more: read.rows.length === this.batchSize,
+        more: read.rows.length === limit,
         pending: read.pending,
       } as const
     })
