@@ -5,11 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
-import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
+import { postCallbackOnce, type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 
 // Issue 41, defect 5: the topology users run (`serve` with its workers, and two instances of a
 // rolling deploy) against a cloud of the test's own whose tasks stay at 1 viewer: one condition
@@ -95,21 +94,8 @@ describeOnServer('serve on a PostgreSQL server: one condition keeps one incident
     await exited
     running.splice(running.indexOf(serving), 1)
   }
-  const post = async (url: string, fields: Record<string, string>) => {
-    const signed = signCallback(fields, {
-      url: `${url}/callbacks`,
-      method: 'POST',
-      secret: SECRET,
-      headerPrefix: 'svc',
-      nowMs: Date.now(),
-    })
-    const answer = await fetch(signed.url, {
-      method: 'POST',
-      headers: { ...signed.headers, connection: 'close' },
-      body: signed.body ?? null,
-    })
-    expect(answer.status).toBe(200)
-  }
+  const post = async (url: string, fields: Record<string, string>) =>
+    expect(await postCallbackOnce(url, fields, SECRET)).toBe(200)
   const incidents = async (rule: string) =>
     (await sql<IncidentRow[]>`select id, rule, service_code, state, resolution from incidents
       where rule = ${rule} order by id`) as IncidentRow[]

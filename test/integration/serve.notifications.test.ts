@@ -2,34 +2,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
+import { postCallbackOnce, type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 
 // Issue 41, defect 6: under `serve` with its default workers on a server, a callback answered
 // {"ret":0} must be in a list queried right after, whichever worker took either request, and a
 // list's totalCount must count the rows its pages show.
 
 /** Posts one signed callback on a connection of its own (so to any worker); its status. */
-async function post(url: string, fields: Record<string, string>): Promise<number> {
-  const signed = signCallback(fields, {
-    url: `${url}/callbacks`,
-    method: 'POST',
-    secret: SECRET,
-    headerPrefix: 'svc',
-    nowMs: Date.now(),
-  })
-  const answer = await fetch(signed.url, {
-    method: 'POST',
-    headers: { ...signed.headers, connection: 'close' },
-    body: signed.body ?? null,
-  })
-  await answer.text()
-  return answer.status
-}
+const post = (url: string, fields: Record<string, string>) => postCallbackOnce(url, fields, SECRET)
 
 type Page = { totalCount: number; edges: Array<{ node: { fields: Record<string, string> } }> }
 const STARTS = `query { notifications(filter: { serviceCode: "TESTING", types: [0] }, first: 100) {

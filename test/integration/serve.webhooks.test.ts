@@ -3,11 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
-import { startServeProcess } from '../support/livegate.process.js'
+import { postCallbackOnce, startServeProcess } from '../support/livegate.process.js'
 import { parseMetrics } from '../support/metrics.scrape.js'
 import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receiver.process.js'
 
@@ -55,19 +54,7 @@ async function startCluster(db: TestDatabase, receiver: Receiver, webhooks: Reco
 /** Posts one signed callback of `taskId` through the port, on a connection of its own (so to either worker). */
 async function post(url: string, taskId: string, seq: number): Promise<void> {
   const fields = { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>
-  const signed = signCallback(fields, {
-    url: `${url}/callbacks`,
-    method: 'POST',
-    secret: SECRET,
-    headerPrefix: 'svc',
-    nowMs: Date.now(),
-  })
-  const answer = await fetch(signed.url, {
-    method: 'POST',
-    headers: { ...signed.headers, connection: 'close' },
-    body: signed.body ?? null,
-  })
-  expect(answer.status).toBe(200)
+  expect(await postCallbackOnce(url, fields, SECRET)).toBe(200)
 }
 
 /** The seqs of `taskId`'s callbacks the receiver took (verified, answered 200). */

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { signCallback } from '../../src/model/callback.sign.js'
 
 /** The repository root, where the tests run livegate from. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -62,4 +63,25 @@ export async function startListeningProcess(
     throw error
   })
   return { process: child, url, output: () => printed }
+}
+
+/**
+ * Signs `fields` as the test services' secret does and posts them to `url`'s callback route on a
+ * connection of its own, so that node:cluster may hand it to any worker; the answer's status.
+ */
+export async function postCallbackOnce(url: string, fields: Record<string, string>, secret: string): Promise<number> {
+  const signed = signCallback(fields, {
+    url: `${url}/callbacks`,
+    method: 'POST',
+    secret,
+    headerPrefix: 'svc',
+    nowMs: Date.now(),
+  })
+  const answer = await fetch(signed.url, {
+    method: 'POST',
+    headers: { ...signed.headers, connection: 'close' },
+    body: signed.body ?? null,
+  })
+  await answer.text()
+  return answer.status
 }
