@@ -15,7 +15,7 @@ import { scratchDirs } from '../support/scratch.dir.js'
 // The rate of actions per key, and a trusted-only key, against a simulated cloud that accepts
 // every correctly signed action.
 const SECRET = 'abc'
-const KEYS = { operator: 'limits-op-1', trusted: 'limits-trusted-1' }
+const KEYS = { operator: 'limits-op-1', trusted: 'limits-trusted-1', burst: 'limits-burst-1' }
 const VIEWER = 'query Who { viewer { keyName canOperate } }'
 const STOP =
   `mutation Stop($id: ID!, $key: String) { stopTask(id: $id, idempotencyKey: $key) { action { id state refusal } } ` +
@@ -45,6 +45,7 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
       services: [{ serviceCode: 'TESTING', secrets: [SECRET], baseUrl: cloud.url }],
       apiKeys: [
         { name: 'operator', key: KEYS.operator, serviceCodes: ['TESTING'], can: ['operate'] },
+        { name: 'burst', key: KEYS.burst, serviceCodes: ['TESTING'], can: ['operate'] },
         { name: 'frontend', key: KEYS.trusted, serviceCodes: ['TESTING'], can: ['operate'], operations: 'trusted' },
       ],
       graphql: { trustedDocuments: manifest },
@@ -54,7 +55,12 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
     gateway = await startTestGateway(config, db)
     await writeChanges(
       gateway.database.db,
-      { tasks: ['t-1', 't-2', 't-3', 't-4'].map((id) => emptyTaskState('TESTING', id)), users: [] },
+      {
+        tasks: ['t-1', 't-2', 't-3', 't-4', 'b-1', 'b-2', 'b-3', 'b-4', 'b-5', 'b-6'].map((id) =>
+          emptyTaskState('TESTING', id),
+        ),
+        users: [],
+      },
       new Date(),
     )
   })
@@ -99,6 +105,21 @@ describe(`the limits on actions on ${driverName}`, { timeout: 120_000 }, () => {
       expect(metrics).toMatch(/livegate_actions_total\{kind="STOP_TASK",state="REFUSED"\} 2/)
     },
   )
+
+  it('holds the rate per key across every process: concurrent stops on several connections admit the limit', async () => {
+    // Six at once open several connections, which `serve --workers 2` spreads over its workers:
+    // a rate counted per process would let each worker admit the limit.
+    const ids = ['b-1', 'b-2', 'b-3', 'b-4', 'b-5', 'b-6']
+    const answers = await Promise.all(
+      ids.map((id) => graphql(gateway, STOP, { id: taskId(id) }, { headers: bearer(KEYS.burst) })),
+    )
+    const admitted = answers.filter((answer) => answer.data?.stopTask?.action?.state === 'SUCCEEDED')
+    const refused = answers.filter((answer) => answer.errors?.[0]?.extensions?.code === 'RATE_LIMITED')
+    expect([admitted.length, refused.length]).toEqual([2, 4])
+    expect(refused.every((answer) => answer.status === 429)).toBe(true)
+    const stopped = cloud.actions.filter((action) => ids.includes(String(action.params.task_id)))
+    expect(stopped).toHaveLength(2)
+  })
 
   it('an action a stopped process left PENDING is FAILED at the next start; any action is a node', async () => {
     const { row } = await recordAction(

@@ -10,7 +10,7 @@ import {
 import { argsFingerprint, cloudCallOf, textProblem } from '../../src/model/action.model.js'
 import { parseCallback } from '../../src/model/callback.parse.js'
 import { sign, verifySignature } from '../../src/model/signature.verify.js'
-import { RateLimiter } from '../../src/work/outbound/action.limiter.js'
+import { decideRate } from '../../src/work/outbound/action.limiter.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
 describe("an action's cloud call", () => {
@@ -127,21 +127,11 @@ describe('a stop in the fold', () => {
 })
 
 describe('the per-key rate of actions', () => {
-  it(
-    'allows the limit in a window, refuses beyond it (the first ' +
-      'refusal told apart), and frees as the window slides',
-    () => {
-      let now = 0
-      const limiter = new RateLimiter(2, 60_000, () => now)
-      expect([limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('a'), limiter.take('b')]).toEqual([
-        'allowed',
-        'allowed',
-        'first-refusal',
-        'refused',
-        'allowed',
-      ])
-      now = 60_001
-      expect(limiter.take('a')).toBe('allowed')
-    },
-  )
+  it('allows the limit in a window, refuses beyond it, and tells the first refusal since the last allowed apart', () => {
+    const at = (ms: number) => new Date(ms)
+    expect(decideRate(2, { taken: 1, lastTakenAt: at(5), lastRefusedAt: at(9) })).toBe('allowed')
+    expect(decideRate(2, { taken: 2, lastTakenAt: at(5), lastRefusedAt: null })).toBe('first-refusal')
+    expect(decideRate(2, { taken: 2, lastTakenAt: at(5), lastRefusedAt: at(6) })).toBe('refused')
+    expect(decideRate(2, { taken: 2, lastTakenAt: at(7), lastRefusedAt: at(6) })).toBe('first-refusal')
+  })
 })

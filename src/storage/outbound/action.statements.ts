@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm'
+import { and, eq, gt, lt, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
 import { resultRows } from '../database.client.js'
 import { type ActionRow, actions, type NewActionRow } from '../tables/action.table.js'
@@ -21,13 +21,13 @@ export async function recordAction(
   db: Db,
   row: NewActionRow,
   reuseAfter: Date,
-  admit: () => boolean,
+  admit: (tx: Db) => Promise<boolean>,
 ): Promise<Recorded | undefined>
 export async function recordAction(
   db: Db,
   row: NewActionRow,
   reuseAfter: Date,
-  admit: () => boolean = () => true,
+  admit: (tx: Db) => Promise<boolean> = async () => true,
 ): Promise<Recorded | undefined> {
   return db.transaction(async (tx) => {
     if (row.idempotencyKey) {
@@ -37,13 +37,13 @@ export async function recordAction(
       const sameKey = and(eq(actions.keyScope, row.keyScope), eq(actions.idempotencyKey, row.idempotencyKey))
       const [earlier] = await tx.select().from(actions).where(sameKey)
       if (earlier && earlier.requestedAt >= reuseAfter) return { fresh: false, row: earlier }
-      if (!admit()) return undefined
+      if (!(await admit(tx))) return undefined
       if (earlier)
         await tx
           .update(actions)
           .set({ idempotencyKey: null })
           .where(and(sameKey, lt(actions.requestedAt, reuseAfter)))
-    } else if (!admit()) return undefined
+    } else if (!(await admit(tx))) return undefined
     const [inserted] = await tx.insert(actions).values(row).onConflictDoNothing().returning()
     if (!inserted) {
       const [earlier] = await tx
@@ -56,6 +56,40 @@ export async function recordAction(
     await announce(tx, inserted.id)
     return { fresh: true, row: inserted }
   })
+}
+
+/**
+ * What the audit holds of a key's window: the slots taken (every row of the key but the
+ * RATE_LIMITED refusals, which take none), the newest of them, and the newest RATE_LIMITED refusal.
+ */
+export interface KeyWindow {
+  taken: number
+  lastTakenAt: Date | null
+  lastRefusedAt: Date | null
+}
+
+/**
+ * Takes the key's turn for its rate (until `tx` ends) and reads its window since `since`. The rate
+ * is the audit's, not a process's: every request of a key, on whichever worker or instance, waits
+ * for the one before it to commit its row, so `serve --workers N` allows the key's rate, not N
+ * times it. A transaction-scoped lock, as PgBouncer's transaction mode allows.
+ */
+export async function keyWindow(tx: Db, keyScope: string, since: Date): Promise<KeyWindow> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('livegate:action-rate'), hashtext(${keyScope}))`)
+  const takes = sql`${actions.refusal} is distinct from 'RATE_LIMITED'`
+  const [window] = await tx
+    .select({
+      taken: sql<number>`count(*) filter (where ${takes})`.mapWith(Number),
+      lastTakenAt: sql<Date | null>`max(${actions.requestedAt}) filter (where ${takes})`.mapWith(asDate),
+      lastRefusedAt: sql<Date | null>`max(${actions.requestedAt}) filter (where not ${takes})`.mapWith(asDate),
+    })
+    .from(actions)
+    .where(and(eq(actions.keyScope, keyScope), gt(actions.requestedAt, since)))
+  return window ?? { taken: 0, lastTakenAt: null, lastRefusedAt: null }
+}
+
+function asDate(value: unknown): Date | null {
+  return value === null || value === undefined ? null : new Date(value as string | Date)
 }
 
 /** What an action's end writes. */

@@ -80,7 +80,10 @@ export async function endAction(
   return result
 }
 
-/** Records a refused attempt, ended at once, under the code it named; the caller decided it may. */
+/**
+ * Records a refused attempt, ended at once, under the code it named; the caller decided it may.
+ * With `admit` (the key's rate, asked in the row's transaction), it may write nothing (undefined).
+ */
 export async function recordRefusal(
   sink: AuditSink,
   actor: Actor,
@@ -89,10 +92,30 @@ export async function recordRefusal(
   argsHash: string,
   code: 'FORBIDDEN' | 'RATE_LIMITED',
   message: string,
-): Promise<ActionRow> {
+): Promise<ActionRow>
+export async function recordRefusal(
+  sink: AuditSink,
+  actor: Actor,
+  args: ActionArgs,
+  request: ActionRequest,
+  argsHash: string,
+  code: 'FORBIDDEN' | 'RATE_LIMITED',
+  message: string,
+  admit: (tx: Db) => Promise<boolean>,
+): Promise<ActionRow | undefined>
+export async function recordRefusal(
+  sink: AuditSink,
+  actor: Actor,
+  args: ActionArgs,
+  request: ActionRequest,
+  argsHash: string,
+  code: 'FORBIDDEN' | 'RATE_LIMITED',
+  message: string,
+  admit: (tx: Db) => Promise<boolean> = async () => true,
+): Promise<ActionRow | undefined> {
   const now = sink.now()
   // A refusal keeps no idempotency key: the request, once allowed, must still be able to use it.
-  const { row } = await recordAction(
+  const recorded = await recordAction(
     sink.db,
     {
       ...auditRow(actor, args, { reason: request.reason }, argsHash),
@@ -103,7 +126,10 @@ export async function recordRefusal(
       finishedAt: now,
     },
     now,
+    admit,
   )
+  if (!recorded) return undefined
+  const { row } = recorded
   sink.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
   sink.log.warn(
     {

@@ -1,46 +1,16 @@
-/** What {@link RateLimiter.take} decided. */
+import type { KeyWindow } from '../../storage/outbound/action.statements.js'
+
+/** What {@link decideRate} decided. */
 export type RateDecision = 'allowed' | 'first-refusal' | 'refused'
 
 /**
- * A sliding window of requests per key, in memory: at most `limit` in any `windowMs`. Each
- * process of `serve --workers N` keeps its own, so a key may reach N times the limit across them.
+ * Decides a key's next request from what the audit holds of its last window (read under the key's
+ * turn, {@link KeyWindow}): at most `limit` slots taken in any window, whichever worker or instance
+ * took them. Past the limit, the first refusal since the key's last allowed request is told apart:
+ * it is the one recorded, so a client hammering past its limit cannot flood the audit.
  */
-export class RateLimiter {
-  private readonly taken = new Map<string, { times: number[]; refusedSince: number | null }>()
-
-  constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /**
-   * Counts a request of `key` if the window has room; says whether this is the first refusal since the last allowed
-   * one.
-   */
-  take(key: string): RateDecision {
-    const at = this.now()
-    let entry = this.taken.get(key)
-    if (!entry) {
-      entry = { times: [], refusedSince: null }
-      this.taken.set(key, entry)
-    }
-    while (entry.times.length > 0 && (entry.times[0] as number) <= at - this.windowMs) entry.times.shift()
-    if (entry.times.length < this.limit) {
-      entry.times.push(at)
-      entry.refusedSince = null
-      return 'allowed'
-    }
-    if (entry.refusedSince !== null && entry.refusedSince > at - this.windowMs) return 'refused'
-    entry.refusedSince = at
-    return 'first-refusal'
-  }
-
-  /**
-   * Gives back the newest request `take` counted for `key`: it turned out to be a repeat of one
-   * already counted (an idempotent retry that met its original in the database).
-   */
-  refund(key: string): void {
-    this.taken.get(key)?.times.pop()
-  }
+export function decideRate(limit: number, window: KeyWindow): RateDecision {
+  if (window.taken < limit) return 'allowed'
+  const { lastRefusedAt, lastTakenAt } = window
+  return lastRefusedAt && (!lastTakenAt || lastRefusedAt >= lastTakenAt) ? 'refused' : 'first-refusal'
 }

@@ -7,18 +7,20 @@ import {
   type WebhookActionArgs,
 } from '../../model/action.model.js'
 import { actionByKey } from '../../storage/outbound/action.queries.js'
-import { abandonPending, recordAction } from '../../storage/outbound/action.statements.js'
+import { abandonPending, keyWindow, recordAction } from '../../storage/outbound/action.statements.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
 import type { Db } from '../../storage/database.client.js'
 import type { CloudAnswer } from './action.client.js'
 import { ActionClient } from './action.client.js'
-import { type RateDecision, RateLimiter } from './action.limiter.js'
+import { decideRate, type RateDecision } from './action.limiter.js'
 import { type ActionRequest, type Actor, type AuditSink, auditRow, endAction, recordRefusal } from './action.audit.js'
 import { applyToGraph, stopEvidence } from '../graph/graph.evidence.js'
 import type { Metrics } from '../metrics.registry.js'
 
 /** An idempotency key answers the same action for this long. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
+/** `limits.actionsPerMinute` counts in this window. */
+const RATE_WINDOW_MS = 60_000
 
 /** How {@link ActionRunner.act} ended: an action (new, or the one the idempotency key made before), or a refusal. */
 export type ActOutcome =
@@ -49,7 +51,6 @@ export interface ActionRunnerOptions {
  */
 export class ActionRunner {
   readonly client: ActionClient
-  private readonly limiter: RateLimiter
   private readonly now: () => Date
   private readonly audit: AuditSink
 
@@ -63,7 +64,6 @@ export class ActionRunner {
         headerPrefix: config.ingest.signatureHeaderPrefixes[0],
       })
     this.now = options.now ?? (() => new Date())
-    this.limiter = new RateLimiter(config.limits.actionsPerMinute, 60_000, () => this.now().getTime())
     this.audit = { db: options.db, log: options.log, metrics: options.metrics, now: this.now }
   }
 
@@ -87,17 +87,16 @@ export class ActionRunner {
     }
     // The slot is taken inside the key's turn, once no earlier request of the key was found: a
     // retry, on whichever worker and however concurrent, waits for its original and spends none.
-    let rate: RateDecision | undefined
+    const rate = this.rate(keyScope, now)
     const recorded = await recordAction(
       this.options.db,
       { ...auditRow(actor, args, request, argsHash), state: 'PENDING', requestedAt: now },
       reuseAfter,
-      () => (rate = this.limiter.take(keyScope)) === 'allowed',
+      rate.admit,
     )
-    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate ?? 'refused')
+    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate.decided())
     if (!recorded.fresh) {
-      // A retry that still raced its original to the insert: the original's slot is the one that counts.
-      if (rate) this.limiter.refund(keyScope)
+      // A retry that still raced its original to the insert wrote no row: only the original's slot counts.
       return recorded.row.argsHash === argsHash
         ? { kind: 'action', row: recorded.row }
         : { kind: 'key-reused', row: recorded.row }
@@ -112,9 +111,10 @@ export class ActionRunner {
    * (or no code livegate knows): then nothing is written anywhere a tenant could read.
    */
   async refuse(actor: Actor, args: ActionArgs, request: ActionRequest, mayRecord: boolean): Promise<void> {
-    const rate = this.limiter.take(actor.keyName ?? '')
-    if (mayRecord && rate !== 'refused')
-      await recordRefusal(
+    // A refusal nothing may record takes no slot: the audit, which holds the rate, never sees it.
+    const recorded =
+      mayRecord &&
+      (await recordRefusal(
         this.audit,
         actor,
         args,
@@ -122,8 +122,9 @@ export class ActionRunner {
         argsFingerprint(args, request.reason),
         'FORBIDDEN',
         'The API key may only read.',
-      )
-    else this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
+        this.rate(actor.keyName ?? '', this.now()).admit,
+      ))
+    if (!recorded) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
   }
 
   /**
@@ -139,14 +140,16 @@ export class ActionRunner {
   ): Promise<ActOutcome> {
     if (!actor.canOperate) throw new Error('ActionRunner.perform: the caller must check the permission first')
     const argsHash = argsFingerprint(args, request.reason)
-    const refused = await this.overRate(actor, args, request, argsHash)
-    if (refused) return refused
     const now = this.now()
-    const { row } = await recordAction(
+    const rate = this.rate(actor.keyName ?? '', now)
+    const recorded = await recordAction(
       this.options.db,
       { ...auditRow(actor, args, { reason: request.reason }, argsHash), state: 'PENDING', requestedAt: now },
       now,
+      rate.admit,
     )
+    if (!recorded) return this.refuseForRate(actor, args, request, argsHash, rate.decided())
+    const { row } = recorded
     let outcome: WorkDone
     try {
       outcome = await work()
@@ -190,14 +193,21 @@ export class ActionRunner {
     this.client.close()
   }
 
-  private async overRate(
-    actor: Actor,
-    args: ActionArgs,
-    request: ActionRequest,
-    argsHash: string,
-  ): Promise<ActOutcome | undefined> {
-    const rate = this.limiter.take(actor.keyName ?? '')
-    return rate === 'allowed' ? undefined : this.refuseForRate(actor, args, request, argsHash, rate)
+  /**
+   * The key's rate for one request at `now`: `admit` decides it inside the transaction that writes
+   * its row (under the key's turn, from the audit's last minute), `decided` says what it decided.
+   */
+  private rate(keyScope: string, now: Date): { admit: (tx: Db) => Promise<boolean>; decided: () => RateDecision } {
+    let decision: RateDecision = 'refused'
+    const since = new Date(now.getTime() - RATE_WINDOW_MS)
+    const limit = this.options.config.limits.actionsPerMinute
+    return {
+      admit: async (tx) => {
+        decision = decideRate(limit, await keyWindow(tx, keyScope, since))
+        return decision === 'allowed'
+      },
+      decided: () => decision,
+    }
   }
 
   private async refuseForRate(
