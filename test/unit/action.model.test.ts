@@ -133,5 +133,7 @@ describe('the per-key rate of actions', () => {
     expect(decideRate(2, { taken: 2, lastTakenAt: at(5), lastRefusedAt: null })).toBe('first-refusal')
     expect(decideRate(2, { taken: 2, lastTakenAt: at(5), lastRefusedAt: at(6) })).toBe('refused')
     expect(decideRate(2, { taken: 2, lastTakenAt: at(7), lastRefusedAt: at(6) })).toBe('first-refusal')
+    // A refused attempt recorded as the first refusal is one row past the limit.
+    expect(decideRate(2, { taken: 3, lastTakenAt: at(7), lastRefusedAt: null })).toBe('refused')
   })
 })

@@ -122,7 +122,7 @@ export class ActionRunner {
         argsFingerprint(args, request.reason),
         'FORBIDDEN',
         'The API key may only read.',
-        this.rate(actor.keyName ?? '', this.now()).admit,
+        this.rate(actor.keyName ?? '', this.now(), (rate) => rate !== 'refused').admit,
       ))
     if (!recorded) this.options.metrics?.actions.inc({ kind: args.kind, state: 'REFUSED' })
   }
@@ -196,15 +196,20 @@ export class ActionRunner {
   /**
    * The key's rate for one request at `now`: `admit` decides it inside the transaction that writes
    * its row (under the key's turn, from the audit's last minute), `decided` says what it decided.
+   * An action writes its row only when allowed; a refused attempt also as the first refusal.
    */
-  private rate(keyScope: string, now: Date): { admit: (tx: Db) => Promise<boolean>; decided: () => RateDecision } {
+  private rate(
+    keyScope: string,
+    now: Date,
+    writes: (rate: RateDecision) => boolean = (rate) => rate === 'allowed',
+  ): { admit: (tx: Db) => Promise<boolean>; decided: () => RateDecision } {
     let decision: RateDecision = 'refused'
     const since = new Date(now.getTime() - RATE_WINDOW_MS)
     const limit = this.options.config.limits.actionsPerMinute
     return {
       admit: async (tx) => {
         decision = decideRate(limit, await keyWindow(tx, keyScope, since))
-        return decision === 'allowed'
+        return writes(decision)
       },
       decided: () => decision,
     }
