@@ -241,6 +241,15 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
       // The stall also makes the input's bitrate 0: weak-input opens with it (before the input is fed
       // again, whatever a busy machine's passes make of the two `for`s).
       await expect.poll(() => stateOf('weak-input', 't-ok'), { timeout: 20_000 }).toEqual(['OPEN'])
+      // OTHER's stall is what the tenancy test reads: fed again only once its own poller has seen it.
+      await expect
+        .poll(
+          async () => (await incidents({ rule: 'starving' }, KEYS.other)).map((incident) => incident.task?.taskId),
+          {
+            timeout: 30_000,
+          },
+        )
+        .toContain('o-1')
       testing.list('t-ok', { step: 200_000 })
       other.list('o-1', { step: 200_000 })
       await expect.poll(() => stateOf('starving', 't-ok'), { timeout: 20_000 }).toEqual(['RESOLVED'])
