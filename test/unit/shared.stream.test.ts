@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket, WebSocketServer } from 'ws'
 import { SharedResults } from '../../src/adapters/websocket/shared.results.js'
 import { sharedStream, type StreamTarget } from '../../src/adapters/websocket/shared.stream.js'
-import { SubscriptionQueue } from '../../src/work/realtime/subscription.queue.js'
+import { SubscriberTooSlow, SubscriptionQueue } from '../../src/work/realtime/subscription.queue.js'
 
 // A subscriber's queue and the stream that writes its events to a real socket on loopback:
 // order, the hand-over from reading to direct delivery, the bound on an unread subscriber.
@@ -58,29 +58,20 @@ function target(
 }
 
 describe('SubscriptionQueue', () => {
-  it('keeps what waits up to its bound, then ends once and tells its owner', async () => {
-    let overflows = 0
+  it('keeps what waits up to its bound, then ends once and tells its reader it was too slow', async () => {
     let closes = 0
-    const queue = new SubscriptionQueue<number>(
-      2,
-      () => overflows++,
-      () => closes++,
-    )
+    const queue = new SubscriptionQueue<number>(2, () => closes++)
     queue.push(1)
     queue.push(2)
     expect(queue.size).toBe(2)
     queue.push(3)
     queue.push(4)
-    expect({ overflows, closes, size: queue.size }).toEqual({ overflows: 1, closes: 1, size: 0 })
-    expect(await queue.next()).toEqual({ value: undefined, done: true })
+    expect({ closes, size: queue.size }).toEqual({ closes: 1, size: 0 })
+    await expect(queue.next()).rejects.toBeInstanceOf(SubscriberTooSlow)
   })
 
   it('hands over directly only while nothing waits, and tells a failure to the reader', async () => {
-    const queue = new SubscriptionQueue<number>(
-      10,
-      () => {},
-      () => {},
-    )
+    const queue = new SubscriptionQueue<number>(10, () => {})
     queue.push(1)
     expect(
       queue.direct(
@@ -103,11 +94,7 @@ describe('SubscriptionQueue', () => {
     expect(taken).toEqual([2, 3])
     expect(ended).toEqual(new Error('the hub stopped'))
 
-    const read = new SubscriptionQueue<number>(
-      10,
-      () => {},
-      () => {},
-    )
+    const read = new SubscriptionQueue<number>(10, () => {})
     const waiting = read.next()
     read.fail(new Error('gone'))
     await expect(waiting).rejects.toThrow('gone')
@@ -117,11 +104,7 @@ describe('SubscriptionQueue', () => {
 describe('sharedStream', () => {
   it('writes a live queue’s events as they are pushed, in order, even while a result is computed', async () => {
     const { socket, transport, received } = await connect()
-    const queue = new SubscriptionQueue<{ n: number }>(
-      10,
-      () => {},
-      () => {},
-    )
+    const queue = new SubscriptionQueue<{ n: number }>(10, () => {})
     let settle: () => void = () => {}
     const shared = new SharedResults()
     // Event 2's resolvers take a while: its result is a payload still computed.
@@ -165,11 +148,7 @@ describe('sharedStream', () => {
   it('ends a source whose subscriber is ended, and writes nothing after', async () => {
     const { socket, transport, received } = await connect()
     let closes = 0
-    const queue = new SubscriptionQueue<{ n: number }>(
-      10,
-      () => {},
-      () => closes++,
-    )
+    const queue = new SubscriptionQueue<{ n: number }>(10, () => closes++)
     const stream = sharedStream(
       queue,
       target(socket, transport, (event) => payload(event)),

@@ -57,7 +57,7 @@ const db = drizzle(
   },
   { schema: tables },
 )
-const socketContext = (): GraphqlContext => createContext({ db, config }, { kind: 'all', canOperate: true }, () => {})
+const socketContext = (): GraphqlContext => createContext({ db, config }, { kind: 'all', canOperate: true }, 'ws')
 
 let pipeline: RequestPipeline
 beforeAll(async () => {

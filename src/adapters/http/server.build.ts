@@ -146,7 +146,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope, closeSocket) => createContext(deps, scope as Scope, closeSocket),
+    context: (scope) => createContext(deps, scope as Scope, 'ws'),
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: metrics.registry,
   })

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream'
 import type WebSocket from 'ws'
 import { nextWriter } from './next.writer.js'
 import { PendingPayload, type SharedPayload } from './shared.results.js'
-import type { DirectSource } from '../../work/realtime/subscription.queue.js'
+import { type DirectSource, SubscriberTooSlow } from '../../work/realtime/subscription.queue.js'
 
 /** What one subscription's stream writes with. */
 export interface StreamTarget {
@@ -17,7 +17,7 @@ export interface StreamTarget {
   delivered: () => void
   /** How many messages may wait, unwritten, for a subscriber that does not read. */
   limit: number
-  /** Cuts off a subscriber over the limit (4009). */
+  /** Cuts off a subscriber over the limit, or whose source's queue overflowed (4009). */
   overflow: () => void
 }
 
@@ -69,6 +69,12 @@ export function sharedStream(
   const fail = (error: unknown): void => {
     ended = true
     void source.return?.()
+    // The hub's queue for this subscriber overflowed: the same cut-off as a stuck socket's.
+    if (error instanceof SubscriberTooSlow) {
+      target.overflow()
+      settle?.resolve(DONE)
+      return
+    }
     settle?.reject(error instanceof Error ? error : new Error(String(error)))
   }
 
@@ -102,7 +108,11 @@ export function sharedStream(
           settle = { resolve, reject }
         })
       }
-      const step = await source.next()
+      const step = await source.next().catch((error: unknown) => {
+        if (!(error instanceof SubscriberTooSlow)) throw error
+        fail(error)
+        return DONE
+      })
       if (step.done || ended) return DONE
       const pending = target.resultOf(step.value)
       const payload =

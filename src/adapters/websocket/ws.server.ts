@@ -34,10 +34,8 @@ export interface WebsocketOptions {
    * or null to close the socket with 4401.
    */
   authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => unknown | null
-  /**
-   * The GraphQL context of one operation, or of one event of a subscription; `closeSocket` ends the client's socket.
-   */
-  context: (auth: unknown, closeSocket: (code: number, reason: string) => void) => GraphqlContext
+  /** The GraphQL context of one operation, or of one event of a subscription. */
+  context: (auth: unknown) => GraphqlContext
   /** Largest message a client may send. */
   maxPayload: number
   /** How many undelivered events one subscriber may have before it is cut off (4009). */
@@ -139,7 +137,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
       onSubscribe: async (ctx, id, payload) => {
         const { socket, caller, request } = ctx.extra
         if (!caller) throw new Error('a subscribe message before the connection was acknowledged')
-        const context = options.context(caller.auth, (code, reason) => socket.close(code, reason))
+        const context = options.context(caller.auth)
         const outcome = await pipeline.run(payload, context, caller.trace)
         // Node hands the upgrade the request's own TCP socket, which `ws` then writes to.
         const target = { client: socket, transport: request.socket, id }
@@ -182,9 +180,8 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         if (outcome.kind !== 'stream') return asExecutionResult(outcome.result)
         const socket = target.client
         const key = operationKey(outcome, caller.auth)
-        const close = (code: number, reason: string) => socket.close(code, reason)
         // A result is executed with a context of its own: loaders must not outlive one event.
-        const execute = (event: unknown) => outcome.execute(event, options.context(caller.auth, close))
+        const execute = (event: unknown) => outcome.execute(event, options.context(caller.auth))
         return sharedStream(outcome.source, {
           socket,
           transport: target.transport,

@@ -103,8 +103,8 @@ export class SampleHub {
   }
 
   /** A queue of the samples from now on of the tasks that match `filter` (its scope included). */
-  subscribe(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskSampleEvent> {
-    return this.groups.join(filter, onOverflow)
+  subscribe(filter: TaskQuery): SubscriptionQueue<TaskSampleEvent> {
+    return this.groups.join(filter)
   }
 
   // An answer leaves the line only once handed out: a failed read keeps it first, for the retry.

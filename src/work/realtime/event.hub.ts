@@ -148,8 +148,8 @@ export class EventHub {
   }
 
   /** A queue of the callbacks committed from now on that match `criteria`. */
-  subscribeNotifications(criteria: NotificationCriteria, onOverflow: () => void): SubscriptionQueue<NotificationRow> {
-    return this.notificationGroups.join(criteria, onOverflow)
+  subscribeNotifications(criteria: NotificationCriteria): SubscriptionQueue<NotificationRow> {
+    return this.notificationGroups.join(criteria)
   }
 
   /**
@@ -165,18 +165,18 @@ export class EventHub {
   }
 
   /** A queue of the tasks, re-folded, that change from now on and match `filter` after the change. */
-  subscribeTasks(filter: TaskQuery, onOverflow: () => void): SubscriptionQueue<TaskNode> {
-    return this.taskGroups.join(filter, onOverflow)
+  subscribeTasks(filter: TaskQuery): SubscriptionQueue<TaskNode> {
+    return this.taskGroups.join(filter)
   }
 
   /** A queue of the actions, as stored now, recorded or ended from now on that match `criteria`. */
-  subscribeActions(criteria: ActionCriteria, onOverflow: () => void): SubscriptionQueue<ActionRow> {
-    return this.actionGroups.join(criteria, onOverflow)
+  subscribeActions(criteria: ActionCriteria): SubscriptionQueue<ActionRow> {
+    return this.actionGroups.join(criteria)
   }
 
   /** A queue of the incidents, as stored now, opened, acknowledged or resolved from now on that match `criteria`. */
-  subscribeIncidents(criteria: IncidentCriteria, onOverflow: () => void): SubscriptionQueue<IncidentRow> {
-    return this.incidentGroups.join(criteria, onOverflow)
+  subscribeIncidents(criteria: IncidentCriteria): SubscriptionQueue<IncidentRow> {
+    return this.incidentGroups.join(criteria)
   }
 
   private receive(payload: string): void {

@@ -31,7 +31,7 @@ export class FilterGroups<F extends object, T> {
   }
 
   /** A queue of the items from now on that match `filter`; it leaves its group when it closes. */
-  join(filter: F, onOverflow: () => void): SubscriptionQueue<T> {
+  join(filter: F): SubscriptionQueue<T> {
     const key = JSON.stringify(filter, Object.keys(filter).sort())
     let group = this.groups.get(key)
     if (!group) {
@@ -39,7 +39,7 @@ export class FilterGroups<F extends object, T> {
       this.groups.set(key, group)
     }
     const joined = group
-    const queue: SubscriptionQueue<T> = new SubscriptionQueue<T>(this.subscriberBuffer, onOverflow, () => {
+    const queue: SubscriptionQueue<T> = new SubscriptionQueue<T>(this.subscriberBuffer, () => {
       joined.queues.delete(queue)
       if (joined.queues.size === 0) this.groups.delete(key)
     })

@@ -4,9 +4,21 @@ export interface DirectSource<T> {
 }
 
 /**
+ * How a subscriber's queue ends when its reader fell too far behind: the transport that reads
+ * the stream (the websocket adapter's shared stream) closes the client's socket for it (4009).
+ */
+export class SubscriberTooSlow extends Error {
+  readonly code = 'SUBSCRIBER_TOO_SLOW'
+
+  constructor() {
+    super('The subscriber fell too far behind.')
+  }
+}
+
+/**
  * A subscriber's queue: the hub pushes, the GraphQL subscription pulls. Bounded, because a
  * subscriber that does not read (its socket is stalled) must not grow the server's memory: past
- * `limit` waiting items the queue ends and `onOverflow` is told once.
+ * `limit` waiting items the queue fails with {@link SubscriberTooSlow}.
  */
 export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSource<T> {
   private readonly items: T[] = []
@@ -17,7 +29,6 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
 
   constructor(
     private readonly limit: number,
-    private readonly onOverflow: () => void,
     private readonly onClose: () => void,
   ) {}
 
@@ -56,9 +67,7 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
 
   /** Ends the queue as a full one does: for a reader that holds too many of its items unread. */
   cutOff(): void {
-    if (this.closed) return
-    this.close()
-    this.onOverflow()
+    this.fail(new SubscriberTooSlow())
   }
 
   /** How many items wait to be read. */

@@ -23,8 +23,6 @@ export interface GraphqlContext {
   history: AudienceHistory | undefined
   /** Webhook endpoints and their deliveries; absent in a server built without them. */
   webhooks: WebhookService | undefined
-  /** Ends this operation's websocket (subscriptions only). */
-  closeSocket: ((code: number, reason: string) => void) | undefined
   /** What the caller's API key may read. */
   scope: Scope
   /** Acts on the cloud (`stopTask`, `sendMessage`); absent where nothing may act. */
@@ -45,15 +43,8 @@ export interface ContextDeps {
   webhooks?: WebhookService | undefined
 }
 
-/**
- * A new context with its own loaders, for a caller already authenticated to `scope`; over a
- * socket, `closeSocket` ends the caller's socket.
- */
-export function createContext(
-  deps: ContextDeps,
-  scope: Scope,
-  closeSocket?: (code: number, reason: string) => void,
-): GraphqlContext {
+/** A new context with its own loaders, for a caller already authenticated to `scope`. */
+export function createContext(deps: ContextDeps, scope: Scope, transport: 'http' | 'ws' = 'http'): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,
@@ -62,9 +53,8 @@ export function createContext(
     hub: deps.hub,
     history: deps.history,
     webhooks: deps.webhooks,
-    closeSocket,
     scope,
-    transport: closeSocket ? 'ws' : 'http',
+    transport,
     actions: deps.actions,
   }
 }

@@ -24,7 +24,7 @@ import {
   Root,
   Subscription,
 } from '../type-graphql.shim.js'
-import { overflowAction, requireHub } from './realtime.subscription.js'
+import { requireHub } from './realtime.subscription.js'
 import {
   Action,
   ActionConnection,
@@ -166,11 +166,8 @@ export class ActionResolver {
   @Subscription(() => Action, {
     description: 'Each action the caller may read, pushed when it is asked for (or refused) and again when it ends.',
     subscribe: ({ args, context }) => {
-      const { hub, closeSocket, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeActions(
-        actionCriteria((args as { filter?: ActionFilter | null }).filter, scope),
-        overflowAction(closeSocket),
-      )
+      const { hub, scope } = context as GraphqlContext
+      return requireHub(hub).subscribeActions(actionCriteria((args as { filter?: ActionFilter | null }).filter, scope))
     },
   })
   actionChanged(

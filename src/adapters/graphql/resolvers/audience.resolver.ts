@@ -16,7 +16,6 @@ import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { audienceWindow } from '../reads/audience.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
-import { closeFor } from '../../../model/error.catalogue.js'
 import { TaskFilter } from '../types/task.type.js'
 import { taskQuery } from './task.resolver.js'
 import { countUnannounced } from '../../../storage/graph/recording.queries.js'
@@ -33,8 +32,6 @@ import { Task } from '../types/task.type.js'
 import { UpstreamStatus } from '../types/upstream.type.js'
 import { epochOf, type TaskView } from '../../../storage/tables/task.node.js'
 import { DateTimeScalar } from '../types/scalars.type.js'
-
-const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
 
 const STEP = 'The resolution: every sample (RAW), or minute or hour rollups.'
 const FROM = "The window's start (inclusive)."
@@ -191,13 +188,13 @@ export class AudienceSubscription {
       'Every sample of the matching tasks as task list answers are taken: one event per task per answer, ' +
       'whichever gateway instance polled it.',
     subscribe: ({ args, context }) => {
-      const { history, closeSocket, scope } = context as GraphqlContext
+      const { history, scope } = context as GraphqlContext
       if (!history)
         throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', {
           extensions: { code: 'BAD_REQUEST' },
         })
       const filter = taskQuery((args as { filter?: TaskFilter | null }).filter, scope)
-      return history.hub.subscribe(filter, () => closeSocket?.(SLOW_CONSUMER.code, SLOW_CONSUMER.reason))
+      return history.hub.subscribe(filter)
     },
   })
   metricsSampled(

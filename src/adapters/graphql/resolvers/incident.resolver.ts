@@ -30,7 +30,7 @@ import {
 } from '../type-graphql.shim.js'
 import { Incident, IncidentConnection, IncidentFilter } from '../types/incident.type.js'
 import { Task } from '../types/task.type.js'
-import { overflowAction, requireHub } from './realtime.subscription.js'
+import { requireHub } from './realtime.subscription.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 const incidentCursor = rowIdCursor('i1')
@@ -92,10 +92,9 @@ export class IncidentResolver {
   @Subscription(() => Incident, {
     description: 'Each incident the caller may read, pushed when it opens, is acknowledged, and resolves.',
     subscribe: ({ args, context }) => {
-      const { hub, closeSocket, scope } = context as GraphqlContext
+      const { hub, scope } = context as GraphqlContext
       return requireHub(hub).subscribeIncidents(
         incidentCriteria((args as { filter?: IncidentFilter | null }).filter, scope),
-        overflowAction(closeSocket),
       )
     },
   })

@@ -7,7 +7,6 @@ import {
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
 import type { EventHub } from '../../../work/realtime/event.hub.js'
 import type { DirectSource, SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
-import { closeFor } from '../../../model/error.catalogue.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
@@ -18,8 +17,6 @@ import { notificationCriteria } from './notification.resolver.js'
 import { taskQuery } from './task.resolver.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import { graphqlError } from '../graphql.errors.js'
-
-const SLOW_CONSUMER = closeFor('SUBSCRIBER_TOO_SLOW')
 
 interface NotificationArgs {
   filter?: NotificationFilter | null
@@ -63,11 +60,8 @@ export class RealtimeSubscription {
       'The task, folded again, each time a notification or a task list answer changes it (and it matches the ' +
       'filter after the change).',
     subscribe: ({ args, context }) => {
-      const { hub, closeSocket, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeTasks(
-        taskQuery((args as { filter?: TaskFilter | null }).filter, scope),
-        overflowAction(closeSocket),
-      )
+      const { hub, scope } = context as GraphqlContext
+      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope))
     },
   })
   taskChanged(
@@ -103,7 +97,7 @@ function notificationSubscription(
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
   const hub = requireHub(context.hub)
-  const live = hub.subscribeNotifications(criteria, overflowAction(context.closeSocket))
+  const live = hub.subscribeNotifications(criteria)
   // Asked for now, awaited when the stream starts: a subscription the client ends first leaves no unhandled rejection.
   const whenLive = hub.whenLive()
   whenLive.catch(() => {})
@@ -190,8 +184,4 @@ function liveNode(row: NotificationRow): NotificationNode {
 export function requireHub(hub: EventHub | undefined): EventHub {
   if (!hub) throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at /graphql.')
   return hub
-}
-
-export function overflowAction(closeSocket: GraphqlContext['closeSocket']): () => void {
-  return () => closeSocket?.(SLOW_CONSUMER.code, SLOW_CONSUMER.reason)
 }
