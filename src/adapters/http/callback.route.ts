@@ -61,16 +61,18 @@ export const callbackRoute: FastifyPluginAsync<CallbackRouteOptions> = async (ap
     error: LivegateError,
     refusal: RefusalRecord | undefined,
   ) => {
-    const limited =
-      error.code !== 'STORAGE_UNAVAILABLE' && limiter !== undefined && !limiter.allow(request.ip, Date.now())
+    const gate = error.code === 'STORAGE_UNAVAILABLE' ? undefined : limiter
+    let limited = gate !== undefined && !gate.allow(request.ip, Date.now())
+    if (refusal && !limited) {
+      const recorded = await store.refuse(refusal, gate?.quota(request.ip)).catch((storeError: unknown) => {
+        request.log.error({ err: storeError, reason: error.code }, 'could not record a refused callback')
+        return true
+      })
+      limited = !recorded
+    }
     if (limited)
       request.log.debug({ reason: error.code }, 'callback refused; not recorded, its source is over its rate')
     else request.log.info({ reason: error.code, fields: error.fields }, 'callback refused')
-    if (refusal && !limited) {
-      await store.refuse(refusal).catch((storeError: unknown) => {
-        request.log.error({ err: storeError, reason: error.code }, 'could not record a refused callback')
-      })
-    }
     measure(
       reply,
       typeLabel(refusal?.type),

@@ -14,7 +14,8 @@ interface Bucket {
 }
 
 /**
- * A token bucket per source address, deciding which refusals are recorded. It bounds the
+ * A token bucket per source address, the first gate of which refusals are recorded (the second
+ * is the store's count per source over the last minute, across processes). It bounds the
  * refusals table's growth from junk, never what is answered: every refusal is still answered
  * with its own code. IPv6 sources count per /64, which is what one host usually holds.
  */
@@ -44,6 +45,14 @@ export class RefusalLimiter {
     const allowed = tokens >= 1
     this.buckets.set(key, { tokens: allowed ? tokens - 1 : tokens, at: nowMs })
     return allowed
+  }
+
+  /**
+   * What the store counts `address`'s refusals against: this bucket only spares the database the
+   * junk of one process, and every worker and instance records into the one table.
+   */
+  quota(address: string | undefined): { sourceKey: string; perMinute: number } {
+    return { sourceKey: sourceKey(address), perMinute: this.limits.perMinute }
   }
 
   /** Sources currently remembered. */

@@ -21,10 +21,13 @@ export const refusals = pgTable(
     remoteAddress: text('remote_address'),
     serviceCode: text('service_code'),
     type: text('type'),
+    /** The source the refusal is counted under (an IPv4 address, an IPv6 /64): its rate across workers. */
+    sourceKey: text('source_key'),
   },
   (t) => [
     index('refusals_received_at_idx').on(t.receivedAt.desc()),
     index('refusals_reason_idx').on(t.reason, t.id.desc()),
+    index('refusals_source_idx').on(t.sourceKey, t.receivedAt),
   ],
 )
 

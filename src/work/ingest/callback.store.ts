@@ -6,7 +6,12 @@ import {
   ringDoorbell,
 } from '../../storage/callback.statements.js'
 import { type Db, ping } from '../../storage/database.client.js'
-import { insertRefusal, pruneRefusals } from '../../storage/refusal.statements.js'
+import {
+  insertRefusal,
+  insertRefusalWithin,
+  pruneRefusals,
+  type RefusalQuota,
+} from '../../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
 import { inSpan, linksTo, tracingActive } from '../tracing.spans.js'
 
@@ -82,14 +87,20 @@ export class CallbackStore {
     return this.batches.submit({ row, replay: options.replay === true })
   }
 
-  /** Records a refused delivery for operators; now and then prunes the oldest beyond the cap. */
-  async refuse(row: Parameters<typeof insertRefusal>[1]): Promise<void> {
-    await insertRefusal(this.db, row)
+  /**
+   * Records a refused delivery for operators, within its source's quota when one is given;
+   * resolves to whether it was recorded. Now and then prunes the oldest beyond the cap.
+   */
+  async refuse(row: Parameters<typeof insertRefusal>[1], quota?: RefusalQuota): Promise<boolean> {
+    if (quota) {
+      if (!(await insertRefusalWithin(this.db, row, quota))) return false
+    } else await insertRefusal(this.db, row)
     this.refusedSincePrune += 1
     if (this.refusedSincePrune >= this.pruneEvery) {
       this.refusedSincePrune = 0
       await this.pruneRefusals()
     }
+    return true
   }
 
   /** Deletes the oldest refusals beyond the cap; resolves to how many went. */
