@@ -166,7 +166,7 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
       return () => {}
     },
     async load() {
-      return { executor: executor as never }
+      return { executor }
     },
     async stop() {},
   }

@@ -4,17 +4,16 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
   type FormattedExecutionResult,
-  GraphQLError,
   type GraphQLSchema,
   getOperationAST,
-  Kind,
   type OperationDefinitionNode,
 } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { INVALID_OPERATION_TYPE, OperationLabels } from '../../ops/graphql.metrics.js'
-import { type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
+import { type OperationTrace, withOperationSpan } from '../../ops/operation.spans.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
+import { formatAnswer } from './answer.plugins.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { withUpstreamFreshness } from '../reads/upstream.access.js'
 import { compiledEvents, compiledExecution, type ExecutorRequest } from './jit.executor.js'
@@ -244,15 +243,8 @@ export class RequestPipeline {
     })
   }
 
-  /** Every answer's errors as Apollo formats them, masked, naming their trace; the freshness extension. */
   private format(result: ExecutionResult, context: GraphqlContext): FormattedExecutionResult {
-    const formatted = formatResultErrors(asUserInputErrors(result), this.mask)
-    const traceId = formatted.errors && tracingActive() ? traceExtensions().traceId : undefined
-    const errors = traceId
-      ? formatted.errors?.map((error) => ({ ...error, extensions: { ...error.extensions, traceId } }))
-      : formatted.errors
-    const extensions = withUpstreamFreshness(context.upstream, formatted.extensions)
-    return { ...formatted, ...(errors ? { errors } : {}), ...(extensions ? { extensions } : {}) }
+    return formatAnswer(result, context.upstream, this.mask)
   }
 
   private observe(name: string | null | undefined, type: string, startedAt: number): void {
@@ -294,25 +286,4 @@ function inHttpSpan(request: ExecutorRequest, run: () => Promise<ExecutionResult
     transport: 'http',
   }
   return withOperationSpan(operation, run)
-}
-
-/** A variable that does not coerce is the caller's mistake: Apollo's BAD_USER_INPUT (its own test of one). */
-function asUserInputErrors(result: ExecutionResult): ExecutionResult {
-  if (!result.errors) return result
-  const errors = result.errors.map((error) => {
-    const nodes = error.nodes
-    const node = nodes?.length === 1 ? nodes[0] : undefined
-    if (!nodes || node?.kind !== Kind.VARIABLE_DEFINITION || error.extensions.code != null) return error
-    const variable = `Variable "$${node.variable.name.value}"`
-    const userInput = ['has invalid value', 'got invalid value ', 'of required type ', 'of non-null type '].some(
-      (words) => error.message.startsWith(`${variable} ${words}`),
-    )
-    if (!userInput) return error
-    return new GraphQLError(error.message, {
-      nodes,
-      ...(error.originalError ? { originalError: error.originalError } : {}),
-      extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
-    })
-  })
-  return { ...result, errors }
 }
