@@ -13,7 +13,7 @@ import type { Metrics } from '../../../work/metrics.registry.js'
 import { INVALID_OPERATION_TYPE, OperationLabels } from '../../ops/graphql.metrics.js'
 import { type OperationTrace, withOperationSpan } from '../../ops/operation.spans.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
-import { formatAnswer } from './answer.plugins.js'
+import { formatAnswer, inHttpSpan, isContext } from './answer.rules.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { withUpstreamFreshness } from '../reads/upstream.access.js'
 import { compiledEvents, compiledExecution, type ExecutorRequest } from './jit.executor.js'
@@ -47,11 +47,6 @@ export interface PipelineOptions {
 /** Whether the JSON text path is on by default: where `JSON.rawJSON` exists. */
 export function jsonTextByDefault(): boolean {
   return typeof (JSON as { rawJSON?: unknown }).rawJSON === 'function'
-}
-
-/** Whether a value is the context the core made a request's arguments with (graphql-js types it `unknown`). */
-function isContext(value: unknown): value is GraphqlContext {
-  return typeof value === 'object' && value !== null && 'scope' in value && 'loaders' in value
 }
 
 /**
@@ -101,7 +96,9 @@ export class RequestPipeline {
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
     // Over a socket graphql-ws serializes the answer itself: only HTTP's answers take JSON texts.
-    const jsonText = text ? { execution: text, applies: (context: unknown) => isHttp(context) } : undefined
+    const jsonText = text
+      ? { execution: text, applies: (context: unknown) => isContext(context) && context.transport === 'http' }
+      : undefined
     this.gateway = compiledExecution(schema, { jsonText, around: inHttpSpan })
     this.events = compiledEvents(schema)
   }
@@ -254,10 +251,6 @@ export class RequestPipeline {
   }
 }
 
-function isHttp(context: unknown): boolean {
-  return isContext(context) && context.transport === 'http'
-}
-
 /** What the compiled executor reads of an admitted operation. */
 function executorRequest(
   args: ExecutionArgs,
@@ -274,16 +267,4 @@ function executorRequest(
     request: { ...(operationName ? { operationName } : {}), ...(variables ? { variables } : {}) },
     context,
   }
-}
-
-/** The operation's span over HTTP, a child of the request's (a socket's is opened by the core itself). */
-function inHttpSpan(request: ExecutorRequest, run: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
-  if (!isHttp(request.context)) return run()
-  const operation: OperationTrace = {
-    operationType: request.operation?.operation,
-    operationName: request.operationName,
-    document: request.source,
-    transport: 'http',
-  }
-  return withOperationSpan(operation, run)
 }

@@ -7,7 +7,7 @@ import { graphqlErrorBody } from '../graphql.errors.js'
 import { csrfHook } from './http.policy.js'
 import { stringifyWithJsonTexts } from '../reads/json.parts.js'
 import { apolloRoute } from './apollo.route.js'
-import type { PipelineRequest, RequestPipeline } from './request.pipeline.js'
+import type { PipelineRequest, RequestPipeline } from '../pipeline/request.pipeline.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {

@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { graphqlErrorBody } from '../graphql.errors.js'
-import { subscriptionOverHttp } from './request.admission.js'
+import { subscriptionOverHttp } from '../pipeline/request.admission.js'
 import type { GraphqlErrorCode } from '../../../model/error.catalogue.js'
 
 type Headers = FastifyRequest['headers']

@@ -12,8 +12,8 @@ import type { GraphqlContext } from '../reads/request.context.js'
 import { upstreamFreshnessPlugin } from '../reads/upstream.access.js'
 import { noStorePlugin, queryLimitsPlugin, traceIdPlugin } from './answer.plugins.js'
 import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
-import type { RequestPipeline } from './request.pipeline.js'
-import { trustedDocumentsPlugin } from './trusted.documents.js'
+import type { RequestPipeline } from '../pipeline/request.pipeline.js'
+import { trustedDocumentsPlugin } from '../pipeline/trusted.documents.js'
 
 /**
  * Apollo's HTTP route of the request core: GraphQL over HTTP as Apollo reads and answers it (GET
