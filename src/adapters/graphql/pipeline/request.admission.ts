@@ -132,7 +132,7 @@ export function admit(parts: AdmissionParts, request: PipelineRequest, context: 
     }
   const document = trusted?.document ?? parts.documents.document(source)
   if (!('kind' in document)) return { errors: document }
-  const operationName = (trusted ? undefined : request.operationName) ?? null
+  const operationName = request.operationName ?? null
   const operation = getOperationAST(document, operationName)
   if (!operation) return { errors: [unresolved(document, operationName)] }
   if (operation.operation === 'subscription' && context.transport !== 'ws')
