@@ -4,6 +4,7 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
   type FormattedExecutionResult,
+  GraphQLError,
   type GraphQLSchema,
   getOperationAST,
   type OperationDefinitionNode,
@@ -119,7 +120,7 @@ export class RequestPipeline {
     const startedAt = performance.now()
     const { context, operation, trace } = this.operationOf(args)
     return this.inSpan(trace, context, async () => {
-      const result = await this.gateway.execute(executorRequest(args, context, operation))
+      const result = await this.gateway.execute(executorRequest(args, context, operation)).catch(asFault)
       this.observe(operation.name?.value, operation.operation, startedAt)
       return this.format(result, context)
     })
@@ -139,7 +140,9 @@ export class RequestPipeline {
     const startedAt = performance.now()
     const { context, operation, trace } = this.operationOf(args)
     return this.inSpan(trace, context, async () => {
-      const started = await createSourceEventStream(args)
+      const started = await Promise.resolve()
+        .then(() => createSourceEventStream(args))
+        .catch(asFault)
       this.observe(operation.name?.value, 'subscription', startedAt)
       if (!(Symbol.asyncIterator in started)) return this.format(started, context)
       const operationName = args.operationName ?? null
@@ -267,4 +270,10 @@ function executorRequest(
     request: { ...(operationName ? { operationName } : {}), ...(variables ? { variables } : {}) },
     context,
   }
+}
+
+/** A fault the executor threw rather than answered: an answer whose one error is masked (and logged) as any other. */
+function asFault(error: unknown): ExecutionResult {
+  const originalError = error instanceof Error ? error : new Error(String(error))
+  return { errors: [new GraphQLError(originalError.message, { originalError })] }
 }
