@@ -28,7 +28,7 @@ export interface Metrics {
   upstreamLeaseHeld: Gauge<'service_code'>
   /** Seconds a GraphQL operation took, by operation name (`anonymous` when unnamed) and type. */
   graphqlSeconds: Histogram<'operation' | 'type'>
-  /** GraphQL requests over HTTP answered by the prepared route (a query Apollo had answered before). */
+  /** GraphQL requests over HTTP answered by the core's prepared path (a query Apollo had answered before). */
   graphqlPrepared: Counter
   /** Seconds from a callback's arrival to its fold into the task and user states being committed. */
   projectionLagSeconds: Histogram

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { type DocumentNode, type FragmentDefinitionNode, Kind, parse, visit } from 'graphql'
-import { GRAPHQL_PATH } from '../graphql/pipeline/graphql.plugin.js'
+import { GRAPHQL_PATH } from '../graphql/http/graphql.plugin.js'
 import { assetSender, CSS, JS, type PageAsset, packageFile, pageHeaders, pagePolicy } from './page.assets.js'
 
 // Below the endpoint, so a proxy that forwards the endpoint forwards the page's files alike.

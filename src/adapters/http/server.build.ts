@@ -4,10 +4,10 @@ import type { Config } from '../../config/config.schema.js'
 import type { CallbackStore } from '../../work/ingest/callback.store.js'
 import type { Database } from '../../storage/database.client.js'
 import { codeForFrameworkError, errorAnswer, livegateError } from '../../model/error.catalogue.js'
-import { GRAPHQL_PATH, graphqlPlugin } from '../graphql/pipeline/graphql.plugin.js'
+import { GRAPHQL_PATH, graphqlPlugin } from '../graphql/http/graphql.plugin.js'
 import { createContext } from '../graphql/reads/request.context.js'
 import { RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
-import { authenticate, type Scope } from '../graphql/auth.scope.js'
+import { authenticate } from '../graphql/auth.scope.js'
 import { attachWebsocket } from '../websocket/ws.server.js'
 import { callbackRoute } from './callback.route.js'
 import { RefusalLimiter } from './refusal.limiter.js'
@@ -133,9 +133,8 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   })
   await app.register(playgroundPlugin)
   await app.register(dashboardPlugin)
-  // One GraphQL pipeline, two transports that only translate: HTTP and graphql-ws on one path.
+  // One request core, two transports that only translate: HTTP and graphql-ws on one path.
   const pipeline = await RequestPipeline.start({ config, log: app.log, metrics, jsonText: parts.jsonText })
-  app.addHook('onClose', () => pipeline.stop())
   const deps = { db: database.db, config, poller, hub, history, actions: parts.actions, webhooks: parts.webhooks }
   await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })
   attachWebsocket(app, {
@@ -146,7 +145,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
       const authorization = params?.authorization ?? params?.Authorization
       return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
     },
-    context: (scope) => createContext(deps, scope as Scope, 'ws'),
+    context: (scope, trace) => createContext(deps, scope, 'ws', trace),
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: metrics.registry,
   })

@@ -48,7 +48,7 @@ export class OperationLabels {
  */
 export function graphqlMetricsPlugin<C extends BaseContext>(
   metrics: Pick<Metrics, 'graphqlSeconds'> | undefined,
-  // `labels` when another route counts operations into the same series (prepared.route.ts).
+  // `labels` when the request core counts operations into the same series (request.pipeline.ts).
   options: OperationLabelOptions & { labels?: OperationLabels | undefined } = {},
 ): ApolloServerPlugin<C> {
   if (!metrics) return {}

@@ -45,10 +45,10 @@ export interface ExecutorRequest {
   context: unknown
 }
 
-/** Runs one operation: Apollo's gateway executor, also called directly by the prepared route. */
+/** Runs one operation: Apollo's gateway executor, also called directly by the request core. */
 export type OperationExecutor = (request: ExecutorRequest) => Promise<ExecutionResult>
 
-/** Apollo's gateway, with its executor for the prepared route. */
+/** Apollo's gateway, with its executor for the request core. */
 type CompiledGateway = NonNullable<GatewayInterface> & { execute: OperationExecutor }
 
 /** What each parsed document remembers, per operation name. */
@@ -159,14 +159,14 @@ export function compiledExecution(schema: GraphQLSchema, options: CompiledExecut
   const executor = around ? (request: ExecutorRequest) => around(request, () => run(request)) : run
 
   return {
-    // The same executor for the prepared route (prepared.route.ts), which runs without Apollo.
+    // The same executor for the request core (request.pipeline.ts), which runs without Apollo.
     execute: executor,
     onSchemaLoadOrUpdate(callback) {
       callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) })
       return () => {}
     },
     async load() {
-      return { executor: executor as never }
+      return { executor }
     },
     async stop() {},
   }

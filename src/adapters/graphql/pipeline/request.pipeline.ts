@@ -1,79 +1,36 @@
-import { ApolloServer, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server'
-import {
-  ApolloServerPluginCacheControlDisabled,
-  ApolloServerPluginLandingPageDisabled,
-  ApolloServerPluginSchemaReportingDisabled,
-  ApolloServerPluginUsageReportingDisabled,
-} from '@apollo/server/plugin/disabled'
-import { trace } from '@opentelemetry/api'
 import type { FastifyBaseLogger } from 'fastify'
 import {
   createSourceEventStream,
-  type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
   type FormattedExecutionResult,
   GraphQLError,
   type GraphQLSchema,
-  Kind,
+  getOperationAST,
+  type OperationDefinitionNode,
 } from 'graphql'
 import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
-import { graphqlMetricsPlugin, OperationLabels } from '../../ops/graphql.metrics.js'
-import {
-  describeOperationSpan,
-  type OperationTrace,
-  tracingActive,
-  withOperationSpan,
-} from '../../ops/operation.spans.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { INVALID_OPERATION_TYPE, OperationLabels } from '../../ops/graphql.metrics.js'
+import { type OperationTrace, withOperationSpan } from '../../ops/operation.spans.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
-import { noStorePlugin, queryLimitsPlugin, traceIdPlugin } from './answer.plugins.js'
-import { jsonClientStatusPlugin, subscriptionsOverSocketPlugin } from './http.policy.js'
-import { compiledEvents, compiledExecution, type EventExecution, type ExecutorRequest } from './jit.executor.js'
+import { formatAnswer, inHttpSpan, isContext } from './answer.rules.js'
+import type { GraphqlContext } from '../reads/request.context.js'
+import { withUpstreamFreshness } from '../reads/upstream.access.js'
+import { compiledEvents, compiledExecution, type ExecutorRequest } from './jit.executor.js'
 import { jsonTextExecution } from './json.rewrite.js'
-import { stringifyWithJsonTexts, withJsonTextsParsed } from '../reads/json.parts.js'
 import { queryLimitsChecker } from './query.limits.js'
+import { type Admitted, admit, DocumentCache, type PipelineRequest, type Refused } from './request.admission.js'
 import { buildGraphqlSchema } from './schema.build.js'
-import { loadTrustedDocuments, trustedDocumentsPlugin } from './trusted.documents.js'
-import { PreparedQueries } from './prepared.route.js'
-import { upstreamFreshnessPlugin } from '../reads/upstream.access.js'
+import { SubscriptionStream } from './subscription.stream.js'
+import { loadTrustedDocuments } from './trusted.documents.js'
 
-/** What a caller sends, over any transport. */
-export interface PipelineRequest {
-  query?: string | undefined
-  variables?: Record<string, unknown> | null | undefined
-  operationName?: string | null | undefined
-  extensions?: Record<string, unknown> | null | undefined
-}
+export type { PipelineRequest } from './request.admission.js'
 
-/** A subscription started over a socket: its source of events and how each event becomes its result. */
-export interface SubscriptionStream {
-  source: AsyncIterator<unknown>
-  /** The operation as admitted: with the caller's scope, what says which subscribers share a result. */
-  document: DocumentNode
-  operationName: string | null
-  variables: Record<string, unknown>
-  /**
-   * One event's result: the operation executed with the event as its root by the compiled
-   * executor, in `context` (made for the event: loaders must not outlive it), its errors
-   * formatted and masked as every answer's are.
-   */
-  execute(event: unknown, context: GraphqlContext): FormattedExecutionResult | Promise<FormattedExecutionResult>
-}
-
-/**
- * What one request came to: an answer (a query's or a mutation's result, or the refusal of any
- * operation, every error formatted and masked), or, for a subscription over a socket, its stream.
- */
+/** What one request came to, for a caller that wants it whole (see {@link RequestPipeline.run}). */
 export type PipelineOutcome =
   | { kind: 'answer'; result: FormattedExecutionResult }
-  | ({ kind: 'stream' } & SubscriptionStream)
-
-/** Socket-only: the `traceparent` and `tracestate` a socket's operations continue (its `connection_init`'s). */
-export interface SocketTrace {
-  parent?: string | undefined
-  parentState?: string | undefined
-}
+  | ({ kind: 'stream' } & Pick<SubscriptionStream, 'source' | 'document' | 'operationName' | 'variables' | 'execute'>)
 
 /** What the pipeline is built from. */
 export interface PipelineOptions {
@@ -94,32 +51,38 @@ export function jsonTextByDefault(): boolean {
 }
 
 /**
- * The one GraphQL request pipeline every transport runs: given what a caller sent and its context
- * (its key's scope, the transport), it decides and runs: trusted documents, parse and validation
- * (cached per document text by Apollo's document store, so a reconnect storm of one subscription
- * validates it once), the operation, subscriptions only over a socket, depth, alias and cost
- * limits, compiled execution, masking of unexpected errors (logged whole, answered with the code
- * only), operation metrics, the upstream freshness extension. HTTP (Apollo's fastify
- * integration) and graphql-ws (ws.server.ts) only translate to and from it.
+ * The request core every transport runs: it turns what a caller sent and its context (who asks,
+ * over which transport, continuing which trace) into plain results: a refusal, an answer, or a
+ * started subscription. In one place: trusted documents, the document (parsed and validated once
+ * per text), the operation, subscriptions only over a socket, depth, alias and cost limits,
+ * compiled execution (graphql-jit), masking (unexpected errors logged whole, answered with the
+ * code only), the trace id on errors, operation metrics, the upstream freshness extension.
+ *
+ * graphql-ws (ws.server.ts) calls {@link admit}, then {@link execute} or {@link subscribe} with
+ * the `ExecutionArgs` it made; Apollo's HTTP route (apollo.route.ts) is built from the same parts
+ * and runs the same executor; a query Apollo answered before is answered again through the core
+ * without Apollo ({@link answerKnown}: the prepared path, a cache of the core).
  */
 export class RequestPipeline {
-  readonly apollo: ApolloServer<GraphqlContext>
-  /** Queries Apollo has answered, run again without it over HTTP (prepared.route.ts). */
-  readonly prepared: PreparedQueries
-  private readonly mask: ReturnType<typeof maskUnexpectedErrors>
+  readonly documents: DocumentCache
+  readonly trusted: ReturnType<typeof loadTrustedDocuments>
+  readonly checkLimits: ReturnType<typeof queryLimitsChecker>
+  /** One set of metric labels for every route, so operation names are bounded once. */
+  readonly labels = new OperationLabels()
+  readonly mask: ReturnType<typeof maskUnexpectedErrors>
+  /** The compiled executor, which Apollo runs as its gateway's. */
+  readonly gateway: ReturnType<typeof compiledExecution>
+  readonly metrics: Metrics | undefined
+  private readonly events: ReturnType<typeof compiledEvents>
 
-  /**
-   * Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the pipeline, started.
-   */
+  /** Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the core. */
   static async start(options: PipelineOptions & { schema?: GraphQLSchema | undefined }): Promise<RequestPipeline> {
     const built = options.schema ?? (await buildGraphqlSchema())
     // Loaded only when asked for: federation's libraries add a second or more to every start.
     const schema = options.config.graphql.federation
       ? (await import('./subgraph.schema.js')).buildSubgraph(built)
       : built
-    const pipeline = new RequestPipeline(schema, options)
-    await pipeline.apollo.start()
-    return pipeline
+    return new RequestPipeline(schema, options)
   }
 
   private constructor(
@@ -127,172 +90,190 @@ export class RequestPipeline {
     options: PipelineOptions,
   ) {
     const { config, log } = options
-    const trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
+    this.trusted = loadTrustedDocuments(config.graphql.trustedDocuments, schema)
+    this.documents = new DocumentCache(schema)
+    this.checkLimits = queryLimitsChecker(config.graphql)
+    this.metrics = options.metrics
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
-    // Over a socket graphql-ws serializes the answer itself: those requests take the object path.
+    // Over a socket graphql-ws serializes the answer itself: only HTTP's answers take JSON texts.
     const jsonText = text
-      ? { execution: text, applies: (context: unknown) => (context as GraphqlContext).transport === 'http' }
+      ? { execution: text, applies: (context: unknown) => isContext(context) && context.transport === 'http' }
       : undefined
-    const format = (result: ExecutionResult) => formatResultErrors(result, this.mask)
-    const gateway = compiledExecution(schema, { jsonText, around: inOperationSpan })
-    // One limits checker (its cache of passed variables) and one set of metric labels for both routes.
-    const checkLimits = queryLimitsChecker(config.graphql)
-    const labels = new OperationLabels()
-    const metrics = options.metrics
-    this.prepared = new PreparedQueries({ schema, execute: gateway.execute, checkLimits, trusted, metrics, labels })
-    this.apollo = new ApolloServer<GraphqlContext>({
-      // Apollo's supported way to run operations with an executor of one's own (jit.executor.ts).
-      gateway,
-      includeStacktraceInErrorResponses: false,
-      // Apollo indents answers by default: a tenth more bytes and CPU on a page, for no reader.
-      // The JSON texts of a task page's parts are written in where their markers are.
-      stringifyResult: stringifyWithJsonTexts,
-      // The schema is a published contract (schema/schema.graphql), and the playground reads it.
-      introspection: true,
-      // Our own CSRF policy (http.policy.ts) runs first, as a fastify hook: Apollo's would refuse the
-      // GET a stock client sends (urql's, which accepts application/graphql-response+json).
-      csrfPrevention: false,
-      // The CLI owns the process signals and closes fastify, which stops Apollo.
-      stopOnTerminationSignals: false,
-      logger: log,
-      formatError: this.mask,
-      plugins: [
-        // The default landing page loads a sandbox from a CDN; the playground is served offline.
-        ApolloServerPluginLandingPageDisabled(),
-        // Apollo would otherwise report to its cloud when APOLLO_KEY and friends are in the environment.
-        ApolloServerPluginUsageReportingDisabled(),
-        ApolloServerPluginSchemaReportingDisabled(),
-        // Its per-field hook wraps every resolver of the schema, and no type carries a cache hint.
-        ApolloServerPluginCacheControlDisabled(),
-        noStorePlugin<GraphqlContext>(),
-        jsonClientStatusPlugin<GraphqlContext>(),
-        upstreamFreshnessPlugin<GraphqlContext>(),
-        graphqlMetricsPlugin<GraphqlContext>(metrics, { labels }),
-        subscriptionsOverSocketPlugin<GraphqlContext>(),
-        queryLimitsPlugin<GraphqlContext>(checkLimits),
-        trustedDocumentsPlugin<GraphqlContext>(trusted),
-        traceIdPlugin(),
-        this.prepared.plugin(),
-        // Last: it answers a subscription once every other plugin has admitted it.
-        subscriptionStartPlugin(schema, compiledEvents(schema), format),
-      ],
+    this.gateway = compiledExecution(schema, { jsonText, around: inHttpSpan })
+    this.events = compiledEvents(schema)
+  }
+
+  /** Nothing of its own to stop: Apollo's route is stopped by the HTTP transport that started it. */
+  async stop(): Promise<void> {}
+
+  /** Admits a request in `context`: its execution arguments, or its refusal formatted and masked. */
+  admit(request: PipelineRequest, context: GraphqlContext): ExecutionArgs | FormattedExecutionResult {
+    const startedAt = performance.now()
+    const admitted = admit(this, request, context)
+    if ('document' in admitted) return this.args(admitted, context)
+    return this.refuse(admitted, context, request, startedAt)
+  }
+
+  /** Runs a query or mutation admitted by {@link admit}: its answer, formatted and masked. */
+  execute(args: ExecutionArgs): Promise<FormattedExecutionResult> {
+    const startedAt = performance.now()
+    const { context, operation, trace } = this.operationOf(args)
+    return this.inSpan(trace, context, async () => {
+      const result = await this.gateway.execute(executorRequest(args, context, operation)).catch(asFault)
+      this.observe(operation.name?.value, operation.operation, startedAt)
+      return this.format(result, context)
     })
   }
 
-  stop(): Promise<void> {
-    return this.apollo.stop()
+  /**
+   * Starts a subscription admitted by {@link admit}: its source event stream created in the
+   * caller's context, each event's execution compiled at once (an event is executed once per
+   * distinct operation, often for thousands of subscribers); or the errors that refused it (a
+   * bad variable, a subscribe resolver's refusal). `renew` makes each event a context like the
+   * subscription's own (by default the event runs in that one).
+   */
+  subscribe(
+    args: ExecutionArgs,
+    renew?: (context: GraphqlContext) => GraphqlContext,
+  ): Promise<SubscriptionStream | FormattedExecutionResult> {
+    const startedAt = performance.now()
+    const { context, operation, trace } = this.operationOf(args)
+    return this.inSpan(trace, context, async () => {
+      const started = await Promise.resolve()
+        .then(() => createSourceEventStream(args))
+        .catch(asFault)
+      this.observe(operation.name?.value, 'subscription', startedAt)
+      if (!(Symbol.asyncIterator in started)) return this.format(started, context)
+      const operationName = args.operationName ?? null
+      const variables = args.variableValues ?? {}
+      const execution = this.events(args.document, operationName)
+      const execute = (event: unknown, eventContext: GraphqlContext) => {
+        const result = execution(event, eventContext, variables)
+        return result instanceof Promise
+          ? result.then((done) => formatResultErrors(done, this.mask))
+          : formatResultErrors(result, this.mask)
+      }
+      const source = started[Symbol.asyncIterator]()
+      const fresh = renew ? () => renew(context) : () => context
+      return new SubscriptionStream(source, args.document, operationName, variables, context.scope, execute, fresh)
+    })
+  }
+
+  /** A request whole: admitted, then answered or started (for callers that need no transport of their own). */
+  async run(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
+    const args = this.admit(request, context)
+    if (!('schema' in args)) return { kind: 'answer', result: args }
+    if (getOperationAST(args.document, args.operationName)?.operation !== 'subscription')
+      return { kind: 'answer', result: await this.execute(args) }
+    const started = await this.subscribe(args)
+    if (!(started instanceof SubscriptionStream)) return { kind: 'answer', result: started }
+    const { source, document, operationName, variables } = started
+    return { kind: 'stream', source, document, operationName, variables, execute: started.execute.bind(started) }
   }
 
   /**
-   * Runs one request in `context` (made for its caller and transport) to its outcome. Over a
-   * socket the whole request is one operation span, continuing `socket`'s trace.
+   * The prepared path of HTTP: a query whose text and operation name Apollo answered before
+   * without an error (kept in {@link documents}) is run again here, without Apollo's per-request
+   * work. Undefined hands it back to Apollo: a text not seen, a mutation, a trusted-only caller,
+   * a refusal, and any answer with an error (a query reads: Apollo running it again, formatting,
+   * masking and logging its errors, changes nothing but the time).
    */
-  run(request: PipelineRequest, context: GraphqlContext, socket: SocketTrace = {}): Promise<PipelineOutcome> {
-    if (context.transport === 'http') return this.outcome(request, context)
-    return withOperationSpan({ transport: 'ws', parent: socket.parent, parentState: socket.parentState }, () =>
-      this.outcome(request, context),
-    )
+  async answerKnown(request: PipelineRequest & { query: string }, context: GraphqlContext) {
+    const startedAt = performance.now()
+    if (context.scope.trustedOnly || !this.documents.wasAnswered(request.query, request.operationName ?? null))
+      return undefined
+    const admitted = admit(this, request, context)
+    if (!('document' in admitted) || admitted.operation.operation !== 'query') return undefined
+    let result: ExecutionResult
+    try {
+      result = await this.gateway.execute(executorRequest(this.args(admitted, context), context, admitted.operation))
+    } catch {
+      return undefined
+    }
+    if (result.errors || result.data == null) return undefined
+    this.observe(admitted.operation.name?.value, 'query', startedAt)
+    this.metrics?.graphqlPrepared.inc()
+    // Apollo's field order (errors, data, extensions), for its serializer.
+    return {
+      errors: undefined,
+      data: result.data,
+      extensions: withUpstreamFreshness(context.upstream, result.extensions),
+    }
   }
 
-  private async outcome(request: PipelineRequest, context: GraphqlContext): Promise<PipelineOutcome> {
-    const response = await this.apollo.executeOperation(
-      {
-        ...(request.query ? { query: request.query } : {}),
-        ...(request.variables ? { variables: request.variables } : {}),
-        ...(request.operationName != null ? { operationName: request.operationName } : {}),
-        ...(request.extensions ? { extensions: request.extensions } : {}),
-      },
-      { contextValue: context },
-    )
-    const body = response.body
-    if (body instanceof StartedSubscription) return { kind: 'stream', ...body.stream }
-    // Apollo answers incrementally only what its own executor defers: never here.
-    if (body.kind !== 'single') throw new Error('an incremental answer was not expected')
-    // Whoever serializes this answer does it with JSON.stringify: no marker may reach it.
-    return { kind: 'answer', result: withJsonTextsParsed(body.singleResult) }
+  private args(admitted: Admitted, context: GraphqlContext): ExecutionArgs {
+    const { document, operationName, variables } = admitted
+    return { schema: this.schema, document, operationName, variableValues: variables, contextValue: context }
+  }
+
+  private operationOf(args: ExecutionArgs) {
+    const context = args.contextValue
+    const operation = getOperationAST(args.document, args.operationName)
+    if (!isContext(context) || !operation) throw new Error('the core ran arguments it did not admit')
+    const trace: OperationTrace = {
+      operationType: operation.operation,
+      operationName: operation.name?.value,
+      document: args.document.loc?.source.body,
+      transport: context.transport,
+      parent: context.trace?.parent,
+      parentState: context.trace?.parentState,
+    }
+    return { context, operation, trace }
+  }
+
+  /** Over a socket the operation is a span of its own, continuing the socket's trace; over HTTP the executor's. */
+  private inSpan<T>(trace: OperationTrace, context: GraphqlContext, run: () => Promise<T>): Promise<T> {
+    return context.transport === 'ws' ? withOperationSpan(trace, run) : run()
+  }
+
+  private refuse(refused: Refused, context: GraphqlContext, request: PipelineRequest, startedAt: number) {
+    const { operation } = refused
+    const trace: OperationTrace = {
+      operationType: operation?.operation,
+      operationName: operation?.name?.value,
+      document: request.query ?? undefined,
+      transport: context.transport,
+      parent: context.trace?.parent,
+      parentState: context.trace?.parentState,
+    }
+    return withOperationSpan(trace, () => {
+      this.observe(operation?.name?.value, operation?.operation ?? INVALID_OPERATION_TYPE, startedAt)
+      return this.format({ errors: refused.errors }, context)
+    })
+  }
+
+  private format(result: ExecutionResult, context: GraphqlContext): FormattedExecutionResult {
+    return formatAnswer(result, context.upstream, this.mask)
+  }
+
+  private observe(name: string | null | undefined, type: string, startedAt: number): void {
+    if (!this.metrics) return
+    const seconds = (performance.now() - startedAt) / 1000
+    this.metrics.graphqlSeconds.observe({ operation: this.labels.label(name), type }, seconds)
   }
 }
 
-/** The operation's span: over HTTP one of its own; over a socket, the request's, named now. */
-function inOperationSpan(request: ExecutorRequest, run: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
-  const context = request.context as GraphqlContext
-  const operation: OperationTrace = {
-    operationType: request.operation?.operation,
-    operationName: request.operationName,
-    document: request.source,
-    transport: context.transport,
+/** What the compiled executor reads of an admitted operation. */
+function executorRequest(
+  args: ExecutionArgs,
+  context: GraphqlContext,
+  operation: OperationDefinitionNode,
+): ExecutorRequest {
+  const operationName = args.operationName ?? undefined
+  const variables = args.variableValues ?? undefined
+  return {
+    document: args.document,
+    source: args.document.loc?.source.body,
+    operation,
+    operationName: operation.name?.value ?? null,
+    request: { ...(operationName ? { operationName } : {}), ...(variables ? { variables } : {}) },
+    context,
   }
-  if (context.transport === 'http') return withOperationSpan(operation, run)
-  const span = tracingActive() ? trace.getActiveSpan() : undefined
-  if (span) describeOperationSpan(span, operation)
-  return run()
 }
 
-/** The body Apollo answers a started subscription with: what {@link RequestPipeline.run} hands on. */
-class StartedSubscription {
-  readonly kind = 'single'
-  readonly singleResult: FormattedExecutionResult = {}
-  constructor(readonly stream: SubscriptionStream) {}
-}
-
-/**
- * Starts a subscription that every plugin before it admitted (over HTTP one never is:
- * http.policy.ts), as Apollo's `responseForOperation` lets a plugin answer an operation itself:
- * its variables coerced, its source event stream created with the caller's context, and its
- * events executed by the compiled executor. A start that fails (a bad variable, a subscribe
- * resolver's refusal) is answered with its errors, as Apollo formats an execution's.
- */
-function subscriptionStartPlugin(
-  schema: GraphQLSchema,
-  events: (document: DocumentNode, operationName: string | null) => EventExecution,
-  format: (result: ExecutionResult) => FormattedExecutionResult,
-): ApolloServerPlugin<GraphqlContext> {
-  const listener: GraphQLRequestListener<GraphqlContext> = {
-    async responseForOperation({ operation, document, request, contextValue, source, response }) {
-      // Apollo asks even when no operation resolved (an unknown name): its executor answers that.
-      if (operation?.operation !== 'subscription') return null
-      const span = tracingActive() ? trace.getActiveSpan() : undefined
-      if (span)
-        describeOperationSpan(span, {
-          operationType: 'subscription',
-          operationName: operation.name?.value,
-          document: source,
-          transport: 'ws',
-        })
-      const operationName = request.operationName ?? null
-      const variables = request.variables ?? {}
-      const started = await createSourceEventStream({
-        schema,
-        document,
-        operationName,
-        variableValues: variables,
-        contextValue,
-      })
-      if (!(Symbol.asyncIterator in started))
-        return { http: response.http, body: { kind: 'single', singleResult: format(asApolloErrors(started)) } }
-      const execution = events(document, operationName)
-      const execute = (event: unknown, context: GraphqlContext) => {
-        const result = execution(event, context, variables)
-        return result instanceof Promise ? result.then(format) : format(result)
-      }
-      const stream = { source: started[Symbol.asyncIterator](), document, operationName, variables, execute }
-      return { http: response.http, body: new StartedSubscription(stream) }
-    },
-  }
-  return { requestDidStart: async ({ contextValue }) => (contextValue.transport === 'ws' ? listener : undefined) }
-}
-
-/** A variable that does not coerce is the caller's mistake: Apollo's BAD_USER_INPUT, as a query's would be. */
-function asApolloErrors(result: ExecutionResult): ExecutionResult {
-  const errors = result.errors?.map((error) =>
-    error.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION && error.extensions.code == null
-      ? new GraphQLError(error.message, {
-          nodes: error.nodes,
-          originalError: error.originalError,
-          extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
-        })
-      : error,
-  )
-  return errors ? { ...result, errors } : result
+/** A fault the executor threw rather than answered: an answer whose one error is masked (and logged) as any other. */
+function asFault(error: unknown): ExecutionResult {
+  const originalError = error instanceof Error ? error : new Error(String(error))
+  return { errors: [new GraphQLError(originalError.message, { originalError })] }
 }

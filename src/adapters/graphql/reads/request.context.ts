@@ -29,6 +29,11 @@ export interface GraphqlContext {
   actions: ActionRunner | undefined
   /** What brought the request: HTTP, or a graphql-ws socket (where subscriptions are served). */
   transport: 'http' | 'ws'
+  /**
+   * The W3C trace a graphql-ws socket's operations continue (its `connection_init`'s
+   * `traceparent` and `tracestate`); over HTTP the active context is the request's.
+   */
+  trace?: { parent?: string | undefined; parentState?: string | undefined } | undefined
 }
 
 /** What contexts are made from: the parts that live as long as the server. */
@@ -44,7 +49,12 @@ export interface ContextDeps {
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
-export function createContext(deps: ContextDeps, scope: Scope, transport: 'http' | 'ws' = 'http'): GraphqlContext {
+export function createContext(
+  deps: ContextDeps,
+  scope: Scope,
+  transport: 'http' | 'ws' = 'http',
+  trace?: GraphqlContext['trace'],
+): GraphqlContext {
   return {
     db: deps.db,
     config: deps.config,
@@ -56,5 +66,6 @@ export function createContext(deps: ContextDeps, scope: Scope, transport: 'http'
     scope,
     transport,
     actions: deps.actions,
+    ...(trace ? { trace } : {}),
   }
 }

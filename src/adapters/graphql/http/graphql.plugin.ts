@@ -5,7 +5,9 @@ import { authenticate, type Scope, unauthenticated } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { graphqlErrorBody } from '../graphql.errors.js'
 import { csrfHook } from './http.policy.js'
-import type { RequestPipeline } from './request.pipeline.js'
+import { stringifyWithJsonTexts } from '../reads/json.parts.js'
+import { apolloRoute } from './apollo.route.js'
+import type { PipelineRequest, RequestPipeline } from '../pipeline/request.pipeline.js'
 
 /** What the GraphQL endpoint is built from. */
 export interface GraphqlPluginOptions {
@@ -17,6 +19,31 @@ export interface GraphqlPluginOptions {
 
 /** Where the endpoint answers. */
 export const GRAPHQL_PATH = '/graphql'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
+
+// The content type Apollo's negotiation picks for these exact `accept` headers (the ones stock
+// clients and tools send); any other header is answered by Apollo, which negotiates it.
+const CONTENT_TYPES = new Map<string, string>([
+  ['', JSON_TYPE],
+  ['*/*', JSON_TYPE],
+  ['application/json', JSON_TYPE],
+  ['application/graphql-response+json', GRAPHQL_RESPONSE_TYPE],
+  ['application/graphql-response+json, application/json;q=0.9', GRAPHQL_RESPONSE_TYPE],
+  ['application/graphql-response+json,application/json;q=0.9', GRAPHQL_RESPONSE_TYPE],
+])
+
+/** A POST's body as the prepared path takes it (a query's text, no extensions), or undefined for Apollo. */
+function plainRequest(body: unknown): (PipelineRequest & { query: string }) | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
+  const { query, variables, operationName, extensions } = body as Record<string, unknown>
+  if (typeof query !== 'string' || extensions != null) return undefined
+  if (operationName != null && typeof operationName !== 'string') return undefined
+  if (variables == null) return { query, operationName }
+  if (typeof variables !== 'object' || Array.isArray(variables)) return undefined
+  return { query, operationName, variables: variables as Record<string, unknown> }
+}
 
 /**
  * The HTTP transport of the request pipeline: Apollo's fastify integration at `/graphql`, GET
@@ -39,20 +66,24 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
   })
 
   app.addHook('onRequest', csrfHook(GRAPHQL_PATH))
-  // A query Apollo has answered before is answered again without it (prepared.route.ts); what
-  // that route does not take on goes on to Apollo as it came.
-  const open = (authorization: string | undefined) => {
-    const scope = authenticate(authorization, config.apiKeys)
-    return scope ? contextFor(scope) : undefined
-  }
+  const apollo = apolloRoute(pipeline, app.log)
+  await apollo.start()
+  app.addHook('onClose', () => apollo.stop())
+  // A query Apollo has answered before is answered again by the core without it (its prepared
+  // path); what the core hands back goes on to Apollo as it came.
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST' || request.routeOptions.url !== GRAPHQL_PATH) return
-    const answer = await pipeline.prepared.answer(request.body, request.headers, open)
+    const sent = plainRequest(request.body)
+    const contentType = CONTENT_TYPES.get(request.headers.accept ?? '')
+    if (!sent || !contentType || !pipeline.documents.wasAnswered(sent.query, sent.operationName ?? null)) return
+    const scope = authenticate(request.headers.authorization, config.apiKeys)
+    if (!scope) return
+    const answer = await pipeline.answerKnown(sent, contextFor(scope))
     if (!answer) return
     void reply.code(200).header('cache-control', 'no-store')
-    return reply.header('content-type', answer.contentType).send(answer.body)
+    return reply.header('content-type', contentType).send(stringifyWithJsonTexts(answer))
   })
-  await app.register(fastifyApollo(pipeline.apollo), {
+  await app.register(fastifyApollo(apollo), {
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],
     context: async (request) => {

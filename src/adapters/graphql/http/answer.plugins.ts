@@ -1,9 +1,10 @@
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server'
 import { traceExtensions, tracingActive } from '../../ops/operation.spans.js'
 import type { GraphqlContext } from '../reads/request.context.js'
-import type { queryLimitsChecker } from './query.limits.js'
+import type { queryLimitsChecker } from '../pipeline/query.limits.js'
 
-// Plugins of the request pipeline (request.pipeline.ts) that each add one rule to every answer.
+// Plugins of Apollo's route (apollo.route.ts) that each add one rule to every answer, as the
+// request core writes its own answers (pipeline/answer.rules.ts).
 
 /**
  * Every error answered names the trace it happened in (`extensions.traceId`), when tracing is on:

@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from '@apollo/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { graphqlError, graphqlErrorBody } from '../graphql.errors.js'
+import { graphqlErrorBody } from '../graphql.errors.js'
+import { subscriptionOverHttp } from '../pipeline/request.admission.js'
 import type { GraphqlErrorCode } from '../../../model/error.catalogue.js'
 
 type Headers = FastifyRequest['headers']
@@ -110,13 +111,7 @@ export function subscriptionsOverSocketPlugin<
 >(): ApolloServerPlugin<C> {
   const listener: GraphQLRequestListener<C> = {
     async didResolveOperation({ operation, contextValue }) {
-      if (operation?.operation === 'subscription' && contextValue.transport !== 'ws') {
-        throw graphqlError(
-          'BAD_REQUEST',
-          'Subscriptions are served over websockets (graphql-ws) at this same URL, not over HTTP.',
-          { http: { status: 400 } },
-        )
-      }
+      if (operation?.operation === 'subscription' && contextValue.transport !== 'ws') throw subscriptionOverHttp()
     },
   }
   return { requestDidStart: async () => listener }
