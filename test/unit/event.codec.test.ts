@@ -7,6 +7,7 @@ describe('the event codec', () => {
     { kind: 'task', serviceCode: 'A', taskId: 't' },
     { kind: 'action', id: 7 },
     { kind: 'incident', id: 9 },
+    { kind: 'sample', serviceCode: 'A', at: 1_700_000_000_000 },
   ])('round-trips %o', (event) => {
     expect(decodeEvent(encodeEvent(event) as string)).toEqual(event)
   })

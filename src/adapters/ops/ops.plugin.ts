@@ -7,10 +7,16 @@ import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
 import { staleAfterMs } from '../../storage/history/upstream-status.statements.js'
 import { joinCluster } from './cluster.link.js'
 
-/** Open subscriptions by kind, as the EventHub counts them. */
+/** Open subscriptions by kind, as the realtime engine counts them. */
 export interface SubscriptionCounts {
-  readonly subscriptions: { notifications: number; tasks: number; actions?: number; incidents?: number }
-  /** Whether the hub hears the event channel. */
+  readonly subscriptions: {
+    notifications: number
+    tasks: number
+    actions?: number
+    incidents?: number
+    samples?: number
+  }
+  /** Whether the engine hears its channels. */
   readonly listening: boolean
 }
 
@@ -33,6 +39,7 @@ const SUBSCRIPTION_FIELDS = {
   tasks: 'taskChanged',
   actions: 'actionChanged',
   incidents: 'incidentChanged',
+  samples: 'metricsSampled',
 } as const
 
 /**
