@@ -12,7 +12,7 @@ export const EVENT_CHANNEL = 'livegate_events'
 export const SAMPLE_CHANNEL = 'livegate_samples'
 /** A listener's probe of its own connection (`work/channel.heartbeat.ts`): only its sender reads it. */
 export const HEARTBEAT_CHANNEL = 'livegate_heartbeat'
-/** Deliveries were put in line: every instance's endpoint workers look at once. */
+/** Deliveries were put in line (`webhook.enqueuer.ts`): every instance's endpoint workers look. */
 export const WEBHOOK_CHANNEL = 'livegate_webhooks'
 
 /** Every channel a process listens on, through its one listener (`work/channel.listener.ts`). */

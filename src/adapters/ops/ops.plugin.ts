@@ -67,7 +67,7 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
       if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')
       else if (!report.database.ok)
         app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
-      else app.log.warn('not ready: the event hub does not hear its channel')
+      else app.log.warn('not ready: the realtime engine does not hear its channel')
       wasReady = report.ready
     }
     return report
