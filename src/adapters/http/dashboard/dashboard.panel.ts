@@ -46,7 +46,7 @@ export interface PanelOptions {
 }
 
 /** An element the page's HTML has: the page and its scripts go together. */
-export function $(id: string): HTMLElement {
+function $(id: string): HTMLElement {
   const element = document.getElementById(id)
   if (!element) throw new Error(`the page has no #${id}`)
   return element
