@@ -5,7 +5,7 @@ import { ActionRunner } from './work/outbound/action.runner.js'
 import { ActionClient } from './work/outbound/action.client.js'
 import { CloudClient } from './work/cloud.client.js'
 import { CallbackStore } from './work/ingest/callback.store.js'
-import { EventHub } from './work/realtime/event.hub.js'
+import { RealtimeEngine } from './work/realtime/realtime.engine.js'
 import { GraphProjector } from './work/graph/graph.projector.js'
 import { AudienceHistory } from './work/graph/audience.history.js'
 import { createMetrics, type Metrics } from './work/metrics.registry.js'
@@ -42,7 +42,7 @@ export interface GatewayParts {
   /** Tells a task ended with `live_only` 0 and no recording after the grace (`recording.missing`). */
   missing: RecordingMissingWatch
   projector: GraphProjector
-  hub: EventHub
+  hub: RealtimeEngine
   /** Audience and health over time: the poller samples each answer into it. */
   history: AudienceHistory
   retention: RetentionJob
@@ -78,7 +78,7 @@ export async function buildParts(
       ),
   })
   const channels = new ChannelListener({ database, log })
-  const history = new AudienceHistory({ config, database, channels, log, registry: metrics.registry })
+  const history = new AudienceHistory({ config, registry: metrics.registry })
   const headerPrefix = config.ingest.signatureHeaderPrefixes[0]
   const cloud = new CloudClient({ services: config.services, headerPrefix, metrics })
   const actionClient = new ActionClient({
@@ -110,7 +110,7 @@ export async function buildParts(
       metrics,
       derivedEvents: config.webhooks.endpoints.length > 0,
     }),
-    hub: new EventHub({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
+    hub: new RealtimeEngine({ database, channels, log, subscriberBuffer: config.realtime.subscriberBuffer }),
     retention: new RetentionJob({
       ...retentionSettings(config),
       db: database.db,
@@ -151,7 +151,6 @@ export function buildWebhooks(
 export async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
   await parts.channels.start()
   await parts.replayer.start()
-  parts.history.start()
   await parts.poller?.start()
   parts.archive?.start()
   parts.missing.start()
@@ -175,7 +174,6 @@ export async function stopParts(parts: GatewayParts): Promise<void> {
   await parts.poller?.stop()
   await parts.archive?.stop()
   await parts.missing.stop()
-  await parts.history.stop()
   await parts.replayer.stop()
   await parts.channels.stop()
   parts.cloud.close()

@@ -1,21 +1,27 @@
-// Still exported here for the readers not yet on the one listener (work/alerts/incident.watch.ts).
+import { type Channel, DOORBELL_CHANNEL, EVENT_CHANNEL, SAMPLE_CHANNEL } from './notify.channels.js'
 
 /**
- * What travels between instances: a doorbell that the log grew (readers then read the log from
- * their own position), or the id of a task whose state changed; never whole rows (NOTIFY payloads
- * are capped at 8000 bytes, and each listener reads what it needs once per event).
+ * What travels between instances, the one codec of the realtime channels: a doorbell that the log
+ * grew (readers read on from their own position), the id of a task, action or incident that changed,
+ * or a code's sampled answer; never rows (NOTIFY's 8000-byte cap; each reader reads once per event).
  */
 export type RealtimeEvent =
   | { kind: 'log' }
   | { kind: 'task'; serviceCode: string; taskId: string }
   | { kind: 'action'; id: number }
   | { kind: 'incident'; id: number }
+  | { kind: 'sample'; serviceCode: string; at: number }
 
 /** The doorbell's payload: the same text for every commit, so a transaction's copies fold into one. */
 export const LOG_GREW = '{"l":1}'
 
 // Room below NOTIFY's 8000-byte cap; a task id that long is not a task id.
 const MAX_PAYLOAD = 7900
+
+/** The channel an event travels on: doorbells, entity changes and samples each have their own. */
+export function eventChannel(event: RealtimeEvent): Channel {
+  return event.kind === 'log' ? DOORBELL_CHANNEL : event.kind === 'sample' ? SAMPLE_CHANNEL : EVENT_CHANNEL
+}
 
 /** The payload text of an event, or undefined when it would not fit a NOTIFY. */
 export function encodeEvent(event: RealtimeEvent): string | undefined {
@@ -26,9 +32,15 @@ export function encodeEvent(event: RealtimeEvent): string | undefined {
         ? JSON.stringify({ a: event.id })
         : event.kind === 'incident'
           ? JSON.stringify({ i: event.id })
-          : JSON.stringify({ t: [event.serviceCode, event.taskId] })
+          : event.kind === 'task'
+            ? JSON.stringify({ t: [event.serviceCode, event.taskId] })
+            : JSON.stringify({ s: [event.serviceCode, event.at] })
   return Buffer.byteLength(text) <= MAX_PAYLOAD ? text : undefined
 }
+
+const isId = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+const isPair = (value: unknown): value is [string, unknown] =>
+  Array.isArray(value) && value.length === 2 && typeof value[0] === 'string'
 
 /** The event in a payload, or undefined for anything else on the channel. */
 export function decodeEvent(payload: string): RealtimeEvent | undefined {
@@ -39,12 +51,12 @@ export function decodeEvent(payload: string): RealtimeEvent | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const { l, t, a, i } = value as { l?: unknown; t?: unknown; a?: unknown; i?: unknown }
+  const { l, t, a, i, s } = value as Record<string, unknown>
   if (l === 1) return { kind: 'log' }
-  if (typeof a === 'number' && Number.isSafeInteger(a) && a > 0) return { kind: 'action', id: a }
-  if (typeof i === 'number' && Number.isSafeInteger(i) && i > 0) return { kind: 'incident', id: i }
-  if (Array.isArray(t) && t.length === 2 && typeof t[0] === 'string' && typeof t[1] === 'string')
-    return { kind: 'task', serviceCode: t[0], taskId: t[1] }
+  if (isId(a)) return { kind: 'action', id: a }
+  if (isId(i)) return { kind: 'incident', id: i }
+  if (isPair(t) && typeof t[1] === 'string') return { kind: 'task', serviceCode: t[0], taskId: t[1] }
+  if (isPair(s) && Number.isFinite(s[1])) return { kind: 'sample', serviceCode: s[0], at: s[1] as number }
   return undefined
 }
 

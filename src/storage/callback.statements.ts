@@ -1,7 +1,7 @@
 import { inArray, sql } from 'drizzle-orm'
 import type { CallbackRecord } from '../model/callback.record.js'
 import { LOG_GREW } from '../model/event.codec.js'
-import { EVENT_CHANNEL } from '../model/notify.channels.js'
+import { DOORBELL_CHANNEL } from '../model/notify.channels.js'
 import { callbacks } from './tables/callback.table.js'
 import { type Db, resultRows } from './database.client.js'
 import { upsertJson } from './tables/json.rows.js'
@@ -47,11 +47,12 @@ export async function appendCallbacks(db: Db, rows: readonly CallbackWrite[]): P
 /**
  * Tells every instance that the log grew. Its own transaction, committed without waiting for the
  * disk (a doorbell lost to a crash is made up for by the readers' own periodic look), so the
- * notification queue's lock is held for moments, and never by an acknowledging write.
+ * notification queue's lock is held for moments, and never by an acknowledging write. Heard on
+ * the doorbell channel by the pass scheduler (`work/pass.scheduler.ts`) and the realtime engine.
  */
 export async function ringDoorbell(db: Db): Promise<void> {
   await db.execute(
-    sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(`'${EVENT_CHANNEL}'`)},
+    sql`select set_config('synchronous_commit', 'off', true), pg_notify(${sql.raw(`'${DOORBELL_CHANNEL}'`)},
       ${sql.raw(`'${LOG_GREW}'`)})`,
   )
 }

@@ -5,7 +5,7 @@ import type { Db } from './database.client.js'
 
 /**
  * The log's kernel, which every reader of an ordered log shares (the projector, the webhook
- * enqueuer, the event hub, lists and replays): positions, the committed prefix, and checkpoints.
+ * enqueuer, the realtime engine, lists and replays): positions, the committed prefix, and checkpoints.
  * A row's place is its writing transaction, then its id (`model/log.position.ts`); the callbacks
  * and the derived webhook events are both ordered so.
  */

@@ -53,7 +53,7 @@ export interface NotificationCriteria {
   userName?: string | null | undefined
   /**
    * Any of these published types, or (with `unknownKinds`) any type outside `knownTypes`; an
-   * empty list without `unknownKinds` matches nothing. Flat fields, as the event hub groups
+   * empty list without `unknownKinds` matches nothing. Flat fields, as the realtime engine groups
    * subscribers by their top-level keys.
    */
   kindTypes?: readonly number[] | null | undefined
@@ -151,7 +151,7 @@ export async function notificationsAfter(
 
 /**
  * Every callback after a position, oldest first, up to the first that is not final yet: what
- * the event hub hands to live subscribers.
+ * the realtime engine hands to live subscribers.
  */
 export async function logTail(
   db: Db,

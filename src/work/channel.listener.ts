@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { CHANNELS, type Channel, EVENT_CHANNEL } from '../model/notify.channels.js'
+import { CHANNELS, type Channel, HEARTBEAT_CHANNEL } from '../model/notify.channels.js'
 import type { Database } from '../storage/database.client.js'
 import { ChannelHeartbeat } from './channel.heartbeat.js'
 import { WakeScheduler } from './wake.scheduler.js'
@@ -8,7 +8,7 @@ import { WakeScheduler } from './wake.scheduler.js'
 export interface ChannelListenerOptions {
   database: Pick<Database, 'db' | 'driver' | 'listen'>
   log: Pick<FastifyBaseLogger, 'warn' | 'info' | 'error'>
-  /** How often the listener checks that it still hears (a probe on the event channel). */
+  /** How often the listener checks that it still hears (a probe on the heartbeat channel). */
   tickMs?: number
 }
 
@@ -124,13 +124,14 @@ export class ChannelListener {
     })
   }
 
+  // The heartbeat channel is the listener's own: its probes (sent by `ChannelHeartbeat`) end here.
   private dispatch(channel: Channel, payload: string): void {
-    if (channel === EVENT_CHANNEL && this.heartbeat.isProbe(payload)) return
+    if (channel === HEARTBEAT_CHANNEL) return void this.heartbeat.isProbe(payload)
     this.each(channel, (subscriber) => subscriber.onPayload(payload))
   }
 
   private heardAgain(channel: Channel): void {
-    if (channel === EVENT_CHANNEL) this.heartbeat.heard()
+    if (channel === HEARTBEAT_CHANNEL) this.heartbeat.heard()
     this.each(channel, (subscriber) => subscriber.onHeardAgain?.())
   }
 

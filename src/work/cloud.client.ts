@@ -2,7 +2,7 @@ import { SpanStatusCode } from '@opentelemetry/api'
 import type { ServiceConfig } from '../config/config.schema.js'
 import { sign } from '../model/signature.verify.js'
 import { API_VERSION_PATH } from '../model/task-list.schema.js'
-import { UpstreamError } from '../model/upstream.error.js'
+import { UpstreamError } from './upstream.error.js'
 import type { Metrics } from './metrics.registry.js'
 import { inSpan } from './tracing.spans.js'
 

@@ -1,5 +1,4 @@
-import { LOG_GREW } from '../model/event.codec.js'
-import { EVENT_CHANNEL } from '../model/notify.channels.js'
+import { DOORBELL_CHANNEL } from '../model/notify.channels.js'
 import type { ChannelListener } from './channel.listener.js'
 import { WakeScheduler } from './wake.scheduler.js'
 
@@ -58,13 +57,12 @@ export class PassScheduler {
 
   /** Listens for the doorbell and runs a first pass. */
   async start(): Promise<void> {
-    // Only the log's doorbell: the channel also carries every folded task's event, and those
-    // waking every reader again would be a pass per fold per instance for nothing.
+    // The doorbell rung by `ringDoorbell` (storage/callback.statements.ts), on a channel of its own.
     // The channel heard again after a lost connection: a doorbell may have been missed.
     this.off = this.options.channels?.on(
-      EVENT_CHANNEL,
-      (payload) => {
-        if (payload === LOG_GREW && (this.options.answersDoorbell?.() ?? true)) this.wake()
+      DOORBELL_CHANNEL,
+      () => {
+        if (this.options.answersDoorbell?.() ?? true) this.wake()
       },
       () => this.wake(),
     )

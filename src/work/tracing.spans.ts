@@ -141,7 +141,7 @@ export function linksTo(traceparents: Iterable<string | null | undefined>): Link
 /**
  * A span for handing events out (to graphql-ws subscribers, or later to webhook endpoints), in a
  * trace of its own with a link to the span of each callback the events came from: the
- * `traceparent` kept with the callback in the log. The event hub calls it once per batch of
+ * `traceparent` kept with the callback in the log. The realtime engine calls it once per batch of
  * events it delivers, with the batch's callbacks' traceparents.
  */
 export function deliverySpan<T>(

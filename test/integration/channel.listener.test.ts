@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EVENT_CHANNEL, SAMPLE_CHANNEL, WEBHOOK_CHANNEL } from '../../src/model/notify.channels.js'
+import {
+  DOORBELL_CHANNEL,
+  EVENT_CHANNEL,
+  HEARTBEAT_CHANNEL,
+  SAMPLE_CHANNEL,
+  WEBHOOK_CHANNEL,
+} from '../../src/model/notify.channels.js'
 import { notifyOnChannel } from '../../src/storage/notify.statements.js'
 import { ChannelListener } from '../../src/work/channel.listener.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
@@ -60,5 +66,20 @@ describe(`the channel listener on ${driverName}`, () => {
     await expect.poll(() => heard).toEqual(['due'])
     await listener.stop()
     expect(errors).toHaveLength(1)
+  })
+
+  it("keeps the heartbeat channel to itself, and hands doorbells only to the doorbell's subscribers", async () => {
+    const listener = new ChannelListener({ database: db.database, log: quiet })
+    await listener.start()
+    const heard: string[] = []
+    listener.on(HEARTBEAT_CHANNEL, (payload) => heard.push(`heartbeat ${payload}`))
+    listener.on(EVENT_CHANNEL, (payload) => heard.push(`events ${payload}`))
+    listener.on(DOORBELL_CHANNEL, (payload) => heard.push(`doorbell ${payload}`))
+    await notify(HEARTBEAT_CHANNEL, '{"probe":"x"}')
+    await notify(DOORBELL_CHANNEL, '{"l":1}')
+    await notify(EVENT_CHANNEL, '{"a":1}')
+    await expect.poll(() => heard.length).toBe(2)
+    await listener.stop()
+    expect(heard).toEqual(['doorbell {"l":1}', 'events {"a":1}'])
   })
 })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Config, ServiceConfig } from '../../src/config/index.js'
-import { UpstreamError } from '../../src/model/upstream.error.js'
+import { UpstreamError } from '../../src/work/upstream.error.js'
 import { faultsOf, listFaultAt } from '../../src/simulator/fault.plan.js'
 import { generateScenario } from '../../src/simulator/session.scenario.js'
 import { startSimulator } from '../../src/simulator/simulator.run.js'

@@ -7,7 +7,7 @@ import { SIMULATOR_RETS } from '../../src/simulator/cloud.answers.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { taskListAt } from '../../src/simulator/task-list.snapshot.js'
 import { type TaskListClientOptions, TaskListClient } from '../../src/work/graph/task-list.client.js'
-import { UpstreamError } from '../../src/model/upstream.error.js'
+import { UpstreamError } from '../../src/work/upstream.error.js'
 
 const SECRET = 'sekrit-3f9a-task-list'
 const scenario = generateScenario({ seed: 21, sessions: 6, serviceCodes: ['TESTING'], rate: 10 })

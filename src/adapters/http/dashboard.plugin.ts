@@ -30,6 +30,8 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.page.js', { file: await pageScriptFile('dashboard/dashboard.page'), type: JS }],
     ['dashboard.service.js', { file: await pageScriptFile('dashboard/dashboard.service'), type: JS }],
     ['dashboard.row.js', { file: await pageScriptFile('dashboard/dashboard.row'), type: JS }],
+    // The panel the actions and incidents scripts are both made with.
+    ['dashboard.panel.js', { file: await pageScriptFile('dashboard/dashboard.panel'), type: JS }],
   ])
 
 /** The text of each operation the page sends, by name, with the fragments it spreads. */

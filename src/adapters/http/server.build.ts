@@ -14,7 +14,7 @@ import { RefusalLimiter } from './refusal.limiter.js'
 import { loggerOptions } from '../ops/log.redaction.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { opsPlugin } from '../ops/ops.plugin.js'
-import type { EventHub } from '../../work/realtime/event.hub.js'
+import type { RealtimeEngine } from '../../work/realtime/realtime.engine.js'
 import type { CallbackSpool } from '../../work/ingest/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/graph/task-list.poller.js'
 import type { AudienceHistory } from '../../work/graph/audience.history.js'
@@ -41,7 +41,7 @@ export interface ServerParts {
   spool: CallbackSpool
   policy: IngestPolicy
   poller: TaskListPoller | undefined
-  hub: EventHub
+  hub: RealtimeEngine
   history: AudienceHistory
   metrics: Metrics
   /** Acts on the cloud (`stopTask`, `sendMessage`). */

@@ -7,10 +7,16 @@ import { probeReadiness, type SpoolDepth } from './readiness.probe.js'
 import { staleAfterMs } from '../../storage/history/upstream-status.statements.js'
 import { joinCluster } from './cluster.link.js'
 
-/** Open subscriptions by kind, as the EventHub counts them. */
+/** Open subscriptions by kind, as the realtime engine counts them. */
 export interface SubscriptionCounts {
-  readonly subscriptions: { notifications: number; tasks: number; actions?: number; incidents?: number }
-  /** Whether the hub hears the event channel. */
+  readonly subscriptions: {
+    notifications: number
+    tasks: number
+    actions?: number
+    incidents?: number
+    samples?: number
+  }
+  /** Whether the engine hears its channels. */
   readonly listening: boolean
 }
 
@@ -33,6 +39,7 @@ const SUBSCRIPTION_FIELDS = {
   tasks: 'taskChanged',
   actions: 'actionChanged',
   incidents: 'incidentChanged',
+  samples: 'metricsSampled',
 } as const
 
 /**
@@ -60,7 +67,7 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
       if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')
       else if (!report.database.ok)
         app.log.warn({ err: failure, code: report.database.error }, 'not ready: the database does not answer')
-      else app.log.warn('not ready: the event hub does not hear its channel')
+      else app.log.warn('not ready: the realtime engine does not hear its channel')
       wasReady = report.ready
     }
     return report

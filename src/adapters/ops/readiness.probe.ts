@@ -25,7 +25,7 @@ export interface ReadinessReport {
   ready: boolean
   database: { ok: boolean; latencyMs: number; error?: string }
   spool: { depth: number } | null
-  /** Whether this process's event hub hears the event channel (subscriptions wait on it). */
+  /** Whether this process's realtime engine hears its channels (subscriptions wait on it). */
   realtime: { listening: boolean } | null
   upstream: UpstreamHealth[]
 }
@@ -39,7 +39,7 @@ export interface ReadinessSources {
   serviceCodes?: readonly string[] | undefined
   /** See `staleAfterMs`; 0 when nothing is polled. */
   staleMs?: number | undefined
-  /** The event hub, whose subscribers go deaf when it does not hear the event channel. */
+  /** The realtime engine, whose subscribers go deaf when it does not hear its channels. */
   realtime?: { readonly listening: boolean } | undefined
 }
 
@@ -50,7 +50,7 @@ export interface ReadinessProbe {
 }
 
 /**
- * Ready when the database answers `select 1` within `timeoutMs` and the event hub hears its
+ * Ready when the database answers `select 1` within `timeoutMs` and the realtime engine hears its
  * channel (a worker whose hub went deaf would hold subscriptions that never get an event). The upstream task_list
  * health is
  * reported beside it but never makes the gateway unready: callbacks must still be taken while

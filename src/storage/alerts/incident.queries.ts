@@ -54,7 +54,7 @@ export async function incidentsByIds(db: Db, ids: readonly number[]): Promise<In
     .where(inArray(incidents.id, [...ids]))
 }
 
-/** Whether a row matches criteria: what the event hub asks of each changed incident. */
+/** Whether a row matches criteria: what the realtime engine asks of each changed incident. */
 export function incidentMatches(criteria: IncidentCriteria, row: IncidentRow): boolean {
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.rule != null && row.rule !== criteria.rule) return false

@@ -8,7 +8,7 @@ export interface TaskQuery {
   status?: readonly string[] | null | undefined
   /**
    * Any of these tasks, as [service code, `hashed_id`]; an empty list matches nothing. Tuples,
-   * not objects: the event hub groups subscribers by the filter's JSON over its top-level keys.
+   * not objects: the realtime engine groups subscribers by the filter's JSON over its top-level keys.
    */
   keys?: ReadonlyArray<readonly [string, string]> | null | undefined
   /** Any of these `hashed_id`s; an empty list matches nothing. */

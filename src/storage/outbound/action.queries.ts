@@ -78,7 +78,7 @@ export async function latestStops(
   return new Map(rows.map((row) => [row.taskId as string, row]))
 }
 
-/** Whether a row matches criteria: what the event hub asks of each changed action. */
+/** Whether a row matches criteria: what the realtime engine asks of each changed action. */
 export function actionMatches(criteria: ActionCriteria, row: ActionRow): boolean {
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.kind != null && row.kind !== criteria.kind) return false

@@ -2,14 +2,12 @@ import { type AnswerSamples, sampleAnswer } from '../../fold/answer.sample.js'
 import { taskEvents } from '../../model/event.codec.js'
 import type { TaskListAnswer } from '../../model/task-list.schema.js'
 import type { Db } from '../../storage/database.client.js'
-import { notifyOnChannel, notifyStatement } from '../../storage/notify.statements.js'
+import { notifyStatement } from '../../storage/notify.statements.js'
 import { createSamplePartitions } from '../../storage/history/sample.partitions.js'
 import { appendWebhookEvents } from '../../storage/outbound/webhook.statements.js'
 import { sampledTransitions } from '../../fold/task.transitions.js'
 import { readLiveTasks, writeSamples } from '../../storage/history/sample.statements.js'
 import type { HistoryMetrics } from '../metrics.registry.js'
-import { encodeSampleEvent } from './sample.hub.js'
-import { SAMPLE_CHANNEL } from '../../model/notify.channels.js'
 
 /**
  * Samples each task_list answer the poller folds (so only the code's lease holder writes): one
@@ -43,14 +41,15 @@ export class AnswerSampler {
   async sample(tx: Db, serviceCode: string, answer: TaskListAnswer, at: Date): Promise<AnswerSamples> {
     const before = await readLiveTasks(tx, serviceCode)
     const samples = sampleAnswer(serviceCode, answer, at.getTime(), before.live, before.callbacks, this.options.graceMs)
-    const health = notifyStatement(taskEvents(samples.healthChanged.map((taskId) => ({ serviceCode, taskId }))))
+    // Heard by the realtime engine (`metricsSampled`, `taskChanged`) and the alert watch, once committed.
+    const notify = notifyStatement([
+      ...taskEvents(samples.healthChanged.map((taskId) => ({ serviceCode, taskId }))),
+      ...(samples.tasks.length > 0 ? [{ kind: 'sample', serviceCode, at: at.getTime() } as const] : []),
+    ])
     await Promise.all([
       writeSamples(tx, samples),
       appendWebhookEvents(tx, sampledTransitions(serviceCode, samples, at, this.options.graceMs)),
-      health ? tx.execute(health) : undefined,
-      samples.tasks.length > 0
-        ? tx.execute(notifyOnChannel(SAMPLE_CHANNEL, encodeSampleEvent({ serviceCode, at: at.getTime() })))
-        : undefined,
+      notify ? tx.execute(notify) : undefined,
     ])
     return samples
   }

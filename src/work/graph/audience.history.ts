@@ -1,37 +1,28 @@
 import type { Registry } from 'prom-client'
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config/config.schema.js'
 import { reconcileGraceMs } from '../../config/history.schema.js'
-import type { Database } from '../../storage/database.client.js'
 import { AnswerSampler } from './answer.sampler.js'
-import { SampleHub } from './sample.hub.js'
 import { type HistoryMetrics, historyMetrics } from '../metrics.registry.js'
-import type { ChannelListener } from '../channel.listener.js'
 
 /**
- * The audience and health history of a gateway: the sampler the poller hands each answer to, and
- * the hub of `metricsSampled`. Its prune is a step of the retention job (`retention.job.ts`).
+ * The audience and health history of a gateway: the sampler the poller hands each answer to (its
+ * samples reach `metricsSampled` through the realtime engine). Its prune is a step of the retention
+ * job (`retention.job.ts`).
  */
 export class AudienceHistory {
   readonly sampler: AnswerSampler
-  readonly hub: SampleHub
   readonly metrics: HistoryMetrics
   readonly graceMs: number
 
   constructor(
     private readonly options: {
       config: Config
-      database: Database
-      channels: Pick<ChannelListener, 'on'>
-      log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>
       registry: Registry
     },
   ) {
     this.metrics = historyMetrics(options.registry)
     this.graceMs = reconcileGraceMs(options.config)
     this.sampler = new AnswerSampler({ graceMs: this.graceMs, metrics: this.metrics })
-    const { database, channels, log } = options
-    this.hub = new SampleHub({ database, channels, log, subscriberBuffer: options.config.realtime.subscriberBuffer })
   }
 
   /** Whether a task_list is polled here: only then is there history to prune (its own samples, or a peer's). */
@@ -43,13 +34,5 @@ export class AudienceHistory {
   /** What the retention job prunes of it, and what it tells when whole partitions went. */
   get retention(): { retention: Config['history']; onPartitionsDropped: () => void } {
     return { retention: this.options.config.history, onPartitionsDropped: () => this.sampler.forgetPartitions() }
-  }
-
-  start(): void {
-    this.hub.start()
-  }
-
-  async stop(): Promise<void> {
-    await this.hub.stop()
   }
 }

@@ -1,6 +1,6 @@
 import type { Config, ServiceConfig } from '../../config/config.schema.js'
 import { type TaskListAnswer, taskListAnswerSchema } from '../../model/task-list.schema.js'
-import { UpstreamError, type UpstreamErrorKind } from '../../model/upstream.error.js'
+import { UpstreamError, type UpstreamErrorKind } from '../upstream.error.js'
 import { CloudClient, type CloudReply } from '../cloud.client.js'
 
 // 2^retries grows past any useful wait quickly (retries may be 10, retryBaseMs 60 s).

@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../../config/config.schema.js'
 import { type CloudActionArgs, CLOUD_OPERATION, cloudParamsOf } from '../../model/action.model.js'
-import { UpstreamError } from '../../model/upstream.error.js'
+import { UpstreamError } from '../upstream.error.js'
 import { CloudClient, neverSent } from '../cloud.client.js'
 
 /** What the cloud said to an action, or why it said nothing usable. */

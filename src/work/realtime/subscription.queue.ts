@@ -16,7 +16,9 @@ export class SubscriberTooSlow extends Error {
 }
 
 /**
- * A subscriber's queue: the hub pushes, the GraphQL subscription pulls. Bounded, because a
+ * A subscriber's queue: pushed by the realtime engine (`realtime.engine.ts`, through its filter
+ * groups), read by the websocket transport (`adapters/websocket/shared.stream.ts`), directly or as
+ * the GraphQL subscription's iterator. Bounded, because a
  * subscriber that does not read (its socket is stalled) must not grow the server's memory: past
  * `limit` waiting items the queue fails with {@link SubscriberTooSlow}.
  */

@@ -17,13 +17,13 @@ export async function buildGraphqlSchema(resolvers: NonEmptyArray<Function> = al
     // class-validator is not installed; arguments are checked by their resolvers.
     validate: false,
     // type-graphql insists on a PubSub once a schema has subscriptions, even when each one brings
-    // its own `subscribe` (ours read the EventHub); this one is never reached.
+    // its own `subscribe` (ours read the realtime engine); this one is never reached.
     pubSub: {
       publish: () => {
-        throw new Error("livegate publishes through its EventHub, not type-graphql's PubSub")
+        throw new Error("livegate publishes through its realtime engine, not type-graphql's PubSub")
       },
       subscribe: () => {
-        throw new Error("livegate subscriptions read the EventHub, not type-graphql's PubSub")
+        throw new Error("livegate subscriptions read the realtime engine, not type-graphql's PubSub")
       },
     },
   })

@@ -1,7 +1,10 @@
 import type { Config } from '../../../config/config.schema.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { ActionRunner } from '../../../work/outbound/action.runner.js'
-import type { EventHub } from '../../../work/realtime/event.hub.js'
+import type { RealtimeEngine } from '../../../work/realtime/realtime.engine.js'
+import type { StreamFilter, StreamItem, StreamKind } from '../../../work/realtime/stream.table.js'
+import type { SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
+import { graphqlError } from '../graphql.errors.js'
 import type { AudienceHistory } from '../../../work/graph/audience.history.js'
 import type { TaskListPoller } from '../../../work/graph/task-list.poller.js'
 import type { WebhookService } from '../../../work/outbound/webhook.service.js'
@@ -17,9 +20,9 @@ export interface GraphqlContext {
   loaders: Loaders
   /** Which polled codes this request read, for the stale report. */
   upstream: UpstreamAccess
-  /** The realtime events of this process; what subscriptions read. */
-  hub: EventHub | undefined
-  /** The audience and health history (its samples' hub, the reconciliation's grace). */
+  /** The realtime engine of this process: what every subscription reads, through {@link subscribeTo}. */
+  hub: RealtimeEngine | undefined
+  /** The audience and health history (the reconciliation's grace). */
   history: AudienceHistory | undefined
   /** Webhook endpoints and their deliveries; absent in a server built without them. */
   webhooks: WebhookService | undefined
@@ -42,7 +45,7 @@ export interface ContextDeps {
   config: Config
   /** Absent when no service code has a `baseUrl`. */
   poller?: TaskListPoller | undefined
-  hub?: EventHub | undefined
+  hub?: RealtimeEngine | undefined
   history?: AudienceHistory | undefined
   actions?: ActionRunner | undefined
   webhooks?: WebhookService | undefined
@@ -68,4 +71,24 @@ export function createContext(
     actions: deps.actions,
     ...(trace ? { trace } : {}),
   }
+}
+
+/** The engine a subscription reads; none is given to HTTP requests, which subscriptions are not served on. */
+export function liveEngine(context: GraphqlContext): RealtimeEngine {
+  if (!context.hub)
+    throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at /graphql.')
+  return context.hub
+}
+
+/**
+ * What every `@Subscription`'s `subscribe` does: joins the engine's stream of `kind` with the
+ * filter made from the caller's scope. The queue is read by the websocket transport
+ * (`adapters/websocket/shared.stream.ts`), which writes each item to the subscriber's socket.
+ */
+export function subscribeTo<K extends StreamKind>(
+  context: GraphqlContext,
+  kind: K,
+  filter: (scope: Scope) => StreamFilter<K>,
+): SubscriptionQueue<StreamItem<K>> {
+  return liveEngine(context).subscribe(kind, filter(context.scope))
 }

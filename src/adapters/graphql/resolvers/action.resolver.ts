@@ -7,7 +7,7 @@ import type { ActionRow } from '../../../storage/tables/action.table.js'
 import { tasksByKeys } from '../../../storage/graph/task.queries.js'
 import type { ActionRequest } from '../../../work/outbound/action.audit.js'
 import { allowedCodes, inScope, type Scope } from '../auth.scope.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
 import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
@@ -24,7 +24,6 @@ import {
   Root,
   Subscription,
 } from '../type-graphql.shim.js'
-import { requireHub } from './realtime.subscription.js'
 import {
   Action,
   ActionConnection,
@@ -165,10 +164,10 @@ export class ActionResolver {
 
   @Subscription(() => Action, {
     description: 'Each action the caller may read, pushed when it is asked for (or refused) and again when it ends.',
-    subscribe: ({ args, context }) => {
-      const { hub, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeActions(actionCriteria((args as { filter?: ActionFilter | null }).filter, scope))
-    },
+    subscribe: ({ args, context }) =>
+      subscribeTo(context, 'action', (scope) =>
+        actionCriteria((args as { filter?: ActionFilter | null }).filter, scope),
+      ),
   })
   actionChanged(
     @Root() row: ActionRow,

@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader'
-import { GraphQLError } from 'graphql'
 
 import { taskHealth } from '../../../fold/task.health.js'
 import {
@@ -11,9 +10,9 @@ import {
   type ServiceMetricPointRow,
   taskAudience,
 } from '../../../storage/history/audience.queries.js'
-import type { TaskSampleEvent } from '../../../work/graph/sample.hub.js'
+import type { TaskSampleEvent } from '../../../work/realtime/stream.table.js'
 import { inScope } from '../auth.scope.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import { audienceWindow } from '../reads/audience.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { TaskFilter } from '../types/task.type.js'
@@ -187,15 +186,8 @@ export class AudienceSubscription {
     description:
       'Every sample of the matching tasks as task list answers are taken: one event per task per answer, ' +
       'whichever gateway instance polled it.',
-    subscribe: ({ args, context }) => {
-      const { history, scope } = context as GraphqlContext
-      if (!history)
-        throw new GraphQLError('Subscriptions are served over websockets (graphql-ws) at /graphql.', {
-          extensions: { code: 'BAD_REQUEST' },
-        })
-      const filter = taskQuery((args as { filter?: TaskFilter | null }).filter, scope)
-      return history.hub.subscribe(filter)
-    },
+    subscribe: ({ args, context }) =>
+      subscribeTo(context, 'sample', (scope) => taskQuery((args as { filter?: TaskFilter | null }).filter, scope)),
   })
   metricsSampled(
     @Root() sample: TaskSampleEvent,

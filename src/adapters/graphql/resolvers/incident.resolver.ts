@@ -15,7 +15,7 @@ import { allowedCodes, requireOperate, type Scope } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import {
   Arg,
   Ctx,
@@ -30,7 +30,6 @@ import {
 } from '../type-graphql.shim.js'
 import { Incident, IncidentConnection, IncidentFilter } from '../types/incident.type.js'
 import { Task } from '../types/task.type.js'
-import { requireHub } from './realtime.subscription.js'
 
 const { first: FIRST, after: AFTER } = PAGE_ARGUMENTS
 const incidentCursor = rowIdCursor('i1')
@@ -91,12 +90,10 @@ export class IncidentResolver {
 
   @Subscription(() => Incident, {
     description: 'Each incident the caller may read, pushed when it opens, is acknowledged, and resolves.',
-    subscribe: ({ args, context }) => {
-      const { hub, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeIncidents(
+    subscribe: ({ args, context }) =>
+      subscribeTo(context, 'incident', (scope) =>
         incidentCriteria((args as { filter?: IncidentFilter | null }).filter, scope),
-      )
-    },
+      ),
   })
   incidentChanged(
     @Root() row: IncidentRow,

@@ -5,9 +5,8 @@ import {
 } from '../../../storage/notification.queries.js'
 
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
-import type { EventHub } from '../../../work/realtime/event.hub.js'
 import type { DirectSource, SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { type GraphqlContext, liveEngine, subscribeTo } from '../reads/request.context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
 import { NotificationFilter } from '../types/notification-filter.input.js'
@@ -16,7 +15,6 @@ import { Task, TaskFilter } from '../types/task.type.js'
 import { notificationCriteria } from './notification.resolver.js'
 import { taskQuery } from './task.resolver.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
-import { graphqlError } from '../graphql.errors.js'
 
 interface NotificationArgs {
   filter?: NotificationFilter | null
@@ -59,10 +57,8 @@ export class RealtimeSubscription {
     description:
       'The task, folded again, each time a notification or a task list answer changes it (and it matches the ' +
       'filter after the change).',
-    subscribe: ({ args, context }) => {
-      const { hub, scope } = context as GraphqlContext
-      return requireHub(hub).subscribeTasks(taskQuery((args as { filter?: TaskFilter | null }).filter, scope))
-    },
+    subscribe: ({ args, context }) =>
+      subscribeTo(context, 'task', (scope) => taskQuery((args as { filter?: TaskFilter | null }).filter, scope)),
   })
   taskChanged(
     @Root() task: TaskView,
@@ -96,10 +92,9 @@ function notificationSubscription(
 ): AsyncIterableIterator<NotificationNode> & DirectSource<NotificationNode> {
   const criteria: NotificationCriteria = notificationCriteria(args.filter, context.scope)
   const after = args.after ? notificationCursor.decode(args.after, 'after') : undefined
-  const hub = requireHub(context.hub)
-  const live = hub.subscribeNotifications(criteria)
+  const live = subscribeTo(context, 'notification', () => criteria)
   // Asked for now, awaited when the stream starts: a subscription the client ends first leaves no unhandled rejection.
-  const whenLive = hub.whenLive()
+  const whenLive = liveEngine(context).whenLive()
   whenLive.catch(() => {})
   const seen: Seen = { last: after, live: false }
   const stream = notificationStream(context, criteria, seen, live, whenLive)
@@ -179,9 +174,4 @@ function liveNode(row: NotificationRow): NotificationNode {
   }
   lastLive = { row, node }
   return node
-}
-
-export function requireHub(hub: EventHub | undefined): EventHub {
-  if (!hub) throw graphqlError('BAD_REQUEST', 'Subscriptions are served over websockets (graphql-ws) at /graphql.')
-  return hub
 }

@@ -12,7 +12,8 @@ import type {
   DashboardViewerQueryVariables,
 } from '../../../../schema/client/operations.js'
 
-const KEY_STORAGE = 'livegate.dashboard.apiKey'
+import { cellsRow, Panel, taskRows } from './dashboard.panel.js'
+
 const LATEST = 15
 const KIND_WORDS: Record<string, string> = {
   STOP_TASK: 'stop',
@@ -22,8 +23,6 @@ const KIND_WORDS: Record<string, string> = {
   ENABLE_WEBHOOK_ENDPOINT: 'endpoint on',
   DISABLE_WEBHOOK_ENDPOINT: 'endpoint off',
 }
-const REFRESH_MS = 5000
-const endpoint = new URL('graphql', window.location.href)
 
 /** What each operation this script sends answers, and the variables it takes. */
 interface Operations {
@@ -32,75 +31,15 @@ interface Operations {
   DashboardStop: { data: DashboardStopMutation; variables: DashboardStopMutationVariables }
 }
 
-// As the page carries them (dashboard.plugin.ts), from schema/operations.graphql.
-const operationTexts = JSON.parse(document.getElementById('dashboard-operations')?.textContent ?? '{}') as Record<
-  string,
-  string
->
-
-function $(id: string): HTMLElement {
-  const element = document.getElementById(id)
-  if (!element) throw new Error(`the page has no #${id}`)
-  return element
-}
-function within<T extends Element = HTMLElement>(root: ParentNode, selector: string): T {
-  const element = root.querySelector(selector)
-  if (!element) throw new Error(`no ${selector} in the actions panel`)
-  return element as T
-}
-
-const servicesEl = $('services')
-const panel = document.createElement('section')
-panel.id = 'actions'
-panel.className = 'actions'
-panel.hidden = true
-panel.innerHTML =
-  '<h2>Latest actions</h2><table class="action-list"><thead><tr>' +
-  '<th>When</th><th>Action</th><th>Target</th><th>By</th><th>Reason</th><th>State</th><th>Cloud</th>' +
-  '</tr></thead><tbody></tbody></table>' +
-  '<p class="no-actions">No action yet.</p>'
-servicesEl.after(panel)
-
 /** What a row shows of the stop asked for from this page. */
 interface Asked {
   state: string
   message: string | null
 }
 
-let canOperate = false
-let generation = 0
-let refreshTimer: ReturnType<typeof setTimeout> | undefined
 let decoratePending = false
 // The stops asked for from this page, by task global id: what their row shows.
 const requested = new Map<string, Asked>()
-
-const authorization = (): Record<string, string> => {
-  const key = sessionStorage.getItem(KEY_STORAGE)
-  return key ? { authorization: `Bearer ${key}` } : {}
-}
-
-async function request<N extends keyof Operations>(
-  operationName: N,
-  variables: Operations[N]['variables'],
-): Promise<Operations[N]['data']> {
-  const response = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json, application/json',
-      ...authorization(),
-    },
-    body: JSON.stringify({ query: operationTexts[operationName] ?? '', operationName, variables }),
-  })
-  const answer = (await response.json().catch(() => ({}))) as {
-    data?: Operations[N]['data'] | null
-    errors?: Array<{ message: string }>
-  }
-  const errors = answer.errors || []
-  if (errors.length > 0) throw new Error(errors.map((error) => error.message).join('; '))
-  if (!answer.data) throw new Error(`the gateway answered ${response.status}`)
-  return answer.data
-}
 
 // An idempotency key per press: the same stop sent again (a retry) is one action.
 const pressKey = () =>
@@ -115,7 +54,7 @@ function decorateRow(tr: HTMLTableRowElement) {
   const id = tr.dataset.taskId ?? ''
   // This tab's own press first (it knows a refusal's message), else the stop the task's data holds.
   const asked = requested.get(id) ?? (tr.dataset.stopState ? { state: tr.dataset.stopState, message: null } : undefined)
-  if (!canOperate || (!live && !asked)) return box?.remove()
+  if (!panel.canOperate || (!live && !asked)) return box?.remove()
   if (!box) {
     box = document.createElement('div')
     box.className = 'stop-box'
@@ -173,7 +112,7 @@ async function stop(tr: HTMLTableRowElement, box: HTMLElement, reason: string) {
   requested.set(id, { state: 'PENDING', message: null })
   decorateRow(tr)
   try {
-    const data = await request('DashboardStop', { id, reason: reason || null, key: pressKey() })
+    const data = await panel.request('DashboardStop', { id, reason: reason || null, key: pressKey() })
     // Null only beside an error, which request() throws; the fallback keeps the row honest anyway.
     requested.set(id, data.stopTask?.action ?? { state: 'FAILED', message: 'livegate gave no action.' })
   } catch (error) {
@@ -181,13 +120,12 @@ async function stop(tr: HTMLTableRowElement, box: HTMLElement, reason: string) {
   }
   box.dataset.mode = 'button'
   decorateRow(tr)
-  void refresh()
+  void panel.refresh()
 }
 
 function decorate() {
   decoratePending = false
-  for (const tr of servicesEl.querySelectorAll<HTMLTableRowElement>('table.tasks tbody tr[data-task-id]'))
-    decorateRow(tr)
+  for (const tr of taskRows()) decorateRow(tr)
 }
 
 function decorateSoon() {
@@ -198,85 +136,54 @@ function decorateSoon() {
 
 const when = (iso: string) => new Date(iso).toLocaleTimeString()
 
-async function refresh() {
-  clearTimeout(refreshTimer)
-  const run = generation
-  try {
-    const data = await request('DashboardActions', { first: LATEST })
-    if (run !== generation || !canOperate) return
-    const rows = data.actions.edges.map(({ node }) => {
-      const tr = document.createElement('tr')
-      tr.dataset.actionId = node.id
-      // A webhook action acts on an endpoint (its service code `*` when it serves several), not a task.
-      const target = node.endpoint
-        ? `webhook ${node.endpoint}`
-        : node.kind === 'SEND_MESSAGE'
-          ? `${node.serviceCode} / ${node.userName}`
-          : node.taskId
-            ? `${node.serviceCode} / ${node.taskId}`
-            : node.serviceCode
-      const cloud = node.refusal
-        ? `refused: ${node.refusal}`
-        : node.ret === null
-          ? node.message || ''
-          : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
-      const cells: Array<[string, string]> = [
-        [when(node.requestedAt), 'when'],
-        [KIND_WORDS[node.kind] ?? node.kind.toLowerCase().replaceAll('_', ' '), 'kind'],
-        [target, 'target'],
-        [node.requestedBy || 'local user', 'by'],
-        [node.reason || '', 'reason'],
-        [node.state.toLowerCase(), 'state'],
-        [cloud, 'cloud'],
-      ]
-      for (const [text, className] of cells) {
-        const td = document.createElement('td')
-        td.className = className
-        td.textContent = text
-        tr.append(td)
-      }
-      within(tr, '.state').dataset.value = node.state
-      return tr
-    })
-    within(panel, 'tbody').replaceChildren(...rows)
-    within(panel, '.no-actions').hidden = rows.length > 0
-  } catch {
-    // The main view reports what the gateway says; the list waits for the next refresh.
-  }
-  if (run === generation && canOperate) refreshTimer = setTimeout(() => void refresh(), REFRESH_MS)
+async function rows(): Promise<HTMLTableRowElement[]> {
+  const data = await panel.request('DashboardActions', { first: LATEST })
+  return data.actions.edges.map(({ node }) => {
+    // A webhook action acts on an endpoint (its service code `*` when it serves several), not a task.
+    const target = node.endpoint
+      ? `webhook ${node.endpoint}`
+      : node.kind === 'SEND_MESSAGE'
+        ? `${node.serviceCode} / ${node.userName}`
+        : node.taskId
+          ? `${node.serviceCode} / ${node.taskId}`
+          : node.serviceCode
+    const cloud = node.refusal
+      ? `refused: ${node.refusal}`
+      : node.ret === null
+        ? node.message || ''
+        : `ret ${node.ret}${node.message ? `: ${node.message}` : ''}`
+    const tr = cellsRow([
+      [when(node.requestedAt), 'when'],
+      [KIND_WORDS[node.kind] ?? node.kind.toLowerCase().replaceAll('_', ' '), 'kind'],
+      [target, 'target'],
+      [node.requestedBy || 'local user', 'by'],
+      [node.reason || '', 'reason'],
+      [node.state.toLowerCase(), 'state'],
+      [cloud, 'cloud'],
+    ])
+    tr.dataset.actionId = node.id
+    const state = tr.querySelector<HTMLElement>('.state')
+    if (state) state.dataset.value = node.state
+    return tr
+  })
 }
 
-/** Asks what the tab's key may do, and shows or hides the actions. */
-async function check() {
-  const run = ++generation
-  canOperate = false
-  clearTimeout(refreshTimer)
-  panel.hidden = true
-  requested.clear()
-  decorate()
-  try {
-    const data = await request('DashboardViewer', {})
-    if (run !== generation) return
-    canOperate = data.viewer.canOperate === true
-  } catch {
-    // No key yet, or a refused one: nothing to offer.
-    return
-  }
-  document.body.dataset.canOperate = String(canOperate)
-  if (!canOperate) return
-  panel.hidden = false
-  decorate()
-  void refresh()
-}
-
-// Rows come and go, and end (their class), as the main script redraws them.
-new MutationObserver(decorateSoon).observe(servicesEl, {
-  childList: true,
-  subtree: true,
-  attributes: true,
-  attributeFilter: ['class', 'data-stop-state'],
+const panel = new Panel<Operations>({
+  id: 'actions',
+  heading: 'Latest actions',
+  list: 'action-list',
+  columns: ['When', 'Action', 'Target', 'By', 'Reason', 'State', 'Cloud'],
+  empty: 'No action yet.',
+  place: 'after',
+  refreshMs: 5000,
+  operatorsOnly: true,
+  rows,
+  // A new key forgets this tab's presses; the rows show what it may do.
+  onPermission: () => {
+    requested.clear()
+    decorate()
+  },
+  // Rows come and go, and end (their class), as the main script redraws them.
+  watchTasks: { run: decorateSoon, attributes: ['class', 'data-stop-state'] },
 })
-// A new key (or none): dashboard.js keeps it first, its listeners being registered earlier.
-$('key-form').addEventListener('submit', () => void check())
-$('forget-key').addEventListener('click', () => void check())
-void check()
+panel.start()
