@@ -175,23 +175,27 @@ export class WakeScheduler {
 
 /**
  * Starts the units in their order, each once the one before it has started (a unit may rely on
- * those before it). A start that fails stops the units already started, in the reverse order, and
- * rejects with its error.
+ * those before it). A start that fails rejects, and no later unit starts: the caller stops them
+ * all ({@link stopUnits}), as it does a gateway whose start failed after they were built.
  */
 export async function startUnits(units: readonly Unit[]): Promise<void> {
-  for (let index = 0; index < units.length; index++) {
-    try {
-      await units[index]?.start?.()
-    } catch (error) {
-      await stopUnits(units.slice(0, index)).catch(() => {})
-      throw error
-    }
-  }
+  for (const unit of units) await unit.start?.()
 }
 
-/** Stops the units in the reverse order of their start: a unit stops after those that rely on it. */
+/**
+ * Stops the units in the reverse order of their start: a unit stops after those that rely on it.
+ * One that fails to stop does not keep the rest running: they all stop, then the first error is thrown.
+ */
 export async function stopUnits(units: readonly Unit[]): Promise<void> {
-  for (const unit of [...units].reverse()) await unit.stop?.()
+  let failed: { error: unknown } | undefined
+  for (const unit of [...units].reverse()) {
+    try {
+      await unit.stop?.()
+    } catch (error) {
+      failed ??= { error }
+    }
+  }
+  if (failed) throw failed.error
 }
 
 /** A wait of `ms` (`setTimeout`, or `sleep` when a test gives one) that an abort of `signal` ends at once. */

@@ -211,7 +211,10 @@ describe('startUnits and stopUnits', () => {
         calls.push(`start ${name}`)
         if (name === failing) throw new Error(`${name} cannot start`)
       },
-      stop: () => void calls.push(`stop ${name}`),
+      stop: () => {
+        calls.push(`stop ${name}`)
+        if (name === failing) throw new Error(`${name} cannot stop`)
+      },
     }))
 
   it('starts forwards and stops in reverse', async () => {
@@ -222,10 +225,16 @@ describe('startUnits and stopUnits', () => {
     expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a'])
   })
 
-  it('stops the units already started, in reverse, when one fails to start', async () => {
+  it('starts no unit after one that fails to start', async () => {
     const calls: string[] = []
     await expect(startUnits(recorded(['a', 'b', 'c', 'd'], calls, 'c'))).rejects.toThrow('c cannot start')
-    expect(calls).toEqual(['start a', 'start b', 'start c', 'stop b', 'stop a'])
+    expect(calls).toEqual(['start a', 'start b', 'start c'])
+  })
+
+  it('stops every unit even when one fails to stop, then throws its error', async () => {
+    const calls: string[] = []
+    await expect(stopUnits(recorded(['a', 'b', 'c'], calls, 'b'))).rejects.toThrow('b cannot stop')
+    expect(calls).toEqual(['stop c', 'stop b', 'stop a'])
   })
 })
 
