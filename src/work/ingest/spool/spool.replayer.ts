@@ -25,7 +25,8 @@ export interface ReplayerOptions {
  * harmless because keeping is idempotent.
  */
 export class SpoolReplayer {
-  private stopped = false
+  // Until start: an append before it replays nothing (start replays all).
+  private stopped = true
   /** Whether the last run drained the spool: the next one, after an idle wait or a nudge, may adopt. */
   private rested = false
   private readonly attempts = new Map<string, number>()
@@ -65,7 +66,7 @@ export class SpoolReplayer {
 
   /** Replays now, unless waiting out a backoff (the database is away; appends must not hammer it). */
   nudge(): void {
-    if (this.replays.failures === 0) this.replays.wake()
+    if (!this.stopped && this.replays.failures === 0) this.replays.wake()
   }
 
   /** Stops after the entry being kept; what is left stays in the spool. */
