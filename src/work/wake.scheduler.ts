@@ -55,10 +55,12 @@ export function backoffMs(
 
 /**
  * The one way livegate's units of work wake and run again (the readers of the log, a webhook
- * endpoint's worker, the hub's look behind a running transaction and its tick): a run at a wake,
+ * endpoint's worker and its outcomes, the hub's look behind a running transaction and its tick, the
+ * pollers' leases and polls, the spool's replay, group commit, the log's doorbell): a run at a wake,
  * never two at a time, once more after one under way when a wake came during it, again at once
  * while a run says so, and within a delay a run or anyone asks for (the earliest asked wins). A
- * timer never keeps the process alive, and nothing runs after {@link stop}.
+ * timer never keeps the process alive, and nothing runs after {@link stop}. A run that throws
+ * waits as `onError` says, or by the `backoff` while runs keep failing.
  */
 export class WakeScheduler {
   private running: Promise<void> | undefined
