@@ -22,9 +22,9 @@ import type { Tracing } from './adapters/ops/tracing.sdk.js'
  * stop. Adapters are handed the parts they serve and only register routes; nothing reaches a part
  * back through a lookup.
  *
- * Start: port check, database (migrated), HTTP server and its logger, then the parts (channel listener, spool,
- * replayer, store, poller, projector, event hub, webhooks, retention), the routes, and, once every part has started,
- * the listening socket. Stop: the HTTP server first (no new request; sockets closed; the requests under way
+ * Start: port check, database (migrated), HTTP server and its logger, then the parts, built, the routes, and the
+ * parts started in the one order of `partUnits` (gateway.parts.ts), and, once every part has started, the
+ * listening socket. Stop: the HTTP server first (no new request; sockets closed; the requests under way
  * answered), then the parts in the reverse order of their start, then the database the gateway opened.
  */
 
@@ -119,7 +119,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
       ...(options.now ? { now: options.now } : {}),
       jsonText: options.jsonText,
     })
-    await startParts(parts, server.log)
+    await startParts(parts)
     await release(held)
     await server.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
       throw new StartupError(portProblem(config, error))

@@ -20,6 +20,7 @@ import { pollerFor, type TaskListPoller } from './work/graph/task-list.poller.js
 import { type ArchivePoller, archivePollerFor } from './work/graph/archive.poller.js'
 import { RecordingMissingWatch } from './work/graph/recording-missing.watch.js'
 import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
+import { startUnits, stopUnits, type Unit } from './work/wake.scheduler.js'
 
 /**
  * The units of work of a gateway process, built from the configuration and the open database, and
@@ -147,35 +148,35 @@ export function buildWebhooks(
   })
 }
 
-/** Starts the parts in their order: each may rely on those before it. */
-export async function startParts(parts: GatewayParts, log: FastifyBaseLogger): Promise<void> {
-  await parts.channels.start()
-  await parts.replayer.start()
-  await parts.poller?.start()
-  parts.archive?.start()
-  parts.missing.start()
-  await parts.projector.start()
-  await parts.hub.start()
-  await parts.actions.start()
-  await parts.webhooks.start()
-  await parts.incidents.start()
-  parts.retention.start()
-  if (!parts.retention.enabled) log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
+/**
+ * The one ordered list of a gateway's units of work: started forwards, stopped in the reverse. The
+ * spool and the cloud client are open from the build on, so they come first and close last.
+ */
+export function partUnits(parts: GatewayParts): Unit[] {
+  return [
+    { name: 'spool', stop: () => parts.spool.close() },
+    { name: 'cloud', stop: () => parts.cloud.close() },
+    { name: 'channels', start: () => parts.channels.start(), stop: () => parts.channels.stop() },
+    { name: 'replayer', start: () => parts.replayer.start(), stop: () => parts.replayer.stop() },
+    { name: 'poller', start: () => parts.poller?.start(), stop: () => parts.poller?.stop() },
+    { name: 'archive', start: () => parts.archive?.start(), stop: () => parts.archive?.stop() },
+    { name: 'missing', start: () => parts.missing.start(), stop: () => parts.missing.stop() },
+    { name: 'projector', start: () => parts.projector.start(), stop: () => parts.projector.stop() },
+    { name: 'hub', start: () => parts.hub.start(), stop: () => parts.hub.stop() },
+    // Stopping ends the cloud calls under way at once.
+    { name: 'actions', start: () => parts.actions.start(), stop: () => parts.actions.close() },
+    { name: 'webhooks', start: () => parts.webhooks.start(), stop: () => parts.webhooks.stop() },
+    { name: 'incidents', start: () => parts.incidents.start(), stop: () => parts.incidents.stop() },
+    { name: 'retention', start: () => parts.retention.start(), stop: () => parts.retention.stop() },
+  ]
 }
 
-/** Stops the parts in the reverse order of their start; the spool is closed last. */
-export async function stopParts(parts: GatewayParts): Promise<void> {
-  parts.actions.close()
-  await parts.retention.stop()
-  await parts.incidents.stop()
-  await parts.webhooks.stop()
-  await parts.hub.stop()
-  await parts.projector.stop()
-  await parts.poller?.stop()
-  await parts.archive?.stop()
-  await parts.missing.stop()
-  await parts.replayer.stop()
-  await parts.channels.stop()
-  parts.cloud.close()
-  await parts.spool.close()
+/** Starts the parts in their order ({@link partUnits}): each may rely on those before it. */
+export function startParts(parts: GatewayParts): Promise<void> {
+  return startUnits(partUnits(parts))
+}
+
+/** Stops the parts in the reverse order of their start: the spool is closed last. */
+export function stopParts(parts: GatewayParts): Promise<void> {
+  return stopUnits(partUnits(parts))
 }

@@ -4,6 +4,7 @@ import { openDatabase } from './storage/database.client.js'
 import { createMetrics } from './work/metrics.registry.js'
 import { ChannelListener } from './work/channel.listener.js'
 import { buildWebhooks } from './gateway.parts.js'
+import { startUnits, stopUnits, type Unit } from './work/wake.scheduler.js'
 import { joinCluster, type ClusterMessage } from './adapters/ops/cluster.link.js'
 import { loggerOptions } from './adapters/ops/log.redaction.js'
 import { probeReadiness } from './adapters/ops/readiness.probe.js'
@@ -58,12 +59,15 @@ export async function startWebhookWorker(
   const metrics = createMetrics()
   const channels = new ChannelListener({ database, log })
   const webhooks = buildWebhooks(config, database, channels, log, metrics, true)
+  // The one ordered list of this process's units: started forwards, stopped in the reverse.
+  const units: Unit[] = [
+    { name: 'channels', start: () => channels.start(), stop: () => channels.stop() },
+    { name: 'webhooks', start: () => webhooks.start(), stop: () => webhooks.stop() },
+  ]
   try {
-    await channels.start()
-    await webhooks.start()
+    await startUnits(units)
   } catch (error) {
-    await webhooks.stop().catch(() => {})
-    await channels.stop().catch(() => {})
+    await stopUnits(units).catch(() => {})
     await database.close().catch(() => {})
     throw error
   }
@@ -80,8 +84,7 @@ export async function startWebhookWorker(
   return {
     log,
     async close() {
-      await webhooks.stop()
-      await channels.stop()
+      await stopUnits(units)
       await database.close()
     },
   }

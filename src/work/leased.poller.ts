@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { WakeScheduler } from './wake.scheduler.js'
 
 /** What {@link LeasedPoller} needs: the codes, their lease, and one poll of a code. */
 export interface LeasedPollerOptions {
@@ -22,8 +23,8 @@ export interface LeasedPollerOptions {
 
 interface CodeState {
   held: boolean
-  timer: NodeJS.Timeout | undefined
-  polling: Promise<void> | undefined
+  /** Polls the code, one poll at a time, each after the wait the one before asked for. */
+  polls: WakeScheduler
 }
 
 /**
@@ -34,12 +35,22 @@ interface CodeState {
  */
 export class LeasedPoller {
   private readonly codes = new Map<string, CodeState>()
-  private leaseTimer: NodeJS.Timeout | undefined
-  private leaseRound: Promise<void> = Promise.resolve()
+  private readonly leases: WakeScheduler
   private stopping = false
 
   constructor(private readonly options: LeasedPollerOptions) {
-    for (const code of options.serviceCodes) this.codes.set(code, { held: false, timer: undefined, polling: undefined })
+    const renewEvery = options.leaseMs / 3
+    this.leases = new WakeScheduler({
+      run: async () => {
+        await this.renewLeases()
+        return { within: renewEvery }
+      },
+      onError: () => renewEvery,
+    })
+    for (const code of options.serviceCodes) {
+      const state: CodeState = { held: false, polls: new WakeScheduler({ run: () => this.pollOnce(code, state) }) }
+      this.codes.set(code, state)
+    }
   }
 
   /** Whether the poller was stopped: a poll that ends after it stores nothing more. */
@@ -59,14 +70,7 @@ export class LeasedPoller {
 
   /** Starts taking leases; a code is polled as soon as its lease is held. */
   start(): void {
-    const round = () => {
-      this.leaseRound = this.renewLeases().finally(() => {
-        if (this.stopping) return
-        this.leaseTimer = setTimeout(round, this.options.leaseMs / 3)
-        this.leaseTimer.unref()
-      })
-    }
-    round()
+    this.leases.wake()
   }
 
   /**
@@ -75,11 +79,9 @@ export class LeasedPoller {
    */
   async stop(cancel?: () => void): Promise<void> {
     this.stopping = true
-    clearTimeout(this.leaseTimer)
-    for (const state of this.codes.values()) clearTimeout(state.timer)
+    const stopped = [this.leases.stop(), ...[...this.codes.values()].map((state) => state.polls.stop())]
     cancel?.()
-    await this.leaseRound
-    await Promise.allSettled([...this.codes.values()].map((state) => state.polling))
+    await Promise.allSettled(stopped)
     const { log, name } = this.options
     for (const [code, state] of this.codes) {
       if (!state.held) continue
@@ -106,34 +108,26 @@ export class LeasedPoller {
       state.held = held
       this.options.onHeld?.(code, held)
       if (!held) {
-        clearTimeout(state.timer)
+        state.polls.clear()
         log.info({ serviceCode: code }, `${name} of this code is polled by another instance now`)
         continue
       }
       // A lease taken back while its last poll is still under way: that poll schedules the next.
-      if (state.polling) continue
+      if (state.polls.busy) continue
       const wait = await (this.options.resume?.(code) ?? Promise.resolve(0)).catch(() => 0)
-      this.schedule(code, state, wait)
+      if (this.stopping || !state.held) continue
+      state.polls.clear()
+      state.polls.wakeIn(wait)
     }
   }
 
-  private schedule(code: string, state: CodeState, delayMs: number): void {
-    if (this.stopping || !state.held) return
-    clearTimeout(state.timer)
-    state.timer = setTimeout(() => {
-      if (this.stopping || !state.held) return
-      state.polling = this.options
-        .poll(code)
-        .catch((error: unknown) => {
-          // A poll stores its own outcome; one that throws anyway is tried again a lease later.
-          this.options.log.error({ err: error, serviceCode: code }, `${this.options.name} poll failed`)
-          return this.options.leaseMs
-        })
-        .then((next) => {
-          state.polling = undefined
-          this.schedule(code, state, next)
-        })
-    }, delayMs)
-    state.timer.unref()
+  private async pollOnce(code: string, state: CodeState): Promise<{ within: number } | undefined> {
+    if (this.stopping || !state.held) return undefined
+    const next = await this.options.poll(code).catch((error: unknown) => {
+      // A poll stores its own outcome; one that throws anyway is tried again a lease later.
+      this.options.log.error({ err: error, serviceCode: code }, `${this.options.name} poll failed`)
+      return this.options.leaseMs
+    })
+    return this.stopping || !state.held ? undefined : { within: next }
   }
 }

@@ -1,6 +1,6 @@
 import { DOORBELL_CHANNEL } from '../model/notify.channels.js'
 import type { ChannelListener } from './channel.listener.js'
-import { WakeScheduler } from './wake.scheduler.js'
+import { retrying, WakeScheduler } from './wake.scheduler.js'
 
 /**
  * What one pass over a log did: `busy` when another instance holds the pass's lock; else whether
@@ -78,12 +78,16 @@ export class PassScheduler {
 
   /** Runs passes until the log holds nothing final behind the checkpoint: what tests and the bench wait on. */
   async catchUp(): Promise<void> {
-    for (;;) {
-      await this.scheduler.settled()
-      const pass = await this.options.pass()
-      if (pass.kind === 'done' && !pass.more && !pass.pending) return
-      await new Promise((resolve) => setTimeout(resolve, pass.kind === 'busy' || pass.pending ? 20 : 0))
-    }
+    await retrying(
+      async () => {
+        await this.scheduler.settled()
+        return this.options.pass()
+      },
+      (pass) => {
+        if (pass.kind === 'done' && !pass.more && !pass.pending) return undefined
+        return pass.kind === 'busy' || pass.pending ? 20 : 0
+      },
+    )
   }
 
   /** Asks for a pass: now if none runs, else once the running one ends. */

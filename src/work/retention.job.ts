@@ -98,6 +98,7 @@ export class RetentionJob {
     this.scheduler.restart()
     const now = Date.now()
     for (const step of this.steps) step.dueAt = now + step.firstMs
+    if (!this.enabled) this.options.log.debug('retention: no scheduled prune (the intervals or the retentions are 0)')
     this.wakeAtNext()
   }
 

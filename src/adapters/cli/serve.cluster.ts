@@ -12,6 +12,7 @@ import {
   type WorkerMetrics,
   type WorkerRole,
 } from '../ops/cluster.link.js'
+import { backoffMs } from '../../work/wake.scheduler.js'
 import { loggerOptions } from '../ops/log.redaction.js'
 import type { ReadinessReport } from '../ops/readiness.probe.js'
 import type { CliIo } from './command.model.js'
@@ -149,7 +150,7 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
         restarts.inc({ reason })
         const quick = Date.now() - startedAt < QUICK_EXIT_MS || !wasServing ? (quickExits.get(slot) ?? 0) + 1 : 0
         quickExits.set(slot, quick)
-        const delayMs = quick === 0 ? 0 : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (quick - 1))
+        const delayMs = quick === 0 ? 0 : backoffMs(quick - 1, BACKOFF_BASE_MS, BACKOFF_MAX_MS)
         log[reason === 'crashed' ? 'error' : 'warn'](
           { workerId: worker.id, workerPid: worker.process.pid, code, signal, delayMs },
           `worker ${reason}; a new one starts${delayMs ? ` in ${delayMs} ms` : ''}`,

@@ -3,6 +3,7 @@ import type { TaskListAnswer } from '../../model/task-list.schema.js'
 import type { Db } from '../../storage/database.client.js'
 import type { AnswerSampler } from './answer.sampler.js'
 import { applyToGraph, taskListEvidence } from './graph.evidence.js'
+import { backoffMs } from '../wake.scheduler.js'
 
 /**
  * Folds one task_list answer into the graph and tells every instance what changed, in one
@@ -28,11 +29,9 @@ export async function foldTaskListAnswer(
 
 /**
  * The wait before the next poll after `failures` failures in a row: the interval while the code
- * answers, then doubling up to the cap. The jitter keeps at least half of each step, so waits
- * still grow from one failure to the next while instances that failed together drift apart.
+ * answers, then the one backoff ({@link backoffMs}) from the interval up to the cap.
  */
 export function pollDelayMs(failures: number, intervalMs: number, maxMs: number, random: () => number): number {
   if (failures <= 0) return intervalMs
-  const step = Math.min(Math.max(maxMs, intervalMs), intervalMs * 2 ** Math.min(failures, 30))
-  return Math.round(step / 2 + (random() * step) / 2)
+  return backoffMs(failures, intervalMs, maxMs, random)
 }

@@ -2,6 +2,7 @@ import type { Config, ServiceConfig } from '../../config/config.schema.js'
 import { type TaskListAnswer, taskListAnswerSchema } from '../../model/task-list.schema.js'
 import { UpstreamError, type UpstreamErrorKind } from '../upstream.error.js'
 import { CloudClient, type CloudReply } from '../cloud.client.js'
+import { backoffMs, retrying } from '../wake.scheduler.js'
 
 // 2^retries grows past any useful wait quickly (retries may be 10, retryBaseMs 60 s).
 const MAX_BACKOFF_MS = 30_000
@@ -52,7 +53,7 @@ export class TaskListClient {
   private readonly options: Omit<Config['upstream'], 'actionTimeoutMs'>
   private readonly cloud: CloudClient
   private readonly now: () => number
-  private readonly sleep: (ms: number) => Promise<void>
+  private readonly sleep: ((ms: number) => Promise<void>) | undefined
   private readonly random: () => number
   private readonly inFlight = new Map<string, Promise<TaskListAnswer>>()
   private readonly healthByCode = new Map<string, UpstreamHealth>()
@@ -71,7 +72,7 @@ export class TaskListClient {
         now: this.now,
         ...(init.fetch ? { fetch: init.fetch } : {}),
       })
-    this.sleep = init.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+    this.sleep = init.sleep
     this.random = init.random ?? Math.random
   }
 
@@ -104,24 +105,32 @@ export class TaskListClient {
 
   private async request(serviceCode: string): Promise<TaskListAnswer> {
     const health = this.healthOf(serviceCode)
-    try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const answer = await this.attempt(serviceCode, health)
-          health.lastSuccessAt = new Date(this.now())
-          return answer
-        } catch (error) {
-          const failure = asUpstreamError(error, serviceCode)
-          if (!failure.retryable || attempt >= this.options.retries || this.closing.signal.aborted) throw failure
-          await this.closableSleep(this.backoffMs(attempt))
-        }
-      }
-    } catch (error) {
-      const failure = asUpstreamError(error, serviceCode)
-      const ret = failure.ret ?? null
-      health.lastError = { at: new Date(this.now()), kind: failure.kind, message: failure.message, ret }
-      throw failure
+    const outcome = await retrying(
+      () =>
+        this.attempt(serviceCode, health).then(
+          (answer) => ({ answer }),
+          (error: unknown) => ({ failure: asUpstreamError(error, serviceCode) }),
+        ),
+      (tried, attempt) => {
+        if (!('failure' in tried)) return undefined
+        const { retries, retryBaseMs } = this.options
+        if (!tried.failure.retryable || attempt >= retries || this.closing.signal.aborted) return undefined
+        return backoffMs(attempt, retryBaseMs, MAX_BACKOFF_MS, this.random)
+      },
+      { signal: this.closing.signal, sleep: this.sleep },
+    )
+    if ('answer' in outcome) {
+      health.lastSuccessAt = new Date(this.now())
+      return outcome.answer
     }
+    const { failure } = outcome
+    health.lastError = {
+      at: new Date(this.now()),
+      kind: failure.kind,
+      message: failure.message,
+      ret: failure.ret ?? null,
+    }
+    throw failure
   }
 
   private async attempt(serviceCode: string, health: UpstreamHealth): Promise<TaskListAnswer> {
@@ -137,26 +146,6 @@ export class TaskListClient {
       return readAnswer(reply, serviceCode)
     } finally {
       health.lastLatencyMs = Math.round(performance.now() - started)
-    }
-  }
-
-  private backoffMs(attempt: number): number {
-    const step = Math.min(this.options.retryBaseMs * 2 ** attempt, MAX_BACKOFF_MS)
-    // Jitter spreads the retries of several gateways that failed together.
-    return Math.round(step + this.random() * step * 0.5)
-  }
-
-  private async closableSleep(ms: number): Promise<void> {
-    const signal = this.closing.signal
-    let onAbort: (() => void) | undefined
-    const aborted = new Promise<void>((resolve) => {
-      onAbort = () => resolve()
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
-    try {
-      await Promise.race([this.sleep(ms), aborted])
-    } finally {
-      if (onAbort) signal.removeEventListener('abort', onAbort)
     }
   }
 

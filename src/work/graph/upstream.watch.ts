@@ -3,6 +3,7 @@ import type { Db } from '../../storage/database.client.js'
 import type { UpstreamStatusRow } from '../../storage/tables/graph.table.js'
 import { judgeUpstream, readUpstreamStatus } from '../../storage/history/upstream-status.statements.js'
 import type { Metrics } from '../metrics.registry.js'
+import { WakeScheduler } from '../wake.scheduler.js'
 
 /** What a reader needs to know of a stale service code. */
 export interface StaleUpstream {
@@ -33,26 +34,29 @@ export interface WatchOptions {
  */
 export class UpstreamWatch {
   private readonly seen = new Map<string, Seen>()
-  private timer: NodeJS.Timeout | undefined
+  private readonly refreshes: WakeScheduler
   private readonly now: () => Date
 
   constructor(private readonly options: WatchOptions) {
     this.now = options.now ?? (() => new Date())
+    this.refreshes = new WakeScheduler({
+      run: async () => {
+        await this.refresh()
+        return { within: options.refreshMs }
+      },
+    })
   }
 
   /** Reads the stored status now and then every `refreshMs`. */
   async start(): Promise<void> {
-    await this.refresh()
-    const tick = () => {
-      this.timer = setTimeout(() => void this.refresh().finally(() => this.timer && tick()), this.options.refreshMs)
-      this.timer.unref()
-    }
-    tick()
+    this.refreshes.restart()
+    this.refreshes.wake()
+    await this.refreshes.settled()
   }
 
+  /** No more reads; one under way ends on its own. */
   stop(): void {
-    clearTimeout(this.timer)
-    this.timer = undefined
+    void this.refreshes.stop()
   }
 
   /** Reads the stored status of every polled code; a database that does not answer keeps the last copy. */

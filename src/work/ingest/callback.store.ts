@@ -14,6 +14,7 @@ import {
 } from '../../storage/refusal.statements.js'
 import { GroupCommit, isDataError } from './group.commit.js'
 import { inSpan, linksTo, tracingActive } from '../tracing.spans.js'
+import { WakeScheduler } from '../wake.scheduler.js'
 
 /** Where a kept callback landed: its row id and how many times it has been delivered. */
 export interface KeptCallback {
@@ -56,7 +57,12 @@ export class CallbackStore {
   // Starts due, so a cap lowered since the last run takes effect with the first refusal.
   private refusedSincePrune: number
   private readonly batches: GroupCommit<Keeping, KeptCallback>
-  private readonly doorbell: Doorbell
+  /**
+   * Rings after each committed batch, one ring at a time: rings asked for while one is under way
+   * become one more ring after it, so a busy writer sends at most one doorbell per round trip and
+   * an acknowledgement never waits for one. Its other end: every reader's `PassScheduler`.
+   */
+  private readonly doorbell: WakeScheduler
 
   constructor(
     private readonly db: Db,
@@ -66,11 +72,14 @@ export class CallbackStore {
     // Pruning now and then rather than per insert: the table overshoots the cap by at most 1%.
     this.pruneEvery = Math.min(1000, Math.max(1, Math.ceil(this.refusedMaxRows / 100)))
     this.refusedSincePrune = this.pruneEvery
-    this.doorbell = new Doorbell(() => ringDoorbell(this.db), options.onDoorbellError)
+    this.doorbell = new WakeScheduler({
+      // Caught here, not by the scheduler: a ring asked for meanwhile is still sent after a failed one.
+      run: () => ringDoorbell(this.db).then(undefined, (error: unknown) => void options.onDoorbellError?.(error)),
+    })
     this.batches = new GroupCommit({
       commit: async (items) => {
         const kept = await (tracingActive() ? tracedBatch(this.db, items) : keepBatch(this.db, items))
-        this.doorbell.ring()
+        this.doorbell.wake()
         return kept
       },
       maxBatch: options.maxBatch ?? 500,
@@ -161,36 +170,4 @@ async function keepBatch(db: Db, items: Keeping[]): Promise<KeptCallback[]> {
     })
   }
   return outcomes as KeptCallback[]
-}
-
-/**
- * Rings after each committed batch, one ring at a time: rings asked for while one is under way
- * become one more ring after it, so a busy writer sends at most one doorbell per round trip and
- * an acknowledgement never waits for one.
- */
-class Doorbell {
-  private ringing = false
-  private again = false
-
-  constructor(
-    private readonly send: () => Promise<void>,
-    private readonly onError: ((error: unknown) => void) | undefined,
-  ) {}
-
-  ring(): void {
-    if (this.ringing) {
-      this.again = true
-      return
-    }
-    this.ringing = true
-    void this.send()
-      .catch((error: unknown) => this.onError?.(error))
-      .finally(() => {
-        this.ringing = false
-        if (this.again) {
-          this.again = false
-          this.ring()
-        }
-      })
-  }
 }

@@ -1,3 +1,5 @@
+import { WakeScheduler } from '../wake.scheduler.js'
+
 /** What {@link GroupCommit} is built from. */
 export interface GroupCommitOptions<I, O> {
   /**
@@ -28,7 +30,12 @@ interface Waiting<I, O> {
  */
 export class GroupCommit<I, O> {
   private waiting: Array<Waiting<I, O>> = []
-  private running = false
+  private readonly batches = new WakeScheduler({
+    run: async () => {
+      await this.run(this.waiting.splice(0, this.options.maxBatch))
+      return { again: this.waiting.length > 0 }
+    },
+  })
 
   constructor(private readonly options: GroupCommitOptions<I, O>) {}
 
@@ -36,25 +43,15 @@ export class GroupCommit<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject })
-      if (!this.running) {
-        this.running = true
-        // Items submitted in the same turn of the event loop join the first batch.
-        setImmediate(() => void this.drain())
-      }
+      // Items submitted in the same turn of the event loop join the first batch.
+      if (this.batches.busy) this.batches.wake()
+      else this.batches.wakeSoon()
     })
   }
 
   /** Items waiting for a batch (not counting the one in flight). */
   get depth(): number {
     return this.waiting.length
-  }
-
-  private async drain(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.options.maxBatch)
-      await this.run(batch)
-    }
-    this.running = false
   }
 
   private async run(batch: Array<Waiting<I, O>>): Promise<void> {

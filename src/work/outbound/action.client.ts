@@ -2,6 +2,7 @@ import type { ServiceConfig } from '../../config/config.schema.js'
 import { type CloudActionArgs, CLOUD_OPERATION, cloudParamsOf } from '../../model/action.model.js'
 import { UpstreamError } from '../upstream.error.js'
 import { CloudClient, neverSent } from '../cloud.client.js'
+import { retrying } from '../wake.scheduler.js'
 
 /** What the cloud said to an action, or why it said nothing usable. */
 export type CloudAnswer =
@@ -34,12 +35,12 @@ const STOP_RETRY_WAITS_MS = [200, 500, 1000]
 export class ActionClient {
   private readonly cloud: CloudClient
   private readonly now: () => number
-  private readonly sleep: (ms: number) => Promise<void>
+  private readonly sleep: ((ms: number) => Promise<void>) | undefined
   private readonly closing = new AbortController()
 
   constructor(private readonly options: ActionClientOptions) {
     this.now = options.now ?? Date.now
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)))
+    this.sleep = options.sleep
     const { services, headerPrefix, fetch } = options
     this.cloud =
       options.cloud ?? new CloudClient({ services, headerPrefix, now: this.now, ...(fetch ? { fetch } : {}) })
@@ -64,19 +65,19 @@ export class ActionClient {
     const deadline = this.now() + this.options.timeoutMs
     const waits = args.kind === 'STOP_TASK' ? STOP_RETRY_WAITS_MS : []
     let attempts = 0
-    for (;;) {
-      attempts++
-      const answer = await this.attempt(args, deadline)
-      const wait = waits[attempts - 1]
-      if (
-        answer.kind !== 'unreachable' ||
-        wait === undefined ||
-        this.now() + wait >= deadline ||
-        this.closing.signal.aborted
-      )
-        return { answer, attempts }
-      await this.sleep(wait)
-    }
+    const answer = await retrying(
+      () => {
+        attempts++
+        return this.attempt(args, deadline)
+      },
+      (tried, attempt) => {
+        const wait = waits[attempt]
+        if (tried.kind !== 'unreachable' || wait === undefined || this.now() + wait >= deadline) return undefined
+        return this.closing.signal.aborted ? undefined : wait
+      },
+      { signal: this.closing.signal, sleep: this.sleep },
+    )
+    return { answer, attempts }
   }
 
   /** Ends every call under way at once (the gateway stops). */

@@ -1,8 +1,11 @@
 import type { Db } from '../../storage/database.client.js'
 import { type AttemptOutcome, recordAttempts } from '../../storage/outbound/webhook.attempts.js'
+import { pause, WakeScheduler } from '../wake.scheduler.js'
 
 // Short beside an attempt's round trip and the delivery-lag target (200 ms at the 99th percentile).
 const LINGER_MS = 5
+// While the database is away, outcomes are stored again this often until their lease ends.
+const RETRY_MS = 250
 
 interface Waiting {
   id: number
@@ -23,8 +26,14 @@ interface Waiting {
  */
 export class OutcomeRecorder {
   private waiting: Waiting[] = []
-  private flushing: Promise<void> | undefined
   private stopped = false
+  // Its other end: every endpoint's EndpointDelivery, whose attempts wait on `record`.
+  private readonly flusher = new WakeScheduler({
+    run: async () => {
+      await this.flushOne()
+      return { again: this.waiting.length > 0 }
+    },
+  })
 
   constructor(
     private readonly db: Db,
@@ -35,38 +44,34 @@ export class OutcomeRecorder {
   record(id: number, outcome: AttemptOutcome, giveUpAt: number): Promise<boolean> {
     return new Promise<boolean>((settle, fail) => {
       this.waiting.push({ id, outcome, giveUpAt, settle, fail })
-      this.flushing ??= this.flush().finally(() => {
-        this.flushing = undefined
-      })
+      this.flusher.wake()
     })
   }
 
   /** No more tries once the database is away; what waits is tried once more. */
   async stop(): Promise<void> {
     this.stopped = true
-    await this.flushing
+    await this.flusher.settled()
   }
 
-  private async flush(): Promise<void> {
-    while (this.waiting.length > 0) {
-      // A moment for the attempts ending about now to join: fewer, larger statements.
-      await new Promise((resolve) => setTimeout(resolve, LINGER_MS))
-      const batch = this.waiting
-      this.waiting = []
-      try {
-        const recorded = await recordAttempts(
-          this.db,
-          this.owner,
-          batch.map(({ id, outcome }) => ({ id, outcome })),
-        )
-        for (const item of batch) item.settle(recorded.has(item.id))
-      } catch (error) {
-        const now = Date.now()
-        const again = batch.filter((item) => !this.stopped && now < item.giveUpAt)
-        for (const item of batch) if (!again.includes(item)) item.fail(error)
-        this.waiting.unshift(...again)
-        if (again.length > 0) await new Promise((resolve) => setTimeout(resolve, 250))
-      }
+  private async flushOne(): Promise<void> {
+    // A moment for the attempts ending about now to join: fewer, larger statements.
+    await pause(LINGER_MS)
+    const batch = this.waiting
+    this.waiting = []
+    try {
+      const recorded = await recordAttempts(
+        this.db,
+        this.owner,
+        batch.map(({ id, outcome }) => ({ id, outcome })),
+      )
+      for (const item of batch) item.settle(recorded.has(item.id))
+    } catch (error) {
+      const now = Date.now()
+      const again = batch.filter((item) => !this.stopped && now < item.giveUpAt)
+      for (const item of batch) if (!again.includes(item)) item.fail(error)
+      this.waiting.unshift(...again)
+      if (again.length > 0) await pause(RETRY_MS)
     }
   }
 }

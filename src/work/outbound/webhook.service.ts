@@ -25,6 +25,7 @@ import { pruneDeliveries } from '../retention.job.js'
 import type { DeliveryStatus, WebhookDeliveryRow } from '../../storage/tables/webhook.table.js'
 import { deliveryOwner, EndpointDelivery } from './webhook.delivery.js'
 import { OutcomeRecorder } from './webhook.outcomes.js'
+import { WakeScheduler } from '../wake.scheduler.js'
 import {
   WEBHOOK_CALLBACKS_CHECKPOINT,
   WEBHOOK_EVENTS_CHECKPOINT,
@@ -75,7 +76,12 @@ export class WebhookService {
   private readonly metrics: WebhookMetrics
   private readonly recorder: OutcomeRecorder
   private off: (() => void) | undefined
-  private gauges: NodeJS.Timeout | undefined
+  private readonly gauges = new WakeScheduler({
+    run: async () => {
+      await this.refreshGauges()
+      return { within: GAUGE_REFRESH_MS }
+    },
+  })
 
   constructor(private readonly options: WebhookServiceOptions) {
     const { webhooks } = options.config
@@ -136,12 +142,13 @@ export class WebhookService {
     this.off = this.options.channels.on(WEBHOOK_CHANNEL, (payload) => this.heard(payload))
     await this.enqueuer.start()
     for (const worker of this.workers.values()) worker.start()
-    this.gauges = setInterval(() => void this.refreshGauges(), GAUGE_REFRESH_MS)
-    this.gauges.unref()
+    this.gauges.restart()
+    this.gauges.wakeIn(GAUGE_REFRESH_MS)
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.gauges)
+    // Not awaited: a refresh under way only reads, and its failure is caught.
+    void this.gauges.stop()
     this.off?.()
     if (!this.delivers) return
     await this.enqueuer.stop()

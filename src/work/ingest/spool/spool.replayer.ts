@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { CallbackStore } from '../callback.store.js'
 import type { CallbackRecord } from '../../../model/callback.record.js'
 import type { CallbackSpool, SealedSegment } from './callback.spool.js'
+import { WakeScheduler } from '../../wake.scheduler.js'
 
 /** What the replayer is built from; the timings are injectable so tests need not wait. */
 export interface ReplayerOptions {
@@ -24,62 +25,54 @@ export interface ReplayerOptions {
  * harmless because keeping is idempotent.
  */
 export class SpoolReplayer {
-  private running: Promise<void> | undefined
-  private stopped = false
-  private backingOff = false
-  private wake: (() => void) | undefined
+  // Until start: an append before it replays nothing (start replays all).
+  private stopped = true
+  /** Whether the last run drained the spool: the next one, after an idle wait or a nudge, may adopt. */
+  private rested = false
   private readonly attempts = new Map<string, number>()
+  private readonly replays: WakeScheduler
 
   constructor(private readonly options: ReplayerOptions) {
-    options.spool.onAppend(() => this.nudge())
+    const { spool, log } = options
+    this.replays = new WakeScheduler({
+      run: async () => {
+        // After an idle wait, an empty spool looks for segments a gone spool left behind.
+        const rested = this.rested
+        this.rested = false
+        if (rested && !this.stopped && spool.depth() === 0) await spool.adoptOrphans()
+        await this.drain()
+        const failures = this.replays.failures
+        if (failures > 0) log.info({ failures }, 'spool replayed: the database is back')
+        this.rested = true
+        return { within: options.idleMs ?? 30_000 }
+      },
+      onError: (error, failures) => {
+        // The first failure says so; the rest of an outage stays quiet.
+        if (failures === 1)
+          log.warn({ err: error, depth: spool.depth() }, 'spool replay paused: the database cannot take callbacks')
+        else log.debug({ err: error, depth: spool.depth(), failures }, 'spool replay still paused')
+      },
+      backoff: { baseMs: options.retryBaseMs ?? 200, maxMs: options.retryMaxMs ?? 5000 },
+    })
+    spool.onAppend(() => this.nudge())
   }
 
   /** Starts replaying in the background. */
   start(): void {
-    if (this.running) return
     this.stopped = false
-    this.running = this.loop()
+    this.replays.restart()
+    this.replays.wake()
   }
 
   /** Replays now, unless waiting out a backoff (the database is away; appends must not hammer it). */
   nudge(): void {
-    if (!this.backingOff) this.wake?.()
+    if (!this.stopped && this.replays.failures === 0) this.replays.wake()
   }
 
   /** Stops after the entry being kept; what is left stays in the spool. */
   async stop(): Promise<void> {
     this.stopped = true
-    this.wake?.()
-    await this.running
-    this.running = undefined
-  }
-
-  private async loop(): Promise<void> {
-    const { spool, log } = this.options
-    const base = this.options.retryBaseMs ?? 200
-    const max = this.options.retryMaxMs ?? 5000
-    let delay = base
-    let failures = 0
-    while (!this.stopped) {
-      try {
-        await this.drain()
-        if (failures > 0) log.info({ failures }, 'spool replayed: the database is back')
-        failures = 0
-        delay = base
-        if (!this.stopped && spool.depth() === 0) await this.sleep(this.options.idleMs ?? 30_000)
-        if (!this.stopped && spool.depth() === 0) await spool.adoptOrphans()
-      } catch (error) {
-        failures += 1
-        // The first failure says so; the rest of an outage stays quiet.
-        if (failures === 1)
-          log.warn({ err: error, depth: spool.depth() }, 'spool replay paused: the database cannot take callbacks')
-        else log.debug({ err: error, depth: spool.depth(), failures }, 'spool replay still paused')
-        this.backingOff = true
-        await this.sleep(delay)
-        this.backingOff = false
-        delay = Math.min(delay * 2, max)
-      }
-    }
+    await this.replays.stop()
   }
 
   private async drain(): Promise<void> {
@@ -123,17 +116,5 @@ export class SpoolReplayer {
       )
       await spool.setAsideEntry(segment, row, error instanceof Error ? error.message : String(error))
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.wake = undefined
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.wake = done
-    })
   }
 }
