@@ -12,7 +12,7 @@ const LIFECYCLE = {
   cloud: true,
   channels: true,
   replayer: true,
-  history: true,
+  history: false,
   poller: true,
   archive: true,
   missing: true,
