@@ -63,7 +63,9 @@ describe(`samples, rollups, health and reconciliation: livegate serve against th
           { name: 'one', key: KEYS.one, serviceCodes: ['ONE'] },
           { name: 'all', key: KEYS.all, serviceCodes: ['*'] },
         ],
-        upstream: { pollIntervalMs: 250, timeoutMs: 2000 },
+        // The simulator starts after the gateway: the polls before it fail, and a backoff grown past a short task's
+        // life would list it 0 times. Looking again within a second keeps every task seen.
+        upstream: { pollIntervalMs: 250, timeoutMs: 2000, maxBackoffMs: 1000 },
         // Generous: on a busy machine a callback may take seconds to be folded.
         reconcile: { graceMs: 12_000 },
       }),
