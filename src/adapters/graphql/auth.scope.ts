@@ -16,6 +16,11 @@ export type Scope = ({ kind: 'all' } | { kind: 'codes'; serviceCodes: readonly s
   trustedOnly?: true
   /** The key may act (mutations to the cloud, webhook replays), not only read. */
   canOperate: boolean
+  /**
+   * A broadcaster's own view: only the tasks of this user (the cloud's `user_name`) within the
+   * service codes, and what hangs off them (issue 42).
+   */
+  userName?: string
 }
 
 /** The caller's scope as a store restriction: undefined reads everything. */
