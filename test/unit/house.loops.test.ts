@@ -24,10 +24,6 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
     count: 2,
     why: 'a gather’s time limit, and one new worker per exit after the one backoff (backoffMs)',
   },
-  'storage/notification-horizon.queries.ts': {
-    count: 1,
-    why: 'storage, below the scheduler: one request’s bounded wait (5 s) for older transactions to end',
-  },
   'work/realtime/realtime.engine.ts': { count: 1, why: 'the engine’s receive chain yields a turn before it hands out' },
 }
 

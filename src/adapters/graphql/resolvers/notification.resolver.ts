@@ -1,5 +1,5 @@
 import type { NotificationCriteria } from '../../../storage/notification.queries.js'
-import { notificationList } from '../../../storage/notification-horizon.queries.js'
+import { notificationList } from '../reads/notification.list.js'
 import { allowedCodes, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput } from '../graphql.errors.js'

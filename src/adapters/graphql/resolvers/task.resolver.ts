@@ -1,5 +1,5 @@
 import type { NotificationRow } from '../../../storage/notification.queries.js'
-import { notificationList } from '../../../storage/notification-horizon.queries.js'
+import { notificationList } from '../reads/notification.list.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import {
   countTasks,
