@@ -9,7 +9,15 @@ import { type BenchContext, type BenchSection, ms, ratio, type TargetCheck } fro
 import { startCeiling } from './query.ceiling.js'
 import { measureInTurns, type WorkFigure } from './query.windows.js'
 import { costTable, explainStatements, type StatementCost, statementRecorder } from './query.explain.js'
-import { type DataShape, dataShape, foldAndSettle, growTasks, SEED_SERVICE_CODE, seedTasks } from './query.seed.js'
+import {
+  type DataShape,
+  dataShape,
+  foldAndSettle,
+  growTasks,
+  HELD_SETTINGS,
+  SEED_SERVICE_CODE,
+  seedTasks,
+} from './query.seed.js'
 import { type ServeProcess, startServe } from './serve.process.js'
 import { treeCpuMs } from './process.cpu.js'
 import { UpstreamVariants } from './query.upstream.js'
@@ -164,11 +172,10 @@ interface Served {
 async function serve(url: string): Promise<Served> {
   const recorder = statementRecorder()
   const database = await openDatabase({ url, dataDir: MEMORY_DATA_DIR, logger: recorder.logger })
-  // No pruning: the seeded callbacks are older than the retention window.
   const started = await startBenchGateway({
     databaseUrl: url,
     service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
-    value: { retention: { intervalMs: 0 } },
+    value: HELD_SETTINGS,
     database,
   })
   return {
@@ -237,10 +244,10 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
     await upstream.start(ctx.serverUrl, TASKS)
     // livegate as deployed: `serve` processes, one worker and one per core, on the large database.
     const service = { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' }
-    // As the in-process gateways: no pruning of the seeded callbacks, older than the retention
-    // window, which would otherwise delete the data under measurement while it is measured.
-    const held = { retention: { intervalMs: 0 } }
-    processes.push(await startServe(largeDb.url, service, 1, held), await startServe(largeDb.url, service, CORES, held))
+    processes.push(
+      await startServe(largeDb.url, service, 1, HELD_SETTINGS),
+      await startServe(largeDb.url, service, CORES, HELD_SETTINGS),
+    )
     // The second baseline: PostGraphile 5 in one process on the same database (test/bench/peer.postgraphile.ts).
     peer = await PostGraphilePeer.start(largeDb.url)
     try {
@@ -313,7 +320,7 @@ export async function runQueryBench(ctx: BenchContext): Promise<BenchSection> {
       upstreamTargets.push(
         ...(await (
           await import('./query.rawjson.js')
-        ).jsonTextTarget({ databaseUrl: largeDb.url, pool: pagePool, service, value: held, log: ctx.log })),
+        ).jsonTextTarget({ databaseUrl: largeDb.url, pool: pagePool, service, value: HELD_SETTINGS, log: ctx.log })),
       )
       for (const figure of figures)
         ctx.log(

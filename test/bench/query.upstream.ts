@@ -5,7 +5,7 @@ import { type BenchGateway, startBenchGateway } from './bench.gateway.js'
 import { ratio, type TargetCheck } from './bench.report.js'
 import type { LoadRequest } from './load.generate.js'
 import type { Work, WorkFigure } from './query.windows.js'
-import { SEED_SERVICE_CODE, taskListOf } from './query.seed.js'
+import { HELD_SETTINGS, SEED_SERVICE_CODE, taskListOf } from './query.seed.js'
 
 const SECRET = 'bench-secret'
 // Longer than any timeout: the request is cut by livegate's own (upstream.timeoutMs).
@@ -61,7 +61,7 @@ export class UpstreamVariants {
         databaseUrl: url,
         service: { serviceCode: SEED_SERVICE_CODE, secret: SECRET },
         value: {
-          retention: { intervalMs: 0 },
+          ...HELD_SETTINGS,
           services: [{ serviceCode: SEED_SERVICE_CODE, secrets: [SECRET], baseUrl: upstream.url }],
         },
       })
