@@ -77,9 +77,10 @@ export function taskAuthor(state: TaskState): string | null {
 /**
  * Whether a task is live only: what ended it decides (a type 1 not older than the latest type 0),
  * since the flag may change during a live and the end is what the archive acts on; else its start.
+ * An end that does not send `live_only` (its fact is null) decides nothing.
  */
 function deriveLiveOnly({ start, end }: TaskState): boolean | null {
-  const endDecides = end?.value.liveOnly !== undefined && (!start || compareStamps(end.stamp, start.stamp) >= 0)
+  const endDecides = end?.value.liveOnly != null && (!start || compareStamps(end.stamp, start.stamp) >= 0)
   return (endDecides ? end?.value.liveOnly : start?.value.liveOnly) ?? end?.value.liveOnly ?? null
 }
 

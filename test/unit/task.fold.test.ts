@@ -140,6 +140,9 @@ describe('the fold rules', () => {
     // Started again after the end: the new start decides until its own end.
     const restart = event({ ...samples.liveStart, live_only: '0' } as Record<string, string>, 3_000)
     expect(derived([start('1'), end('1'), restart]).liveOnly).toBe(false)
+    // An end that does not say (no live_only: its fact is null) leaves the start's word standing.
+    const { live_only: _unsaid, ...silentEnd } = { ...samples.liveEnd, live_only: '' }
+    expect(derived([start('0'), event(silentEnd as Record<string, string>, 2_000)]).liveOnly).toBe(false)
   })
 
   it('a live start after an end (same task id) makes it LIVE again; a stale wait does not count', () => {
