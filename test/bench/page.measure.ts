@@ -9,7 +9,7 @@ import { runLoad, type LoadRequest } from './load.generate.js'
 import { mainThreadCpuMs } from './process.cpu.js'
 import { TASK_PAGE_QUERY } from './query.bench.js'
 import { startCeiling } from './query.ceiling.js'
-import { foldAndSettle, growTasks, SEED_SERVICE_CODE, seedTasks } from './query.seed.js'
+import { foldAndSettle, growTasks, HELD_SETTINGS, SEED_SERVICE_CODE, seedTasks } from './query.seed.js'
 
 /**
  * `tsx test/bench/page.measure.ts`: the task page's Node CPU per page alone, in a minute instead
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   const base = {
     databaseUrl: database.url,
     service: { serviceCode: SEED_SERVICE_CODE, secret: 'bench-secret' },
-    value: { retention: { intervalMs: 0 } },
+    value: HELD_SETTINGS,
   }
   const compare = JSON_TEXT === 'compare'
   const started = await startBenchGateway({
