@@ -13,6 +13,7 @@ import { RecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
+import { TaskTimelineResolver, TimelineEntryResolver } from '../timeline/timeline.resolver.js'
 import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
@@ -46,4 +47,6 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskRecordingsResolver,
   OutputRecordingsResolver,
   UserRecordingsResolver,
+  TaskTimelineResolver,
+  TimelineEntryResolver,
 ]
