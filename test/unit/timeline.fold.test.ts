@@ -7,6 +7,7 @@ const s = (seconds: number) => T0 + seconds * 1000
 
 const empty = (): TimelineFacts => ({
   serviceCode: 'CODE',
+  task: null,
   callbacks: [],
   samples: [],
   events: [],

@@ -1,4 +1,6 @@
 import { callbackKind } from '../../model/callback.kinds.js'
+import { deriveTask } from '../task.derive.js'
+import type { TaskState } from '../task.fold.js'
 import { foldSamples, type TimelineSample } from './timeline.samples.js'
 
 /**
@@ -44,6 +46,8 @@ export interface TimelineEntry {
 /** The rows the line is made of, as storage reads them (times in epoch milliseconds). */
 export interface TimelineFacts {
   serviceCode: string
+  /** The task's folded state: its start and end when no derived event tells them (webhooks off). */
+  task: TaskState | null
   callbacks: Array<{ id: number; type: number; at: number; status: number | null; fileName: string | null }>
   samples: TimelineSample[]
   events: Array<{ id: number; type: string; at: number; facts: Record<string, unknown> }>
@@ -222,9 +226,43 @@ function deliveryEntry(row: TimelineFacts['deliveries'][number]): TimelineEntry 
   }
 }
 
+/**
+ * The task's start and end as its state says them. Derived events (`task.started`, `task.ended`)
+ * are written only while a webhook endpoint is configured; without them the state still knows
+ * when the task started and ended, if not every start of a task started again.
+ */
+function stateEntries(facts: TimelineFacts): TimelineEntry[] {
+  if (facts.task === null) return []
+  const told = (type: string) => facts.events.some((row) => row.type === type)
+  const task = deriveTask(facts.task)
+  const sent = (type: number): TimelineSource =>
+    facts.callbacks.some((row) => row.type === type) ? 'PUSHED' : 'POLLED'
+  const entries: TimelineEntry[] = []
+  const base = { kind: 'STATUS' as const, subject: null }
+  if (task.startedAt && !told('task.started'))
+    entries.push({
+      ...base,
+      at: task.startedAt.getTime(),
+      key: keyOf('s', 0, 'a'),
+      source: sent(0),
+      summary: 'status LIVE: started',
+    })
+  if (task.endedAt && !told('task.ended')) {
+    const reason = task.endReason ?? ''
+    entries.push({
+      ...base,
+      at: task.endedAt.getTime(),
+      key: keyOf('s', 0, 'b'),
+      source: reason === 'VANISHED' ? 'INFERRED' : sent(1),
+      summary: `status ENDED${reason ? ` (${reason})` : ''}`,
+    })
+  }
+  return entries
+}
+
 /** Every entry of a task's line, oldest first (ties by key). */
 export function foldTimeline(facts: TimelineFacts): TimelineEntry[] {
-  const entries: TimelineEntry[] = []
+  const entries: TimelineEntry[] = stateEntries(facts)
   for (const row of facts.callbacks) entries.push(callbackEntry(row, facts.serviceCode))
   for (const row of facts.events) {
     const entry = eventEntry(row, facts)

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { TaskState } from '../../fold/task.fold.js'
 import type { TimelineFacts } from '../../fold/timeline/timeline.fold.js'
 import { type Db, resultRows } from '../database.client.js'
 
@@ -20,7 +21,7 @@ type Tuple = Array<string | number | boolean | null | undefined>
 
 /** Every fact of one task (its service code and `hashed_id`) that its timeline shows. */
 export async function timelineFacts(db: Db, serviceCode: string, taskId: string): Promise<TimelineFacts> {
-  const [row] = resultRows<Record<string, string>>(
+  const [row] = resultRows<Record<string, string | null>>(
     await db.execute(sql`
       with cb as (
         select id, type, received_at, values from callbacks where task_id = ${taskId} and service_code = ${serviceCode}
@@ -33,6 +34,7 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
           )})
       )
       select
+        (select state::text from tasks where service_code = ${serviceCode} and task_id = ${taskId}) as task,
         (select coalesce(json_agg(json_build_array(id, type, ${ms('received_at')}, values->>'status',
           values->>'fileName')), '[]') from cb)::text as callbacks,
         (select coalesce(json_agg(json_build_array(${ms('at')}, viewers)), '[]') from task_samples
@@ -59,6 +61,7 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
   const textOrNull = (value: Tuple[number]) => (value === null || value === undefined ? null : String(value))
   return {
     serviceCode,
+    task: row?.task ? (JSON.parse(row.task) as TaskState) : null,
     callbacks: part('callbacks').map(([id, type, at, status, fileName]) => ({
       id: num(id),
       type: num(type),

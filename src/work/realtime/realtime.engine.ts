@@ -83,6 +83,7 @@ export class RealtimeEngine {
       action: groups<'action'>(),
       incident: groups<'incident'>(),
       sample: groups<'sample'>(),
+      timeline: groups<'timeline'>(),
     }
     this.ticker = new WakeScheduler({
       run: () => {
@@ -250,9 +251,10 @@ export class RealtimeEngine {
   private async dispatchRows<K extends RowKind>(kind: K, batch: readonly RealtimeEvent[]): Promise<void> {
     const groups: FilterGroups<StreamFilter<K>, StreamItem<K>> = this.groups[kind]
     if (groups.empty) return
-    const events = batch.filter((event): event is EventOf<K> => event.kind === kind)
-    if (events.length === 0) return
     const stream = ROW_STREAMS[kind]
+    const heard: readonly string[] = stream.hears ?? [kind]
+    const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
+    if (events.length === 0) return
     for (const row of await stream.read(this.options.database.db, events))
       groups.handOut(
         (filter) => stream.matches(filter, row),

@@ -14,6 +14,7 @@ import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
 import { TaskTimelineResolver, TimelineEntryResolver } from '../timeline/timeline.resolver.js'
+import { TimelineSubscription } from '../timeline/timeline.subscription.js'
 import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
@@ -49,4 +50,5 @@ export const resolvers: NonEmptyArray<Function> = [
   UserRecordingsResolver,
   TaskTimelineResolver,
   TimelineEntryResolver,
+  TimelineSubscription,
 ]

@@ -103,4 +103,13 @@ export class TimelineEntryResolver {
   async subject(@Root() entry: TimelineEntryValue, @Ctx() context: GraphqlContext): Promise<NodeValue | null> {
     return entry.subject ? loadNode(context, entry.subject) : null
   }
+
+  @FieldResolver(() => String, {
+    description:
+      "The entry's place on the line: pass it as `after` to `Task.timeline` or `Subscription.taskTimeline` for " +
+      'the entries after it.',
+  })
+  cursor(@Root() entry: TimelineEntryValue): string {
+    return timelineCursor.encode({ at: entry.atMs, key: entry.key })
+  }
 }
