@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { foldTimeline, type TimelineFacts } from '../../src/fold/timeline/timeline.fold.js'
 import { foldSamples, LISTING_GAP_MS } from '../../src/fold/timeline/timeline.samples.js'
+import { applyTaskCallback, emptyTaskState } from '../../src/fold/task.fold.js'
+import { parseCallback } from '../../src/model/callback.parse.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
 
 const T0 = Date.parse('2026-11-28T12:00:00Z')
 const s = (seconds: number) => T0 + seconds * 1000
@@ -118,5 +121,37 @@ describe('a task timeline, folded from its facts', () => {
     const line = foldTimeline(facts)
     expect(line.map((entry) => entry.key)).toEqual(['c0000000000000001', 'e0000000000000002', 'e0000000000000003'])
     expect(line.map((entry) => entry.source)).toEqual(['PUSHED', 'PUSHED', 'POLLED'])
+  })
+
+  it("tells a start and an end from the task's state when no derived event does (webhooks off)", () => {
+    const { liveStart, liveEnd } = sampleCallbacks('t', 'CODE') as Record<string, Record<string, string>>
+    let state = emptyTaskState('CODE', 't')
+    for (const [fields, at] of [
+      [liveStart, s(0)],
+      [liveEnd, s(60)],
+    ] as const) {
+      const parsed = parseCallback(fields as Record<string, string>)
+      if (!parsed.ok) throw new Error(parsed.error.message)
+      state = applyTaskCallback(state, {
+        source: 'callback',
+        stamp: { at, key: `k${at}` },
+        receivedAt: at,
+        callback: parsed.callback,
+      })
+    }
+    const facts = empty()
+    facts.task = state
+    facts.callbacks.push(
+      { id: 1, type: 0, at: s(0), status: null, fileName: null },
+      { id: 2, type: 1, at: s(60), status: null, fileName: null },
+    )
+    const status = () => foldTimeline(facts).filter((entry) => entry.kind === 'STATUS')
+    expect(status().map((entry) => [entry.source, entry.summary])).toEqual([
+      ['PUSHED', 'status LIVE: started'],
+      ['PUSHED', 'status ENDED (USER_STOPPED)'],
+    ])
+    // A derived event, when there is one, is the entry: the state adds none beside it.
+    facts.events.push({ id: 1, type: 'task.started', at: s(1), facts: {} })
+    expect(status().filter((entry) => /LIVE/.test(entry.summary))).toHaveLength(1)
   })
 })
