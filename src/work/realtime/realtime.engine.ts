@@ -134,14 +134,22 @@ export class RealtimeEngine {
   }
 
   /** How many subscriptions are open, of each kind. */
-  get subscriptions(): { notifications: number; tasks: number; actions: number; incidents: number; samples: number } {
-    const { notification, task, action, incident, sample } = this.groups
+  get subscriptions(): {
+    notifications: number
+    tasks: number
+    actions: number
+    incidents: number
+    samples: number
+    timelines: number
+  } {
+    const { notification, task, action, incident, sample, timeline } = this.groups
     return {
       notifications: notification.size,
       tasks: task.size,
       actions: action.size,
       incidents: incident.size,
       samples: sample.size,
+      timelines: timeline.size,
     }
   }
 
