@@ -15,6 +15,7 @@ export interface SubscriptionCounts {
     actions?: number
     incidents?: number
     samples?: number
+    timelines?: number
   }
   /** Whether the engine hears its channels. */
   readonly listening: boolean
@@ -40,6 +41,7 @@ const SUBSCRIPTION_FIELDS = {
   actions: 'actionChanged',
   incidents: 'incidentChanged',
   samples: 'metricsSampled',
+  timelines: 'taskTimeline',
 } as const
 
 /**

@@ -83,6 +83,7 @@ export class RealtimeEngine {
       action: groups<'action'>(),
       incident: groups<'incident'>(),
       sample: groups<'sample'>(),
+      timeline: groups<'timeline'>(),
     }
     this.ticker = new WakeScheduler({
       run: () => {
@@ -133,14 +134,22 @@ export class RealtimeEngine {
   }
 
   /** How many subscriptions are open, of each kind. */
-  get subscriptions(): { notifications: number; tasks: number; actions: number; incidents: number; samples: number } {
-    const { notification, task, action, incident, sample } = this.groups
+  get subscriptions(): {
+    notifications: number
+    tasks: number
+    actions: number
+    incidents: number
+    samples: number
+    timelines: number
+  } {
+    const { notification, task, action, incident, sample, timeline } = this.groups
     return {
       notifications: notification.size,
       tasks: task.size,
       actions: action.size,
       incidents: incident.size,
       samples: sample.size,
+      timelines: timeline.size,
     }
   }
 
@@ -250,9 +259,10 @@ export class RealtimeEngine {
   private async dispatchRows<K extends RowKind>(kind: K, batch: readonly RealtimeEvent[]): Promise<void> {
     const groups: FilterGroups<StreamFilter<K>, StreamItem<K>> = this.groups[kind]
     if (groups.empty) return
-    const events = batch.filter((event): event is EventOf<K> => event.kind === kind)
-    if (events.length === 0) return
     const stream = ROW_STREAMS[kind]
+    const heard: readonly string[] = stream.hears ?? [kind]
+    const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
+    if (events.length === 0) return
     for (const row of await stream.read(this.options.database.db, events))
       groups.handOut(
         (filter) => stream.matches(filter, row),

@@ -12,6 +12,15 @@ import type { TaskRow } from '../../storage/tables/graph.table.js'
 import type { IncidentRow } from '../../storage/tables/incident.table.js'
 
 /** One task's sample at one answer, as `metricsSampled` hands it out. */
+/**
+ * A task whose timeline may have grown: named by a change of the task, an action or an incident
+ * about it, or (its `taskId` null) by an answer of its service code's task list.
+ */
+export interface TimelineTouch {
+  serviceCode: string
+  taskId: string | null
+}
+
 export interface TaskSampleEvent {
   task: TaskNode
   at: Date
@@ -31,6 +40,8 @@ export interface Streams {
   action: { filter: ActionCriteria; row: ActionRow; item: ActionRow }
   incident: { filter: IncidentCriteria; row: IncidentRow; item: IncidentRow }
   sample: { filter: TaskQuery; row: SampledTaskRow; item: TaskSampleEvent }
+  /** A task's timeline (`Subscription.taskTimeline`): the subscriber reads what is new of its line. */
+  timeline: { filter: { serviceCode: string; taskId: string }; row: TimelineTouch; item: TimelineTouch }
 }
 
 export type StreamKind = keyof Streams
@@ -38,10 +49,16 @@ export type StreamKind = keyof Streams
 export type RowKind = Exclude<StreamKind, 'notification'>
 export type StreamFilter<K extends StreamKind> = Streams[K]['filter']
 export type StreamItem<K extends StreamKind> = Streams[K]['item']
-export type EventOf<K extends RowKind> = Extract<RealtimeEvent, { kind: K }>
+/** The events a row stream reads its rows by: its own kind's, or those it hears (a timeline hears the others). */
+export type EventOf<K extends RowKind> = K extends 'timeline'
+  ? Extract<RealtimeEvent, { kind: TimelineHears }>
+  : Extract<RealtimeEvent, { kind: K }>
+type TimelineHears = 'task' | 'action' | 'incident' | 'sample'
 
 /** How the engine serves one stream of rows. */
 export interface RowStream<K extends RowKind> {
+  /** The kinds of events its rows are read by, when not its own (a stream with no events of its own). */
+  hears?: readonly EventOf<K>['kind'][]
   /** The rows a batch's events name, each read once, in the order they are handed out. */
   read(db: Db, events: readonly EventOf<K>[]): Promise<Array<Streams[K]['row']>>
   /** Whether a row is one a subscriber with this filter receives: asked once per distinct filter. */
@@ -100,7 +117,32 @@ export const ROW_STREAMS: { readonly [K in RowKind]: RowStream<K> } = {
       outputBitrate: row.outputBitrate,
     }),
   },
+  // Every change that may add to a task's line names the task; one read per action or incident changed.
+  timeline: {
+    hears: ['task', 'action', 'incident', 'sample'],
+    read: async (db, events) => {
+      const ids = (kind: 'action' | 'incident') =>
+        distinct(
+          events.flatMap((event) => (event.kind === kind ? [event.id] : [])),
+          (id) => id,
+        )
+      const [actions, incidents] = await Promise.all([
+        ids('action').length > 0 ? actionsByIds(db, ids('action')) : [],
+        ids('incident').length > 0 ? incidentsByIds(db, ids('incident')) : [],
+      ])
+      const touches: TimelineTouch[] = [...actions, ...incidents].flatMap((row) =>
+        row.taskId === null ? [] : [{ serviceCode: row.serviceCode, taskId: row.taskId }],
+      )
+      for (const event of events)
+        if (event.kind === 'task' || event.kind === 'sample')
+          touches.push({ serviceCode: event.serviceCode, taskId: event.kind === 'task' ? event.taskId : null })
+      return distinct(touches, (touch) => JSON.stringify([touch.serviceCode, touch.taskId]))
+    },
+    matches: (filter, touch) =>
+      touch.serviceCode === filter.serviceCode && (touch.taskId === null || touch.taskId === filter.taskId),
+    item: (touch) => touch,
+  },
 }
 
 /** The row streams, in the order a batch's reads are started. */
-export const ROW_KINDS: readonly RowKind[] = ['task', 'action', 'incident', 'sample']
+export const ROW_KINDS: readonly RowKind[] = ['task', 'action', 'incident', 'sample', 'timeline']

@@ -13,6 +13,8 @@ import { RecordingResolver } from './recording.resolver.js'
 import { NotificationResolver } from './notification.resolver.js'
 import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
+import { TaskTimelineResolver, TimelineEntryResolver } from '../timeline/timeline.resolver.js'
+import { TimelineSubscription } from '../timeline/timeline.subscription.js'
 import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
@@ -46,4 +48,7 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskRecordingsResolver,
   OutputRecordingsResolver,
   UserRecordingsResolver,
+  TaskTimelineResolver,
+  TimelineEntryResolver,
+  TimelineSubscription,
 ]
