@@ -1,5 +1,7 @@
-import { and, count, desc, eq, inArray, lt, ne, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, lt, ne, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
+import { taskAuthorOf } from '../notification.queries.js'
+import { tasks } from '../tables/graph.table.js'
 import { type IncidentRow, type IncidentStateValue, incidents } from '../tables/incident.table.js'
 
 /** Which incidents to read; every criterion given must hold. */
@@ -10,6 +12,11 @@ export interface IncidentCriteria {
   taskId?: string | null
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /**
+   * The caller's scope: only the incidents of this user's tasks (a broadcaster's own view; a
+   * service's incidents are not theirs). Undefined: every incident.
+   */
+  allowedUserName?: string | undefined
 }
 
 function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
@@ -20,6 +27,10 @@ function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
     criteria.taskId != null ? eq(incidents.taskId, criteria.taskId) : undefined,
     criteria.allowedServiceCodes !== undefined
       ? inArray(incidents.serviceCode, [...criteria.allowedServiceCodes])
+      : undefined,
+    criteria.allowedUserName !== undefined
+      ? sql`exists (select 1 from ${tasks} where ${tasks.serviceCode} = ${incidents.serviceCode} and
+        ${tasks.taskId} = ${incidents.taskId} and ${tasks.author} = ${criteria.allowedUserName})`
       : undefined,
     before !== undefined ? lt(incidents.id, before) : undefined,
   ]
@@ -45,23 +56,27 @@ export async function countIncidents(db: Db, criteria: IncidentCriteria): Promis
   return row?.n ?? 0
 }
 
+/** An incident as the realtime engine reads it: with who started its task, which a broadcaster's view matches by. */
+export type OwnedIncidentRow = IncidentRow & { taskAuthor?: string | null }
+
 /** The incidents with these ids (any order). */
-export async function incidentsByIds(db: Db, ids: readonly number[]): Promise<IncidentRow[]> {
+export async function incidentsByIds(db: Db, ids: readonly number[]): Promise<OwnedIncidentRow[]> {
   if (ids.length === 0) return []
   return db
-    .select()
+    .select({ ...getTableColumns(incidents), taskAuthor: taskAuthorOf('incidents') })
     .from(incidents)
     .where(inArray(incidents.id, [...ids]))
 }
 
 /** Whether a row matches criteria: what the realtime engine asks of each changed incident. */
-export function incidentMatches(criteria: IncidentCriteria, row: IncidentRow): boolean {
+export function incidentMatches(criteria: IncidentCriteria, row: OwnedIncidentRow): boolean {
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.rule != null && row.rule !== criteria.rule) return false
   if (criteria.state != null && row.state !== criteria.state) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
   if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
     return false
+  if (criteria.allowedUserName !== undefined && row.taskAuthor !== criteria.allowedUserName) return false
   return true
 }
 

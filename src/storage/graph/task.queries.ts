@@ -22,12 +22,14 @@ export function tasksByKeys(
   db: Db,
   keys: readonly TaskKeyPair[],
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<TaskRow[]> {
   if (keys.length === 0) return Promise.resolve([])
+  const pairs = keys.map((key) => [key.serviceCode, key.taskId] as const)
   return db
     .select()
     .from(tasks)
-    .where(taskConditions({ keys: keys.map((key) => [key.serviceCode, key.taskId] as const), allowedServiceCodes }))
+    .where(taskConditions({ keys: pairs, allowedServiceCodes, allowedUserName }))
 }
 
 // The texts of a page's and a count's statements, per filter shape (see statement.cache.ts).
@@ -166,7 +168,13 @@ async function listTasksWithJson(
           ? sql.raw(taskJsonPartSql(part, 'n'))
           : part.perTask === null
             ? sql`null::text`
-            : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
+            : taskNotificationsJsonSql(
+                part.fields,
+                't.task_id',
+                part.perTask,
+                filter.allowedServiceCodes,
+                filter.allowedUserName,
+              )
       select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
     })
     const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status,
@@ -181,7 +189,13 @@ async function listTasksWithJson(
     for (const part of json.parts) {
       if (part.kind !== 'notifications' || part.perTask === null) continue
       for (const field of part.fields)
-        if (field.name === 'edges') values.push(...(filter.allowedServiceCodes ?? []), part.perTask)
+        if (field.name === 'edges')
+          values.push(
+            ...(filter.allowedServiceCodes ?? []),
+            // ownedBy names the user twice.
+            ...(filter.allowedUserName === undefined ? [] : [filter.allowedUserName, filter.allowedUserName]),
+            part.perTask,
+          )
     }
     taskFilterParams(filter, values)
     if (after) values.push(new Date(after.sortAt).toISOString(), after.id)
