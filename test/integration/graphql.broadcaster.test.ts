@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Config } from '../../src/config/config.schema.js'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
@@ -36,10 +37,11 @@ async function playLive(gateway: Gateway, taskId: string, author: string): Promi
 describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
   let db: TestDatabase
   let gateway: Gateway
+  let config: Config
 
   beforeAll(async () => {
     db = await openTestDatabase()
-    const config = loadConfig({
+    config = loadConfig({
       env: {},
       value: {
         ...TEST_CONFIG,
@@ -126,6 +128,23 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
     expect(rest.data.incidents.totalCount).toBe(1)
     expect(rest.data.incidents.edges).toEqual([{ node: { rule: 'r', task: { taskId: OWN[0] } } }])
     expect(rest.data.otherUser).toBeNull()
+  })
+
+  it("a task page written as JSON text holds the same, the user's notifications only", async () => {
+    // The same database, with the task page's parts written by PostgreSQL (task.json.ts).
+    const text = await startGateway(config, { database: db.database, jsonText: true })
+    try {
+      const page = `{ tasks(first: 10) { totalCount edges { node { taskId notifications(first: 10) {
+        edges { node { __typename id } } } } } } }`
+      const asText = await graphql(text, page, {}, { headers: bearer(KEYS.mei) })
+      const asObjects = await graphql(gateway, page, {}, { headers: bearer(KEYS.mei) })
+      expect(asText.errors, asText.text).toBeUndefined()
+      expect(asText.data).toEqual(asObjects.data)
+      expect(asText.data.tasks.totalCount).toBe(OWN.length)
+      for (const edge of asText.data.tasks.edges) expect(edge.node.notifications.edges).toHaveLength(4)
+    } finally {
+      await text.close()
+    }
   })
 
   it('an operator key still sees every user', async () => {
