@@ -2,7 +2,7 @@ import { type SQL, and, count, eq, gte, inArray, lt, notInArray, sql } from 'dri
 import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './tables/callback.table.js'
-import { tasks } from './tables/graph.table.js'
+import { ownedBy, taskAuthorOf } from './tables/task.owner.js'
 import { type Db, resultRows } from './database.client.js'
 import {
   afterPosition,
@@ -69,7 +69,7 @@ export interface NotificationCriteria {
   receivedTo?: Date | null | undefined
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
-  /** The caller's scope: only this user's notifications (see {@link ownedBy}; undefined: every user's). */
+  /** The caller's scope: only this user's notifications (`tables/task.owner.ts`; undefined: every user's). */
   allowedUserName?: string | undefined
 }
 
@@ -113,17 +113,8 @@ export function matching(criteria: NotificationCriteria, final: SQL = FINAL): SQ
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
   if (criteria.allowedServiceCodes !== undefined)
     conditions.push(inArray(callbacks.serviceCode, [...criteria.allowedServiceCodes]))
-  if (criteria.allowedUserName !== undefined) conditions.push(ownedBy(criteria.allowedUserName))
+  if (criteria.allowedUserName !== undefined) conditions.push(ownedBy('callbacks', criteria.allowedUserName))
   return conditions
-}
-
-/**
- * A user's notifications (a broadcaster's own view): those that name the user, and those of a task
- * the user started. A live end or a thumbnail names no user: its task tells whose it is.
- */
-export function ownedBy(userName: string): SQL {
-  return sql`(${callbacks.userName} = ${userName} or exists (select 1 from ${tasks} where ${tasks.serviceCode} =
-    ${callbacks.serviceCode} and ${tasks.taskId} = ${callbacks.taskId} and ${tasks.author} = ${userName}))`
 }
 
 /** Whether a row matches the criteria: the same rules as the SQL above, for rows already read. */
@@ -146,18 +137,6 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   const owner = criteria.allowedUserName
   if (owner !== undefined && row.userName !== owner && row.taskAuthor !== owner) return false
   return true
-}
-
-/**
- * Who started the task a row of `table` names (its `author`), as a column of a read of that table.
- * Written out whole: in a one-table read's select list Drizzle leaves columns unqualified, and the
- * outer row's columns would read as the subquery's own.
- */
-export function taskAuthorOf(table: 'callbacks' | 'actions' | 'incidents'): SQL<string | null> {
-  const outer = `"${table}"`
-  return sql<string | null>`${sql.raw(
-    `(select t.author from tasks t where t.service_code = ${outer}.service_code and t.task_id = ${outer}.task_id)`,
-  )}`
 }
 
 /**
@@ -189,13 +168,9 @@ export async function logTail(
 ): Promise<LogRead<NotificationRow & { final: boolean; traceparent: string | null }>> {
   // traceparent: the hub's delivery span links to the span that committed each callback. taskAuthor: a
   // broadcaster's own view is matched by it (notificationMatches), one index probe per row.
+  const taskAuthor = taskAuthorOf('callbacks')
   const rows = await db
-    .select({
-      ...rowColumns,
-      final: sql<boolean>`${FINAL}`,
-      traceparent: callbacks.traceparent,
-      taskAuthor: taskAuthorOf('callbacks'),
-    })
+    .select({ ...rowColumns, final: sql<boolean>`${FINAL}`, traceparent: callbacks.traceparent, taskAuthor })
     .from(callbacks)
     .where(afterPosition(after))
     .orderBy(...OLDEST_FIRST)
@@ -267,7 +242,7 @@ export async function latestNotificationsForTasks(
   )}]::text[]) as wanted(task_id)`
   const scope = sql.join([
     allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``,
-    allowedUserName !== undefined ? sql` and ${ownedBy(allowedUserName)}` : sql``,
+    allowedUserName !== undefined ? sql` and ${ownedBy('callbacks', allowedUserName)}` : sql``,
   ])
   // A page of tasks reads 5 rows of each of 50: Drizzle's row mapping (per column, per row) cost
   // more than the rest of their way from row to answer, so the rows are read as the driver gives

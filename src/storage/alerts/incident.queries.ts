@@ -1,7 +1,6 @@
 import { and, count, desc, eq, getTableColumns, inArray, lt, ne, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
-import { taskAuthorOf } from '../notification.queries.js'
-import { tasks } from '../tables/graph.table.js'
+import { ownedBy, taskAuthorOf } from '../tables/task.owner.js'
 import { type IncidentRow, type IncidentStateValue, incidents } from '../tables/incident.table.js'
 
 /** Which incidents to read; every criterion given must hold. */
@@ -28,10 +27,7 @@ function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
     criteria.allowedServiceCodes !== undefined
       ? inArray(incidents.serviceCode, [...criteria.allowedServiceCodes])
       : undefined,
-    criteria.allowedUserName !== undefined
-      ? sql`exists (select 1 from ${tasks} where ${tasks.serviceCode} = ${incidents.serviceCode} and
-        ${tasks.taskId} = ${incidents.taskId} and ${tasks.author} = ${criteria.allowedUserName})`
-      : undefined,
+    criteria.allowedUserName !== undefined ? ownedBy('incidents', criteria.allowedUserName) : undefined,
     before !== undefined ? lt(incidents.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))

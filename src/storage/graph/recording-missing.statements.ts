@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, notExists, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
-import { tasks } from '../tables/graph.table.js'
+import { ownedBy } from '../tables/task.owner.js'
 import { recordingMissing, recordings } from '../tables/recording.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 
@@ -75,11 +75,7 @@ export async function latestMissing(
 ): Promise<MissingRow[]> {
   if (codes?.length === 0) return []
   // A broadcaster's own view: only the tasks the user started.
-  const owned =
-    userName === undefined
-      ? undefined
-      : sql`exists (select 1 from ${tasks} where ${tasks.serviceCode} = ${recordingMissing.serviceCode} and
-        ${tasks.taskId} = ${recordingMissing.taskId} and ${tasks.author} = ${userName})`
+  const owned = userName === undefined ? undefined : ownedBy('recording_missing', userName)
   const scope = and(codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined, owned)
   const late = db
     .select({ one: sql`1` })

@@ -1,13 +1,13 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
-import { tasks } from '../tables/graph.table.js'
+import { ownedBy } from '../tables/task.owner.js'
 import { type RecordingRow, recordings } from '../tables/recording.table.js'
 
 /** Which recordings a catalogue read is about. */
 export interface RecordingQuery {
   /** The codes the caller may read; undefined reads every code. */
   allowedCodes?: readonly string[] | undefined
-  /** The caller's scope: only this user's recordings (see {@link recordingOwnedBy}; undefined: every user's). */
+  /** The caller's scope: only this user's recordings (`tables/task.owner.ts`; undefined: every user's). */
   allowedUserName?: string | undefined
   serviceCode?: string | undefined
   userName?: string | undefined
@@ -29,7 +29,7 @@ function conditions(query: RecordingQuery): SQL | undefined {
   const parts: Array<SQL | undefined> = []
   if (query.allowedCodes)
     parts.push(query.allowedCodes.length === 0 ? sql`false` : inArray(recordings.serviceCode, [...query.allowedCodes]))
-  if (query.allowedUserName !== undefined) parts.push(recordingOwnedBy(query.allowedUserName))
+  if (query.allowedUserName !== undefined) parts.push(ownedBy('recordings', query.allowedUserName))
   if (query.serviceCode !== undefined) parts.push(eq(recordings.serviceCode, query.serviceCode))
   if (query.userName !== undefined) parts.push(eq(recordings.userName, query.userName))
   if (query.taskId !== undefined) parts.push(eq(recordings.taskId, query.taskId))
@@ -42,15 +42,6 @@ function conditions(query: RecordingQuery): SQL | undefined {
   if (query.createdAfter) parts.push(gte(recordings.sortAt, query.createdAfter))
   if (query.createdBefore) parts.push(lt(recordings.sortAt, query.createdBefore))
   return and(...parts)
-}
-
-/**
- * A user's recordings (a broadcaster's own view): those the catalogue names the user the author of,
- * and those of a task the user started.
- */
-export function recordingOwnedBy(userName: string): SQL {
-  return sql`(${recordings.userName} = ${userName} or exists (select 1 from ${tasks} where ${tasks.serviceCode} =
-    ${recordings.serviceCode} and ${tasks.taskId} = ${recordings.taskId} and ${tasks.author} = ${userName}))`
 }
 
 /** A page of recordings, newest first, after `after`, at most `limit` rows. */
@@ -122,7 +113,7 @@ export async function recordingsOfTasks(
   const rows = await db
     .select()
     .from(recordings)
-    .where(and(or(...ofCodes), allowedUserName === undefined ? undefined : recordingOwnedBy(allowedUserName)))
+    .where(and(or(...ofCodes), allowedUserName === undefined ? undefined : ownedBy('recordings', allowedUserName)))
     .orderBy(asc(recordings.id))
   for (const row of rows) {
     const key = `${row.serviceCode}\u0000${row.taskId}`

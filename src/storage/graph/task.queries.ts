@@ -4,6 +4,7 @@ import { type Db, resultRows } from '../database.client.js'
 import { ShapedStatements } from '../statement.cache.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
+import { ownedByValues } from '../tables/task.owner.js'
 import { taskNotificationsJsonSql } from './notification.json.js'
 import { countTasksKept } from './task-count.statements.js'
 import { type TaskKey, type TaskQuery, taskConditions, taskFilterParams, taskFilterShape } from './task.filter.js'
@@ -192,8 +193,7 @@ async function listTasksWithJson(
         if (field.name === 'edges')
           values.push(
             ...(filter.allowedServiceCodes ?? []),
-            // ownedBy names the user twice.
-            ...(filter.allowedUserName === undefined ? [] : [filter.allowedUserName, filter.allowedUserName]),
+            ...(filter.allowedUserName === undefined ? [] : ownedByValues('callbacks', filter.allowedUserName)),
             part.perTask,
           )
     }

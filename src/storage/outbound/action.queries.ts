@@ -1,9 +1,8 @@
-import { and, count, desc, eq, getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, lt, type SQL } from 'drizzle-orm'
 import type { ActionKind, ActionState } from '../../model/action.model.js'
 import { type ActionRow, actions } from '../tables/action.table.js'
-import { tasks } from '../tables/graph.table.js'
+import { ownedBy, taskAuthorOf } from '../tables/task.owner.js'
 import type { Db } from '../database.client.js'
-import { taskAuthorOf } from '../notification.queries.js'
 
 /** Which actions to read; every criterion given must hold. */
 export interface ActionCriteria {
@@ -30,11 +29,7 @@ function where(criteria: ActionCriteria, before?: number): SQL | undefined {
     criteria.allowedServiceCodes !== undefined
       ? inArray(actions.serviceCode, [...criteria.allowedServiceCodes])
       : undefined,
-    criteria.allowedUserName !== undefined
-      ? sql`(${actions.userName} = ${criteria.allowedUserName} or exists (select 1 from ${tasks} where
-        ${tasks.serviceCode} = ${actions.serviceCode} and ${tasks.taskId} = ${actions.taskId} and
-        ${tasks.author} = ${criteria.allowedUserName}))`
-      : undefined,
+    criteria.allowedUserName !== undefined ? ownedBy('actions', criteria.allowedUserName) : undefined,
     before !== undefined ? lt(actions.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))
