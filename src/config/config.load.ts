@@ -274,6 +274,7 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
     serviceCodes: apiKey.serviceCodes.includes('*') ? ('*' as const) : apiKey.serviceCodes,
     operations: apiKey.operations,
     canOperate: apiKey.can.includes('operate'),
+    ...(apiKey.userName === undefined ? {} : { userName: apiKey.userName }),
   }))
   const endpoints = file.webhooks.endpoints.map((endpoint, index) => {
     const secret = resolve(endpoint.secret, `webhooks.endpoints[${index}].secret`)

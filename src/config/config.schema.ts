@@ -177,6 +177,8 @@ const apiKeySchema = z
     operations: z.enum(['any', 'trusted']).default('any'),
     /** What the key may do beyond reading: `operate` acts (mutations to the cloud, webhook replays). */
     can: z.array(z.enum(['operate'])).default([]),
+    /** A broadcaster's own view: only the tasks of this user (the cloud's `user_name`) within the codes. */
+    userName: z.string().min(1).optional(),
   })
   .refine((key) => (key.key === undefined) !== (key.sha256 === undefined), {
     message: 'give exactly one of "key" or "sha256"',
@@ -270,6 +272,8 @@ export interface ApiKeyConfig {
   operations: 'any' | 'trusted'
   /** Whether the key may act (mutations, webhook replays), not only read. */
   canOperate: boolean
+  /** A broadcaster's own view: only this user's tasks and what hangs off them. */
+  userName?: string | undefined
 }
 
 /** The resolved configuration every part of livegate is given. */

@@ -2,6 +2,7 @@ import { type SQL, and, count, eq, gte, inArray, lt, notInArray, sql } from 'dri
 import type { CallbackRecord } from '../model/callback.record.js'
 import type { LogPosition } from '../model/log.position.js'
 import { callbacks } from './tables/callback.table.js'
+import { ownedBy, taskAuthorOf } from './tables/task.owner.js'
 import { type Db, resultRows } from './database.client.js'
 import {
   afterPosition,
@@ -39,6 +40,8 @@ export interface NotificationRow
     > {
   /** How many times the service delivered it (a redelivery is kept once). */
   deliveries: number
+  /** Who started its task, as the projection knew when the row was read: read only by the realtime engine's tail. */
+  taskAuthor?: string | null
 }
 
 /** Which stored callbacks to read; every criterion given must hold. */
@@ -66,6 +69,8 @@ export interface NotificationCriteria {
   receivedTo?: Date | null | undefined
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /** The caller's scope: only this user's notifications (`tables/task.owner.ts`; undefined: every user's). */
+  allowedUserName?: string | undefined
 }
 
 /** One page in newest-first order: at most `limit` rows before a position. */
@@ -111,6 +116,7 @@ export function matching(criteria: NotificationCriteria, final: SQL = FINAL): SQ
   if (criteria.receivedTo != null) conditions.push(lt(callbacks.receivedAt, criteria.receivedTo))
   if (criteria.allowedServiceCodes !== undefined)
     conditions.push(inArray(callbacks.serviceCode, [...criteria.allowedServiceCodes]))
+  if (criteria.allowedUserName !== undefined) conditions.push(ownedBy('callbacks', criteria.allowedUserName))
   return conditions
 }
 
@@ -131,6 +137,8 @@ export function notificationMatches(criteria: NotificationCriteria, row: Notific
   if (criteria.receivedTo != null && !(row.receivedAt < criteria.receivedTo)) return false
   if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
     return false
+  const owner = criteria.allowedUserName
+  if (owner !== undefined && row.userName !== owner && row.taskAuthor !== owner) return false
   return true
 }
 
@@ -161,9 +169,11 @@ export async function logTail(
   after: LogPosition,
   limit: number,
 ): Promise<LogRead<NotificationRow & { final: boolean; traceparent: string | null }>> {
-  // traceparent: the hub's delivery span links to the span that committed each callback.
+  // traceparent: the hub's delivery span links to the span that committed each callback. taskAuthor: a
+  // broadcaster's own view is matched by it (notificationMatches), one index probe per row.
+  const taskAuthor = taskAuthorOf('callbacks')
   const rows = await db
-    .select({ ...rowColumns, final: sql<boolean>`${FINAL}`, traceparent: callbacks.traceparent })
+    .select({ ...rowColumns, final: sql<boolean>`${FINAL}`, traceparent: callbacks.traceparent, taskAuthor })
     .from(callbacks)
     .where(afterPosition(after))
     .orderBy(...OLDEST_FIRST)
@@ -176,12 +186,13 @@ export async function notificationsByIds(
   db: Db,
   ids: readonly number[],
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<NotificationRow[]> {
   if (ids.length === 0) return []
   return db
     .select(rowColumns)
     .from(callbacks)
-    .where(and(inArray(callbacks.id, [...ids]), ...matching({ allowedServiceCodes })))
+    .where(and(inArray(callbacks.id, [...ids]), ...matching({ allowedServiceCodes, allowedUserName })))
 }
 
 /**
@@ -224,6 +235,7 @@ export async function latestNotificationsForTasks(
   taskIds: readonly string[],
   perTask: number,
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<Map<string, NotificationRow[]>> {
   const byTask = new Map<string, NotificationRow[]>(taskIds.map((id) => [id, []]))
   if (taskIds.length === 0 || perTask <= 0) return byTask
@@ -231,8 +243,10 @@ export async function latestNotificationsForTasks(
     [...new Set(taskIds)].map((id) => sql`${id}`),
     sql`, `,
   )}]::text[]) as wanted(task_id)`
-  const scope =
-    allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``
+  const scope = sql.join([
+    allowedServiceCodes !== undefined ? sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}` : sql``,
+    allowedUserName !== undefined ? sql` and ${ownedBy('callbacks', allowedUserName)}` : sql``,
+  ])
   // A page of tasks reads 5 rows of each of 50: Drizzle's row mapping (per column, per row) cost
   // more than the rest of their way from row to answer, so the rows are read as the driver gives
   // them, with the times as epoch milliseconds (one number, no date text to parse).
@@ -275,13 +289,14 @@ export async function countNotificationsForTasks(
   db: Db,
   taskIds: readonly string[],
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<Map<string, number>> {
   const counts = new Map<string, number>(taskIds.map((id) => [id, 0]))
   if (taskIds.length === 0) return counts
   const rows = await db
     .select({ taskId: callbacks.taskId, total: count() })
     .from(callbacks)
-    .where(and(inArray(callbacks.taskId, [...new Set(taskIds)]), ...matching({ allowedServiceCodes })))
+    .where(and(inArray(callbacks.taskId, [...new Set(taskIds)]), ...matching({ allowedServiceCodes, allowedUserName })))
     .groupBy(callbacks.taskId)
   for (const row of rows) counts.set(row.taskId as string, row.total)
   return counts

@@ -28,9 +28,29 @@ export function allowedCodes(scope: Scope): readonly string[] | undefined {
   return scope.kind === 'all' ? undefined : scope.serviceCodes
 }
 
+/** The caller's user as a store restriction (a broadcaster's own view): undefined reads every user's. */
+export function allowedUser(scope: Scope): string | undefined {
+  return scope.userName
+}
+
 /** Whether the scope covers a service code. */
 export function inScope(scope: Scope, serviceCode: string): boolean {
   return scope.kind === 'all' || scope.serviceCodes.includes(serviceCode)
+}
+
+/**
+ * Refuses a service-wide figure (one not made of a user's own tasks: the service's metrics, its
+ * upstream, its reconciliation, webhook endpoints, the audit of others) to a broadcaster's own
+ * view: `FORBIDDEN`. An empty answer would read as "the service has none", which is not true.
+ */
+export function requireWholeService(scope: Scope, what: string): void {
+  if (scope.userName === undefined) return
+  throw graphqlError(
+    'FORBIDDEN',
+    `${scope.keyName ? `"${scope.keyName}"` : 'The caller'} sees only the tasks of user "${scope.userName}": ` +
+      `${what} is service-wide.`,
+    { http: { status: 403 } },
+  )
 }
 
 /**
@@ -77,6 +97,7 @@ export function authenticate(authorization: string | undefined, keys: readonly A
       ? { kind: 'all', keyName: found.name, canOperate: found.canOperate }
       : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name, canOperate: found.canOperate }
   if (found.operations === 'trusted') scope.trustedOnly = true
+  if (found.userName !== undefined) scope.userName = found.userName
   return scope
 }
 

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, inArray, lt, ne, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, lt, ne, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
+import { ownedBy, taskAuthorOf } from '../tables/task.owner.js'
 import { type IncidentRow, type IncidentStateValue, incidents } from '../tables/incident.table.js'
 
 /** Which incidents to read; every criterion given must hold. */
@@ -10,6 +11,11 @@ export interface IncidentCriteria {
   taskId?: string | null
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /**
+   * The caller's scope: only the incidents of this user's tasks (a broadcaster's own view; a
+   * service's incidents are not theirs). Undefined: every incident.
+   */
+  allowedUserName?: string | undefined
 }
 
 function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
@@ -21,6 +27,7 @@ function where(criteria: IncidentCriteria, before?: number): SQL | undefined {
     criteria.allowedServiceCodes !== undefined
       ? inArray(incidents.serviceCode, [...criteria.allowedServiceCodes])
       : undefined,
+    criteria.allowedUserName !== undefined ? ownedBy('incidents', criteria.allowedUserName) : undefined,
     before !== undefined ? lt(incidents.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))
@@ -45,23 +52,27 @@ export async function countIncidents(db: Db, criteria: IncidentCriteria): Promis
   return row?.n ?? 0
 }
 
+/** An incident as the realtime engine reads it: with who started its task, which a broadcaster's view matches by. */
+export type OwnedIncidentRow = IncidentRow & { taskAuthor?: string | null }
+
 /** The incidents with these ids (any order). */
-export async function incidentsByIds(db: Db, ids: readonly number[]): Promise<IncidentRow[]> {
+export async function incidentsByIds(db: Db, ids: readonly number[]): Promise<OwnedIncidentRow[]> {
   if (ids.length === 0) return []
   return db
-    .select()
+    .select({ ...getTableColumns(incidents), taskAuthor: taskAuthorOf('incidents') })
     .from(incidents)
     .where(inArray(incidents.id, [...ids]))
 }
 
 /** Whether a row matches criteria: what the realtime engine asks of each changed incident. */
-export function incidentMatches(criteria: IncidentCriteria, row: IncidentRow): boolean {
+export function incidentMatches(criteria: IncidentCriteria, row: OwnedIncidentRow): boolean {
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.rule != null && row.rule !== criteria.rule) return false
   if (criteria.state != null && row.state !== criteria.state) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
   if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
     return false
+  if (criteria.allowedUserName !== undefined && row.taskAuthor !== criteria.allowedUserName) return false
   return true
 }
 

@@ -1,6 +1,7 @@
 import { inArray, type SQL, sql } from 'drizzle-orm'
 import { KINDS, type ViewField } from '../../model/callback.kinds.js'
 import { FINAL } from '../log.kernel.js'
+import { ownedBy } from '../tables/task.owner.js'
 import { callbacks } from '../tables/callback.table.js'
 import { dateTime, float, P, safeInt, str, typename } from './json.values.js'
 import { addJsonType, type JsonField, type JsonType, objectText, TYPES } from './task.json.js'
@@ -123,9 +124,13 @@ export function taskNotificationsJsonSql(
   taskId: string,
   perTask: number,
   allowedServiceCodes: readonly string[] | undefined,
+  allowedUserName: string | undefined,
 ): SQL {
-  const scope =
-    allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`
+  // Its values are listed by the page's statement (task.queries.ts: listTasksWithJson), in this order.
+  const scope = sql.join([
+    allowedServiceCodes === undefined ? sql`` : sql` and ${inArray(callbacks.serviceCode, [...allowedServiceCodes])}`,
+    allowedUserName === undefined ? sql`` : sql` and ${ownedBy('callbacks', allowedUserName)}`,
+  ])
   const pieces: SQL[] = []
   fields.forEach((field, i) => {
     const open = sql.raw(`'${i === 0 ? '{' : ','}"${field.key}":'`)

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, inArray, notExists, sql } from 'drizzle-orm'
 import { type Db, resultRows } from '../database.client.js'
+import { ownedBy } from '../tables/task.owner.js'
 import { recordingMissing, recordings } from '../tables/recording.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
 
@@ -66,9 +67,16 @@ export type MissingRow = typeof recordingMissing.$inferSelect
  * The tasks told as missing their recording and still without one, the latest told first, within
  * the codes a caller may read (a recording that came late takes its task off the list).
  */
-export async function latestMissing(db: Db, codes: readonly string[] | undefined, max: number): Promise<MissingRow[]> {
+export async function latestMissing(
+  db: Db,
+  codes: readonly string[] | undefined,
+  max: number,
+  userName?: string,
+): Promise<MissingRow[]> {
   if (codes?.length === 0) return []
-  const scope = codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined
+  // A broadcaster's own view: only the tasks the user started.
+  const owned = userName === undefined ? undefined : ownedBy('recording_missing', userName)
+  const scope = and(codes ? inArray(recordingMissing.serviceCode, [...codes]) : undefined, owned)
   const late = db
     .select({ one: sql`1` })
     .from(recordings)

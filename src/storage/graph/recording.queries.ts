@@ -1,11 +1,14 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../database.client.js'
+import { ownedBy } from '../tables/task.owner.js'
 import { type RecordingRow, recordings } from '../tables/recording.table.js'
 
 /** Which recordings a catalogue read is about. */
 export interface RecordingQuery {
   /** The codes the caller may read; undefined reads every code. */
   allowedCodes?: readonly string[] | undefined
+  /** The caller's scope: only this user's recordings (`tables/task.owner.ts`; undefined: every user's). */
+  allowedUserName?: string | undefined
   serviceCode?: string | undefined
   userName?: string | undefined
   /** A task's `hashed_id` (with `serviceCode` it names one task). */
@@ -26,6 +29,7 @@ function conditions(query: RecordingQuery): SQL | undefined {
   const parts: Array<SQL | undefined> = []
   if (query.allowedCodes)
     parts.push(query.allowedCodes.length === 0 ? sql`false` : inArray(recordings.serviceCode, [...query.allowedCodes]))
+  if (query.allowedUserName !== undefined) parts.push(ownedBy('recordings', query.allowedUserName))
   if (query.serviceCode !== undefined) parts.push(eq(recordings.serviceCode, query.serviceCode))
   if (query.userName !== undefined) parts.push(eq(recordings.userName, query.userName))
   if (query.taskId !== undefined) parts.push(eq(recordings.taskId, query.taskId))
@@ -89,6 +93,7 @@ export async function recordingsOfTasks(
   db: Db,
   keys: ReadonlyArray<{ serviceCode: string; taskId: string }>,
   allowedCodes: readonly string[] | undefined,
+  allowedUserName?: string,
 ): Promise<Map<string, RecordingRow[]>> {
   const byTask = new Map<string, RecordingRow[]>()
   const asked = allowedCodes ? keys.filter((key) => allowedCodes.includes(key.serviceCode)) : keys
@@ -108,7 +113,7 @@ export async function recordingsOfTasks(
   const rows = await db
     .select()
     .from(recordings)
-    .where(or(...ofCodes))
+    .where(and(or(...ofCodes), allowedUserName === undefined ? undefined : ownedBy('recordings', allowedUserName)))
     .orderBy(asc(recordings.id))
   for (const row of rows) {
     const key = `${row.serviceCode}\u0000${row.taskId}`

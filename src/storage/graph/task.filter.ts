@@ -22,6 +22,8 @@ export interface TaskQuery {
   startedTo?: Date | null | undefined
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /** The caller's scope: only the tasks this user started (a broadcaster's own view; undefined: every user's). */
+  allowedUserName?: string | undefined
 }
 
 /** Where a page of tasks starts: the last task seen, by its sort time and row id. */
@@ -52,6 +54,7 @@ export function taskConditions(filter: TaskQuery): SQL | undefined {
     filter.startedFrom ? gte(tasks.sortAt, filter.startedFrom) : undefined,
     filter.startedTo ? lt(tasks.sortAt, filter.startedTo) : undefined,
     filter.allowedServiceCodes !== undefined ? inArray(tasks.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+    filter.allowedUserName !== undefined ? eq(tasks.author, filter.allowedUserName) : undefined,
   )
 }
 
@@ -93,6 +96,7 @@ export function taskMatches(
   if (filter.startedFrom && row.sortAt < filter.startedFrom) return false
   if (filter.startedTo && !(row.sortAt < filter.startedTo)) return false
   if (filter.allowedServiceCodes !== undefined && !filter.allowedServiceCodes.includes(row.serviceCode)) return false
+  if (filter.allowedUserName !== undefined && row.author !== filter.allowedUserName) return false
   return true
 }
 
@@ -114,6 +118,7 @@ export function taskFilterShape(filter: TaskQuery): string {
     filter.startedFrom ? 'f' : '',
     filter.startedTo ? 't' : '',
     filter.allowedServiceCodes !== undefined ? filter.allowedServiceCodes.length : '',
+    filter.allowedUserName !== undefined ? 'a' : '',
   ].join(',')
 }
 
@@ -129,5 +134,6 @@ export function taskFilterParams(filter: TaskQuery, out: unknown[]): unknown[] {
   if (filter.startedFrom) out.push(tasks.sortAt.mapToDriverValue(filter.startedFrom))
   if (filter.startedTo) out.push(tasks.sortAt.mapToDriverValue(filter.startedTo))
   if (filter.allowedServiceCodes !== undefined) out.push(...filter.allowedServiceCodes)
+  if (filter.allowedUserName !== undefined) out.push(filter.allowedUserName)
   return out
 }

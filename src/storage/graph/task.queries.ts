@@ -4,6 +4,7 @@ import { type Db, resultRows } from '../database.client.js'
 import { ShapedStatements } from '../statement.cache.js'
 import { type TaskRow, tasks } from '../tables/graph.table.js'
 import type { StoredTaskNode } from '../tables/task.node.js'
+import { ownedByValues } from '../tables/task.owner.js'
 import { taskNotificationsJsonSql } from './notification.json.js'
 import { countTasksKept } from './task-count.statements.js'
 import { type TaskKey, type TaskQuery, taskConditions, taskFilterParams, taskFilterShape } from './task.filter.js'
@@ -22,12 +23,14 @@ export function tasksByKeys(
   db: Db,
   keys: readonly TaskKeyPair[],
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<TaskRow[]> {
   if (keys.length === 0) return Promise.resolve([])
+  const pairs = keys.map((key) => [key.serviceCode, key.taskId] as const)
   return db
     .select()
     .from(tasks)
-    .where(taskConditions({ keys: keys.map((key) => [key.serviceCode, key.taskId] as const), allowedServiceCodes }))
+    .where(taskConditions({ keys: pairs, allowedServiceCodes, allowedUserName }))
 }
 
 // The texts of a page's and a count's statements, per filter shape (see statement.cache.ts).
@@ -166,7 +169,13 @@ async function listTasksWithJson(
           ? sql.raw(taskJsonPartSql(part, 'n'))
           : part.perTask === null
             ? sql`null::text`
-            : taskNotificationsJsonSql(part.fields, 't.task_id', part.perTask, filter.allowedServiceCodes)
+            : taskNotificationsJsonSql(
+                part.fields,
+                't.task_id',
+                part.perTask,
+                filter.allowedServiceCodes,
+                filter.allowedUserName,
+              )
       select.push(sql`(${text}) as ${sql.raw(`"json${i}"`)}`)
     })
     const body = sql`select ${sql.join(select, sql`, `)} from (select id, sort_at, task_id, service_code, status,
@@ -181,7 +190,12 @@ async function listTasksWithJson(
     for (const part of json.parts) {
       if (part.kind !== 'notifications' || part.perTask === null) continue
       for (const field of part.fields)
-        if (field.name === 'edges') values.push(...(filter.allowedServiceCodes ?? []), part.perTask)
+        if (field.name === 'edges')
+          values.push(
+            ...(filter.allowedServiceCodes ?? []),
+            ...(filter.allowedUserName === undefined ? [] : ownedByValues('callbacks', filter.allowedUserName)),
+            part.perTask,
+          )
     }
     taskFilterParams(filter, values)
     if (after) values.push(new Date(after.sortAt).toISOString(), after.id)

@@ -11,6 +11,8 @@ export interface UserQuery {
   online?: boolean | null | undefined
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /** The caller's scope: only this user (a broadcaster's own view; undefined: every user). */
+  allowedUserName?: string | undefined
 }
 
 function userConditions(filter: UserQuery): SQL | undefined {
@@ -19,6 +21,7 @@ function userConditions(filter: UserQuery): SQL | undefined {
     filter.userName ? sql`${foldCaseSql(users.userName)} like ${prefixPattern(filter.userName)}` : undefined,
     filter.online === true || filter.online === false ? eq(users.online, filter.online) : undefined,
     filter.allowedServiceCodes !== undefined ? inArray(users.serviceCode, [...filter.allowedServiceCodes]) : undefined,
+    filter.allowedUserName !== undefined ? eq(users.userName, filter.allowedUserName) : undefined,
   )
 }
 
@@ -43,6 +46,7 @@ export function usersByKeys(
   db: Db,
   keys: ReadonlyArray<{ serviceCode: string; userName: string }>,
   allowedServiceCodes?: readonly string[],
+  allowedUserName?: string,
 ): Promise<UserRow[]> {
   if (keys.length === 0) return Promise.resolve([])
   return db
@@ -52,7 +56,7 @@ export function usersByKeys(
       and(
         sql`(${users.serviceCode}, ${users.userName}) in (select service_code, user_name from
           jsonb_to_recordset(${userKeyList(keys)}) as wanted(service_code text, user_name text))`,
-        userConditions({ allowedServiceCodes }),
+        userConditions({ allowedServiceCodes, allowedUserName }),
       ),
     )
 }

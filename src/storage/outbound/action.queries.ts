@@ -1,6 +1,7 @@
-import { and, count, desc, eq, inArray, lt, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, inArray, lt, type SQL } from 'drizzle-orm'
 import type { ActionKind, ActionState } from '../../model/action.model.js'
 import { type ActionRow, actions } from '../tables/action.table.js'
+import { ownedBy, taskAuthorOf } from '../tables/task.owner.js'
 import type { Db } from '../database.client.js'
 
 /** Which actions to read; every criterion given must hold. */
@@ -12,6 +13,11 @@ export interface ActionCriteria {
   taskId?: string | null
   /** The caller's scope: only these service codes (undefined: all). */
   allowedServiceCodes?: readonly string[] | undefined
+  /**
+   * The caller's scope: only the acts on this user's tasks and the messages sent to the user (a
+   * broadcaster's own view). Undefined: every action.
+   */
+  allowedUserName?: string | undefined
 }
 
 function where(criteria: ActionCriteria, before?: number): SQL | undefined {
@@ -23,6 +29,7 @@ function where(criteria: ActionCriteria, before?: number): SQL | undefined {
     criteria.allowedServiceCodes !== undefined
       ? inArray(actions.serviceCode, [...criteria.allowedServiceCodes])
       : undefined,
+    criteria.allowedUserName !== undefined ? ownedBy('actions', criteria.allowedUserName) : undefined,
     before !== undefined ? lt(actions.id, before) : undefined,
   ]
   return and(...conditions.filter((c): c is SQL => c !== undefined))
@@ -47,11 +54,14 @@ export async function countActions(db: Db, criteria: ActionCriteria): Promise<nu
   return row?.n ?? 0
 }
 
+/** An action as the realtime engine reads it: with who started its task, which a broadcaster's view matches by. */
+export type OwnedActionRow = ActionRow & { taskAuthor?: string | null }
+
 /** The actions with these ids (any order). */
-export async function actionsByIds(db: Db, ids: readonly number[]): Promise<ActionRow[]> {
+export async function actionsByIds(db: Db, ids: readonly number[]): Promise<OwnedActionRow[]> {
   if (ids.length === 0) return []
   return db
-    .select()
+    .select({ ...getTableColumns(actions), taskAuthor: taskAuthorOf('actions') })
     .from(actions)
     .where(inArray(actions.id, [...ids]))
 }
@@ -79,13 +89,15 @@ export async function latestStops(
 }
 
 /** Whether a row matches criteria: what the realtime engine asks of each changed action. */
-export function actionMatches(criteria: ActionCriteria, row: ActionRow): boolean {
+export function actionMatches(criteria: ActionCriteria, row: OwnedActionRow): boolean {
   if (criteria.serviceCode != null && row.serviceCode !== criteria.serviceCode) return false
   if (criteria.kind != null && row.kind !== criteria.kind) return false
   if (criteria.states != null && !criteria.states.includes(row.state)) return false
   if (criteria.taskId != null && row.taskId !== criteria.taskId) return false
   if (criteria.allowedServiceCodes !== undefined && !criteria.allowedServiceCodes.includes(row.serviceCode))
     return false
+  const owner = criteria.allowedUserName
+  if (owner !== undefined && row.userName !== owner && row.taskAuthor !== owner) return false
   return true
 }
 

@@ -59,43 +59,50 @@ const MAX_BATCH = 1000
 const taskCacheKey = (key: TaskKeyPair) => `${key.serviceCode}\u0000${key.taskId}`
 
 /** Builds a fresh set of loaders, reading only what the caller's scope allows; call once per request. */
-export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | undefined): Loaders {
+export function createLoaders(
+  db: Db,
+  allowedServiceCodes: readonly string[] | undefined,
+  allowedUserName?: string,
+): Loaders {
   const byPerTask = new Map<string, DataLoader<string, NotificationRow[]>>()
   const byUserPage = new Map<string, DataLoader<UserKeyPair, TaskRow[], string>>()
   const byUserFilter = new Map<string, DataLoader<UserKeyPair, number, string>>()
-  const scoped = (filter: TaskQuery): TaskQuery => ({ ...filter, allowedServiceCodes })
+  const scoped = (filter: TaskQuery): TaskQuery => ({ ...filter, allowedServiceCodes, allowedUserName })
   return {
     notificationCountOfTask: new DataLoader<string, number>(
       async (taskIds) => {
-        const counts = await countNotificationsForTasks(db, taskIds, allowedServiceCodes)
+        const counts = await countNotificationsForTasks(db, taskIds, allowedServiceCodes, allowedUserName)
         return taskIds.map((id) => counts.get(id) ?? 0)
       },
       { maxBatchSize: MAX_BATCH },
     ),
     task: new DataLoader<TaskKeyPair, TaskRow | null, string>(
       async (keys) => {
-        const byKey = new Map((await tasksByKeys(db, keys, allowedServiceCodes)).map((row) => [taskCacheKey(row), row]))
+        const rows = await tasksByKeys(db, keys, allowedServiceCodes, allowedUserName)
+        const byKey = new Map(rows.map((row) => [taskCacheKey(row), row]))
         return keys.map((key) => byKey.get(taskCacheKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
     ),
     user: new DataLoader<UserKeyPair, UserRow | null, string>(
       async (keys) => {
-        const byKey = new Map((await usersByKeys(db, keys, allowedServiceCodes)).map((row) => [userKey(row), row]))
+        const rows = await usersByKeys(db, keys, allowedServiceCodes, allowedUserName)
+        const byKey = new Map(rows.map((row) => [userKey(row), row]))
         return keys.map((key) => byKey.get(userKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
     ),
     recordingsOfTask: new DataLoader<TaskKeyPair, RecordingRow[], string>(
       async (keys) => {
-        const found = await recordingsOfTasks(db, keys, allowedServiceCodes)
+        const found = await recordingsOfTasks(db, keys, allowedServiceCodes, allowedUserName)
         return keys.map((key) => found.get(taskCacheKey(key)) ?? [])
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
     ),
     notification: new DataLoader<number, NotificationRow | null>(
       async (ids) => {
-        const byId = new Map((await notificationsByIds(db, ids, allowedServiceCodes)).map((row) => [row.id, row]))
+        const rows = await notificationsByIds(db, ids, allowedServiceCodes, allowedUserName)
+        const byId = new Map(rows.map((row) => [row.id, row]))
         return ids.map((id) => byId.get(id) ?? null)
       },
       { maxBatchSize: MAX_BATCH },
@@ -107,7 +114,13 @@ export function createLoaders(db: Db, allowedServiceCodes: readonly string[] | u
         () =>
           new DataLoader<string, NotificationRow[]>(
             async (taskIds) => {
-              const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes)
+              const found = await latestNotificationsForTasks(
+                db,
+                taskIds,
+                perTask,
+                allowedServiceCodes,
+                allowedUserName,
+              )
               return taskIds.map((id) => found.get(id) ?? [])
             },
             { maxBatchSize: MAX_BATCH },

@@ -77,17 +77,36 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
     }
     case 'Action': {
       const [row] = await actionsByIds(context.db, [Number(first)])
-      return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Action') : null
+      return row && inScope(context.scope, row.serviceCode) && (await owned(context, row))
+        ? tagNode(row, 'Action')
+        : null
     }
     case 'Incident': {
       const [row] = await incidentsByIds(context.db, [Number(first)])
-      return row && inScope(context.scope, row.serviceCode) ? tagNode(row, 'Incident') : null
+      return row && inScope(context.scope, row.serviceCode) && (await owned(context, { ...row, userName: null }))
+        ? tagNode(row, 'Incident')
+        : null
     }
     case 'Recording': {
       // Another tenant's recording reads as none: its existence is not told.
       if (!inScope(context.scope, first)) return null
       const row = await recordingByKey(context.db, first, second)
-      return row ? tagNode(recordingView(row), 'Recording') : null
+      return row && (await owned(context, row)) ? tagNode(recordingView(row), 'Recording') : null
     }
   }
+}
+
+/**
+ * Whether a row hanging off a task is the caller's in a broadcaster's own view: it names the user,
+ * or its task is one the caller reads (the scoped task loader). The rule the lists' SQL applies
+ * (storage: `ownedBy`, `recordingOwnedBy`); always true without a user in the scope.
+ */
+async function owned(
+  context: GraphqlContext,
+  row: { serviceCode: string; taskId: string | null; userName: string | null },
+): Promise<boolean> {
+  const userName = context.scope.userName
+  if (userName === undefined || row.userName === userName) return true
+  if (row.taskId === null) return false
+  return (await context.loaders.task.load({ serviceCode: row.serviceCode, taskId: row.taskId })) !== null
 }

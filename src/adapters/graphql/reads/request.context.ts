@@ -8,7 +8,7 @@ import { graphqlError } from '../graphql.errors.js'
 import type { AudienceHistory } from '../../../work/graph/audience.history.js'
 import type { TaskListPoller } from '../../../work/graph/task-list.poller.js'
 import type { WebhookService } from '../../../work/outbound/webhook.service.js'
-import { allowedCodes, type Scope } from '../auth.scope.js'
+import { allowedCodes, allowedUser, type Scope } from '../auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
 
@@ -61,7 +61,7 @@ export function createContext(
   return {
     db: deps.db,
     config: deps.config,
-    loaders: createLoaders(deps.db, allowedCodes(scope)),
+    loaders: createLoaders(deps.db, allowedCodes(scope), allowedUser(scope)),
     upstream: new UpstreamAccess(deps.poller, scope),
     hub: deps.hub,
     history: deps.history,

@@ -6,7 +6,7 @@ import { type ActionCriteria, actionPage, countActions, latestStops } from '../.
 import type { ActionRow } from '../../../storage/tables/action.table.js'
 import { tasksByKeys } from '../../../storage/graph/task.queries.js'
 import type { ActionRequest } from '../../../work/outbound/action.audit.js'
-import { allowedCodes, inScope, type Scope } from '../auth.scope.js'
+import { allowedCodes, allowedUser, inScope, type Scope } from '../auth.scope.js'
 import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
@@ -128,6 +128,9 @@ export class ActionResolver {
     if (!context.scope.canOperate)
       await refuseReadOnly(runner, context.scope, args, request, known, 'sending a message')
     if (!known) throw badUserInput('serviceCode names no service code livegate knows.', 'serviceCode')
+    // A broadcaster's own view messages only its own user: another reads as a user it does not know.
+    if (context.scope.userName !== undefined && context.scope.userName !== userName)
+      throw badUserInput('userName names no user this caller may message.', 'userName')
     if (!runner.canReach(serviceCode))
       throw badUserInput(`Service code "${serviceCode}" has no baseUrl and secret to act with.`, 'serviceCode')
     return { action: actionOf(await runner.act(actorOf(context.scope), args, request)) }
@@ -210,7 +213,7 @@ export function actionGlobalId(row: Pick<ActionRow, 'id'>): string {
 
 /** The `ActionFilter` argument as store criteria, within the caller's scope. */
 export function actionCriteria(filter: ActionFilter | null | undefined, scope: Scope): ActionCriteria {
-  const criteria: ActionCriteria = { allowedServiceCodes: allowedCodes(scope) }
+  const criteria: ActionCriteria = { allowedServiceCodes: allowedCodes(scope), allowedUserName: allowedUser(scope) }
   if (!filter) return criteria
   if (filter.serviceCode?.includes('\u0000'))
     throw badUserInput('filter.serviceCode may not contain a NUL character.', 'filter')

@@ -11,7 +11,7 @@ import {
   taskAudience,
 } from '../../../storage/history/audience.queries.js'
 import type { TaskSampleEvent } from '../../../work/realtime/stream.table.js'
-import { inScope } from '../auth.scope.js'
+import { inScope, requireWholeService } from '../auth.scope.js'
 import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import { audienceWindow } from '../reads/audience.window.js'
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root, Subscription } from '../type-graphql.shim.js'
@@ -152,6 +152,7 @@ export class ServiceAudienceResolver {
     @Arg('to', () => DateTimeScalar, { nullable: true, description: TO }) to: Date | null | undefined,
     @Ctx() { db, config, scope, upstream }: GraphqlContext,
   ): Promise<ServiceMetricPointRow[]> {
+    requireWholeService(scope, "a service code's metrics")
     const step = stepArg ?? 'MINUTE'
     const window = audienceWindow({ step, from, to }, config, Date.now())
     if (!inScope(scope, serviceCode)) return []
@@ -169,6 +170,7 @@ export class UpstreamCallbacksResolver {
     @Root() status: UpstreamStatus,
     @Ctx() { db, scope }: GraphqlContext,
   ): Promise<CallbackReconciliation> {
+    requireWholeService(scope, "a service code's callback reconciliation")
     if (!inScope(scope, status.serviceCode))
       return { missingStart: 0, missingEnd: 0, missingArchived: 0, delayP50Ms: null, delayP99Ms: null }
     const since = new Date(Date.now() - HOUR)

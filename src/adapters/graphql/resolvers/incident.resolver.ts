@@ -5,13 +5,14 @@ import {
   countIncidents,
   type IncidentCriteria,
   incidentPage,
+  incidentsByIds,
   incidentsOfTasks,
   TASK_INCIDENTS,
 } from '../../../storage/alerts/incident.queries.js'
 import { acknowledgeIncident, refuseAcknowledgement } from '../../../storage/alerts/incident.statements.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
-import { allowedCodes, requireOperate, type Scope } from '../auth.scope.js'
+import { allowedCodes, allowedUser, requireOperate, type Scope } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
@@ -78,6 +79,9 @@ export class IncidentResolver {
     const problem = note == null ? undefined : textProblem('note', note)
     if (problem) throw badUserInput(problem, 'note')
     const who = { keyName: scope.keyName ?? null, note: note ?? null }
+    // A broadcaster's own view: an incident not of the user's tasks answers as one livegate does not know.
+    if (scope.userName !== undefined && (await incidentsByIds(db, [Number(rowId)]))[0]?.taskAuthor !== scope.userName)
+      throw badUserInput('id names no incident livegate knows.', 'id')
     if (!scope.canOperate) {
       await refuseAcknowledgement(db, Number(rowId), who, new Date(), allowedCodes(scope))
       requireOperate(scope, 'acknowledging an incident')
@@ -135,7 +139,7 @@ export function incidentGlobalId(row: Pick<IncidentRow, 'id'>): string {
 
 /** The `IncidentFilter` argument as store criteria, within the caller's scope. */
 export function incidentCriteria(filter: IncidentFilter | null | undefined, scope: Scope): IncidentCriteria {
-  const criteria: IncidentCriteria = { allowedServiceCodes: allowedCodes(scope) }
+  const criteria: IncidentCriteria = { allowedServiceCodes: allowedCodes(scope), allowedUserName: allowedUser(scope) }
   if (!filter) return criteria
   criteria.serviceCode = filter.serviceCode ?? null
   criteria.rule = filter.rule ?? null

@@ -1,6 +1,6 @@
 import type { NotificationCriteria } from '../../../storage/notification.queries.js'
 import { notificationList } from '../reads/notification.list.js'
-import { allowedCodes, type Scope } from '../auth.scope.js'
+import { allowedCodes, allowedUser, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput } from '../graphql.errors.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
@@ -88,7 +88,8 @@ export function notificationCriteria(
   scope: Scope,
 ): NotificationCriteria {
   const allowedServiceCodes = allowedCodes(scope)
-  if (!filter) return { allowedServiceCodes }
+  const allowedUserName = allowedUser(scope)
+  if (!filter) return { allowedServiceCodes, allowedUserName }
   const types = filter.types ? [...new Set(filter.types)] : filter.types
   if (types && types.length > MAX_TYPES)
     throw badUserInput(`filter.types may list at most ${MAX_TYPES} types.`, 'filter')
@@ -107,6 +108,7 @@ export function notificationCriteria(
     receivedFrom: filter.receivedFrom,
     receivedTo: filter.receivedTo,
     allowedServiceCodes,
+    allowedUserName,
   }
 }
 

@@ -7,7 +7,7 @@ import {
 } from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
-import { allowedCodes } from '../auth.scope.js'
+import { allowedCodes, allowedUser } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, toConnection } from '../connection.pagination.js'
 import type { OutputValue } from '../reads/node.view.js'
 import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
@@ -78,6 +78,7 @@ export class UserRecordingsResolver {
   ): Promise<ConnectionData<RecordingView>> {
     const query: RecordingQuery = {
       allowedCodes: allowedCodes(scope),
+      allowedUserName: allowedUser(scope),
       serviceCode: user.serviceCode,
       userName: user.userName,
     }

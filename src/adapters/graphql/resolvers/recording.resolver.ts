@@ -2,7 +2,7 @@ import { deriveTask } from '../../../fold/task.derive.js'
 import { latestMissing } from '../../../storage/graph/recording-missing.statements.js'
 import { countRecordings, listRecordings, type RecordingQuery } from '../../../storage/graph/recording.queries.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
-import { allowedCodes } from '../auth.scope.js'
+import { allowedCodes, allowedUser, type Scope } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageSize, pageWindow, toConnection } from '../connection.pagination.js'
 import { requireGlobalId } from '../global.id.js'
 import { recordingCursor, type RecordingView, recordingView } from '../reads/recording.view.js'
@@ -31,7 +31,7 @@ export class RecordingResolver {
     @Arg('after', () => String, { nullable: true, description: AFTER }) after: string | null | undefined,
     @Ctx() { db, config, scope }: GraphqlContext,
   ): Promise<ConnectionData<RecordingView>> {
-    const query = recordingQuery(filter, allowedCodes(scope))
+    const query = recordingQuery(filter, scope)
     const window = pageWindow({ first, after }, config.graphql, recordingCursor)
     const rows = await listRecordings(db, query, window.after, window.fetch)
     return toConnection(rows, window, {
@@ -50,7 +50,8 @@ export class RecordingResolver {
     @Arg('first', () => Int, { nullable: true, description: FIRST }) first: number | null | undefined,
     @Ctx() { db, config, loaders, scope }: GraphqlContext,
   ): Promise<Array<{ task: TaskView | null; toldAt: Date }>> {
-    const rows = await latestMissing(db, allowedCodes(scope), pageSize(first ?? null, config.graphql))
+    const size = pageSize(first ?? null, config.graphql)
+    const rows = await latestMissing(db, allowedCodes(scope), size, allowedUser(scope))
     const tasks = await Promise.all(rows.map(({ serviceCode, taskId }) => loaders.task.load({ serviceCode, taskId })))
     return rows.flatMap((row, i) => {
       const task = tasks[i]
@@ -69,11 +70,8 @@ export class RecordingResolver {
   }
 }
 
-function recordingQuery(
-  filter: RecordingFilter | null | undefined,
-  allowed: readonly string[] | undefined,
-): RecordingQuery {
-  const query: RecordingQuery = { allowedCodes: allowed }
+function recordingQuery(filter: RecordingFilter | null | undefined, scope: Scope): RecordingQuery {
+  const query: RecordingQuery = { allowedCodes: allowedCodes(scope), allowedUserName: allowedUser(scope) }
   if (!filter) return query
   if (filter.serviceCode != null) query.serviceCode = filter.serviceCode
   if (filter.userName != null) query.userName = filter.userName

@@ -16,7 +16,7 @@ import type { Db } from '../../../storage/database.client.js'
 import type { UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
-import { allowedCodes, type Scope } from '../auth.scope.js'
+import { allowedCodes, allowedUser, type Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { requireGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
@@ -182,7 +182,8 @@ export class TaskResolver {
 /** The `TaskFilter` argument as store criteria; text no stored row can match is refused. */
 export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): TaskQuery {
   const allowedServiceCodes = allowedCodes(scope)
-  if (!filter) return { allowedServiceCodes }
+  const allowedUserName = allowedUser(scope)
+  if (!filter) return { allowedServiceCodes, allowedUserName }
   for (const [name, list] of [
     ['ids', filter.ids],
     ['taskIds', filter.taskIds],
@@ -209,5 +210,6 @@ export function taskQuery(filter: TaskFilter | null | undefined, scope: Scope): 
     startedFrom: filter.startedFrom,
     startedTo: filter.startedTo,
     allowedServiceCodes,
+    allowedUserName,
   }
 }

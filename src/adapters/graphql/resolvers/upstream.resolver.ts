@@ -1,6 +1,6 @@
 import type { UpstreamStatusRow } from '../../../storage/tables/graph.table.js'
 import { judgeUpstream, readUpstreamStatus, staleAfterMs } from '../../../storage/history/upstream-status.statements.js'
-import { inScope } from '../auth.scope.js'
+import { inScope, requireWholeService } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { Arg, Ctx, FieldResolver, Query, Resolver, Root } from '../type-graphql.shim.js'
 import { readArchiveStatus } from '../../../storage/history/archive-status.statements.js'
@@ -19,6 +19,7 @@ export class UpstreamResolver {
     serviceCode: string,
     @Ctx() context: GraphqlContext,
   ): Promise<UpstreamStatus> {
+    requireWholeService(context.scope, "a service code's upstream")
     // Another tenant's code reads as one livegate knows nothing of: its existence is not told.
     const [status] = await statusesOf(context, inScope(context.scope, serviceCode) ? [serviceCode] : [])
     return status ?? statusOf(context, serviceCode, undefined, new Date())
@@ -28,6 +29,7 @@ export class UpstreamResolver {
     description: 'How fresh the task list of every service code the caller may read is, in configuration order.',
   })
   async upstreams(@Ctx() context: GraphqlContext): Promise<UpstreamStatus[]> {
+    requireWholeService(context.scope, "the service codes' upstream")
     const codes = context.config.services
       .map((service) => service.serviceCode)
       .filter((code) => inScope(context.scope, code))

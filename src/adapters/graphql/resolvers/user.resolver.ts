@@ -2,7 +2,7 @@ import { countUsers, listUsers } from '../../../storage/graph/user.queries.js'
 import type { UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
-import { allowedCodes } from '../auth.scope.js'
+import { allowedCodes, allowedUser } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { userGlobalId } from '../reads/node.view.js'
 import {
@@ -43,6 +43,7 @@ export class UserResolver {
       userName: filter?.userName,
       online: filter?.online,
       allowedServiceCodes: allowedCodes(scope),
+      allowedUserName: allowedUser(scope),
     }
     const window = pageWindow({ first, after }, config.graphql, userCursor)
     upstream.read(query.serviceCode ? [query.serviceCode] : undefined)
@@ -78,7 +79,7 @@ export class UserResolver {
   ): Promise<ConnectionData<TaskView>> {
     const window = pageWindow({ first, after }, config.graphql, taskCursor)
     // The scope is added by the loaders; leaving it out here lets one loader serve every user.
-    const { allowedServiceCodes: _scope, ...query } = taskQuery(filter, scope)
+    const { allowedServiceCodes: _scope, allowedUserName: _user, ...query } = taskQuery(filter, scope)
     const owner = { serviceCode: user.serviceCode, userName: user.userName }
     const rows = await loaders.tasksOfUser({ filter: query, after: window.after, fetch: window.fetch }).load(owner)
     for (const row of rows) loaders.task.prime(row, row)

@@ -3,7 +3,7 @@ import type { EndpointView } from '../../../work/outbound/webhook.service.js'
 import { textProblem, type WebhookActionArgs } from '../../../model/action.model.js'
 import type { ActionRequest } from '../../../work/outbound/action.audit.js'
 import type { WorkDone } from '../../../work/outbound/action.runner.js'
-import { allowedCodes } from '../auth.scope.js'
+import { allowedCodes, requireWholeService } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, echoed } from '../graphql.errors.js'
 import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
@@ -35,6 +35,7 @@ export class WebhookResolver {
       'configuration order.',
   })
   async webhookEndpoints(@Ctx() context: GraphqlContext): Promise<WebhookEndpoint[]> {
+    requireWholeService(context.scope, 'the webhook endpoints')
     const views = (await context.webhooks?.visibleEndpoints(allowedCodes(context.scope))) ?? []
     return views.map(endpointOf)
   }
@@ -161,6 +162,7 @@ export class WebhookResolver {
   ): Promise<string> {
     const problem = reason == null ? undefined : textProblem('reason', reason)
     if (problem) throw badUserInput(problem, 'reason')
+    requireWholeService(context.scope, 'a webhook endpoint')
     const request: ActionRequest = { reason: reason ?? null }
     const runner = requireRunner(context.actions)
     if (!context.scope.canOperate) {
