@@ -88,6 +88,7 @@ export async function startGateway(config: Config, options: StartOptions = {}): 
     }
     database ??= await openDatabase({
       url: config.database.url,
+      directUrl: config.database.directUrl,
       dataDir: config.database.dataDir,
       ...(options.databaseUrlOrigin ? { urlOrigin: options.databaseUrlOrigin } : {}),
       ...(options.command ? { command: options.command } : {}),

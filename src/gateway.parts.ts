@@ -21,6 +21,9 @@ import { type ArchivePoller, archivePollerFor } from './work/graph/archive.polle
 import { RecordingMissingWatch } from './work/graph/recording-missing.watch.js'
 import { webhookShapes } from './adapters/graphql/reads/webhook.shapes.js'
 import { startUnits, stopUnits, type Unit } from './work/wake.scheduler.js'
+import { ReplicaRouter, replicaName } from './work/replica.router.js'
+import { openReadPool } from './storage/replica.queries.js'
+import { MAX_REPLICA_LAG_MS } from './config/config.schema.js'
 
 /**
  * The units of work of a gateway process, built from the configuration and the open database, and
@@ -53,6 +56,8 @@ export interface GatewayParts {
   webhooks: WebhookService
   /** Alert rules: opens, resolves and tells incidents. */
   incidents: IncidentWatch
+  /** Where reads go: streaming replicas (`database.readUrls`) while they keep up, else the primary. */
+  reads: ReplicaRouter
 }
 
 /** Builds the units of work; none runs until {@link startParts}. */
@@ -87,8 +92,19 @@ export async function buildParts(
     timeoutMs: config.upstream.actionTimeoutMs,
     cloud,
   })
+  const replicaPools = (config.database.readUrls ?? []).map((url) => ({
+    name: replicaName(url),
+    ...openReadPool(url, 10),
+  }))
   return {
     metrics,
+    reads: new ReplicaRouter({
+      primary: database.db,
+      replicas: replicaPools,
+      maxLagMs: config.database.maxReplicaLagMs ?? MAX_REPLICA_LAG_MS,
+      registry: metrics.registry,
+      log,
+    }),
     channels,
     cloud,
     spool,
@@ -156,6 +172,7 @@ export function partUnits(parts: GatewayParts): Unit[] {
   return [
     { name: 'spool', stop: () => parts.spool.close() },
     { name: 'cloud', stop: () => parts.cloud.close() },
+    { name: 'reads', start: () => parts.reads.start(), stop: () => parts.reads.stop() },
     { name: 'channels', start: () => parts.channels.start(), stop: () => parts.channels.stop() },
     { name: 'replayer', start: () => parts.replayer.start(), stop: () => parts.replayer.stop() },
     { name: 'poller', start: () => parts.poller?.start(), stop: () => parts.poller?.stop() },

@@ -50,6 +50,7 @@ export async function startWebhookWorker(
   const log = settings.stream ? pino(settings, settings.stream) : pino(settings)
   const database = await openDatabase({
     url: config.database.url,
+    directUrl: config.database.directUrl,
     dataDir: config.database.dataDir,
     ...(options.databaseUrlOrigin ? { urlOrigin: options.databaseUrlOrigin } : {}),
     command: 'serve',

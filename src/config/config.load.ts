@@ -21,8 +21,8 @@ export interface ConfigSources {
 
 /**
  * Reads, validates and resolves the configuration. Environment overrides win over the file:
- * `PORT`, `HOST`, `DATABASE_URL`, `LIVEGATE_DATA_DIR`, `LOG_LEVEL`, `LOG_FORMAT`, and the
- * standard `OTEL_*` variables of tracing (see {@link tracingFromEnv}).
+ * `PORT`, `HOST`, `DATABASE_URL`, `DATABASE_DIRECT_URL`, `DATABASE_READ_URLS` (comma-separated),
+ * `LIVEGATE_DATA_DIR`, `LOG_LEVEL`, `LOG_FORMAT`, and the standard `OTEL_*` variables of tracing (see {@link tracingFromEnv}).
  */
 export function loadConfig(sources: ConfigSources): Config {
   const { file, env } = sources
@@ -59,6 +59,9 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env
   const database = isObject(raw.database) ? { ...raw.database } : raw.database === undefined ? {} : raw.database
   if (isObject(database)) {
     if (env.DATABASE_URL) database.url = env.DATABASE_URL
+    if (env.DATABASE_DIRECT_URL) database.directUrl = env.DATABASE_DIRECT_URL
+    // A comma-separated list: a URL holds no bare comma (it would be percent-encoded).
+    if (env.DATABASE_READ_URLS !== undefined) database.readUrls = listOf(env.DATABASE_READ_URLS)
     if (env.LIVEGATE_DATA_DIR) database.dataDir = env.LIVEGATE_DATA_DIR
     if (Object.keys(database).length > 0) out.database = database
   }
@@ -120,6 +123,13 @@ function envInteger(name: string, value: string): number {
   return Number(value)
 }
 
+function listOf(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -129,6 +139,8 @@ const ENV_KEYS: Readonly<Record<string, string>> = {
   port: 'PORT',
   host: 'HOST',
   'database.url': 'DATABASE_URL',
+  'database.directUrl': 'DATABASE_DIRECT_URL',
+  'database.readUrls': 'DATABASE_READ_URLS',
   'database.dataDir': 'LIVEGATE_DATA_DIR',
   'log.level': 'LOG_LEVEL',
   'log.format': 'LOG_FORMAT',
@@ -139,7 +151,7 @@ const ENV_KEYS: Readonly<Record<string, string>> = {
 // The traces endpoint comes from one of two variables: the signal's own wins, as in tracingFromEnv.
 function envNameOf(key: string, env: ConfigSources['env']): string | undefined {
   if (key === 'tracing.endpoint' && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return 'OTEL_EXPORTER_OTLP_ENDPOINT'
-  return ENV_KEYS[key]
+  return ENV_KEYS[key.replace(/\[\d+\]$/, '')]
 }
 
 /**

@@ -19,13 +19,28 @@ const serviceSchema = z.strictObject({
   baseUrl: z.url().optional(),
 })
 
-const databaseSchema = z.strictObject({
-  url: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-    .optional(),
-  dataDir: z.string().min(1).default('./data'),
-})
+/** How far behind the primary a replica may be and still serve reads, unless `database.maxReplicaLagMs` says. */
+export const MAX_REPLICA_LAG_MS = 2000
+
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+
+const databaseSchema = z
+  .strictObject({
+    url: postgresUrl.optional(),
+    /**
+     * A direct connection to the primary for what needs a session (the channel listener, migrations); with it,
+     * `url` is taken to be a pooler in transaction mode.
+     */
+    directUrl: postgresUrl.optional(),
+    /** Streaming replicas that serve reads; none by default. */
+    readUrls: z.array(postgresUrl).optional(),
+    /** A replica further behind than this is skipped until it catches up; {@link MAX_REPLICA_LAG_MS} by default. */
+    maxReplicaLagMs: z.int().min(0).max(3_600_000).optional(),
+    dataDir: z.string().min(1).default('./data'),
+  })
+  .refine((database) => database.url !== undefined || (!database.directUrl && !database.readUrls?.length), {
+    message: 'directUrl and readUrls need url (a PostgreSQL server): the embedded database has neither',
+  })
 
 const ingestSchema = z.strictObject({
   bodyLimit: z

@@ -6,7 +6,7 @@ import { type Logger, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
-import postgres from 'postgres'
+import postgres, { type Sql } from 'postgres'
 import { MEMORY_DATA_DIR } from '../config/config.schema.js'
 import { StartupError } from '../config/startup.error.js'
 import { describeConnectionError } from './database.errors.js'
@@ -36,6 +36,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof tables>
 export interface Database {
   db: Db
   driver: 'pglite' | 'postgres'
+  /** `url` is a pooler in transaction mode (a `directUrl` is set): no statement over it may rely on a session. */
+  pooled?: boolean
   /** Applies the committed migrations in `schema/migrations/`; safe to run on every start. */
   migrate(): Promise<void>
   /**
@@ -55,6 +57,11 @@ export interface DatabaseOptions {
   maxConnections?: number
   /** Sees every SQL statement; tests count them. */
   logger?: Logger
+  /**
+   * A direct connection to the primary for what needs a session: the channel's LISTEN and the
+   * migrations. With it, `url` is a pooler in transaction mode: its pool prepares no statement.
+   */
+  directUrl?: string | undefined
   /** Where the URL came from (`environment DATABASE_URL`, `config file x: database.url`), for messages. */
   urlOrigin?: string
   /** The command that opens an embedded database, named in its data directory's lock. */
@@ -75,32 +82,30 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 async function openServer(options: DatabaseOptions, url: string): Promise<Database> {
   const logger = options.logger ?? false
-  const client = preparing(
-    postgres(url, {
-      max: options.maxConnections ?? 10,
-      onnotice: () => {},
-      // A fault should surface as "unavailable" quickly rather than hang a callback.
-      connect_timeout: 5,
-    }),
-  )
-  try {
-    await client`select 1`
-  } catch (error) {
-    await client.end({ timeout: 0 }).catch(() => {})
-    throw new StartupError(
-      `${describeConnectionError(error, url)}${options.urlOrigin ? ` (the URL is from ${options.urlOrigin})` : ''}`,
-    )
+  const pooled = options.directUrl !== undefined
+  const client = await connected(url, options.maxConnections ?? 10, pooled, options.urlOrigin)
+  // The session's own connection: postgres.js keeps its listener on a connection of its own, and
+  // the migrator's lock and transaction need one server session, which a pooler in transaction
+  // mode does not keep between statements.
+  let direct: Sql = client
+  if (options.directUrl !== undefined) {
+    direct = await connected(options.directUrl, 2, false, 'database.directUrl').catch(async (error: unknown) => {
+      await client.end({ timeout: 0 }).catch(() => {})
+      throw error
+    })
   }
   const db = drizzlePostgres({ client, schema: tables, logger })
+  const directDb = direct === client ? db : drizzlePostgres({ client: direct, schema: tables, logger })
   let ended = false
   return {
     db: db as unknown as Db,
     driver: 'postgres',
-    migrate: () => migrated(migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER })),
+    pooled,
+    migrate: () => migratedAlone(direct, () => migratePostgres(directDb, { migrationsFolder: MIGRATIONS_FOLDER })),
     async listen(channel, onPayload, onListen) {
       let first = true
       // postgres.js calls this once listening, and again each time its connection came back.
-      const { unlisten } = await client.listen(channel, onPayload, () => {
+      const { unlisten } = await direct.listen(channel, onPayload, () => {
         if (!first) onListen?.()
         first = false
       })
@@ -111,11 +116,33 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
         if (!ended) await unlisten()
       }
     },
-    close: () => {
+    close: async () => {
       ended = true
-      return client.end({ timeout: 5 })
+      await Promise.all([client.end({ timeout: 5 }), direct === client ? undefined : direct.end({ timeout: 5 })])
     },
   }
+}
+
+/**
+ * A pool on `url`, asked `select 1` first, so a server that cannot be reached fails here with a
+ * {@link StartupError} in words. A pooler's pool prepares nothing: a named statement lives in one
+ * server session, and a pooler in transaction mode hands the next statement to another.
+ */
+async function connected(url: string, max: number, pooled: boolean, origin: string | undefined): Promise<Sql> {
+  const options = {
+    max,
+    onnotice: () => {},
+    // A fault should surface as "unavailable" quickly rather than hang a callback.
+    connect_timeout: 5,
+  }
+  const client = pooled ? postgres(url, { ...options, prepare: false }) : preparing(postgres(url, options))
+  try {
+    await client`select 1`
+  } catch (error) {
+    await client.end({ timeout: 0 }).catch(() => {})
+    throw new StartupError(`${describeConnectionError(error, url)}${origin ? ` (the URL is from ${origin})` : ''}`)
+  }
+  return client
 }
 
 async function openEmbedded(options: DatabaseOptions): Promise<Database> {
@@ -217,6 +244,26 @@ async function initdbApart(dataDir: string, settings: { startParams: string[] })
         : reject(new Error(`initdb ended with ${code}: ${said.trim().split('\n').slice(-3).join(' ')}`)),
     )
   })
+}
+
+/**
+ * Runs the migrations while one session of `direct` holds a session advisory lock: instances that
+ * start at once on a fresh database would otherwise each create the same types and tables and all
+ * but one fail (drizzle's migrator takes no lock). The migrations run on another connection of the
+ * pool, so the session lock needs a direct connection, never a pooler's.
+ */
+async function migratedAlone(direct: Sql, run: () => Promise<void>): Promise<void> {
+  const session = await direct.reserve()
+  try {
+    await session`select pg_advisory_lock(hashtextextended('livegate:migrate', 0))`
+    try {
+      await migrated(run())
+    } finally {
+      await session`select pg_advisory_unlock(hashtextextended('livegate:migrate', 0))`
+    }
+  } finally {
+    session.release()
+  }
 }
 
 // A failed migration names itself, and what it failed on, in one line.

@@ -8,6 +8,12 @@ import { type Database, type DatabaseOptions, openDatabase } from '../../src/sto
 export const serverUrl = process.env.TEST_DATABASE_URL || undefined
 export const driverName = serverUrl ? 'postgres' : 'pglite'
 
+/**
+ * PgBouncer in transaction mode in front of that server (issue 44's stage of .ci/run): each test
+ * database is then opened through it, with the server's own URL as `database.directUrl`.
+ */
+const poolerUrl = process.env.TEST_POOLER_URL || undefined
+
 const NEEDS_SERVER = ' (skipped: needs a PostgreSQL server; set TEST_DATABASE_URL, as .ci/run does)'
 
 /**
@@ -24,8 +30,10 @@ export const itOnServer = (name: string, body: () => Promise<void>, timeout?: nu
 /** A database of its own for one test file, migrated, and how to throw it away. */
 export interface TestDatabase {
   database: Database
-  /** The URL for a second process to open the same database (server only). */
+  /** The URL for a second process to open the same database (server only): the pooler's with TEST_POOLER_URL. */
   url: string | undefined
+  /** With TEST_POOLER_URL: the server's own URL of the database, for what needs a session. */
+  directUrl?: string | undefined
   drop(): Promise<void>
 }
 
@@ -44,11 +52,20 @@ export async function openTestDatabase(options: Pick<DatabaseOptions, 'logger'> 
   await admin.unsafe(`create database ${name}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
-  const database = await openDatabase({ url: url.toString(), dataDir: MEMORY_DATA_DIR, maxConnections: 5, ...options })
+  const pooled = poolerUrl ? new URL(poolerUrl) : undefined
+  if (pooled) pooled.pathname = `/${name}`
+  const database = await openDatabase({
+    url: (pooled ?? url).toString(),
+    ...(pooled ? { directUrl: url.toString() } : {}),
+    dataDir: MEMORY_DATA_DIR,
+    maxConnections: 5,
+    ...options,
+  })
   await database.migrate()
   return {
     database,
-    url: url.toString(),
+    url: (pooled ?? url).toString(),
+    ...(pooled ? { directUrl: url.toString() } : {}),
     async drop() {
       await database.close()
       await admin.unsafe(`drop database if exists ${name} with (force)`)

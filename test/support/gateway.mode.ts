@@ -76,6 +76,7 @@ export async function startTestGateway(
   const serve = await startServeProcess(['--config', file, '--workers', '2'], {
     ...process.env,
     DATABASE_URL: db.url,
+    ...(db.directUrl ? { DATABASE_DIRECT_URL: db.directUrl } : {}),
     // Its spool of its own: not the checkout's ./data, which other processes of the suite use.
     LIVEGATE_DATA_DIR: dir,
   })

@@ -43,6 +43,41 @@ describe('loadConfig', () => {
     })
   })
 
+  it('reads the pooler, the direct URL and the replicas from the file or DATABASE_DIRECT_URL, DATABASE_READ_URLS', () => {
+    const fromFile = loadConfig({
+      env: {},
+      value: {
+        database: {
+          url: 'postgres://l@pgbouncer:6432/l',
+          directUrl: 'postgres://l@primary/l',
+          readUrls: ['postgres://l@replica-1/l'],
+          maxReplicaLagMs: 500,
+        },
+      },
+    })
+    expect(fromFile.database).toMatchObject({
+      url: 'postgres://l@pgbouncer:6432/l',
+      directUrl: 'postgres://l@primary/l',
+      readUrls: ['postgres://l@replica-1/l'],
+      maxReplicaLagMs: 500,
+    })
+    const fromEnv = loadConfig({
+      env: {
+        DATABASE_URL: 'postgres://l@pgbouncer:6432/l',
+        DATABASE_DIRECT_URL: 'postgres://l@primary/l',
+        DATABASE_READ_URLS: 'postgres://l@replica-1/l, postgres://l@replica-2/l',
+      },
+    })
+    expect(fromEnv.database).toMatchObject({
+      directUrl: 'postgres://l@primary/l',
+      readUrls: ['postgres://l@replica-1/l', 'postgres://l@replica-2/l'],
+    })
+    expect(() => loadConfig({ env: { DATABASE_READ_URLS: 'mysql://x', DATABASE_URL: 'postgres://a@b/c' } })).toThrow(
+      /environment DATABASE_READ_URLS.*postgres:\/\//,
+    )
+    expect(() => loadConfig({ env: { DATABASE_DIRECT_URL: 'postgres://l@primary/l' } })).toThrow(/need url/)
+  })
+
   it('resolves a secret named by an environment variable, so the file holds none', () => {
     const config = loadConfig({
       env: { TESTING_SECRET: 's3cret' },

@@ -22,6 +22,7 @@ const LIFECYCLE = {
   webhooks: true,
   incidents: true,
   retention: true,
+  reads: true,
 } satisfies Record<keyof GatewayParts, boolean>
 
 /** Parts that only record what is done to them, by name; `close` is a stop. */

@@ -20,6 +20,7 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
   'work/channel.listener.ts': { count: 1, why: 'one LISTEN’s time limit' },
   'adapters/ops/cluster.link.ts': { count: 1, why: 'one ask of the primary’s time limit' },
   'adapters/ops/readiness.probe.ts': { count: 1, why: 'one probe’s time limit' },
+  'work/replica.router.ts': { count: 1, why: 'one replica probe’s time limit' },
   'adapters/cli/serve.cluster.ts': {
     count: 2,
     why: 'a gather’s time limit, and one new worker per exit after the one backoff (backoffMs)',

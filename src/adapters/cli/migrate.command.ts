@@ -6,6 +6,7 @@ import type { Command } from './command.model.js'
 export const migrateCommand: Command = async (_args, config, io, context) => {
   const database = await openDatabase({
     url: config.database.url,
+    directUrl: config.database.directUrl,
     dataDir: config.database.dataDir,
     urlOrigin: context.databaseUrlOrigin,
     command: 'migrate',

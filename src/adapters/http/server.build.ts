@@ -14,6 +14,7 @@ import { RefusalLimiter } from './refusal.limiter.js'
 import { loggerOptions } from '../ops/log.redaction.js'
 import type { Metrics } from '../../work/metrics.registry.js'
 import { opsPlugin } from '../ops/ops.plugin.js'
+import type { ReplicaRouter } from '../../work/replica.router.js'
 import type { RealtimeEngine } from '../../work/realtime/realtime.engine.js'
 import type { CallbackSpool } from '../../work/ingest/spool/callback.spool.js'
 import type { TaskListPoller } from '../../work/graph/task-list.poller.js'
@@ -48,6 +49,8 @@ export interface ServerParts {
   actions?: ActionRunner | undefined
   /** Webhook endpoints and their deliveries, for GraphQL. */
   webhooks?: WebhookService | undefined
+  /** Routes queries to streaming replicas (`database.readUrls`). */
+  reads?: ReplicaRouter | undefined
   /** The clock the ingest route judges timestamps by. */
   now?: () => Date
   /** A task page's pure-data parts as JSON text (request.pipeline.ts); by default where `JSON.rawJSON` exists. */
@@ -135,7 +138,16 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
   await app.register(dashboardPlugin)
   // One request core, two transports that only translate: HTTP and graphql-ws on one path.
   const pipeline = await RequestPipeline.start({ config, log: app.log, metrics, jsonText: parts.jsonText })
-  const deps = { db: database.db, config, poller, hub, history, actions: parts.actions, webhooks: parts.webhooks }
+  const deps = {
+    db: database.db,
+    config,
+    poller,
+    hub,
+    history,
+    actions: parts.actions,
+    webhooks: parts.webhooks,
+    reads: parts.reads,
+  }
   await app.register(graphqlPlugin, { config, pipeline, contextFor: (scope) => createContext(deps, scope) })
   attachWebsocket(app, {
     pipeline,
@@ -149,5 +161,6 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: metrics.registry,
   })
-  await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool })
+  const replicas = parts.reads?.routing ? () => parts.reads?.states() ?? [] : undefined
+  await app.register(opsPlugin, { config, db: database.db, metrics, hub, poller, spool, replicas })
 }

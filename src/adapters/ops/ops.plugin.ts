@@ -32,6 +32,8 @@ export interface OpsPluginOptions {
   poller?: { readonly serviceCodes: readonly string[] } | undefined
   /** The local spool of callbacks the database could not take, when there is one. */
   spool?: SpoolDepth | undefined
+  /** The replicas reads are routed to, whose states `/readyz` reports (with `database.readUrls`). */
+  replicas?: (() => ReadonlyArray<{ name: string; state: string; lagMs: number }>) | undefined
 }
 
 // The GraphQL field each of the hub's counts belongs to: the `field` label's values.
@@ -64,6 +66,7 @@ export const opsPlugin: FastifyPluginAsync<OpsPluginOptions> = async (app, optio
       serviceCodes: poller?.serviceCodes,
       staleMs: poller ? staleAfterMs(config.upstream) : 0,
       realtime: hub,
+      replicas: options.replicas,
     })
     if (report.ready !== wasReady) {
       if (report.ready) app.log.info({ latencyMs: report.database.latencyMs }, 'ready again')

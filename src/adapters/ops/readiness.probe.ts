@@ -28,6 +28,8 @@ export interface ReadinessReport {
   /** Whether this process's realtime engine hears its channels (subscriptions wait on it). */
   realtime: { listening: boolean } | null
   upstream: UpstreamHealth[]
+  /** Each streaming replica (`database.readUrls`): serving, lagging or down; never makes the gateway unready. */
+  replicas?: ReadonlyArray<{ name: string; state: string; lagMs: number }>
 }
 
 /** What {@link probeReadiness} looks at. */
@@ -41,6 +43,8 @@ export interface ReadinessSources {
   staleMs?: number | undefined
   /** The realtime engine, whose subscribers go deaf when it does not hear its channels. */
   realtime?: { readonly listening: boolean } | undefined
+  /** The replicas' states as last probed (a read they cannot serve goes to the primary). */
+  replicas?: (() => ReadonlyArray<{ name: string; state: string; lagMs: number }>) | undefined
 }
 
 /** What went wrong with the database, for the log: the error itself, never in the answer. */
@@ -77,7 +81,14 @@ export async function probeReadiness(sources: ReadinessSources): Promise<Readine
   )
   const realtime = sources.realtime ? { listening: sources.realtime.listening } : null
   return {
-    report: { ready: database.ok && (realtime?.listening ?? true), database, spool, realtime, upstream },
+    report: {
+      ready: database.ok && (realtime?.listening ?? true),
+      database,
+      spool,
+      realtime,
+      upstream,
+      ...(sources.replicas ? { replicas: sources.replicas() } : {}),
+    },
     ...(failure === undefined ? {} : { failure }),
   }
 }

@@ -1,7 +1,7 @@
 import { type ExecutionResult, type FormattedExecutionResult, GraphQLError, Kind } from 'graphql'
 import { type OperationTrace, traceExtensions, tracingActive, withOperationSpan } from '../../ops/operation.spans.js'
 import { formatResultErrors, type maskUnexpectedErrors } from '../graphql.errors.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { type GraphqlContext, routedOperation } from '../reads/request.context.js'
 import { type UpstreamAccess, withUpstreamFreshness } from '../reads/upstream.access.js'
 import type { ExecutorRequest } from './jit.executor.js'
 
@@ -11,6 +11,17 @@ import type { ExecutorRequest } from './jit.executor.js'
 /** Whether a value is a request's context (graphql-js types `contextValue` as `unknown`). */
 export function isContext(value: unknown): value is GraphqlContext {
   return typeof value === 'object' && value !== null && 'scope' in value && 'loaders' in value
+}
+
+/**
+ * What runs around every execution: the database it reads from (a replica, or the primary for a
+ * mutation and a position a replica has not reached: reads/request.context.ts), then the span.
+ */
+export function aroundExecution(request: ExecutorRequest, run: () => Promise<ExecutionResult>) {
+  if (!isContext(request.context) || !request.context.reads) return inHttpSpan(request, run)
+  const extensions = (request.request as { extensions?: Record<string, unknown> }).extensions
+  const kind = request.operation?.operation
+  return routedOperation(request.context, kind, extensions, () => inHttpSpan(request, run))
 }
 
 /** The operation's span over HTTP, a child of the request's (a socket's is opened by the core itself). */

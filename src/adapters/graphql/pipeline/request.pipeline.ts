@@ -14,8 +14,8 @@ import type { Metrics } from '../../../work/metrics.registry.js'
 import { INVALID_OPERATION_TYPE, OperationLabels } from '../../ops/graphql.metrics.js'
 import { type OperationTrace, withOperationSpan } from '../../ops/operation.spans.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
-import { formatAnswer, inHttpSpan, isContext } from './answer.rules.js'
-import type { GraphqlContext } from '../reads/request.context.js'
+import { formatAnswer, aroundExecution, isContext } from './answer.rules.js'
+import { type GraphqlContext, readAfter } from '../reads/request.context.js'
 import { withUpstreamFreshness } from '../reads/upstream.access.js'
 import { compiledEvents, compiledExecution, type ExecutorRequest } from './jit.executor.js'
 import { jsonTextExecution } from './json.rewrite.js'
@@ -100,7 +100,7 @@ export class RequestPipeline {
     const jsonText = text
       ? { execution: text, applies: (context: unknown) => isContext(context) && context.transport === 'http' }
       : undefined
-    this.gateway = compiledExecution(schema, { jsonText, around: inHttpSpan })
+    this.gateway = compiledExecution(schema, { jsonText, around: aroundExecution })
     this.events = compiledEvents(schema)
   }
 
@@ -111,7 +111,11 @@ export class RequestPipeline {
   admit(request: PipelineRequest, context: GraphqlContext): ExecutionArgs | FormattedExecutionResult {
     const startedAt = performance.now()
     const admitted = admit(this, request, context)
-    if ('document' in admitted) return this.args(admitted, context)
+    if ('document' in admitted) {
+      // A socket's request names its position here: its execution is handed only the variables.
+      readAfter(context, request.extensions?.readAfter)
+      return this.args(admitted, context)
+    }
     return this.refuse(admitted, context, request, startedAt)
   }
 

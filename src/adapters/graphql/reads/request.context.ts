@@ -8,6 +8,7 @@ import { graphqlError } from '../graphql.errors.js'
 import type { AudienceHistory } from '../../../work/graph/audience.history.js'
 import type { TaskListPoller } from '../../../work/graph/task-list.poller.js'
 import type { WebhookService } from '../../../work/outbound/webhook.service.js'
+import type { ReadTarget, ReplicaRouter } from '../../../work/replica.router.js'
 import { allowedCodes, allowedUser, type Scope } from '../auth.scope.js'
 import { type Loaders, createLoaders } from './loaders.create.js'
 import { UpstreamAccess } from './upstream.access.js'
@@ -32,6 +33,8 @@ export interface GraphqlContext {
   actions: ActionRunner | undefined
   /** What brought the request: HTTP, or a graphql-ws socket (where subscriptions are served). */
   transport: 'http' | 'ws'
+  /** Routes reads to replicas; {@link readOnPrimary} moves a mutation's context to the primary. */
+  reads?: ReplicaRouter | undefined
   /**
    * The W3C trace a graphql-ws socket's operations continue (its `connection_init`'s
    * `traceparent` and `tracestate`); over HTTP the active context is the request's.
@@ -49,6 +52,8 @@ export interface ContextDeps {
   history?: AudienceHistory | undefined
   actions?: ActionRunner | undefined
   webhooks?: WebhookService | undefined
+  /** Streaming replicas for reads (`database.readUrls`); without them, `db` serves everything. */
+  reads?: ReplicaRouter | undefined
 }
 
 /** A new context with its own loaders, for a caller already authenticated to `scope`. */
@@ -58,11 +63,18 @@ export function createContext(
   transport: 'http' | 'ws' = 'http',
   trace?: GraphqlContext['trace'],
 ): GraphqlContext {
+  // A request reads from a replica that keeps up, else the primary; a mutation moves to the
+  // primary once the pipeline knows it is one (readOnPrimary).
+  const read = deps.reads?.routing ? deps.reads.choose() : undefined
+  const db = read?.db ?? deps.db
+  const upstream = new UpstreamAccess(deps.poller, scope)
+  upstream.readFrom = read
   return {
-    db: deps.db,
+    db,
     config: deps.config,
-    loaders: createLoaders(deps.db, allowedCodes(scope), allowedUser(scope)),
-    upstream: new UpstreamAccess(deps.poller, scope),
+    loaders: createLoaders(db, allowedCodes(scope), allowedUser(scope)),
+    upstream,
+    ...(deps.reads?.routing ? { reads: deps.reads } : {}),
     hub: deps.hub,
     history: deps.history,
     webhooks: deps.webhooks,
@@ -71,6 +83,53 @@ export function createContext(
     actions: deps.actions,
     ...(trace ? { trace } : {}),
   }
+}
+
+/**
+ * Moves a context to the primary: a mutation writes there, and what it answers is read there, so
+ * the caller sees its own write. Nothing changes without replicas.
+ */
+export function readOnPrimary(context: GraphqlContext): void {
+  if (!context.reads || context.upstream.readFrom?.target === 'primary') return
+  readFrom(context, context.reads.primary())
+}
+
+/**
+ * Moves a query's context to a database that has replayed at least up to `position` (the WAL
+ * location a mutation's answer named, `extensions.position`), so the caller never reads something
+ * older than what it was already answered: a replica only once it has caught up, else the primary.
+ */
+export function readAfter(context: GraphqlContext, position: unknown): void {
+  if (!context.reads || typeof position !== 'string' || context.upstream.readFrom?.target === 'primary') return
+  readFrom(context, context.reads.choose(position))
+}
+
+function readFrom(context: GraphqlContext, target: ReadTarget): void {
+  context.db = target.db
+  context.loaders = createLoaders(target.db, allowedCodes(context.scope))
+  context.upstream.readFrom = target
+}
+
+/**
+ * Runs one query or mutation on the database its kind and its named position call for; a
+ * mutation's answer then names the primary's WAL location after it (`extensions.position`).
+ */
+export async function routedOperation<R>(
+  context: GraphqlContext,
+  kind: 'query' | 'mutation' | 'subscription' | undefined,
+  extensions: Record<string, unknown> | null | undefined,
+  run: () => Promise<R>,
+): Promise<R> {
+  const reads = context.reads
+  if (!reads) return run()
+  if (kind !== 'mutation') {
+    readAfter(context, extensions?.readAfter)
+    return run()
+  }
+  readOnPrimary(context)
+  const result = await run()
+  context.upstream.position = await reads.position().catch(() => undefined)
+  return result
 }
 
 /** The engine a subscription reads; none is given to HTTP requests, which subscriptions are not served on. */

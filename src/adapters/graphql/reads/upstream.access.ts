@@ -10,6 +10,13 @@ import { inScope, type Scope } from '../auth.scope.js'
  */
 export class UpstreamAccess {
   private readonly codesRead = new Set<string>()
+  /**
+   * With replicas configured: the database this request read from and how far behind it was, said
+   * in the answer's `extensions` (`readFrom`, `lagMs`) beside the stale report.
+   */
+  readFrom: { target: 'replica' | 'primary'; lagMs: number } | undefined
+  /** After a mutation: the primary's WAL location, which a later query names as `extensions.readAfter`. */
+  position: string | undefined
 
   constructor(
     private readonly poller: TaskListPoller | undefined,
@@ -64,6 +71,11 @@ export function upstreamFreshnessPlugin<C extends { upstream: UpstreamAccess }>(
 /** An answer's `extensions` with the stale report added when there is one (as they are when not). */
 export function withUpstreamFreshness<E extends object>(upstream: UpstreamAccess, extensions?: E): E | undefined {
   const stale = upstream.stale()
+  const read = upstream.readFrom
+  if (read) {
+    const position = upstream.position ? { position: upstream.position } : {}
+    extensions = { ...extensions, readFrom: read.target, lagMs: read.lagMs, ...position } as E
+  }
   if (stale.length === 0) return extensions
   const report = stale.map((code) => ({
     serviceCode: code.serviceCode,
