@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
-import type { Scope } from '../graphql/auth.scope.js'
+import { accessOf, type Scope } from '../graphql/auth.scope.js'
 import type { GraphqlContext } from '../graphql/reads/request.context.js'
 import { traceparentOfConnectionInit } from '../ops/operation.spans.js'
 import type { RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
@@ -21,10 +21,8 @@ export const UNAUTHORIZED_CLOSE = closeFor('UNAUTHORIZED')
 /** What the websocket transport needs. */
 export interface WebsocketOptions {
   /** The request core: every subscribe message is admitted, executed or subscribed by it. */
-  pipeline: Pick<RequestPipeline, 'admit' | 'execute' | 'subscribe'>
+  pipeline: Pick<RequestPipeline, 'access' | 'admit' | 'execute' | 'subscribe'>
   path: string
-  /** Authenticates a socket from its `connection_init` payload, or null to close it with 4401. */
-  authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => Scope | null
   /** The GraphQL context of one operation, or of one event of a subscription, continuing `trace`. */
   context: (scope: Scope, trace: GraphqlContext['trace']) => GraphqlContext
   /** Largest message a client may send. */
@@ -75,11 +73,17 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
     {
       // Close reasons never carry internal error messages.
       isProd: true,
-      onConnect: (ctx) => {
-        const scope = options.authenticate(ctx.connectionParams)
-        if (scope === null) {
-          // graphql-ws would answer a refusal with 4403; an unauthenticated client gets 4401.
-          ctx.extra.socket.close(UNAUTHORIZED_CLOSE.code, UNAUTHORIZED_CLOSE.reason)
+      onConnect: async (ctx) => {
+        // The key or token of `connection_init`, as HTTP's `Authorization` header carries it.
+        const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization
+        const address = ctx.extra.request.socket.remoteAddress
+        const scope = await pipeline.access.admit(
+          typeof authorization === 'string' ? authorization : undefined,
+          address,
+        )
+        if (scope instanceof Error) {
+          // graphql-ws would answer a refusal with 4403; an unauthenticated client gets 4401, with the reason.
+          ctx.extra.socket.close(UNAUTHORIZED_CLOSE.code, `Unauthorized: ${scope.extensions.reason}`)
           return false
         }
         // The socket's operations continue the trace its connection_init named, if any.
@@ -107,7 +111,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
       onOperation: (ctx, id, _payload, _args, result) => {
         if (!(result instanceof SubscriptionStream)) return undefined
         const socket = ctx.extra.socket
-        const key = operationKey(result, result.scope)
+        const key = operationKey(result, accessOf(result.scope))
         const execute = (event: unknown) => result.execute(event)
         return sharedStream(result.source, {
           socket,
