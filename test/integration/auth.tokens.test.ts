@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
@@ -118,6 +119,47 @@ describe(`signed tokens beside API keys (${driverName})`, () => {
     // jose fetches the JWKS again for an unknown kid once its cooldown (5 s) has passed.
     await expect.poll(async () => (await graphql(gateway, QUERY, {}, bearer(token))).status).toBe(200)
     expect(await connectWith(gateway.url, `Bearer ${token}`)).toEqual({ code: 0, reason: 'acknowledged' })
+  })
+
+  it('answers Query.viewer for a token (its claims) and for a key (its name)', async () => {
+    const VIEWER = '{ viewer { method subject name issuer serviceCodes can userName expiresAt keyName canOperate } }'
+    const claims = { ...CLAIMS, livegate: { serviceCodes: ['TESTING'], can: ['operate'], userName: 'anchor_07' } }
+    const token = await signToken({ key: first, claims, expiresIn: 600 })
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { exp: number }
+    const asToken = await graphql(gateway, VIEWER, {}, bearer(token))
+    expect(asToken.data?.viewer).toEqual({
+      method: 'TOKEN',
+      subject: 'u_8812',
+      name: 'Mei Chen',
+      issuer: ISSUER,
+      serviceCodes: ['TESTING'],
+      can: ['operate'],
+      userName: 'anchor_07',
+      expiresAt: new Date(exp * 1000).toISOString(),
+      keyName: null,
+      canOperate: true,
+    })
+    const asKey = await graphql(gateway, VIEWER, {}, bearer(KEY))
+    expect(asKey.data?.viewer).toMatchObject({ method: 'KEY', subject: 'ops', name: null, serviceCodes: null })
+    expect((await overSocket(gateway.url, VIEWER, {}, token)).data?.viewer).toMatchObject({ subject: 'u_8812' })
+  })
+
+  it("names the token's subject in the audit (requestedBy), never null", async () => {
+    const reader = await signToken({ key: first, claims: { ...CLAIMS, livegate: { serviceCodes: ['TESTING'] } } })
+    const id = toGlobalId('Task', 'TESTING', 'some-task')
+    const stop = await graphql(
+      gateway,
+      'mutation($id: ID!) { stopTask(id: $id) { action { id } } }',
+      { id },
+      bearer(reader),
+    )
+    expect(stop.errors?.[0]?.extensions?.code, stop.text).toBe('FORBIDDEN')
+    const audit = await graphql(gateway, '{ actions { edges { node { kind requestedBy refusal } } } }', {}, bearer(KEY))
+    expect(audit.data?.actions.edges.map((edge: { node: unknown }) => edge.node)).toContainEqual({
+      kind: 'STOP_TASK',
+      requestedBy: 'u_8812 (Mei Chen)',
+      refusal: 'FORBIDDEN',
+    })
   })
 
   it('scopes a token by its claims, and counts callers by method and outcome', async () => {

@@ -11,6 +11,7 @@ import {
 import { acknowledgeIncident, refuseAcknowledgement } from '../../../storage/alerts/incident.statements.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
+import { actorOf } from '../action.outcome.js'
 import { allowedCodes, requireOperate, type Scope } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
@@ -77,7 +78,8 @@ export class IncidentResolver {
     const [rowId = ''] = requireGlobalId(id, 'id', ['Incident']).key
     const problem = note == null ? undefined : textProblem('note', note)
     if (problem) throw badUserInput(problem, 'note')
-    const who = { keyName: scope.keyName ?? null, note: note ?? null }
+    const actor = actorOf(scope)
+    const who = { by: actor.by, keyName: actor.keyName ?? null, note: note ?? null }
     if (!scope.canOperate) {
       await refuseAcknowledgement(db, Number(rowId), who, new Date(), allowedCodes(scope))
       requireOperate(scope, 'acknowledging an incident')

@@ -15,6 +15,7 @@ import { RealtimeSubscription } from './realtime.subscription.js'
 import { TaskResolver } from './task.resolver.js'
 import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
+import { ViewerResolver } from './viewer.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
 import { WebhookResolver } from './webhook.resolver.js'
 
@@ -46,4 +47,5 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskRecordingsResolver,
   OutputRecordingsResolver,
   UserRecordingsResolver,
+  ViewerResolver,
 ]
