@@ -5,7 +5,8 @@ import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { freePort } from '../support/free.port.js'
-import { TEST_CONFIG } from '../support/gateway.fixture.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { deliverTo, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import {
   connectWith,
@@ -18,6 +19,7 @@ import {
 } from '../support/jwks.server.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
 import { overSocket } from '../support/socket.execute.js'
+import { settle, subscribe } from '../support/subscription.client.js'
 
 // Signed tokens from a provider of the test's own (a real HTTP server answering its JWKS), beside
 // an API key, over HTTP and graphql-ws alike: one gateway, started while the provider is down.
@@ -25,6 +27,12 @@ import { overSocket } from '../support/socket.execute.js'
 const KEY = 'operators-key'
 const CLAIMS = { sub: 'u_8812', name: 'Mei Chen', livegate: { serviceCodes: ['TESTING'], can: ['operate'] } }
 const QUERY = '{ tasks { totalCount } }'
+const NOTIFICATIONS = `subscription($filter: NotificationFilter, $after: String) {
+  notificationReceived(filter: $filter, after: $after) { kind cursor }
+}`
+interface Received {
+  notificationReceived: { kind: string; cursor: string }
+}
 
 describe(`signed tokens beside API keys (${driverName})`, () => {
   let db: TestDatabase
@@ -160,6 +168,36 @@ describe(`signed tokens beside API keys (${driverName})`, () => {
       requestedBy: 'u_8812 (Mei Chen)',
       refusal: 'FORBIDDEN',
     })
+  })
+
+  it('closes a socket 4401 when its token expires; back with a fresh token, it resumes from its cursor missing nothing', async () => {
+    const taskId = 'expiring-task'
+    const samples = sampleCallbacks(taskId, 'TESTING')
+    const filter = { taskIds: [taskId] }
+    const short = await signToken({ key: first, claims: CLAIMS, expiresIn: 8 })
+    const before = subscribe<Received>(gateway.url, NOTIFICATIONS, { filter }, { authorization: `Bearer ${short}` })
+    await settle()
+    expect((await deliverTo(gateway, samples.liveStart as Record<string, string>)).status).toBe(200)
+    const [seen] = await before.waitFor(1, 60_000)
+    expect(await before.closed).toBe(4401)
+    // Sent while the client signs in again.
+    for (const fields of [samples.thumbnail, samples.liveResume])
+      expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
+    const fresh = await signToken({ key: first, claims: CLAIMS })
+    const after = seen?.notificationReceived.cursor
+    const resumed = subscribe<Received>(
+      gateway.url,
+      NOTIFICATIONS,
+      { filter, after },
+      { authorization: `Bearer ${fresh}` },
+    )
+    try {
+      const events = await resumed.waitFor(2, 60_000)
+      expect(events.map((event) => event.notificationReceived.kind)).toEqual(['THUMBNAIL', 'LIVE_RESUME'])
+    } finally {
+      await resumed.dispose()
+      await before.dispose()
+    }
   })
 
   it('scopes a token by its claims, and counts callers by method and outcome', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { GraphQLError } from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
 import type { Registry } from 'prom-client'
-import { WebSocketServer } from 'ws'
+import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
@@ -88,6 +88,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
         }
         // The socket's operations continue the trace its connection_init named, if any.
         ctx.extra.caller = { scope, trace: traceparentOfConnectionInit(ctx.connectionParams) }
+        closeAtExpiry(ctx.extra.socket, scope.caller?.expiresAt)
         return true
       },
       onSubscribe: (ctx, _id, payload) => {
@@ -130,4 +131,21 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
   app.addHook('preClose', async () => {
     await server.dispose()
   })
+}
+
+/** The longest delay a Node timer keeps (about 24.8 days); a token valid longer is not closed by time. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+/** The close of a socket whose token expired: the client signs in again and resumes from its cursor. */
+const EXPIRED_CLOSE = { code: UNAUTHORIZED_CLOSE.code, reason: 'Unauthorized: expired' }
+
+/**
+ * A socket opened with a token is closed 4401 when the token expires: a time limit of its own,
+ * cleared when the socket closes first (a key does not expire, so its sockets have none).
+ */
+function closeAtExpiry(socket: WebSocket, expiresAt: Date | undefined): void {
+  if (!expiresAt) return
+  const delay = Math.max(0, expiresAt.getTime() - Date.now())
+  if (delay > LONGEST_TIMER_MS) return
+  const limit = setTimeout(() => socket.close(EXPIRED_CLOSE.code, EXPIRED_CLOSE.reason), delay)
+  socket.once('close', () => clearTimeout(limit))
 }
