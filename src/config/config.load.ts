@@ -295,5 +295,10 @@ function resolveSecrets(file: ConfigFile, env: ConfigSources['env'], path: strin
       throw new ConfigError(`${where}: webhooks.endpoints[${index}].secret: ${WEBHOOK_SECRET_MESSAGE}`)
     return { ...endpoint, secret }
   })
-  return { ...file, services, apiKeys, webhooks: { ...file.webhooks, endpoints } }
+  const jwt = file.auth.jwt
+  const auth = {
+    ...file.auth,
+    jwt: jwt && { ...jwt, secret: jwt.secret && resolve(jwt.secret, 'auth.jwt.secret') },
+  }
+  return { ...file, services, apiKeys, auth, webhooks: { ...file.webhooks, endpoints } }
 }

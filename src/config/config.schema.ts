@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { alertsSchema } from './alerts.schema.js'
+import { type AuthConfig, authSchema } from './auth.schema.js'
 import { historySchema, reconcileSchema } from './history.schema.js'
 import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 
@@ -209,6 +210,7 @@ export const configFileSchema = z
     database: databaseSchema.default({ dataDir: './data' }),
     services: z.array(serviceSchema).default([]),
     apiKeys: z.array(apiKeySchema).default([]),
+    auth: authSchema.default({}),
     ingest: ingestSchema.default(() => ingestSchema.parse({})),
     spool: spoolSchema.default(() => spoolSchema.parse({})),
     upstream: upstreamSchema.default(() => upstreamSchema.parse({})),
@@ -292,8 +294,9 @@ export interface ApiKeyConfig {
 }
 
 /** The resolved configuration every part of livegate is given. */
-export interface Config extends Omit<ConfigFile, 'services' | 'apiKeys' | 'webhooks'> {
+export interface Config extends Omit<ConfigFile, 'services' | 'apiKeys' | 'webhooks' | 'auth'> {
   services: ServiceConfig[]
   apiKeys: ApiKeyConfig[]
+  auth: AuthConfig
   webhooks: Omit<ConfigFile['webhooks'], 'endpoints'> & { endpoints: WebhookEndpointConfig[] }
 }

@@ -17,3 +17,4 @@ export {
   INCIDENT_SEVERITIES,
   type IncidentSeverity,
 } from './alerts.schema.js'
+export { ASYMMETRIC_ALGORITHMS, type AuthConfig, type JwtConfig } from './auth.schema.js'

@@ -55,7 +55,11 @@ export const errorCatalogue = {
       'A request /graphql does not serve: a possible CSRF (a form or text/plain POST, a GET without a GraphQL ' +
       'accept or preflight header), a subscription over HTTP, an unreadable body, or another method (405).',
   },
-  UNAUTHENTICATED: { on: 'graphql', status: 401, message: 'No valid API key (`Authorization: Bearer <key>`).' },
+  UNAUTHENTICATED: {
+    on: 'graphql',
+    status: 401,
+    message: 'No valid API key or token (`Authorization: Bearer <key or token>`); `extensions.reason` says why.',
+  },
   BAD_USER_INPUT: {
     on: 'graphql',
     status: 400,
@@ -121,7 +125,7 @@ export const errorCatalogue = {
   UNAUTHORIZED: {
     on: 'websocket',
     close: 4401,
-    message: 'Unauthorized: send { "authorization": "Bearer <key>" } in connection_init',
+    message: 'Unauthorized: send { "authorization": "Bearer <key or token>" } in connection_init',
   },
 } as const satisfies Record<string, CatalogueEntry>
 

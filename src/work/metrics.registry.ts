@@ -39,6 +39,8 @@ export interface Metrics {
   /** What `list_files` answers held that the catalogue cannot: files or values left out, by reason. */
   archiveLeftOut: Counter<'service_code' | 'what' | 'reason'>
   actions: Counter<'kind' | 'state'>
+  /** Callers admitted or refused, by method (`key`, `token`, `local`, `none`) and outcome (`accepted` or the reason). */
+  auth: Counter<'method' | 'outcome'>
   /** Seconds one signed request to the cloud took, by operation and outcome (`ok` or the failure kind). */
   cloudRequestSeconds: Histogram<'operation' | 'outcome'>
 }
@@ -129,6 +131,12 @@ export function createMetrics(): Metrics {
       name: 'livegate_actions_total',
       help: 'Actions asked for through livegate, by kind and how they ended (SUCCEEDED, FAILED, REFUSED).',
       labelNames: ['kind', 'state'],
+      registers,
+    }),
+    auth: new Counter({
+      name: 'livegate_auth_total',
+      help: 'Callers admitted or refused, by method (key, token, local, none) and outcome (accepted or the reason).',
+      labelNames: ['method', 'outcome'],
       registers,
     }),
     projectorPasses: new Counter({

@@ -112,7 +112,7 @@ describe(`Task.timeline (${driverName})`, () => {
       openedAt: at(14),
     })
     if (!incident) throw new Error('no incident opened')
-    await acknowledgeIncident(database, incident.id, { keyName: 'a', note: null }, at(16), undefined)
+    await acknowledgeIncident(database, incident.id, { by: 'a', keyName: 'a', note: null }, at(16), undefined)
     await resolveIncident(database, incident.id, at(30), 'cleared')
     const { row: action } = await recordAction(
       database,

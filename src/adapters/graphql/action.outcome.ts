@@ -1,14 +1,25 @@
 import type { ActionArgs } from '../../model/action.model.js'
 import type { ActionRow } from '../../storage/tables/action.table.js'
-import type { ActionRequest } from '../../work/outbound/action.audit.js'
+import type { ActionRequest, Actor } from '../../work/outbound/action.audit.js'
 import type { ActionRunner, ActOutcome } from '../../work/outbound/action.runner.js'
-import { requireOperate, type Scope } from './auth.scope.js'
+import { LOCAL_CALLER, requireOperate, type Scope } from './auth.scope.js'
 import { badUserInput, graphqlError } from './graphql.errors.js'
 
 /**
  * What every acting resolver (the cloud's actions, the webhook outbox's) does with the runner:
  * refusing a read-only key, and turning the runner's outcome into the answer or its error.
  */
+
+/**
+ * Who acts, as the audit names them and keeps their rate: a token by its `sub` (with its `name`,
+ * its rate its own), a key by its name, the local user as `local`. Never null.
+ */
+export function actorOf(scope: Scope): Actor {
+  const caller = scope.caller ?? (scope.keyName ? { method: 'key' as const, subject: scope.keyName } : LOCAL_CALLER)
+  const by = caller.name ? `${caller.subject} (${caller.name})` : caller.subject
+  const keyName = scope.keyName ?? (caller.method === 'token' ? `token:${caller.subject}` : undefined)
+  return { keyName, by, canOperate: scope.canOperate }
+}
 
 /** The process's runner; a process without one cannot act. */
 export function requireRunner(runner: ActionRunner | undefined): ActionRunner {
@@ -29,7 +40,7 @@ export async function refuseReadOnly(
   mayRecord: boolean,
   what: string,
 ): Promise<never> {
-  await runner.refuse({ keyName: scope.keyName, canOperate: false }, args, request, mayRecord)
+  await runner.refuse({ ...actorOf(scope), canOperate: false }, args, request, mayRecord)
   requireOperate(scope, what)
   throw new Error('unreachable: requireOperate refuses a key that may not operate')
 }

@@ -21,6 +21,31 @@ export type Scope = ({ kind: 'all' } | { kind: 'codes'; serviceCodes: readonly s
    * service codes, and what hangs off them (issue 42).
    */
   userName?: string
+  /** Who asked, as the audit and `Query.viewer` name them (absent only in a scope made by hand). */
+  caller?: Caller
+}
+
+/** Who asked: a key by its name, a token by its `sub`, or the local user of a gateway with no keys. */
+export interface Caller {
+  method: 'key' | 'token' | 'local'
+  subject: string
+  /** The token's `name` claim. */
+  name?: string
+  issuer?: string
+  /** When the token expires (a key does not). */
+  expiresAt?: Date
+}
+
+/** The local user's name in the audit: a gateway with no keys or tokens, on a loopback address. */
+export const LOCAL_CALLER: Caller = { method: 'local', subject: 'local' }
+
+/**
+ * What a scope may read, without who asked: subscribers with the same access share one result
+ * per event (shared.results.ts), whoever they are.
+ */
+export function accessOf(scope: Scope): Omit<Scope, 'caller'> {
+  const { caller: _caller, ...access } = scope
+  return access
 }
 
 /** The caller's scope as a store restriction: undefined reads everything. */
@@ -67,11 +92,14 @@ export function requireOperate(scope: Scope, what: string): void {
   )
 }
 
-const UNAUTHENTICATED_MESSAGE = 'A valid API key is required: send "Authorization: Bearer <key>".'
+const UNAUTHENTICATED_MESSAGE = 'A valid API key or token is required: send "Authorization: Bearer <key or token>".'
 
-/** The error of a missing or wrong key: HTTP 401 for queries. */
-export function unauthenticated(): GraphQLError {
-  return graphqlError('UNAUTHENTICATED', UNAUTHENTICATED_MESSAGE, { http: { status: 401 } })
+/**
+ * The error of a missing or wrong key or token: HTTP 401, with one stable `reason` in its
+ * extensions (`missing`, `unknown key`, `expired`, … : token.verifier.ts) and never the token.
+ */
+export function unauthenticated(reason = 'unknown key'): GraphQLError {
+  return graphqlError('UNAUTHENTICATED', `${UNAUTHENTICATED_MESSAGE} (${reason})`, { reason, http: { status: 401 } })
 }
 
 /**
@@ -81,7 +109,7 @@ export function unauthenticated(): GraphQLError {
  */
 export function authenticate(authorization: string | undefined, keys: readonly ApiKeyConfig[]): Scope | null {
   // No keys: livegate serves only on loopback, and the local user may do everything.
-  if (keys.length === 0) return { kind: 'all', canOperate: true }
+  if (keys.length === 0) return { kind: 'all', canOperate: true, caller: LOCAL_CALLER }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
   if (!match) return null
   const presented = createHash('sha256')
@@ -92,10 +120,11 @@ export function authenticate(authorization: string | undefined, keys: readonly A
     if (timingSafeEqual(presented, key.sha256) && !found) found = key
   }
   if (!found) return null
+  const caller: Caller = { method: 'key', subject: found.name }
   const scope: Scope =
     found.serviceCodes === '*'
-      ? { kind: 'all', keyName: found.name, canOperate: found.canOperate }
-      : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name, canOperate: found.canOperate }
+      ? { kind: 'all', keyName: found.name, canOperate: found.canOperate, caller }
+      : { kind: 'codes', serviceCodes: found.serviceCodes, keyName: found.name, canOperate: found.canOperate, caller }
   if (found.operations === 'trusted') scope.trustedOnly = true
   if (found.userName !== undefined) scope.userName = found.userName
   return scope
@@ -105,8 +134,8 @@ export function authenticate(authorization: string | undefined, keys: readonly A
  * The secure default: without API keys, data is served only on a loopback address. Returns the
  * reason livegate must not start, or undefined.
  */
-export function unsafeBinding(config: Pick<Config, 'apiKeys' | 'host'>): string | undefined {
-  if (config.apiKeys.length > 0 || isLoopback(config.host)) return undefined
+export function unsafeBinding(config: Pick<Config, 'apiKeys' | 'host' | 'auth'>): string | undefined {
+  if (config.apiKeys.length > 0 || config.auth.jwt || isLoopback(config.host)) return undefined
   return (
     `no API keys are configured, so livegate serves data only on a loopback address, but host is "${config.host}": ` +
     `add "apiKeys" (README, Operations) or bind to 127.0.0.1`

@@ -7,7 +7,6 @@ import { codeForFrameworkError, errorAnswer, livegateError } from '../../model/e
 import { GRAPHQL_PATH, graphqlPlugin } from '../graphql/http/graphql.plugin.js'
 import { createContext } from '../graphql/reads/request.context.js'
 import { RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
-import { authenticate } from '../graphql/auth.scope.js'
 import { attachWebsocket } from '../websocket/ws.server.js'
 import { callbackRoute } from './callback.route.js'
 import { RefusalLimiter } from './refusal.limiter.js'
@@ -153,10 +152,6 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     pipeline,
     path: GRAPHQL_PATH,
     maxPayload: 1024 * 1024,
-    authenticate: (params) => {
-      const authorization = params?.authorization ?? params?.Authorization
-      return authenticate(typeof authorization === 'string' ? authorization : undefined, config.apiKeys)
-    },
     context: (scope, trace) => createContext(deps, scope, 'ws', trace),
     subscriberBuffer: config.realtime.subscriberBuffer,
     registry: metrics.registry,

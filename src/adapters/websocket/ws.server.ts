@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import { GraphQLError } from 'graphql'
 import { useServer } from 'graphql-ws/use/ws'
 import type { Registry } from 'prom-client'
-import { WebSocketServer } from 'ws'
+import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
 import { closeFor } from '../../model/error.catalogue.js'
-import type { Scope } from '../graphql/auth.scope.js'
+import { accessOf, type Scope } from '../graphql/auth.scope.js'
 import type { GraphqlContext } from '../graphql/reads/request.context.js'
 import { traceparentOfConnectionInit } from '../ops/operation.spans.js'
 import type { RequestPipeline } from '../graphql/pipeline/request.pipeline.js'
@@ -21,10 +21,8 @@ export const UNAUTHORIZED_CLOSE = closeFor('UNAUTHORIZED')
 /** What the websocket transport needs. */
 export interface WebsocketOptions {
   /** The request core: every subscribe message is admitted, executed or subscribed by it. */
-  pipeline: Pick<RequestPipeline, 'admit' | 'execute' | 'subscribe'>
+  pipeline: Pick<RequestPipeline, 'access' | 'admit' | 'execute' | 'subscribe'>
   path: string
-  /** Authenticates a socket from its `connection_init` payload, or null to close it with 4401. */
-  authenticate: (connectionParams: Readonly<Record<string, unknown>> | undefined) => Scope | null
   /** The GraphQL context of one operation, or of one event of a subscription, continuing `trace`. */
   context: (scope: Scope, trace: GraphqlContext['trace']) => GraphqlContext
   /** Largest message a client may send. */
@@ -75,15 +73,22 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
     {
       // Close reasons never carry internal error messages.
       isProd: true,
-      onConnect: (ctx) => {
-        const scope = options.authenticate(ctx.connectionParams)
-        if (scope === null) {
-          // graphql-ws would answer a refusal with 4403; an unauthenticated client gets 4401.
-          ctx.extra.socket.close(UNAUTHORIZED_CLOSE.code, UNAUTHORIZED_CLOSE.reason)
+      onConnect: async (ctx) => {
+        // The key or token of `connection_init`, as HTTP's `Authorization` header carries it.
+        const authorization = ctx.connectionParams?.authorization ?? ctx.connectionParams?.Authorization
+        const address = ctx.extra.request.socket.remoteAddress
+        const scope = await pipeline.access.admit(
+          typeof authorization === 'string' ? authorization : undefined,
+          address,
+        )
+        if (scope instanceof Error) {
+          // graphql-ws would answer a refusal with 4403; an unauthenticated client gets 4401, with the reason.
+          ctx.extra.socket.close(UNAUTHORIZED_CLOSE.code, `Unauthorized: ${scope.extensions.reason}`)
           return false
         }
         // The socket's operations continue the trace its connection_init named, if any.
         ctx.extra.caller = { scope, trace: traceparentOfConnectionInit(ctx.connectionParams) }
+        closeAtExpiry(ctx.extra.socket, scope.caller?.expiresAt)
         return true
       },
       onSubscribe: (ctx, _id, payload) => {
@@ -107,7 +112,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
       onOperation: (ctx, id, _payload, _args, result) => {
         if (!(result instanceof SubscriptionStream)) return undefined
         const socket = ctx.extra.socket
-        const key = operationKey(result, result.scope)
+        const key = operationKey(result, accessOf(result.scope))
         const execute = (event: unknown) => result.execute(event)
         return sharedStream(result.source, {
           socket,
@@ -126,4 +131,21 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
   app.addHook('preClose', async () => {
     await server.dispose()
   })
+}
+
+/** The longest delay a Node timer keeps (about 24.8 days); a token valid longer is not closed by time. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+/** The close of a socket whose token expired: the client signs in again and resumes from its cursor. */
+const EXPIRED_CLOSE = { code: UNAUTHORIZED_CLOSE.code, reason: 'Unauthorized: expired' }
+
+/**
+ * A socket opened with a token is closed 4401 when the token expires: a time limit of its own,
+ * cleared when the socket closes first (a key does not expire, so its sockets have none).
+ */
+function closeAtExpiry(socket: WebSocket, expiresAt: Date | undefined): void {
+  if (!expiresAt) return
+  const delay = Math.max(0, expiresAt.getTime() - Date.now())
+  if (delay > LONGEST_TIMER_MS) return
+  const limit = setTimeout(() => socket.close(EXPIRED_CLOSE.code, EXPIRED_CLOSE.reason), delay)
+  socket.once('close', () => clearTimeout(limit))
 }

@@ -44,8 +44,9 @@ export async function resolveIncident(
   })
 }
 
-/** Who acknowledges: the API key's name (null for the local user, no keys configured). */
+/** Who acknowledges: whom the audit names (a token's `sub`, a key's name, `local`), and the key its rate is kept under. */
 export interface Acknowledger {
+  by: string
   keyName: string | null
   note: string | null
 }
@@ -68,7 +69,7 @@ export async function acknowledgeIncident(
     if (current.state !== 'OPEN') return current
     const [row] = await tx
       .update(incidents)
-      .set({ state: 'ACKNOWLEDGED', acknowledgedAt: at, acknowledgedBy: who.keyName, note: who.note })
+      .set({ state: 'ACKNOWLEDGED', acknowledgedAt: at, acknowledgedBy: who.by, note: who.note })
       .where(eq(incidents.id, id))
       .returning()
     if (!row) return undefined
@@ -109,7 +110,7 @@ async function auditAcknowledgement(
       kind: 'ACKNOWLEDGE_INCIDENT',
       serviceCode: row.serviceCode,
       taskId: row.taskId,
-      requestedBy: who.keyName,
+      requestedBy: who.by,
       reason: who.note,
       argsHash: createHash('sha256')
         .update(JSON.stringify(['ACKNOWLEDGE_INCIDENT', row.id, who.note]))

@@ -11,9 +11,12 @@ import type { Metrics } from '../metrics.registry.js'
  * whichever path (a cloud action, an outbox action, a refused attempt) made them.
  */
 
-/** Who asks: the API key's name (none for the local user) and whether it may act. */
+/** Who asks: whom the audit names, what its rate and idempotency are kept under, and whether it may act. */
 export interface Actor {
+  /** The key's name, or `token:<sub>` for a token: the rate and idempotency keys are kept per caller. */
   keyName: string | undefined
+  /** Who acted, as the audit names them: a token's `sub` (with its `name`), a key's name, or `local`. */
+  by: string
   canOperate: boolean
 }
 
@@ -41,7 +44,7 @@ export function auditRow(actor: Actor, args: ActionArgs, request: ActionRequest,
     endpoint: 'endpoint' in args ? args.endpoint : null,
     text: args.kind === 'SEND_MESSAGE' ? args.text : null,
     fromName: args.kind === 'SEND_MESSAGE' ? args.from : null,
-    requestedBy: actor.keyName ?? null,
+    requestedBy: actor.by,
     reason: request.reason ?? null,
     argsHash,
     idempotencyKey: request.idempotencyKey ?? null,
@@ -136,7 +139,7 @@ export async function recordRefusal(
       action: row.id,
       kind: args.kind,
       serviceCode: args.serviceCode,
-      requestedBy: actor.keyName ?? null,
+      requestedBy: actor.by,
       refusal: code,
     },
     `action ${row.id} (${args.kind}) refused: ${code}`,

@@ -1,7 +1,7 @@
 import fastifyApollo from '@as-integrations/fastify'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Config } from '../../../config/config.schema.js'
-import { authenticate, type Scope, unauthenticated } from '../auth.scope.js'
+import type { Scope } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { graphqlErrorBody } from '../graphql.errors.js'
 import { csrfHook } from './http.policy.js'
@@ -50,7 +50,17 @@ function plainRequest(body: unknown): (PipelineRequest & { query: string }) | un
  * and POST, behind our CSRF policy; it authenticates the caller and translates, nothing more.
  */
 export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (app, options) => {
-  const { config, pipeline, contextFor } = options
+  const { pipeline, contextFor } = options
+  // A request's caller is admitted once: the prepared path's admission is Apollo's too, when it hands the request on.
+  const callers = new WeakMap<object, ReturnType<RequestPipeline['access']['admit']>>()
+  const callerOf = (request: FastifyRequest) => {
+    let caller = callers.get(request)
+    if (!caller) {
+      caller = pipeline.access.admit(request.headers.authorization, request.ip)
+      callers.set(request, caller)
+    }
+    return caller
+  }
 
   // Errors fastify raises before Apollo runs (unreadable JSON, an unsupported body type) are
   // answered in the GraphQL response shape, as a GraphQL client expects on this path.
@@ -76,8 +86,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     const sent = plainRequest(request.body)
     const contentType = CONTENT_TYPES.get(request.headers.accept ?? '')
     if (!sent || !contentType || !pipeline.documents.wasAnswered(sent.query, sent.operationName ?? null)) return
-    const scope = authenticate(request.headers.authorization, config.apiKeys)
-    if (!scope) return
+    const scope = await callerOf(request)
+    if (scope instanceof Error) return
     const answer = await pipeline.answerKnown(sent, contextFor(scope))
     if (!answer) return
     void reply.code(200).header('cache-control', 'no-store')
@@ -87,8 +97,8 @@ export const graphqlPlugin: FastifyPluginAsync<GraphqlPluginOptions> = async (ap
     path: GRAPHQL_PATH,
     method: ['GET', 'POST'],
     context: async (request) => {
-      const scope = authenticate(request.headers.authorization, config.apiKeys)
-      if (!scope) throw unauthenticated()
+      const scope = await callerOf(request)
+      if (scope instanceof Error) throw scope
       return contextFor(scope)
     },
   })

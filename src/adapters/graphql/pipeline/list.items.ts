@@ -47,6 +47,9 @@ export const LIST_ITEMS: Readonly<Record<string, ListItems>> = {
   'Query.webhookEndpoints': CONFIGURED_ITEMS,
   'WebhookEndpoint.serviceCodes': CONFIGURED_ITEMS,
   'WebhookEndpoint.events': CONFIGURED_ITEMS,
+  'Viewer.serviceCodes': CONFIGURED_ITEMS,
+  // `operate`, the one permission beyond reading.
+  'Viewer.can': 1,
 }
 
 /** The items of a list field of `type`; undefined for a field that is no list, or one the table misses. */

@@ -13,6 +13,7 @@ import type { Config } from '../../../config/config.schema.js'
 import type { Metrics } from '../../../work/metrics.registry.js'
 import { INVALID_OPERATION_TYPE, OperationLabels } from '../../ops/graphql.metrics.js'
 import { type OperationTrace, withOperationSpan } from '../../ops/operation.spans.js'
+import { AccessGate } from '../access.gate.js'
 import { formatResultErrors, maskUnexpectedErrors } from '../graphql.errors.js'
 import { formatAnswer, aroundExecution, isContext } from './answer.rules.js'
 import { type GraphqlContext, readAfter } from '../reads/request.context.js'
@@ -73,6 +74,8 @@ export class RequestPipeline {
   /** The compiled executor, which Apollo runs as its gateway's. */
   readonly gateway: ReturnType<typeof compiledExecution>
   readonly metrics: Metrics | undefined
+  /** Who is asking: an API key or a signed token, for every transport (access.gate.ts). */
+  readonly access: AccessGate
   private readonly events: ReturnType<typeof compiledEvents>
 
   /** Builds the schema (every resolver, and the Federation subgraph's fields when configured) and the core. */
@@ -82,7 +85,9 @@ export class RequestPipeline {
     const schema = options.config.graphql.federation
       ? (await import('./subgraph.schema.js')).buildSubgraph(built)
       : built
-    return new RequestPipeline(schema, options)
+    const pipeline = new RequestPipeline(schema, options)
+    await pipeline.access.start()
+    return pipeline
   }
 
   private constructor(
@@ -94,6 +99,7 @@ export class RequestPipeline {
     this.documents = new DocumentCache(schema)
     this.checkLimits = queryLimitsChecker(config.graphql)
     this.metrics = options.metrics
+    this.access = new AccessGate(config, log, options.metrics)
     this.mask = maskUnexpectedErrors((error) => log.error({ err: error }, 'graphql resolver failed'))
     const text = (options.jsonText ?? jsonTextByDefault()) ? jsonTextExecution(schema) : undefined
     // Over a socket graphql-ws serializes the answer itself: only HTTP's answers take JSON texts.

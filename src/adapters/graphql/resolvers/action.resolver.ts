@@ -10,7 +10,7 @@ import { allowedCodes, allowedUser, inScope, type Scope } from '../auth.scope.js
 import { type GraphqlContext, subscribeTo } from '../reads/request.context.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
 import { badUserInput } from '../graphql.errors.js'
-import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
+import { actionOf, actorOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import {
   Arg,
@@ -31,7 +31,6 @@ import {
   ActionState,
   SendMessagePayload,
   StopTaskPayload,
-  Viewer,
 } from '../types/action.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import { Task } from '../types/task.type.js'
@@ -160,11 +159,6 @@ export class ActionResolver {
     })
   }
 
-  @Query(() => Viewer, { description: "The caller: its API key's name and whether it may act." })
-  viewer(@Ctx() { scope }: GraphqlContext): Viewer {
-    return { keyName: scope.keyName ?? null, canOperate: scope.canOperate }
-  }
-
   @Subscription(() => Action, {
     description: 'Each action the caller may read, pushed when it is asked for (or refused) and again when it ends.',
     subscribe: ({ args, context }) =>
@@ -243,10 +237,6 @@ function knownCode(context: GraphqlContext, serviceCode: string): boolean {
     inScope(context.scope, serviceCode) &&
     context.config.services.some((service) => service.serviceCode === serviceCode)
   )
-}
-
-function actorOf(scope: Scope): { keyName: string | undefined; canOperate: boolean } {
-  return { keyName: scope.keyName, canOperate: scope.canOperate }
 }
 
 const stopLoaders = new WeakMap<GraphqlContext, DataLoader<string, ActionRow | undefined>>()

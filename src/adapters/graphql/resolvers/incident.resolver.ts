@@ -12,6 +12,7 @@ import {
 import { acknowledgeIncident, refuseAcknowledgement } from '../../../storage/alerts/incident.statements.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
+import { actorOf } from '../action.outcome.js'
 import { allowedCodes, allowedUser, requireOperate, type Scope } from '../auth.scope.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { requireGlobalId, toGlobalId } from '../global.id.js'
@@ -78,7 +79,8 @@ export class IncidentResolver {
     const [rowId = ''] = requireGlobalId(id, 'id', ['Incident']).key
     const problem = note == null ? undefined : textProblem('note', note)
     if (problem) throw badUserInput(problem, 'note')
-    const who = { keyName: scope.keyName ?? null, note: note ?? null }
+    const actor = actorOf(scope)
+    const who = { by: actor.by, keyName: actor.keyName ?? null, note: note ?? null }
     // A broadcaster's own view: an incident not of the user's tasks answers as one livegate does not know.
     if (scope.userName !== undefined && (await incidentsByIds(db, [Number(rowId)]))[0]?.taskAuthor !== scope.userName)
       throw badUserInput('id names no incident livegate knows.', 'id')

@@ -17,6 +17,7 @@ import { TaskTimelineResolver, TimelineEntryResolver } from '../timeline/timelin
 import { TimelineSubscription } from '../timeline/timeline.subscription.js'
 import { UpstreamArchiveResolver, UpstreamResolver } from './upstream.resolver.js'
 import { UserResolver } from './user.resolver.js'
+import { ViewerResolver } from './viewer.resolver.js'
 import { InputResolver, MediaFormatResolver, StreamResolver } from './values.resolver.js'
 import { WebhookResolver } from './webhook.resolver.js'
 
@@ -51,4 +52,5 @@ export const resolvers: NonEmptyArray<Function> = [
   TaskTimelineResolver,
   TimelineEntryResolver,
   TimelineSubscription,
+  ViewerResolver,
 ]

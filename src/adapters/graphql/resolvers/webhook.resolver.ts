@@ -6,7 +6,7 @@ import type { WorkDone } from '../../../work/outbound/action.runner.js'
 import { allowedCodes, requireWholeService } from '../auth.scope.js'
 import type { GraphqlContext } from '../reads/request.context.js'
 import { badUserInput, echoed } from '../graphql.errors.js'
-import { actionOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
+import { actionOf, actorOf, refuseReadOnly, requireRunner } from '../action.outcome.js'
 import { type ConnectionData, PAGE_ARGUMENTS, pageWindow, rowIdCursor, toConnection } from '../connection.pagination.js'
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from '../type-graphql.shim.js'
 import {
@@ -130,7 +130,7 @@ export class WebhookResolver {
     reason: string | null | undefined,
     @Ctx() context: GraphqlContext,
   ): Promise<WebhookEndpoint> {
-    const by = context.scope.keyName ? `API key "${context.scope.keyName}"` : 'the local user'
+    const by = actorOf(context.scope).by
     const kind = enabled ? 'ENABLE_WEBHOOK_ENDPOINT' : 'DISABLE_WEBHOOK_ENDPOINT'
     const name = await this.perform(
       context,
@@ -173,7 +173,7 @@ export class WebhookResolver {
     const view = await visible(context, endpoint)
     if (kind === 'REPLAY_WEBHOOKS' && view.state?.enabled === false) throw badUserInput(SWITCHED_OFF, 'endpoint')
     const service = context.webhooks as NonNullable<GraphqlContext['webhooks']>
-    const actor = { keyName: context.scope.keyName, canOperate: true }
+    const actor = { ...actorOf(context.scope), canOperate: true }
     const row = actionOf(await runner.perform(actor, argsOf(kind, view), request, () => work(service, view.name)))
     // The endpoint was switched off between the check and the statement: nothing was put back.
     if (row.state === 'FAILED') throw badUserInput(row.message ?? SWITCHED_OFF, 'endpoint')

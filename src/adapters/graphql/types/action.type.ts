@@ -141,16 +141,3 @@ export class ActionFilter {
     | string
     | null
 }
-
-@ObjectType('Viewer', { simpleResolvers: true, description: 'The caller: what its API key may do.' })
-export class Viewer {
-  @Field(() => String, {
-    nullable: true,
-    description: "The API key's name; null for the local user (no keys configured).",
-  })
-  keyName!: string | null
-  @Field(() => Boolean, {
-    description: 'Whether it may act (`stopTask`, `sendMessage`): a key with `"can": ["operate"]`, or the local user.',
-  })
-  canOperate!: boolean
-}
