@@ -77,10 +77,7 @@ export interface NotificationCriteria {
 export interface NotificationPageRequest {
   before?: LogPosition | undefined
   limit: number
-  /**
-   * Read below this horizon (`horizonLook`, notification-horizon.queries.ts; waited for in
-   * reads/notification.list.ts); what is final now when absent.
-   */
+  /** Read below this horizon (`horizonLook`; waited for in reads/notification.list.ts); final now when absent. */
   horizon?: string | undefined
 }
 
