@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { z } from 'zod'
 import { closestKey, jsonErrorPlace, keysAt } from './config.keys.js'
 import { type Config, type ConfigFile, configFileSchema } from './config.schema.js'
+import { databaseFromEnv } from './database.schema.js'
 import { isWebhookSecret, WEBHOOK_SECRET_MESSAGE } from './webhook.schema.js'
 
 /** A configuration that cannot be used; its message names the file and the key. */
@@ -56,15 +57,8 @@ function applyEnvOverrides(raw: Record<string, unknown>, env: ConfigSources['env
   const out: Record<string, unknown> = { ...raw }
   if (env.PORT !== undefined) out.port = envInteger('PORT', env.PORT)
   if (env.HOST !== undefined) out.host = env.HOST
-  const database = isObject(raw.database) ? { ...raw.database } : raw.database === undefined ? {} : raw.database
-  if (isObject(database)) {
-    if (env.DATABASE_URL) database.url = env.DATABASE_URL
-    if (env.DATABASE_DIRECT_URL) database.directUrl = env.DATABASE_DIRECT_URL
-    // A comma-separated list: a URL holds no bare comma (it would be percent-encoded).
-    if (env.DATABASE_READ_URLS !== undefined) database.readUrls = listOf(env.DATABASE_READ_URLS)
-    if (env.LIVEGATE_DATA_DIR) database.dataDir = env.LIVEGATE_DATA_DIR
-    if (Object.keys(database).length > 0) out.database = database
-  }
+  const database = databaseFromEnv(raw.database, env)
+  if (database !== undefined) out.database = database
   if (env.LOG_LEVEL || env.LOG_FORMAT) {
     out.log = {
       ...(isObject(raw.log) ? raw.log : {}),
@@ -121,13 +115,6 @@ export function tracingFromEnv(env: ConfigSources['env']): Record<string, unknow
 function envInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value)) throw new ConfigError(`environment ${name}: "${value}" is not a whole number`)
   return Number(value)
-}
-
-function listOf(value: string): string[] {
-  return value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean)
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,11 +1,11 @@
 import { z } from 'zod'
 import { alertsSchema } from './alerts.schema.js'
 import { type AuthConfig, authSchema } from './auth.schema.js'
+import { databaseSchema } from './database.schema.js'
 import { historySchema, reconcileSchema } from './history.schema.js'
 import { type WebhookEndpointConfig, webhooksSchema } from './webhook.schema.js'
 
-/** The in-memory PGlite database: nothing is kept when the process ends. */
-export const MEMORY_DATA_DIR = 'memory://'
+export { MAX_REPLICA_LAG_MS, MEMORY_DATA_DIR } from './database.schema.js'
 
 // A secret may be written in the file, or named as an environment variable so the file holds none.
 const secretSchema = z.union([
@@ -19,29 +19,6 @@ const serviceSchema = z.strictObject({
   verify: z.enum(['enforce', 'log', 'off']).default('enforce'),
   baseUrl: z.url().optional(),
 })
-
-/** How far behind the primary a replica may be and still serve reads, unless `database.maxReplicaLagMs` says. */
-export const MAX_REPLICA_LAG_MS = 2000
-
-const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-
-const databaseSchema = z
-  .strictObject({
-    url: postgresUrl.optional(),
-    /**
-     * A direct connection to the primary for what needs a session (the channel listener, migrations); with it,
-     * `url` is taken to be a pooler in transaction mode.
-     */
-    directUrl: postgresUrl.optional(),
-    /** Streaming replicas that serve reads; none by default. */
-    readUrls: z.array(postgresUrl).optional(),
-    /** A replica further behind than this is skipped until it catches up; {@link MAX_REPLICA_LAG_MS} by default. */
-    maxReplicaLagMs: z.int().min(0).max(3_600_000).optional(),
-    dataDir: z.string().min(1).default('./data'),
-  })
-  .refine((database) => database.url !== undefined || (!database.directUrl && !database.readUrls?.length), {
-    message: 'directUrl and readUrls need url (a PostgreSQL server): the embedded database has neither',
-  })
 
 const ingestSchema = z.strictObject({
   bodyLimit: z

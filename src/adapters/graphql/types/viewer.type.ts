@@ -1,3 +1,4 @@
+import { LOCAL_CALLER, type Scope } from '../auth.scope.js'
 import { Field, ObjectType, registerEnumType } from '../type-graphql.shim.js'
 import { DateTimeScalar } from './scalars.type.js'
 
@@ -54,4 +55,23 @@ export class Viewer {
       'Whether it may act (`stopTask`, `sendMessage`): a key or token with `"can": ["operate"]`, or the local user.',
   })
   canOperate!: boolean
+}
+
+const METHODS = { key: ViewerMethod.KEY, token: ViewerMethod.TOKEN, local: ViewerMethod.LOCAL } as const
+
+/** The viewer of a scope: a scope made with no caller (a test's, by hand) reads as its key, or the local user. */
+export function viewerOf(scope: Scope): Viewer {
+  const caller = scope.caller ?? (scope.keyName ? { method: 'key' as const, subject: scope.keyName } : LOCAL_CALLER)
+  return {
+    method: METHODS[caller.method],
+    subject: caller.subject,
+    name: caller.name ?? null,
+    issuer: caller.issuer ?? null,
+    serviceCodes: scope.kind === 'all' ? null : [...scope.serviceCodes],
+    can: scope.canOperate ? ['operate'] : [],
+    userName: scope.userName ?? null,
+    expiresAt: caller.expiresAt ?? null,
+    keyName: scope.keyName ?? null,
+    canOperate: scope.canOperate,
+  }
 }
