@@ -1,10 +1,19 @@
 import { buildSubgraphSchema } from '@apollo/subgraph'
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/index.js'
 import {
   type ConstDirectiveNode,
   type DocumentNode,
-  graphql,
+  type GraphQLAbstractType,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
+  graphql,
+  isAbstractType,
+  isEnumType,
+  isInterfaceType,
   isObjectType,
+  isScalarType,
   Kind,
   parse,
   visit,
@@ -13,7 +22,6 @@ import type { GraphqlContext } from '../reads/request.context.js'
 import { type NodeTypeName, parseGlobalId } from '../global.id.js'
 import { loadNode, type NodeValue } from '../reads/node.view.js'
 import { printGraphqlSchema } from './schema.build.js'
-import { createResolversMap } from '../type-graphql.shim.js'
 import { nodeTypeName } from '../types/node.type.js'
 
 /**
@@ -60,12 +68,63 @@ export function subgraphTypeDefs(schema: GraphQLSchema): DocumentNode {
  * `_service` and `_entities`. `schema` is what {@link buildGraphqlSchema} returns.
  */
 export function buildSubgraph(schema: GraphQLSchema): GraphQLSchema {
-  const resolvers = createResolversMap(schema) as Record<string, Record<string, unknown>>
-  for (const [typeName, keyed] of entityKeys(schema)) {
-    if (keyed.length === 0) continue
-    resolvers[typeName] = { ...resolvers[typeName], __resolveReference: referenceResolver(typeName) }
+  return buildSubgraphSchema({ typeDefs: subgraphTypeDefs(schema), resolvers: subgraphResolvers(schema) })
+}
+
+type FieldResolver = GraphQLFieldResolver<unknown, unknown>
+type FieldResolvers = Record<string, FieldResolver | { resolve?: FieldResolver; subscribe?: FieldResolver }>
+
+/**
+ * The resolvers of `schema` as a resolver map for the SDL built from it: each field's `resolve` and
+ * `subscribe`, each scalar, each enum's values, how an abstract type tells its object type, and
+ * each entity's `__resolveReference` (what type-graphql's `createResolversMap` gives, typed).
+ */
+function subgraphResolvers(schema: GraphQLSchema): GraphQLResolverMap<unknown> {
+  const keys = entityKeys(schema)
+  const map: GraphQLResolverMap<unknown> = {}
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__')) continue
+    if (isScalarType(type)) map[type.name] = type
+    else if (isEnumType(type)) map[type.name] = enumValues(type.getValues())
+    else if (isObjectType(type) || isInterfaceType(type) || isAbstractType(type)) {
+      const fields: FieldResolvers = {}
+      if (!isAbstractType(type) || isInterfaceType(type)) {
+        for (const field of Object.values(type.getFields())) fieldResolvers(fields, field)
+      }
+      if (isAbstractType(type)) fields.__resolveType = typeResolver(schema, type)
+      if ((keys.get(type.name) ?? []).length > 0) fields.__resolveReference = referenceResolver(type.name)
+      map[type.name] = fields
+    }
   }
-  return buildSubgraphSchema({ typeDefs: subgraphTypeDefs(schema), resolvers: resolvers as never })
+  return map
+}
+
+function fieldResolvers(fields: FieldResolvers, field: GraphQLField<unknown, unknown>): void {
+  if (field.subscribe)
+    fields[field.name] = { subscribe: field.subscribe, ...(field.resolve && { resolve: field.resolve }) }
+  else if (field.resolve) fields[field.name] = field.resolve
+}
+
+function enumValues(values: readonly { name: string; value: unknown }[]): Record<string, string | number> {
+  const out: Record<string, string | number> = {}
+  for (const { name, value } of values) if (typeof value === 'string' || typeof value === 'number') out[name] = value
+  return out
+}
+
+// Called by graphql as a type resolver (value, context, info); the map's type names it as a field's. The name
+// comes at once where the type says it (graphql-jit needs it so), else from its objects' isTypeOf.
+function typeResolver(schema: GraphQLSchema, type: GraphQLAbstractType) {
+  const { resolveType } = type
+  if (resolveType) {
+    return (value: unknown, context: unknown, info: unknown) =>
+      resolveType(value, context, info as GraphQLResolveInfo, type)
+  }
+  return async (value: unknown, context: unknown, info: unknown): Promise<string | undefined> => {
+    for (const object of schema.getPossibleTypes(type)) {
+      if (await object.isTypeOf?.(value, context, info as GraphQLResolveInfo)) return object.name
+    }
+    return undefined
+  }
 }
 
 /** What `_service { sdl }` answers: the subgraph SDL a composer reads (schema/subgraph.graphql). */
@@ -109,8 +168,11 @@ function idTypeOf(typeName: string): NodeTypeName {
  */
 function referenceResolver(typeName: string) {
   const idType = idTypeOf(typeName)
-  return async (reference: Record<string, unknown>, context: GraphqlContext): Promise<NodeValue | null> => {
+  // Called as (representation, context); the resolver map's type names it as a field's (source, args).
+  return async (representation: unknown, context: GraphqlContext): Promise<NodeValue | null> => {
     let found: NodeValue | null = null
+    const reference: Partial<Record<string, unknown>> =
+      typeof representation === 'object' && representation !== null ? { ...representation } : {}
     if (typeof reference.id === 'string') {
       const id = parseGlobalId(reference.id)
       if (id?.type === idType) found = await loadNode(context, id)
