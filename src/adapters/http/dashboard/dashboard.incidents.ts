@@ -67,7 +67,7 @@ function row(incident: Incident): HTMLTableRowElement {
   // An incident about a task links to the task's page, where the samples that opened it are charted.
   if (incident.task) {
     const link = document.createElement('a')
-    link.className = 'task-page'
+    link.className = 'task-link'
     link.href = taskPageHref(incident.task.id)
     link.textContent = subject
     tr.querySelector('td.subject')?.replaceChildren(link)

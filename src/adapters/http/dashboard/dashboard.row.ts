@@ -36,13 +36,13 @@ export class TaskRow {
     this.tr = document.createElement('tr')
     this.tr.dataset.taskId = task.id
     this.tr.innerHTML =
-      '<td class="task"><a class="task-page"><code></code></a></td><td class="user"></td><td class="started"></td><td><span class="badge ' +
+      '<td class="task"><a class="task-link"><code></code></a></td><td class="user"></td><td class="started"></td><td><span class="badge ' +
       'status"></span><span class="badge end-reason" hidden></span></td>' +
       '<td><span class="badge health"></span></td>' +
       '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div ' +
       'class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
       '<td class="open"><a>Open in playground</a></td>'
-    within<HTMLAnchorElement>(this.tr, 'a.task-page').href = taskPageHref(task.id)
+    within<HTMLAnchorElement>(this.tr, 'a.task-link').href = taskPageHref(task.id)
     const link = within<HTMLAnchorElement>(this.tr, '.open a')
     // What the link opens in the playground: the task's query, with its global id as its variable.
     const variables = JSON.stringify({ id: task.id }, null, 2)

@@ -31,6 +31,10 @@ let socket: ReturnType<typeof graphqlWs.createClient> | undefined
 let chart: uPlot | undefined
 let taskId = ''
 let generation = 0
+let refreshTimer: ReturnType<typeof setTimeout> | undefined
+// The header and chart are read again at most this often while entries arrive (a sample is no entry,
+// but a live task's line grows with its answers).
+const REFRESH_EVERY_MS = 5000
 
 function failed(error: unknown) {
   if (error instanceof KeyNeeded) {
@@ -104,7 +108,7 @@ function drawChart(task: TaskData) {
     points.map((point) => point.inputBitrate ?? null),
   ]
   el.dataset.points = String(points.length)
-  chart?.destroy()
+  if (chart) return chart.setData(data)
   const axis = {
     stroke: cssVar('--muted'),
     grid: { stroke: cssVar('--grid'), width: 1 },
@@ -170,12 +174,36 @@ function subscribe(after: string | null, run: number) {
       next: (result) => {
         if (run !== generation) return
         if (result.errors) return say(`Subscription error: ${result.errors.map((e) => e.message).join('; ')}`, 'error')
-        if (result.data) show(result.data.taskTimeline)
+        if (!result.data) return
+        show(result.data.taskTimeline)
+        refreshSoon(run)
       },
       error: () => {},
       complete: () => {},
     },
   )
+}
+
+async function readTask(run: number): Promise<boolean> {
+  const data = await request('DashboardTask', { id })
+  if (run !== generation) return false
+  if (!data.task) {
+    say(`No task ${id} for this key.`, 'warn')
+    return false
+  }
+  header(data.task)
+  drawChart(data.task)
+  // A live task's audience grows with every sample, which is no timeline entry.
+  if (data.task.status !== 'ENDED') refreshSoon(run)
+  return true
+}
+
+function refreshSoon(run: number) {
+  if (refreshTimer) return
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined
+    if (run === generation) readTask(run).catch(failed)
+  }, REFRESH_EVERY_MS)
 }
 
 async function start() {
@@ -187,11 +215,7 @@ async function start() {
   keyInput.value = ''
   say('Loading…')
   try {
-    const data = await request('DashboardTask', { id })
-    if (run !== generation) return
-    if (!data.task) return say(`No task ${id} for this key.`, 'warn')
-    header(data.task)
-    drawChart(data.task)
+    if (!(await readTask(run))) return
     const entries = await readTimeline(id)
     if (run !== generation) return
     for (const entry of entries) show(entry)
