@@ -68,6 +68,27 @@ async function saved(page: Page, button: string): Promise<string> {
   return readFileSync((await download.path()) as string, 'utf8')
 }
 
+describe(`the task page over HTTP (${driverName})`, () => {
+  test("one page for every task, with the dashboard's policy, files and operations", async ({ gateway }) => {
+    const response = await fetch(`${gateway.url}/dashboard/task/${encodeURIComponent('VGFzazox')}`)
+    const html = await response.text()
+    expect(response.status, html).toBe(200)
+    const dashboard = await fetch(`${gateway.url}/dashboard`)
+    expect(response.headers.get('content-security-policy')).toBe(dashboard.headers.get('content-security-policy'))
+    expect(html).not.toMatch(/https?:\/\//)
+    expect(html.replace(/<script type="application\/json" id="dashboard-operations">[^<]*<\/script>/, '')).not.toMatch(
+      /<script(?![^>]*\bsrc=)/,
+    )
+    // Its files are the dashboard's, one level up, so a reverse proxy's prefix is kept.
+    const files = [...html.matchAll(/(?:src|href)="\.\.\/([^"/]+)"/g)].map((match) => match[1] as string)
+    expect(files.sort()).toEqual(['dashboard.css', 'graphql-ws.js', 'taskpage.js', 'uplot.css', 'uplot.js'])
+    for (const file of [...files, 'timeline.export.js']) {
+      expect((await fetch(`${gateway.url}/dashboard/${file}`)).status, file).toBe(200)
+    }
+    expect(html).toContain('DashboardTimelineLive')
+  })
+})
+
 describe.skipIf(CHROMIUM_MISSING !== undefined)(
   `the task page in Chromium (${driverName})${CHROMIUM_MISSING ? ` ${CHROMIUM_MISSING}` : ''}`,
   () => {
@@ -93,7 +114,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
               ...TEST_CONFIG,
               services: [{ serviceCode: 'DEMO', secrets: [secret], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
               upstream: { pollIntervalMs: 1000 },
-              apiKeys: [{ name: 'support', key: KEY, serviceCodes: ['DEMO'] }],
+              apiKeys: [{ name: 'support', key: KEY, serviceCodes: ['DEMO'], can: ['operate'] }],
             },
           })
           gateway = await startGateway(config, { database: db.database })
@@ -137,10 +158,22 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           ).toBe(true)
           expect(badges).toContain('PUSHED')
           expect(badges).toContain('POLLED')
-          // Live: the line grows without a reload (the simulator's task goes on, then ends).
+          // Live: the line grows without a reload. Stopped through livegate, the task's line gets the action (DONE).
           await page.evaluate("document.body.dataset.sameLoad = 'yes'")
           const before = await rows.count()
-          await expect.poll(() => rows.count(), { timeout: 240_000 }).toBeGreaterThan(before)
+          const stop = await fetch(`${gateway.url}/graphql`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+            body: JSON.stringify({
+              query: 'mutation($id: ID!) { stopTask(id: $id, reason: "support ticket") { action { id state } } }',
+              variables: { id },
+            }),
+          })
+          expect(JSON.stringify(await stop.json())).not.toMatch(/"errors"/)
+          await expect.poll(() => rows.count(), { timeout: 120_000 }).toBeGreaterThan(before)
+          await expect
+            .poll(() => page.locator('#timeline tbody tr[data-source="DONE"]').count(), { timeout: 120_000 })
+            .toBeGreaterThan(0)
           expect(await page.evaluate('document.body.dataset.sameLoad')).toBe('yes')
 
           // The exports are every page of the query; read back to back with it until the line holds still.
