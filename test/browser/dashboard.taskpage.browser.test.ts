@@ -132,7 +132,10 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           await page.locator('#api-key').fill(KEY)
           await page.locator('#key-form button[type="submit"]').click()
           // A live task's row links to its page; the page keeps the tab's key.
-          const live = page.locator('section.service table.tasks tbody tr:not(.ended)')
+          // A live one with samples (its sparkline has points): the demo also plays tasks the list never names.
+          const live = page.locator(
+            'section.service table.tasks tbody tr:not(.ended):has(.spark[data-points]:not([data-points="0"]))',
+          )
           await live.first().waitFor({ timeout: 120_000 })
           const id = (await live.first().getAttribute('data-task-id')) as string
           const taskId = await live.first().locator('td.task code').innerText()
