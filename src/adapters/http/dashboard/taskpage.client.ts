@@ -29,6 +29,9 @@ const rows = $('timeline').querySelector('tbody') as HTMLTableSectionElement
 const shown = new Map<string, HTMLTableRowElement>()
 let socket: ReturnType<typeof graphqlWs.createClient> | undefined
 let chart: uPlot | undefined
+// The task's life in seconds, the chart's x range: a task of seconds has a point or two, which
+// uPlot alone would spread over years.
+let life: [number, number] = [0, 60]
 let taskId = ''
 let generation = 0
 let refreshTimer: ReturnType<typeof setTimeout> | undefined
@@ -108,6 +111,11 @@ function drawChart(task: TaskData) {
     points.map((point) => point.inputBitrate ?? null),
   ]
   el.dataset.points = String(points.length)
+  const times = data[0]
+  const start = Math.min(...(task.startedAt ? [Date.parse(task.startedAt) / 1000] : []), times[0] ?? Date.now() / 1000)
+  const end = Math.max(task.endedAt ? Date.parse(task.endedAt) / 1000 : Date.now() / 1000, times.at(-1) ?? 0)
+  // A minute bucket starts before the task did: a minute at least, so one point is not at the edge.
+  life = [start, Math.max(end, start + 60)]
   if (chart) return chart.setData(data)
   const axis = {
     stroke: cssVar('--muted'),
@@ -118,7 +126,7 @@ function drawChart(task: TaskData) {
     {
       width: Math.max(300, el.clientWidth || 900),
       height: 260,
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      scales: { x: { time: true, range: () => life }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       series: [
         {},
         {
