@@ -32,6 +32,9 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.row.js', { file: await pageScriptFile('dashboard/dashboard.row'), type: JS }],
     // The panel the actions and incidents scripts are both made with.
     ['dashboard.panel.js', { file: await pageScriptFile('dashboard/dashboard.panel'), type: JS }],
+    // The task page's (/dashboard/task/<id>) scripts.
+    ['taskpage.js', { file: await pageScriptFile('dashboard/taskpage.client'), type: JS }],
+    ['timeline.export.js', { file: await pageScriptFile('dashboard/timeline.export'), type: JS }],
   ])
 
 /** The text of each operation the page sends, by name, with the fragments it spreads. */
@@ -122,6 +125,59 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 </html>
 `
 
+// The page of one task, at dashboard/task/<id>: its files are `../…` (the dashboard's), and its
+// scripts find the endpoint from their own address (dashboard.page.ts).
+const taskPage = (operations: Record<string, string>) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>livegate task</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="../uplot.css">
+<link rel="stylesheet" href="../dashboard.css">
+</head>
+<body class="task-page">
+<header class="top">
+  <h1><a href="../../dashboard">livegate</a> <span>task</span></h1>
+  <span id="connection" class="pill" data-state="connecting">connecting</span>
+  <form id="key-form" class="key" autocomplete="off">
+    <label for="api-key">API key</label>
+    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
+      placeholder="none needed without keys">
+    <button type="submit">Use key</button>
+    <button type="button" id="forget-key" hidden>Forget</button>
+  </form>
+  <a class="to-playground" href="../../graphql">Playground</a>
+</header>
+<p id="notice" class="notice" role="status">Loading…</p>
+<section id="task" class="service">
+  <header class="service-head"><h2 class="code" id="task-title"></h2>
+    <span class="badge status" id="task-status"></span><span class="badge end-reason" id="task-end" hidden></span></header>
+  <dl class="task-facts" id="task-facts"></dl>
+  <ul class="outputs" id="task-outputs"></ul>
+  <figure class="chart-box">
+    <figcaption>Viewers and input bitrate over the task's life (by minute)</figcaption>
+    <div class="chart" id="task-chart"></div>
+  </figure>
+</section>
+<section id="timeline" class="service">
+  <header class="service-head"><h2>Timeline</h2>
+    <button type="button" id="export-json">Export JSON</button>
+    <button type="button" id="export-csv">Export CSV</button></header>
+  <table class="tasks timeline">
+    <thead><tr><th>At</th><th>Source</th><th>Kind</th><th>What happened</th><th>Subject</th></tr></thead>
+    <tbody></tbody>
+  </table>
+</section>
+<script type="application/json" id="dashboard-operations">${operationsJson(operations)}</script>
+<script src="../uplot.js"></script>
+<script src="../graphql-ws.js"></script>
+<script type="module" src="../taskpage.js"></script>
+</body>
+</html>
+`
+
 /**
  * The live dashboard at `/dashboard`: per service code the API key may read, audience and live
  * tasks over the last hour and a table of tasks, kept current over a graphql-ws subscription. The
@@ -131,9 +187,15 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   // A JSON data block is never run, so the policy needs no inline script; `<` is escaped so no
   // text in an operation can close the element.
-  const html = page(await pageOperations(app.log))
+  const operations = await pageOperations(app.log)
+  const html = page(operations)
   app.get(DASHBOARD_PATH, async (request, reply) =>
     pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(html),
+  )
+  // The same page for every task: its script reads the id from the address and asks with the key.
+  const taskHtml = taskPage(operations)
+  app.get(`${DASHBOARD_PATH}/task/:id`, async (request, reply) =>
+    pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(taskHtml),
   )
   // The page's relative addresses need the path without a trailing slash (relative again, for a proxy's prefix).
   app.get(`${DASHBOARD_PATH}/`, async (_request, reply) => reply.redirect(`..${DASHBOARD_PATH}`, 302))

@@ -15,7 +15,6 @@ import {
   type Operations,
   operationText,
   within,
-  servicesEl,
   keyInput,
   forgetButton,
   count,
@@ -30,6 +29,7 @@ import {
 } from './dashboard.page.js'
 import { Service } from './dashboard.service.js'
 
+const servicesEl = $('services')
 const services = new Map<string, Service>()
 let socket: ReturnType<typeof graphqlWs.createClient> | undefined
 let generation = 0

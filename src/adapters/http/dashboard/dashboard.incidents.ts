@@ -13,6 +13,7 @@ import type {
 } from '../../../../schema/client/operations.js'
 
 import { cellsRow, Panel, taskRows } from './dashboard.panel.js'
+import { taskPageHref } from './dashboard.page.js'
 
 const LATEST = 50
 // Resolved incidents shown below the open ones.
@@ -63,6 +64,14 @@ function row(incident: Incident): HTMLTableRowElement {
     [state, 'state'],
     ['', 'acknowledge'],
   ])
+  // An incident about a task links to the task's page, where the samples that opened it are charted.
+  if (incident.task) {
+    const link = document.createElement('a')
+    link.className = 'task-link'
+    link.href = taskPageHref(incident.task.id)
+    link.textContent = subject
+    tr.querySelector('td.subject')?.replaceChildren(link)
+  }
   tr.dataset.incidentId = incident.id
   tr.dataset.severity = incident.severity
   tr.dataset.state = incident.state

@@ -10,6 +10,12 @@ import type {
   DashboardSummaryQuery,
   DashboardSummaryQueryVariables,
   DashboardTaskFieldsFragment,
+  DashboardTaskQuery,
+  DashboardTaskQueryVariables,
+  DashboardTimelineLiveSubscription,
+  DashboardTimelineLiveSubscriptionVariables,
+  DashboardTimelineQuery,
+  DashboardTimelineQueryVariables,
   DashboardWebhooksQuery,
   DashboardWebhooksQueryVariables,
 } from '../../../../schema/client/operations.js'
@@ -23,8 +29,9 @@ export const ENDED_ROWS = 20
 // Counts and freshness are read again at most this often while events arrive.
 export const SUMMARY_EVERY_MS = 3000
 
-// Relative to the page, so a reverse proxy's path prefix is kept.
-export const endpoint = new URL('graphql', window.location.href)
+// Relative to this script (served at dashboard/…), so a reverse proxy's path prefix is kept and the
+// task pages below dashboard/task/ reach the same endpoint.
+export const endpoint = new URL('../graphql', import.meta.url)
 export const socketUrl = new URL(endpoint)
 socketUrl.protocol = endpoint.protocol === 'https:' ? 'wss:' : 'ws:'
 
@@ -36,6 +43,12 @@ export interface Operations {
   DashboardReplay: { data: DashboardReplayMutation; variables: DashboardReplayMutationVariables }
   DashboardSamples: { data: DashboardSamplesSubscription; variables: Record<string, never> }
   DashboardChanges: { data: DashboardChangesSubscription; variables: Record<string, never> }
+  DashboardTask: { data: DashboardTaskQuery; variables: DashboardTaskQueryVariables }
+  DashboardTimeline: { data: DashboardTimelineQuery; variables: DashboardTimelineQueryVariables }
+  DashboardTimelineLive: {
+    data: DashboardTimelineLiveSubscription
+    variables: DashboardTimelineLiveSubscriptionVariables
+  }
 }
 export type Task = DashboardTaskFieldsFragment
 
@@ -44,7 +57,10 @@ export type Task = DashboardTaskFieldsFragment
 export const operationTexts = JSON.parse(
   document.getElementById('dashboard-operations')?.textContent ?? '{}',
 ) as Record<string, string>
-export const operationText = (name: keyof Operations | 'DashboardTask') => operationTexts[name] ?? ''
+export const operationText = (name: keyof Operations) => operationTexts[name] ?? ''
+
+/** The address of a task's page (/dashboard/task/<id>), relative to the dashboard's. */
+export const taskPageHref = (id: string) => `dashboard/task/${encodeURIComponent(id)}`
 
 /** An element the page's HTML has: the page and this script go together. */
 export function $<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -58,7 +74,6 @@ export function within<T extends Element = HTMLElement>(root: ParentNode, select
   if (!element) throw new Error(`no ${selector} in the page's template`)
   return element as T
 }
-export const servicesEl = $('services')
 export const noticeEl = $('notice')
 export const connectionEl = $('connection')
 export const keyInput = $<HTMLInputElement>('api-key')

@@ -3,6 +3,7 @@ import {
   SPARK_MS,
   type Task,
   operationText,
+  taskPageHref,
   within,
   count,
   bitrate,
@@ -16,7 +17,7 @@ import {
 } from './dashboard.page.js'
 
 /** Why a task ended, as its badge says it and as its title explains it (the schema's EndReason). */
-const END_REASONS: Record<string, [string, string]> = {
+export const END_REASONS: Record<string, [string, string]> = {
   STOPPED: ['stopped', 'stopped through livegate (Stop), accepted by the cloud'],
   USER_STOPPED: ['user stopped', 'the live end said the broadcaster stopped (reach_end=1)'],
   ABNORMAL: ['abnormal', 'the live end said it ended abnormally (reach_end=0)'],
@@ -35,13 +36,14 @@ export class TaskRow {
     this.tr = document.createElement('tr')
     this.tr.dataset.taskId = task.id
     this.tr.innerHTML =
-      '<td class="task"><code></code></td><td class="user"></td><td class="started"></td><td><span class="badge ' +
+      '<td class="task"><a class="task-link"><code></code></a></td><td class="user"></td><td class="started"></td><td><span class="badge ' +
       'status"></span><span class="badge end-reason" hidden></span></td>' +
       '<td><span class="badge health"></span></td>' +
       '<td class="num viewers"></td><td class="num peak"></td><td><div class="bitrate"><div ' +
       'class="spark"></div><span class="rate"></span></div></td><td class="missing"></td>' +
       '<td class="open"><a>Open in playground</a></td>'
-    const link = within<HTMLAnchorElement>(this.tr, 'a')
+    within<HTMLAnchorElement>(this.tr, 'a.task-link').href = taskPageHref(task.id)
+    const link = within<HTMLAnchorElement>(this.tr, '.open a')
     // What the link opens in the playground: the task's query, with its global id as its variable.
     const variables = JSON.stringify({ id: task.id }, null, 2)
     link.href = `graphql#${new URLSearchParams({ query: operationText('DashboardTask'), variables })}`
