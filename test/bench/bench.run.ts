@@ -23,6 +23,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   delivery: { file: './delivery.bench.js', run: 'runDeliveryBench' },
   alerts: { file: './alerts.bench.js', run: 'runAlertsBench' },
   archive: { file: './archive.bench.js', run: 'runArchiveBench' },
+  timeline: { file: './timeline.bench.js', run: 'runTimelineBench' },
 }
 
 function machine(serverVersion: string): string {

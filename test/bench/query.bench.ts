@@ -137,7 +137,7 @@ async function checkSameAnswers(
 }
 
 /** Where two JSON values first differ: the path, then each side's value there. */
-function firstDifference(ours: unknown, theirs: unknown, path = ''): string {
+export function firstDifference(ours: unknown, theirs: unknown, path = ''): string {
   if (ours && theirs && typeof ours === 'object' && typeof theirs === 'object') {
     for (const key of new Set([...Object.keys(ours), ...Object.keys(theirs)])) {
       const [a, b] = [(ours as Record<string, unknown>)[key], (theirs as Record<string, unknown>)[key]]
