@@ -57,21 +57,15 @@ export function foldSamples(samples: readonly TimelineSample[]): SampleEntry[] {
   let run: Run | undefined
   let runs = 0
   let peak: TimelineSample | undefined
-  const close = () => {
+  // One function for the whole fold, not one made per sample: a day holds some 17,000 samples.
+  const start = (sample: TimelineSample) => {
     if (run) entries.push(runEntry(run, runs++))
+    run = { first: sample, last: sample, count: 1, low: sample.viewers, high: sample.viewers }
   }
   for (const sample of sorted) {
     if (!peak || sample.viewers > peak.viewers) peak = sample
-    const start = () => {
-      close()
-      run = { first: sample, last: sample, count: 1, low: sample.viewers, high: sample.viewers }
-    }
-    if (!run) {
-      start()
-      continue
-    }
-    if (sample.at - run.last.at > LISTING_GAP_MS) {
-      start()
+    if (!run || sample.at - run.last.at > LISTING_GAP_MS) {
+      start(sample)
       continue
     }
     if (run.high >= DROP_FROM_VIEWERS && sample.viewers * 2 <= run.high) {
@@ -82,7 +76,7 @@ export function foldSamples(samples: readonly TimelineSample[]): SampleEntry[] {
         source: 'POLLED',
         summary: `audience dropped from ${run.high} to ${plural(sample.viewers, 'viewer')}`,
       })
-      start()
+      start(sample)
       continue
     }
     run.last = sample
@@ -90,7 +84,7 @@ export function foldSamples(samples: readonly TimelineSample[]): SampleEntry[] {
     run.low = Math.min(run.low, sample.viewers)
     run.high = Math.max(run.high, sample.viewers)
   }
-  close()
+  if (run) entries.push(runEntry(run, runs))
   if (peak && peak.viewers > 0)
     entries.push({
       at: peak.at,
