@@ -53,6 +53,15 @@ async function pageOperations(log: { error(object: object, message: string): voi
 
 // Relative addresses throughout, so the page works below a reverse proxy's path prefix: its
 // files are `dashboard/…`, the endpoint `graphql`, the playground `graphql#…`.
+// The key box of both pages: one form, which dashboard.page.ts reads on either (the same sessionStorage).
+const KEY_FORM = `  <form id="key-form" class="key" autocomplete="off">
+    <label for="api-key">API key</label>
+    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
+      placeholder="none needed without keys">
+    <button type="submit">Use key</button>
+    <button type="button" id="forget-key" hidden>Forget</button>
+  </form>`
+
 const page = (operations: Record<string, string>) => `<!doctype html>
 <html lang="en">
 <head>
@@ -67,13 +76,7 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 <header class="top">
   <h1>livegate <span>live dashboard</span></h1>
   <span id="connection" class="pill" data-state="connecting">connecting</span>
-  <form id="key-form" class="key" autocomplete="off">
-    <label for="api-key">API key</label>
-    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false" 
-      placeholder="none needed without keys">
-    <button type="submit">Use key</button>
-    <button type="button" id="forget-key" hidden>Forget</button>
-  </form>
+${KEY_FORM}
   <a class="to-playground" href="graphql">Playground</a>
 </header>
 <p id="notice" class="notice" role="status">Loading…</p>
@@ -141,13 +144,7 @@ const taskPage = (operations: Record<string, string>) => `<!doctype html>
 <header class="top">
   <h1><a href="../../dashboard">livegate</a> <span>task</span></h1>
   <span id="connection" class="pill" data-state="connecting">connecting</span>
-  <form id="key-form" class="key" autocomplete="off">
-    <label for="api-key">API key</label>
-    <input id="api-key" name="api-key" type="password" autocomplete="off" spellcheck="false"
-      placeholder="none needed without keys">
-    <button type="submit">Use key</button>
-    <button type="button" id="forget-key" hidden>Forget</button>
-  </form>
+${KEY_FORM}
   <a class="to-playground" href="../../graphql">Playground</a>
 </header>
 <p id="notice" class="notice" role="status">Loading…</p>
