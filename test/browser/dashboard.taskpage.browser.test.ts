@@ -138,8 +138,11 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           )
           await live.first().waitFor({ timeout: 120_000 })
           const id = (await live.first().getAttribute('data-task-id')) as string
-          const taskId = await live.first().locator('td.task code').innerText()
-          await live.first().locator('a.task-link').click()
+          // That row by its id: the table re-renders as the demo's short tasks come and go, and a later
+          // `first()` may be another task's row (on a busy machine it was: the click went elsewhere).
+          const row = page.locator(`section.service table.tasks tbody tr[data-task-id="${id}"]`)
+          const taskId = await row.locator('td.task code').innerText()
+          await row.locator('a.task-link').click()
           await page.waitForURL(`**/dashboard/task/${encodeURIComponent(id)}`)
 
           await expect.poll(() => page.locator('#task-title').innerText(), { timeout: 60_000 }).toBe(`DEMO · ${taskId}`)
