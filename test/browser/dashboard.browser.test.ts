@@ -284,8 +284,10 @@ describe.skipIf(SKIP_REASON !== undefined)(
           await page.screenshot({ path: `${ARTIFACTS}/dashboard.png`, fullPage: true })
 
           // A row's link opens the playground with that task's query and its global id filled in.
-          const link = (await first.locator('.open a').getAttribute('href')) ?? ''
+          // Pinned by its id: the live table re-sorts between two reads of `.first()`.
           const taskId = await first.getAttribute('data-task-id')
+          const row = demoSection.locator(`table.tasks tbody tr[data-task-id="${taskId}"]`)
+          const link = (await row.locator('.open a').getAttribute('href')) ?? ''
           expect(link).toMatch(/^graphql#query=/)
           const linked = new URLSearchParams(link.slice(link.indexOf('#') + 1))
           expect(JSON.parse(linked.get('variables') ?? '{}')).toEqual({ id: taskId })
