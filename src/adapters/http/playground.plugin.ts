@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -58,8 +58,9 @@ export async function pageScriptFile(script: string): Promise<string> {
   const folder = join(tmpdir(), 'livegate-pages', createHash('sha256').update(outputText).digest('hex').slice(0, 16))
   const file = join(folder, `${script.replace(/\//g, '-')}.js`)
   await mkdir(folder, { recursive: true })
-  // Written whole, then named: another process serving the same script reads one or the other.
-  const partial = `${file}.${process.pid}.partial`
+  // Written whole, then named: another writer (a process, or a second gateway in this one) reads
+  // one whole file or the other, and each writer's partial file is its own.
+  const partial = `${file}.${process.pid}.${randomUUID()}.partial`
   await writeFile(partial, outputText)
   await rename(partial, file)
   return file
