@@ -1,6 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import postgres from 'postgres'
+import { type CeilingServer, serveCeiling } from './ceiling.http.js'
 
 /**
  * The catalogue page's ceiling: bare node:http and postgres.js, no GraphQL engine and no livegate
@@ -13,10 +12,7 @@ import postgres from 'postgres'
  * codes are found by a loose index scan (one probe per code), so the statement stays an index
  * read whatever the catalogue's size. It is the best one statement the stored indexes allow.
  */
-export interface ArchiveCeiling {
-  url: string
-  close(): Promise<void>
-}
+export type ArchiveCeiling = CeilingServer
 
 interface Variables {
   userName: string
@@ -80,39 +76,11 @@ function pageStatement(sql: postgres.Sql, variables: Variables) {
     )))::text as body`
 }
 
-async function readBody(request: IncomingMessage): Promise<{ operationName?: string; variables: Variables }> {
-  const chunks: Buffer[] = []
-  for await (const chunk of request) chunks.push(chunk as Buffer)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-}
-
 /** Starts the ceiling on a database of livegate's layout; 10 connections, livegate's own pool size. */
 export async function startArchiveCeiling(databaseUrl: string): Promise<ArchiveCeiling> {
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {}, connection: { jit: 'off' } })
-  const answer = async (request: IncomingMessage, response: ServerResponse) => {
-    const { operationName, variables } = await readBody(request)
-    if (operationName !== 'RecordingPage') throw new Error(`the ceiling knows no operation ${operationName}`)
-    const [row] = await pageStatement(sql, variables)
-    const body = row?.body as string
-    const length = Buffer.byteLength(body)
-    response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': length })
-    response.end(body)
-  }
-  const server = createServer((request, response) => {
-    answer(request, response).catch((error: unknown) => {
-      response.writeHead(500, { 'content-type': 'text/plain' })
-      response.end(String(error))
-    })
+  return serveCeiling<Variables>(sql, ({ operationName, variables }) => {
+    if (operationName !== 'RecordingPage' || !variables) throw new Error(`the ceiling knows no ${operationName}`)
+    return pageStatement(sql, variables)
   })
-  server.keepAliveTimeout = 60_000
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      await sql.end()
-    },
-  }
 }
