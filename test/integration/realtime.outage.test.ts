@@ -1,5 +1,4 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from 'graphql-ws'
@@ -9,6 +8,7 @@ import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
+import { sendOnce } from '../support/http.once.js'
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
 
@@ -20,28 +20,6 @@ import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cl
 const SUBSCRIBERS = 6
 const OUTAGES = 3
 const FOLLOW = 'subscription($t: String!) { notificationReceived(filter: { taskIds: [$t] }) { fields } }'
-
-/** One request on a connection of its own (node:cluster hands each to a worker); status 0 when it fails. */
-function sendOnce(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve) => {
-    const sent = request(url, { method, headers, agent: false, timeout: 15_000 }, (answer) => {
-      let text = ''
-      answer.on('data', (chunk: Buffer) => {
-        text += chunk
-      })
-      answer.on('end', () => resolve({ status: answer.statusCode ?? 0, text }))
-      answer.on('error', () => resolve({ status: 0, text }))
-    })
-    sent.on('error', () => resolve({ status: 0, text: '' }))
-    sent.on('timeout', () => sent.destroy())
-    sent.end(body)
-  })
-}
 
 interface Listener {
   seqs: string[]

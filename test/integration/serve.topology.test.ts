@@ -1,5 +1,4 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -13,6 +12,7 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { freePort } from '../support/free.port.js'
 import { SECRET } from '../support/gateway.fixture.js'
+import { sendOnce } from '../support/http.once.js'
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 import { parseMetrics } from '../support/metrics.scrape.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
@@ -20,28 +20,6 @@ import { type Receiver, startReceiver, WEBHOOK_SECRET } from '../support/receive
 
 // Issue 41's defects of `serve` with its default workers on a PostgreSQL server (4, 7 and 8),
 // each reproduced on the topology where it was seen: several processes share only the server.
-
-/** One request on a connection of its own (node:cluster hands each to a worker); status 0 when it fails. */
-function sendOnce(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve) => {
-    const sent = request(url, { method, headers, agent: false, timeout: 15_000 }, (answer) => {
-      let text = ''
-      answer.on('data', (chunk: Buffer) => {
-        text += chunk
-      })
-      answer.on('end', () => resolve({ status: answer.statusCode ?? 0, text }))
-      answer.on('error', () => resolve({ status: 0, text }))
-    })
-    sent.on('error', () => resolve({ status: 0, text: '' }))
-    sent.on('timeout', () => sent.destroy())
-    sent.end(body)
-  })
-}
 
 /** Posts one signed callback of `taskId` with `seq`; true when it was answered 200 (acknowledged). */
 async function post(url: string, taskId: string, seq: number): Promise<boolean> {

@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -13,6 +12,7 @@ import { signCallback } from '../../src/model/callback.sign.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
+import { sendOnce } from '../support/http.once.js'
 import { graphql } from '../support/graphql.client.js'
 import { LIVEGATE_COMMAND, ROOT, startServeProcess } from '../support/livegate.process.js'
 import { parseMetrics } from '../support/metrics.scrape.js'
@@ -42,33 +42,6 @@ describe('serve --workers on the embedded database', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
   }, 120_000)
 })
-
-// node:cluster hands a connection to a worker over IPC; one handed to a worker the moment it is
-// killed is never answered nor closed (the primary keeps its copy), so a real client's timeout is needed.
-const SEND_LIMIT_MS = 15_000
-
-/** Sends on a connection of its own, so the primary may hand it to any worker; 0 when the connection fails or hangs. */
-function sendOnce(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve) => {
-    const sent = request(url, { method, headers, agent: false, timeout: SEND_LIMIT_MS }, (answer) => {
-      let text = ''
-      answer.on('data', (chunk: Buffer) => {
-        text += chunk
-      })
-      answer.on('end', () => resolve({ status: answer.statusCode ?? 0, text }))
-      answer.on('error', () => resolve({ status: 0, text }))
-      answer.on('close', () => resolve({ status: answer.complete ? (answer.statusCode ?? 0) : 0, text }))
-    })
-    sent.on('error', () => resolve({ status: 0, text: '' }))
-    sent.on('timeout', () => sent.destroy())
-    sent.end(body)
-  })
-}
 
 /** Posts one signed callback; a single try, as a test of what one delivery gets. */
 async function post(baseUrl: string, fields: Record<string, string>): Promise<number> {
