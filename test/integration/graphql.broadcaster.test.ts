@@ -318,8 +318,8 @@ describe(`a broadcaster's own view: apiKeys[].userName and a token's userName cl
           of.as,
         ).toContain('ACKNOWLEDGE_INCIDENT')
         // Another user's task answers as a task that does not exist.
-        await expect.poll(() => of.foreign.errors.length, of.as).toBe(1)
-        await expect.poll(() => of.unknown.errors.length, of.as).toBe(1)
+        await expect.poll(() => of.foreign.errors.length).toBe(1)
+        await expect.poll(() => of.unknown.errors.length).toBe(1)
         expect(of.foreign.errors, of.as).toEqual(of.unknown.errors)
         expect(of.foreign.events).toEqual([])
       }
