@@ -24,6 +24,7 @@ const PARTS: Record<string, { file: string; run: string }> = {
   alerts: { file: './alerts.bench.js', run: 'runAlertsBench' },
   archive: { file: './archive.bench.js', run: 'runArchiveBench' },
   timeline: { file: './timeline.bench.js', run: 'runTimelineBench' },
+  auth: { file: './auth.bench.js', run: 'runAuthBench' },
 }
 
 function machine(serverVersion: string): string {

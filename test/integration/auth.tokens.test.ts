@@ -18,6 +18,7 @@ import {
   signToken,
 } from '../support/jwks.server.js'
 import { scrapeMetrics } from '../support/metrics.scrape.js'
+import { WEBHOOK_SECRET } from '../support/receiver.process.js'
 import { overSocket } from '../support/socket.execute.js'
 import { settle, subscribe } from '../support/subscription.client.js'
 
@@ -53,6 +54,17 @@ describe(`signed tokens beside API keys (${driverName})`, () => {
         log: { level: 'info', format: 'json' },
         apiKeys: [{ name: 'ops', key: KEY, serviceCodes: ['*'] }],
         auth: { jwt: { jwksUrl: jwks.url, issuer: ISSUER, audience: 'livegate' } },
+        // An endpoint of the token's code to replay to and switch; nothing listens at its address.
+        webhooks: {
+          endpoints: [
+            {
+              name: 'hook',
+              url: `http://127.0.0.1:${await freePort()}/hook`,
+              secret: WEBHOOK_SECRET,
+              serviceCodes: ['TESTING'],
+            },
+          ],
+        },
       },
     })
     const logStream = { write: (line: string) => void lines.push(line) }
@@ -168,6 +180,27 @@ describe(`signed tokens beside API keys (${driverName})`, () => {
       requestedBy: 'u_8812 (Mei Chen)',
       refusal: 'FORBIDDEN',
     })
+  })
+
+  it("names the token's subject in a replay's and a switch's audit rows", async () => {
+    const operator = await signToken({ key: first, claims: CLAIMS })
+    const replay = 'mutation { redeliverWebhooks(endpoint: "hook", since: "2020-01-01T00:00:00Z") }'
+    const answered = await graphql(gateway, replay, {}, bearer(operator))
+    expect(answered.errors, answered.text).toBeUndefined()
+    const change = 'mutation($on: Boolean!) { setWebhookEndpointEnabled(endpoint: "hook", enabled: $on) { enabled } }'
+    for (const on of [false, true]) {
+      const switched = await graphql(gateway, change, { on }, bearer(operator))
+      expect(switched.data?.setWebhookEndpointEnabled, switched.text).toEqual({ enabled: on })
+    }
+    const audit = await graphql(
+      gateway,
+      '{ actions(first: 20) { edges { node { kind endpoint requestedBy } } } }',
+      {},
+      bearer(KEY),
+    )
+    const rows = audit.data?.actions.edges.map((edge: { node: unknown }) => edge.node)
+    for (const kind of ['REPLAY_WEBHOOKS', 'DISABLE_WEBHOOK_ENDPOINT', 'ENABLE_WEBHOOK_ENDPOINT'])
+      expect(rows).toContainEqual({ kind, endpoint: 'hook', requestedBy: 'u_8812 (Mei Chen)' })
   })
 
   it('closes a socket 4401 when its token expires; back with a fresh token, it resumes from its cursor missing nothing', async () => {

@@ -3,19 +3,30 @@ import type { Config } from '../../src/config/config.schema.js'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
+import { acquireLeases } from '../../src/storage/lease.statements.js'
 import { incidents } from '../../src/storage/tables/incident.table.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { deliverTo, SECRET, send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { settle, subscribe } from '../support/subscription.client.js'
+import { ISSUER, type ProviderKey, providerKey, signToken } from '../support/jwks.server.js'
+import { scrapeMetrics } from '../support/metrics.scrape.js'
+import { subscribe } from '../support/subscription.client.js'
 
-// Issue 42, section 2: a key with `userName` sees only that broadcaster's tasks, on every path.
+// Issue 42, section 2: a key with `userName`, and a token whose claims name the user, see only
+// that broadcaster's tasks, on every path. Each test below runs once as each of the two.
 const CODE = 'TENANT_A'
 const MEI = 'anchor_07'
 const OTHER = 'anchor_99'
 const KEYS = { mei: 'key-of-mei', ops: 'key-of-operators' }
+const SUBJECT = { sub: 'u_8812', name: 'Mei Chen' }
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+/** The broadcaster's two ways in: the key of the file, and a token from the provider (signed in `beforeAll`). */
+const AS = [
+  { as: 'a key', secret: () => KEYS.mei, actor: 'mei' },
+  { as: 'a token', secret: () => credentials.token, actor: `${SUBJECT.sub} (${SUBJECT.name})` },
+]
+const credentials = { token: '' }
 const OWN = ['mei-live-1', 'mei-live-2']
 const FOREIGN = 'other-live-1'
 const idOf = (taskId: string) => toGlobalId('Task', CODE, taskId)
@@ -34,13 +45,17 @@ async function playLive(gateway: Gateway, taskId: string, author: string): Promi
     expect((await deliverTo(gateway, fields as Record<string, string>)).status).toBe(200)
 }
 
-describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
+describe(`a broadcaster's own view: apiKeys[].userName and a token's userName claim (${driverName})`, () => {
   let db: TestDatabase
   let gateway: Gateway
   let config: Config
+  let provider: ProviderKey
 
   beforeAll(async () => {
     db = await openTestDatabase()
+    provider = await providerKey('k1')
+    const claims = { ...SUBJECT, livegate: { serviceCodes: [CODE], can: ['operate'], userName: MEI } }
+    credentials.token = await signToken({ key: provider, claims, expiresIn: 3600 })
     config = loadConfig({
       env: {},
       value: {
@@ -48,14 +63,18 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
         services: [{ serviceCode: CODE, secrets: [SECRET] }],
         apiKeys: [
           { name: 'mei', key: KEYS.mei, serviceCodes: [CODE], userName: MEI, can: ['operate'] },
-          { name: 'ops', key: KEYS.ops, serviceCodes: ['*'] },
+          { name: 'ops', key: KEYS.ops, serviceCodes: ['*'], can: ['operate'] },
         ],
         graphql: { maxAliases: 10, maxCost: 50_000 },
+        auth: { jwt: { keys: [provider.jwk], issuer: ISSUER, audience: 'livegate' } },
       },
     })
     gateway = await startGateway(config, { database: db.database })
     for (const taskId of OWN) await playLive(gateway, taskId, MEI)
     await playLive(gateway, FOREIGN, OTHER)
+    // Their rules are another instance's (it holds their leases): this gateway, which configures none, leaves
+    // the incidents open for the test to acknowledge rather than resolving them as rules removed.
+    await acquireLeases(db.database.db, ['alerts:r', 'alerts:service'], 'another-instance', 3_600_000)
     const at = new Date()
     const incident = { rule: 'r', severity: 'WARNING' as const, state: 'OPEN' as const, serviceCode: CODE }
     const common = { signal: 'task.health', summary: 's', startedAt: at, openedAt: at }
@@ -91,8 +110,8 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
     otherUser: node(id: "${toGlobalId('User', CODE, OTHER)}") { id }
   }`
 
-  it("lists, totals, edges and ids hold only the user's own tasks", async () => {
-    const answer = await graphql(gateway, reads, {}, { headers: bearer(KEYS.mei) })
+  it.each(AS)("lists, totals, edges and ids hold only the user's own tasks ($as)", async ({ secret }) => {
+    const answer = await graphql(gateway, reads, {}, { headers: bearer(secret()) })
     expect(answer.errors, answer.text).toBeUndefined()
     const data = answer.data
     expect(new Set(taskIds(data.tasks.edges))).toEqual(new Set(OWN))
@@ -112,7 +131,7 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
     expect(data.ended.totalCount).toBe(OWN.length)
     expect(data.taskCounts).toEqual([{ total: OWN.length }])
 
-    const rest = await graphql(gateway, more, {}, { headers: bearer(KEYS.mei) })
+    const rest = await graphql(gateway, more, {}, { headers: bearer(secret()) })
     expect(rest.errors, rest.text).toBeUndefined()
     expect(rest.data.users.totalCount).toBe(1)
     expect(rest.data.users.edges[0].node.userName).toBe(MEI)
@@ -130,22 +149,25 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
     expect(rest.data.otherUser).toBeNull()
   })
 
-  it("a task page written as JSON text holds the same, the user's notifications only", async () => {
-    // The same database, with the task page's parts written by PostgreSQL (task.json.ts).
-    const text = await startGateway(config, { database: db.database, jsonText: true })
-    try {
-      const page = `{ tasks(first: 10) { totalCount edges { node { taskId notifications(first: 10) {
+  it.each(AS)(
+    "a task page written as JSON text holds the same, the user's notifications only ($as)",
+    async ({ secret }) => {
+      // The same database, with the task page's parts written by PostgreSQL (task.json.ts).
+      const text = await startGateway(config, { database: db.database, jsonText: true })
+      try {
+        const page = `{ tasks(first: 10) { totalCount edges { node { taskId notifications(first: 10) {
         edges { node { __typename id } } } } } } }`
-      const asText = await graphql(text, page, {}, { headers: bearer(KEYS.mei) })
-      const asObjects = await graphql(gateway, page, {}, { headers: bearer(KEYS.mei) })
-      expect(asText.errors, asText.text).toBeUndefined()
-      expect(asText.data).toEqual(asObjects.data)
-      expect(asText.data.tasks.totalCount).toBe(OWN.length)
-      for (const edge of asText.data.tasks.edges) expect(edge.node.notifications.edges).toHaveLength(4)
-    } finally {
-      await text.close()
-    }
-  })
+        const asText = await graphql(text, page, {}, { headers: bearer(secret()) })
+        const asObjects = await graphql(gateway, page, {}, { headers: bearer(secret()) })
+        expect(asText.errors, asText.text).toBeUndefined()
+        expect(asText.data).toEqual(asObjects.data)
+        expect(asText.data.tasks.totalCount).toBe(OWN.length)
+        for (const edge of asText.data.tasks.edges) expect(edge.node.notifications.edges).toHaveLength(4)
+      } finally {
+        await text.close()
+      }
+    },
+  )
 
   it('an operator key still sees every user', async () => {
     const answer = await graphql(
@@ -159,48 +181,98 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
     expect(answer.data).toEqual({ tasks: { totalCount: 3 }, incidents: { totalCount: 3 } })
   })
 
-  it.each([
-    ['serviceMetrics', `{ serviceMetrics(serviceCode: "${CODE}") { liveTasks } }`],
-    ['upstream', `{ upstream(serviceCode: "${CODE}") { configured } }`],
-    ['upstreams', '{ upstreams { serviceCode } }'],
-    ['webhookEndpoints', '{ webhookEndpoints { name } }'],
-  ])('a service-wide figure (%s) is refused FORBIDDEN', async (_name, query) => {
-    const answer = await graphql(gateway, query, {}, { headers: bearer(KEYS.mei) })
+  it.for(
+    AS.flatMap(({ as, secret }) =>
+      [
+        ['serviceMetrics', `{ serviceMetrics(serviceCode: "${CODE}") { liveTasks } }`],
+        ['upstream', `{ upstream(serviceCode: "${CODE}") { configured } }`],
+        ['upstreams', '{ upstreams { serviceCode } }'],
+        ['webhookEndpoints', '{ webhookEndpoints { name } }'],
+        ['callbackReconciliation', `{ upstream(serviceCode: "${CODE}") { callbacks { missingStart } } }`],
+      ].map(([figure, query]) => ({ as, secret, figure: figure as string, query: query as string })),
+    ),
+  )('a service-wide figure ($figure) is refused FORBIDDEN ($as)', async ({ secret, query }) => {
+    const answer = await graphql(gateway, query, {}, { headers: bearer(secret()) })
     expect(answer.errors?.[0]?.extensions?.code, answer.text).toBe('FORBIDDEN')
     expect(answer.status).toBeLessThan(500)
   })
 
-  it("acts on the user's own tasks only: another's is an unknown id, a message only to the user", async () => {
-    const stop = `mutation($id: ID!) { stopTask(id: $id) { action { id } } }`
-    const foreign = await graphql(gateway, stop, { id: idOf(FOREIGN) }, { headers: bearer(KEYS.mei) })
-    expect(foreign.errors?.[0]?.message, foreign.text).toBe('id names no task livegate knows.')
-    // Its own task passes the scope, and stops only at the missing baseUrl of this test's service.
-    const own = await graphql(gateway, stop, { id: idOf(OWN[0] as string) }, { headers: bearer(KEYS.mei) })
-    expect(own.errors?.[0]?.message, own.text).toMatch(/has no baseUrl/)
-    const message = `mutation($to: String!) { sendMessage(serviceCode: "${CODE}", userName: $to, text: "hi") {
+  it.each(AS)(
+    "acts on the user's own tasks only: another's is an unknown id, a message only to the user ($as)",
+    async ({ secret }) => {
+      const stop = `mutation($id: ID!) { stopTask(id: $id) { action { id } } }`
+      const foreign = await graphql(gateway, stop, { id: idOf(FOREIGN) }, { headers: bearer(secret()) })
+      expect(foreign.errors?.[0]?.message, foreign.text).toBe('id names no task livegate knows.')
+      // Its own task passes the scope, and stops only at the missing baseUrl of this test's service.
+      const own = await graphql(gateway, stop, { id: idOf(OWN[0] as string) }, { headers: bearer(secret()) })
+      expect(own.errors?.[0]?.message, own.text).toMatch(/has no baseUrl/)
+      const message = `mutation($to: String!) { sendMessage(serviceCode: "${CODE}", userName: $to, text: "hi") {
       action { id } } }`
-    const toOther = await graphql(gateway, message, { to: OTHER }, { headers: bearer(KEYS.mei) })
-    expect(toOther.errors?.[0]?.extensions?.code, toOther.text).toBe('BAD_USER_INPUT')
-    expect(toOther.errors?.[0]?.message).toBe('userName names no user this caller may message.')
-    const toSelf = await graphql(gateway, message, { to: MEI }, { headers: bearer(KEYS.mei) })
-    expect(toSelf.errors?.[0]?.message, toSelf.text).toMatch(/has no baseUrl/)
-  })
+      const toOther = await graphql(gateway, message, { to: OTHER }, { headers: bearer(secret()) })
+      expect(toOther.errors?.[0]?.extensions?.code, toOther.text).toBe('BAD_USER_INPUT')
+      expect(toOther.errors?.[0]?.message).toBe('userName names no user this caller may message.')
+      const toSelf = await graphql(gateway, message, { to: MEI }, { headers: bearer(secret()) })
+      expect(toSelf.errors?.[0]?.message, toSelf.text).toMatch(/has no baseUrl/)
+    },
+  )
 
-  it("subscriptions push only the user's events", async () => {
-    const notes = subscribe<{ notificationReceived: { taskId: string | null; userName: string | null } }>(
-      gateway.url,
-      'subscription { notificationReceived { taskId userName } }',
-      {},
-      bearer(KEYS.mei),
-    )
-    const changes = subscribe<{ taskChanged: { taskId: string } }>(
-      gateway.url,
-      'subscription { taskChanged { taskId } }',
-      {},
-      bearer(KEYS.mei),
-    )
+  it("subscriptions push only the user's events; another's task is an unknown id to taskTimeline", async () => {
+    type Note = { notificationReceived: { taskId: string | null; userName: string | null } }
+    type Incident = {
+      incidentChanged: { rule: string; acknowledgedBy: string | null; task: { taskId: string } | null }
+    }
+    type Act = { actionChanged: { kind: string; taskId: string | null; userName: string | null } }
+    type Entry = { taskTimeline: { kind: string } }
+    const timeline = 'subscription($id: ID!) { taskTimeline(id: $id) { kind } }'
+    // Both ways in at once, each on its own socket: one set of events, two subscribers of each stream.
+    const opened = AS.map(({ as, secret }) => {
+      const open = <T>(query: string, variables: Record<string, unknown> = {}) =>
+        subscribe<T>(gateway.url, query, variables, bearer(secret()))
+      return {
+        as,
+        notes: open<Note>('subscription { notificationReceived { taskId userName } }'),
+        changes: open<{ taskChanged: { taskId: string } }>('subscription { taskChanged { taskId } }'),
+        incidents: open<Incident>('subscription { incidentChanged { rule acknowledgedBy task { taskId } } }'),
+        actions: open<Act>('subscription { actionChanged { kind taskId userName } }'),
+        own: open<Entry>(timeline, { id: idOf(OWN[1] as string) }),
+        foreign: open<Entry>(timeline, { id: idOf(FOREIGN) }),
+        unknown: open<Entry>(timeline, { id: idOf('no-such-task') }),
+      }
+    })
+    const streams = (of: (typeof opened)[number]) => Object.values(of).filter((value) => typeof value !== 'string')
     try {
-      await settle()
+      // Every subscriber joined the engine before the one-shot events (the acknowledgements) happen.
+      const joined = async () =>
+        (await scrapeMetrics(gateway.url))
+          .filter((sample) => sample.name === 'livegate_subscriptions' && sample.labels.field !== 'metricsSampled')
+          .map((sample) => sample.value)
+      await expect.poll(joined, { timeout: 30_000 }).toEqual([2, 2, 2, 2, 2])
+      // An operator acknowledges the other user's incident and the service's; the broadcaster their own.
+      const listed = await graphql(
+        gateway,
+        '{ incidents { edges { node { id rule task { taskId } } } } }',
+        {},
+        {
+          headers: bearer(KEYS.ops),
+        },
+      )
+      const ack = 'mutation($id: ID!) { acknowledgeIncident(id: $id) { acknowledgedBy } }'
+      for (const { node } of listed.data.incidents.edges as Array<{
+        node: { id: string; task: { taskId: string } | null }
+      }>) {
+        const mine = node.task?.taskId === OWN[0]
+        const answer = await graphql(
+          gateway,
+          ack,
+          { id: node.id },
+          {
+            headers: bearer(mine ? credentials.token : KEYS.ops),
+          },
+        )
+        expect(answer.errors, answer.text).toBeUndefined()
+        // Issue 42, section 3: the token's subject and name, never null.
+        expect(answer.data.acknowledgeIncident.acknowledgedBy).toBe(mine ? 'u_8812 (Mei Chen)' : 'ops')
+      }
       let n = 0
       await expect
         .poll(
@@ -214,20 +286,45 @@ describe(`a broadcaster's own view: apiKeys[].userName (${driverName})`, () => {
               await send(signFor(gateway, { ...samples.thumbnail, file_name: `t${n++}.jpg` } as Record<string, string>))
               await send(signFor(gateway, { ...samples.clientDisconnect, username: author } as Record<string, string>))
             }
-            return Math.min(notes.events.length, changes.events.length)
+            return opened.every(
+              (of) =>
+                of.notes.events.length > 1 &&
+                of.changes.events.length > 1 &&
+                [of.incidents, of.actions, of.own].every((stream) => stream.events.length > 0),
+            )
           },
-          { timeout: 20_000, interval: 300 },
+          { timeout: 30_000, interval: 300 },
         )
-        .toBeGreaterThan(1)
-      expect(notes.errors).toEqual([])
-      for (const { notificationReceived: note } of notes.events)
-        expect(note.taskId === OWN[1] || (note.taskId === null && note.userName === MEI), JSON.stringify(note)).toBe(
-          true,
-        )
-      expect(changes.events.every((event) => OWN.includes(event.taskChanged.taskId))).toBe(true)
+        .toBe(true)
+      for (const of of opened) {
+        for (const stream of [of.notes, of.changes, of.incidents, of.actions, of.own])
+          expect(stream.errors, of.as).toEqual([])
+        for (const { notificationReceived: note } of of.notes.events)
+          expect(note.taskId === OWN[1] || (note.taskId === null && note.userName === MEI), JSON.stringify(note)).toBe(
+            true,
+          )
+        expect(
+          of.changes.events.every((event) => OWN.includes(event.taskChanged.taskId)),
+          of.as,
+        ).toBe(true)
+        // Neither the other user's incident nor the service's: the broadcaster's own, acknowledged by the token.
+        expect(of.incidents.events, of.as).toEqual([
+          { incidentChanged: { rule: 'r', acknowledgedBy: 'u_8812 (Mei Chen)', task: { taskId: OWN[0] } } },
+        ])
+        for (const { actionChanged: act } of of.actions.events)
+          expect(OWN.includes(act.taskId ?? '') || act.userName === MEI, JSON.stringify(act)).toBe(true)
+        expect(
+          of.actions.events.map((event) => event.actionChanged.kind),
+          of.as,
+        ).toContain('ACKNOWLEDGE_INCIDENT')
+        // Another user's task answers as a task that does not exist.
+        await expect.poll(() => of.foreign.errors.length).toBe(1)
+        await expect.poll(() => of.unknown.errors.length).toBe(1)
+        expect(of.foreign.errors, of.as).toEqual(of.unknown.errors)
+        expect(of.foreign.events).toEqual([])
+      }
     } finally {
-      await notes.dispose()
-      await changes.dispose()
+      for (const of of opened) for (const stream of streams(of)) await stream.dispose()
     }
   })
 })
