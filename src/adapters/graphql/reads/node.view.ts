@@ -1,9 +1,7 @@
 import type { OutputNode, UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
-import { actionsByIds } from '../../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../../storage/tables/action.table.js'
-import { incidentsByIds } from '../../../storage/alerts/incident.queries.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from './request.context.js'
@@ -76,13 +74,13 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
       return tagNode(node, notificationTypeName(node))
     }
     case 'Action': {
-      const [row] = await actionsByIds(context.db, [Number(first)])
+      const row = await loaders.action.load(Number(first))
       return row && inScope(context.scope, row.serviceCode) && (await owned(context, row))
         ? tagNode(row, 'Action')
         : null
     }
     case 'Incident': {
-      const [row] = await incidentsByIds(context.db, [Number(first)])
+      const row = await loaders.incident.load(Number(first))
       return row && inScope(context.scope, row.serviceCode) && (await owned(context, { ...row, userName: null }))
         ? tagNode(row, 'Incident')
         : null
