@@ -31,6 +31,18 @@ interface Entry {
   subject: string | null
 }
 
+/** One query's data, asked with the test's key. */
+async function graphql(gateway: Gateway, query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ query, variables }),
+  })
+  const body = (await response.json()) as { data?: unknown; errors?: unknown }
+  if (body.errors) throw new Error(JSON.stringify(body.errors))
+  return body.data
+}
+
 /** The whole timeline as the API answers it, page by page, as a support engineer would read it. */
 async function queried(gateway: Gateway, id: string): Promise<Entry[]> {
   const entries: Entry[] = []
@@ -115,6 +127,8 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
               services: [{ serviceCode: 'DEMO', secrets: [secret], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
               upstream: { pollIntervalMs: 1000 },
               apiKeys: [{ name: 'support', key: KEY, serviceCodes: ['DEMO'], can: ['operate'] }],
+              // An incident for every live task as soon as it is sampled: each task's chart has a band.
+              alerts: { rules: [{ name: 'watched', when: 'task.viewers', below: 1_000_000, severity: 'INFO' }] },
             },
           })
           gateway = await startGateway(config, { database: db.database })
@@ -164,6 +178,29 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           ).toBe(true)
           expect(badges).toContain('PUSHED')
           expect(badges).toContain('POLLED')
+
+          // An incident's row on the dashboard links to the task's page with the incident's window marked on
+          // the chart; every incident of the task is a band on it.
+          await page.goto(`${gateway.url}/dashboard`)
+          const incidentLink = `#incidents tr[data-incident-id] a.task-link[href*="task/${encodeURIComponent(id)}#"]`
+          await page.locator(incidentLink).first().waitFor({ timeout: 120_000 })
+          const incidentRow = page
+            .locator('#incidents tr[data-incident-id]')
+            .filter({ has: page.locator(incidentLink) })
+          const incidentId = (await incidentRow.first().getAttribute('data-incident-id')) as string
+          await page.locator(`#incidents tr[data-incident-id="${incidentId}"] a.task-link`).click()
+          await page.waitForURL(`**/dashboard/task/${encodeURIComponent(id)}#incident=*`)
+          const marked = page.locator('#task-chart .incident-band[data-marked]')
+          await expect.poll(() => marked.getAttribute('data-incident-id'), { timeout: 60_000 }).toBe(incidentId)
+          expect((await marked.boundingBox())?.width).toBeGreaterThan(0)
+          expect(await page.locator('#task-incident').getAttribute('data-incident-id')).toBe(incidentId)
+          expect(await page.locator('#task-incident').innerText()).toMatch(/^Marked: info incident watched, /)
+          const incidents = await graphql(gateway, 'query($id: ID!) { task(id: $id) { incidents { id } } }', { id })
+          const bands = await page
+            .locator('#task-chart .incident-band')
+            .evaluateAll((all) => all.map((band) => band.getAttribute('data-incident-id')))
+          expect(bands.sort()).toEqual(incidents.task.incidents.map((incident: { id: string }) => incident.id).sort())
+          await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(1)
           // Live: the line grows without a reload. Stopped through livegate, the task's line gets the action (DONE).
           await page.evaluate("document.body.dataset.sameLoad = 'yes'")
           const before = await rows.count()
