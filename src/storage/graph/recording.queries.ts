@@ -78,6 +78,20 @@ export async function recordingByKey(db: Db, serviceCode: string, fileName: stri
   return row
 }
 
+/** The catalogue's rows of these (service code, file name) keys, of any scope, in one statement. */
+export async function recordingsByKeys(
+  db: Db,
+  keys: ReadonlyArray<{ serviceCode: string; fileName: string }>,
+): Promise<RecordingRow[]> {
+  if (keys.length === 0) return []
+  return db
+    .select()
+    .from(recordings)
+    .where(
+      or(...keys.map((key) => and(eq(recordings.serviceCode, key.serviceCode), eq(recordings.fileName, key.fileName)))),
+    )
+}
+
 /**
  * The most recordings `Task.recordings` lists of a task (its oldest): what the cost of an operation
  * counts it by, so a task's list must hold to it. The `recordings` connection pages through all.

@@ -10,7 +10,7 @@ import {
 import { type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys } from '../../../storage/graph/task.queries.js'
 import { countTasksOfUsers, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/user-task.queries.js'
 import { usersByKeys } from '../../../storage/graph/user.queries.js'
-import { recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
+import { recordingsByKeys, recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
 import { actionsByIds, type OwnedActionRow } from '../../../storage/outbound/action.queries.js'
 import { incidentsByIds, type OwnedIncidentRow } from '../../../storage/alerts/incident.queries.js'
@@ -43,6 +43,8 @@ export interface Loaders {
   action: DataLoader<number, OwnedActionRow | null>
   /** An incident by its row id, of any scope: `node(id:)` checks the caller's. */
   incident: DataLoader<number, OwnedIncidentRow | null>
+  /** A catalogue's recording by its (service code, file name), of any scope: `node(id:)` checks the caller's. */
+  recording: DataLoader<RecordingKey, RecordingRow | null, string>
   /**
    * A page of each user's tasks: `tasksOfUser(page).load(user)`. Users asked for with the same
    * page (filter, cursor and size) in one tick are read in one statement.
@@ -62,6 +64,8 @@ export interface UserTasksPage {
 // Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
 const MAX_BATCH = 1000
 
+type RecordingKey = { serviceCode: string; fileName: string }
+const recordingCacheKey = (key: RecordingKey) => `${key.serviceCode}\u0000${key.fileName}`
 const taskCacheKey = (key: TaskKeyPair) => `${key.serviceCode}\u0000${key.taskId}`
 
 /** Builds a fresh set of loaders, reading only what the caller's scope allows; call once per request. */
@@ -115,6 +119,13 @@ export function createLoaders(
     ),
     action: byIds(actionsByIds.bind(null, db)),
     incident: byIds(incidentsByIds.bind(null, db)),
+    recording: new DataLoader<RecordingKey, RecordingRow | null, string>(
+      async (keys) => {
+        const byKey = new Map((await recordingsByKeys(db, keys)).map((row) => [recordingCacheKey(row), row]))
+        return keys.map((key) => byKey.get(recordingCacheKey(key)) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH, cacheKeyFn: recordingCacheKey },
+    ),
     notificationsOfTask(perTask) {
       return memo(
         byPerTask,

@@ -11,7 +11,6 @@ import { tagNode } from '../types/node.type.js'
 import { notificationTypeName } from '../types/notification.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import type { OutputView } from '../types/output.type.js'
-import { recordingByKey } from '../../../storage/graph/recording.queries.js'
 import { type RecordingView, recordingView } from './recording.view.js'
 
 /** What a `Node` resolves from. */
@@ -88,7 +87,7 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
     case 'Recording': {
       // Another tenant's recording reads as none: its existence is not told.
       if (!inScope(context.scope, first)) return null
-      const row = await recordingByKey(context.db, first, second)
+      const row = await loaders.recording.load({ serviceCode: first, fileName: second })
       return row && (await owned(context, row)) ? tagNode(recordingView(row), 'Recording') : null
     }
   }
