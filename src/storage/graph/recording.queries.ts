@@ -69,15 +69,6 @@ export async function countRecordings(db: Db, query: RecordingQuery): Promise<nu
   return Number(row?.n ?? 0)
 }
 
-/** One recording by its natural key (service code and file name), or undefined. */
-export async function recordingByKey(db: Db, serviceCode: string, fileName: string): Promise<RecordingRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(recordings)
-    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fileName, fileName)))
-  return row
-}
-
 /** The catalogue's rows of these (service code, file name) keys, of any scope, in one statement. */
 export async function recordingsByKeys(
   db: Db,
