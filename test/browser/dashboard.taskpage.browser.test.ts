@@ -31,6 +31,18 @@ interface Entry {
   subject: string | null
 }
 
+/** One query's data, asked with the test's key. */
+async function graphql(gateway: Gateway, query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await fetch(`${gateway.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ query, variables }),
+  })
+  const body = (await response.json()) as { data?: unknown; errors?: unknown }
+  if (body.errors) throw new Error(JSON.stringify(body.errors))
+  return body.data
+}
+
 /** The whole timeline as the API answers it, page by page, as a support engineer would read it. */
 async function queried(gateway: Gateway, id: string): Promise<Entry[]> {
   const entries: Entry[] = []
@@ -115,6 +127,8 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
               services: [{ serviceCode: 'DEMO', secrets: [secret], baseUrl: `http://127.0.0.1:${simulatorPort}` }],
               upstream: { pollIntervalMs: 1000 },
               apiKeys: [{ name: 'support', key: KEY, serviceCodes: ['DEMO'], can: ['operate'] }],
+              // An incident for every live task as soon as it is sampled: each task's chart has a band.
+              alerts: { rules: [{ name: 'watched', when: 'task.viewers', below: 1_000_000, severity: 'INFO' }] },
             },
           })
           gateway = await startGateway(config, { database: db.database })
@@ -131,19 +145,24 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           await page.locator('#notice').filter({ hasText: 'needs an API key' }).waitFor({ timeout: 60_000 })
           await page.locator('#api-key').fill(KEY)
           await page.locator('#key-form button[type="submit"]').click()
-          // A live task's row links to its page; the page keeps the tab's key.
-          // A live one with samples (its sparkline has points): the demo also plays tasks the list never names.
-          const live = page.locator(
-            'section.service table.tasks tbody tr:not(.ended):has(.spark[data-points]:not([data-points="0"]))',
+          // An open incident's row links to its task's page (a live task, sampled: the rule opens on a sample), with
+          // the incident's window marked on the chart. Its address is read in one step and followed: the panel
+          // re-renders as the demo's tasks come and go. The page keeps the tab's key.
+          const openLink = '#incidents tr[data-state="OPEN"] a.task-link'
+          await page.locator(openLink).first().waitFor({ timeout: 120_000 })
+          const href = (await page.locator(openLink).first().getAttribute('href')) as string
+          const [taskPath = '', incidentPart = ''] = href.split('#incident=')
+          const id = decodeURIComponent(taskPath.split('/').pop() ?? '')
+          const incidentId = decodeURIComponent(incidentPart)
+          expect(incidentId).not.toBe('')
+          // The tasks' rows link to the same pages.
+          expect(await page.locator('table.tasks tbody tr a.task-link').first().getAttribute('href')).toMatch(
+            /^dashboard\/task\/[^/#]+$/,
           )
-          await live.first().waitFor({ timeout: 120_000 })
-          const id = (await live.first().getAttribute('data-task-id')) as string
-          // That row by its id: the table re-renders as the demo's short tasks come and go, and a later
-          // `first()` may be another task's row (on a busy machine it was: the click went elsewhere).
-          const row = page.locator(`section.service table.tasks tbody tr[data-task-id="${id}"]`)
-          const taskId = await row.locator('td.task code').innerText()
-          await row.locator('a.task-link').click()
-          await page.waitForURL(`**/dashboard/task/${encodeURIComponent(id)}`)
+          const { task } = await graphql(gateway, 'query($id: ID!) { task(id: $id) { taskId } }', { id })
+          const taskId = task.taskId as string
+          await page.goto(new URL(href, page.url()).href)
+          await page.waitForURL(`**/dashboard/task/${encodeURIComponent(id)}#incident=*`)
 
           await expect.poll(() => page.locator('#task-title').innerText(), { timeout: 60_000 }).toBe(`DEMO · ${taskId}`)
           expect(await page.locator('#task-status').innerText()).toMatch(/live|waiting reconnect|ended/)
@@ -155,6 +174,31 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
             })
             .toBeGreaterThan(0)
           expect(await page.locator('#task-chart canvas').count()).toBe(1)
+          // The incident's band is marked and its window said; every incident of the task is a band.
+          const marked = page.locator('#task-chart .incident-band[data-marked]')
+          await expect.poll(() => marked.getAttribute('data-incident-id'), { timeout: 60_000 }).toBe(incidentId)
+          expect((await marked.boundingBox())?.width).toBeGreaterThan(0)
+          expect(await page.locator('#task-incident').getAttribute('data-incident-id')).toBe(incidentId)
+          expect(await page.locator('#task-incident').innerText()).toMatch(/^Marked: info incident watched, /)
+          await expect
+            .poll(
+              async () => {
+                const answer = await graphql(
+                  gateway as Gateway,
+                  'query($id: ID!) { task(id: $id) { incidents { id } } }',
+                  {
+                    id,
+                  },
+                )
+                const bands = await page
+                  .locator('#task-chart .incident-band')
+                  .evaluateAll((all) => all.map((band) => band.getAttribute('data-incident-id')))
+                const ids = answer.task.incidents.map((incident: { id: string }) => incident.id)
+                return JSON.stringify(bands.sort()) === JSON.stringify(ids.sort()) && ids.length > 0
+              },
+              { timeout: 60_000, interval: 1000 },
+            )
+            .toBe(true)
           const rows = page.locator('#timeline tbody tr')
           await expect.poll(() => rows.count(), { timeout: 60_000 }).toBeGreaterThan(1)
           const badges = await rows.locator('.badge.source').allInnerTexts()
@@ -164,6 +208,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           ).toBe(true)
           expect(badges).toContain('PUSHED')
           expect(badges).toContain('POLLED')
+
           // Live: the line grows without a reload. Stopped through livegate, the task's line gets the action (DONE).
           await page.evaluate("document.body.dataset.sameLoad = 'yes'")
           const before = await rows.count()

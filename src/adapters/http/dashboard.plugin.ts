@@ -35,6 +35,7 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     // The task page's (/dashboard/task/<id>) scripts.
     ['taskpage.js', { file: await pageScriptFile('dashboard/taskpage.client'), type: JS }],
     ['timeline.export.js', { file: await pageScriptFile('dashboard/timeline.export'), type: JS }],
+    ['taskpage.bands.js', { file: await pageScriptFile('dashboard/taskpage.bands'), type: JS }],
   ])
 
 /** The text of each operation the page sends, by name, with the fragments it spreads. */
@@ -156,6 +157,7 @@ ${KEY_FORM}
   <figure class="chart-box">
     <figcaption>Viewers and input bitrate over the task's life (by minute)</figcaption>
     <div class="chart" id="task-chart"></div>
+    <p class="incident-window" id="task-incident" hidden></p>
   </figure>
 </section>
 <section id="timeline" class="service">

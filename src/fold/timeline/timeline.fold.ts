@@ -115,11 +115,11 @@ function callbackEntry(row: TimelineFacts['callbacks'][number], serviceCode: str
 }
 
 // Which channel said a task started or ended: the callback of its kind, when one came before.
-function statusSource(facts: TimelineFacts, type: number, at: number): TimelineSource {
+function statusSource(facts: TimelineRecord, type: number, at: number): TimelineSource {
   return facts.callbacks.some((row) => row.type === type && row.at <= at) ? 'PUSHED' : 'POLLED'
 }
 
-function eventEntry(row: TimelineFacts['events'][number], facts: TimelineFacts): TimelineEntry | undefined {
+function eventEntry(row: TimelineFacts['events'][number], facts: TimelineRecord): TimelineEntry | undefined {
   const base = { at: row.at, key: keyOf('e', row.id), subject: null }
   const said = (name: string) => (typeof row.facts[name] === 'string' ? (row.facts[name] as string) : '')
   switch (row.type) {
@@ -231,7 +231,7 @@ function deliveryEntry(row: TimelineFacts['deliveries'][number]): TimelineEntry 
  * are written only while a webhook endpoint is configured; without them the state still knows
  * when the task started and ended, if not every start of a task started again.
  */
-function stateEntries(facts: TimelineFacts): TimelineEntry[] {
+function stateEntries(facts: TimelineRecord): TimelineEntry[] {
   if (facts.task === null) return []
   const told = (type: string) => facts.events.some((row) => row.type === type)
   const task = deriveTask(facts.task)
@@ -260,8 +260,11 @@ function stateEntries(facts: TimelineFacts): TimelineEntry[] {
   return entries
 }
 
-/** Every entry of a task's line, oldest first (ties by key). */
-export function foldTimeline(facts: TimelineFacts): TimelineEntry[] {
+/** What a task's line is made of but its samples (read a chunk at a time: `timeline.page.ts`). */
+export type TimelineRecord = Omit<TimelineFacts, 'samples'>
+
+/** Every entry of a task's line but those of its samples, oldest first (ties by key). */
+export function factEntries(facts: TimelineRecord): TimelineEntry[] {
   const entries: TimelineEntry[] = stateEntries(facts)
   for (const row of facts.callbacks) entries.push(callbackEntry(row, facts.serviceCode))
   for (const row of facts.events) {
@@ -282,8 +285,13 @@ export function foldTimeline(facts: TimelineFacts): TimelineEntry[] {
         subject: { type: 'Recording', key: [facts.serviceCode, row.fileName] },
       })
   for (const row of facts.deliveries) entries.push(deliveryEntry(row))
-  for (const entry of foldSamples(facts.samples)) entries.push({ ...entry, subject: null })
   return entries.sort(compareEntries)
+}
+
+/** Every entry of a task's line, oldest first (ties by key). */
+export function foldTimeline(facts: TimelineFacts): TimelineEntry[] {
+  const samples = foldSamples(facts.samples).map((entry) => ({ ...entry, subject: null }))
+  return [...factEntries(facts), ...samples].sort(compareEntries)
 }
 
 /** The line's order: time, then key. */

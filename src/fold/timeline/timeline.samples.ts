@@ -50,48 +50,80 @@ function runEntry(run: Run, index: number): SampleEntry {
   }
 }
 
-/** The entries of a task's samples, in time order (samples in any order). */
-export function foldSamples(samples: readonly TimelineSample[]): SampleEntry[] {
-  const sorted = [...samples].sort((a, b) => a.at - b.at)
-  const entries: SampleEntry[] = []
-  let run: Run | undefined
-  let runs = 0
-  let peak: TimelineSample | undefined
-  // One function for the whole fold, not one made per sample: a day holds some 17,000 samples.
-  const start = (sample: TimelineSample) => {
-    if (run) entries.push(runEntry(run, runs++))
-    run = { first: sample, last: sample, count: 1, low: sample.viewers, high: sample.viewers }
+/**
+ * The run-and-drop fold of the samples, fed in time order a chunk at a time, so that a page of the
+ * line reads the samples only as far as the page reaches. Every entry before `openSince` is out;
+ * the run still open begins there, and the samples still to come make entries at or after it.
+ */
+export class SampleFold {
+  readonly entries: SampleEntry[] = []
+  private run: Run | undefined
+  private runs = 0
+
+  /** Where the open run began: nothing the fold makes later comes before it. */
+  get openSince(): number | undefined {
+    return this.run?.first.at
   }
-  for (const sample of sorted) {
-    if (!peak || sample.viewers > peak.viewers) peak = sample
-    if (!run || sample.at - run.last.at > LISTING_GAP_MS) {
-      start(sample)
-      continue
-    }
+
+  /** The next sample, in time order. */
+  push(sample: TimelineSample): void {
+    const run = this.run
+    if (!run || sample.at - run.last.at > LISTING_GAP_MS) return this.start(sample)
     if (run.high >= DROP_FROM_VIEWERS && sample.viewers * 2 <= run.high) {
-      entries.push({
+      this.entries.push({
         at: sample.at,
         key: keyAt('d', sample.at),
         kind: 'AUDIENCE',
         source: 'POLLED',
         summary: `audience dropped from ${run.high} to ${plural(sample.viewers, 'viewer')}`,
       })
-      start(sample)
-      continue
+      return this.start(sample)
     }
     run.last = sample
     run.count += 1
     run.low = Math.min(run.low, sample.viewers)
     run.high = Math.max(run.high, sample.viewers)
   }
-  if (run) entries.push(runEntry(run, runs))
-  if (peak && peak.viewers > 0)
-    entries.push({
+
+  /** No samples are left: the open run ends with the last. */
+  finish(): void {
+    if (this.run) this.entries.push(runEntry(this.run, this.runs++))
+    this.run = undefined
+  }
+
+  private start(sample: TimelineSample): void {
+    if (this.run) this.entries.push(runEntry(this.run, this.runs++))
+    this.run = { first: sample, last: sample, count: 1, low: sample.viewers, high: sample.viewers }
+  }
+}
+
+/** The first sample with the most viewers, of samples in any order. */
+export function peakOf(samples: readonly TimelineSample[]): TimelineSample | undefined {
+  let peak: TimelineSample | undefined
+  for (const sample of samples)
+    if (!peak || sample.viewers > peak.viewers || (sample.viewers === peak.viewers && sample.at < peak.at))
+      peak = sample
+  return peak
+}
+
+/** The audience's peak as an entry: none when nobody ever watched. */
+export function peakEntry(peak: TimelineSample | undefined | null): SampleEntry[] {
+  if (!peak || peak.viewers <= 0) return []
+  return [
+    {
       at: peak.at,
       key: keyAt('p', peak.at),
       kind: 'AUDIENCE',
       source: 'POLLED',
       summary: `audience peak: ${plural(peak.viewers, 'viewer')}`,
-    })
-  return entries.sort((a, b) => a.at - b.at)
+    },
+  ]
+}
+
+/** The entries of a task's samples, in time order (samples in any order). */
+export function foldSamples(samples: readonly TimelineSample[]): SampleEntry[] {
+  const fold = new SampleFold()
+  for (const sample of [...samples].sort((a, b) => a.at - b.at)) fold.push(sample)
+  fold.finish()
+  return [...fold.entries, ...peakEntry(peakOf(samples))].sort((a, b) => a.at - b.at)
 }

@@ -69,13 +69,18 @@ export async function countRecordings(db: Db, query: RecordingQuery): Promise<nu
   return Number(row?.n ?? 0)
 }
 
-/** One recording by its natural key (service code and file name), or undefined. */
-export async function recordingByKey(db: Db, serviceCode: string, fileName: string): Promise<RecordingRow | undefined> {
-  const [row] = await db
+/** The catalogue's rows of these (service code, file name) keys, of any scope, in one statement. */
+export async function recordingsByKeys(
+  db: Db,
+  keys: ReadonlyArray<{ serviceCode: string; fileName: string }>,
+): Promise<RecordingRow[]> {
+  if (keys.length === 0) return []
+  return db
     .select()
     .from(recordings)
-    .where(and(eq(recordings.serviceCode, serviceCode), eq(recordings.fileName, fileName)))
-  return row
+    .where(
+      or(...keys.map((key) => and(eq(recordings.serviceCode, key.serviceCode), eq(recordings.fileName, key.fileName)))),
+    )
 }
 
 /**

@@ -1,14 +1,16 @@
 import { sql } from 'drizzle-orm'
 import type { TaskState } from '../../fold/task.fold.js'
-import type { TimelineFacts } from '../../fold/timeline/timeline.fold.js'
+import type { TimelineRecord } from '../../fold/timeline/timeline.fold.js'
+import type { TimelineSample } from '../../fold/timeline/timeline.samples.js'
 import { type Db, resultRows } from '../database.client.js'
 
 /**
  * What a task's timeline is made of, read where livegate already keeps it (no copy of its own):
- * the log's callbacks, the samples of the task list's answers, the events livegate derived,
- * incidents, actions, recordings and the webhook deliveries of those callbacks and events. One
- * statement, one round trip: each part is a JSON array of compact tuples, by the index that
- * leads with the task.
+ * the log's callbacks, the events livegate derived, incidents, actions, recordings and the webhook
+ * deliveries of those callbacks and events, in one statement, each part a JSON array of compact
+ * tuples by the index that leads with the task. The samples of the task list's answers (17,000 a
+ * day) are not read whole: the statement gives their peak by its index, and `timelineSamples`
+ * reads them in time order a chunk at a time, as far as a page reaches.
  */
 
 // Epoch milliseconds of a timestamp, as a JSON number: whole, as a JavaScript time and a cursor hold it.
@@ -19,8 +21,12 @@ const EVENT_TYPES = ['task.started', 'task.ended', 'task.health_changed', 'task.
 
 type Tuple = Array<string | number | boolean | null | undefined>
 
-/** Every fact of one task (its service code and `hashed_id`) that its timeline shows. */
-export async function timelineFacts(db: Db, serviceCode: string, taskId: string): Promise<TimelineFacts> {
+/** Every fact of one task (its service code and `hashed_id`) that its timeline shows but its samples, and their peak. */
+export async function timelineFacts(
+  db: Db,
+  serviceCode: string,
+  taskId: string,
+): Promise<TimelineRecord & { peak: TimelineSample | null }> {
   const [row] = resultRows<Record<string, string | null>>(
     await db.execute(sql`
       with cb as (
@@ -37,8 +43,12 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
         (select state::text from tasks where service_code = ${serviceCode} and task_id = ${taskId}) as task,
         (select coalesce(json_agg(json_build_array(id, type, ${ms('received_at')}, values->>'status',
           values->>'fileName')), '[]') from cb)::text as callbacks,
-        (select coalesce(json_agg(json_build_array(${ms('at')}, viewers)), '[]') from task_samples
-          where service_code = ${serviceCode} and task_id = ${taskId})::text as samples,
+        -- The first answer with the most viewers, by task_samples_task_peak_idx: its most, then its first with
+        -- them (one step down each hour's index, where "order by viewers desc, at" sorts the day).
+        (select json_build_array(${ms('at')}, viewers) from task_samples
+          where service_code = ${serviceCode} and task_id = ${taskId} and viewers = (select max(viewers)
+            from task_samples where service_code = ${serviceCode} and task_id = ${taskId})
+          order by at limit 1)::text as peak,
         (select coalesce(json_agg(json_build_array(id, type, ${ms('occurred_at')}, facts)), '[]') from ev)::text as events,
         (select coalesce(json_agg(json_build_array(id, rule, severity, summary, ${ms('opened_at')},
           ${ms('acknowledged_at')}, acknowledged_by, ${ms('resolved_at')}, resolution)), '[]') from incidents
@@ -59,8 +69,10 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
   const numOrNull = (value: Tuple[number]) => (value === null || value === undefined ? null : Number(value))
   const text = (value: Tuple[number]) => String(value)
   const textOrNull = (value: Tuple[number]) => (value === null || value === undefined ? null : String(value))
+  const peak = row?.peak ? (JSON.parse(row.peak) as [number, number]) : undefined
   return {
     serviceCode,
+    peak: peak ? { at: num(peak[0]), viewers: num(peak[1]) } : null,
     task: row?.task ? (JSON.parse(row.task) as TaskState) : null,
     callbacks: part('callbacks').map(([id, type, at, status, fileName]) => ({
       id: num(id),
@@ -69,7 +81,6 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
       status: numOrNull(status),
       fileName: textOrNull(fileName),
     })),
-    samples: part('samples').map(([at, viewers]) => ({ at: num(at), viewers: num(viewers) })),
     events: part('events').map(([id, type, at, facts]) => ({
       id: num(id),
       type: text(type),
@@ -118,4 +129,26 @@ export async function timelineFacts(db: Db, serviceCode: string, taskId: string)
       finishedAt: numOrNull(finishedAt),
     })),
   }
+}
+
+/**
+ * Up to `limit` of a task's samples from `from` (epoch ms, inclusive) on, in time order, by the index
+ * that leads with the task: a page of its timeline reads them only as far as it reaches.
+ */
+export async function timelineSamples(
+  db: Db,
+  serviceCode: string,
+  taskId: string,
+  from: number | undefined,
+  limit: number,
+): Promise<TimelineSample[]> {
+  const since = from === undefined ? sql`` : sql`and at >= ${new Date(from).toISOString()}::timestamptz`
+  const [row] = resultRows<{ samples: string | null }>(
+    await db.execute(sql`
+      select coalesce(json_agg(json_build_array(${ms('at')}, viewers) order by at), '[]')::text as samples
+      from (select at, viewers from task_samples where service_code = ${serviceCode} and task_id = ${taskId} ${since}
+        order by at limit ${limit}) s`),
+  )
+  const pairs = JSON.parse(row?.samples ?? '[]') as Array<[number, number]>
+  return pairs.map(([at, viewers]) => ({ at: Number(at), viewers: Number(viewers) }))
 }

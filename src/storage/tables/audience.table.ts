@@ -36,6 +36,8 @@ export const taskSamples = pgTable(
   (t) => [
     index('task_samples_task_at_idx').on(t.serviceCode, t.taskId, t.at),
     index('task_samples_code_at_idx').on(t.serviceCode, t.at),
+    // A task's audience peak (its timeline's "peak" entry) by one index step, not a scan of its day.
+    index('task_samples_task_peak_idx').on(t.serviceCode, t.taskId, t.viewers.desc(), t.at),
   ],
 )
 

@@ -10,8 +10,10 @@ import {
 import { type TaskKey, type TaskKeyPair, type TaskQuery, tasksByKeys } from '../../../storage/graph/task.queries.js'
 import { countTasksOfUsers, tasksOfUsers, type UserKeyPair, userKey } from '../../../storage/graph/user-task.queries.js'
 import { usersByKeys } from '../../../storage/graph/user.queries.js'
-import { recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
+import { recordingsByKeys, recordingsOfTasks } from '../../../storage/graph/recording.queries.js'
 import type { RecordingRow } from '../../../storage/tables/recording.table.js'
+import { actionsByIds, type OwnedActionRow } from '../../../storage/outbound/action.queries.js'
+import { incidentsByIds, type OwnedIncidentRow } from '../../../storage/alerts/incident.queries.js'
 
 /**
  * The DataLoaders of one GraphQL request. They batch the lookups of one request into one
@@ -37,6 +39,12 @@ export interface Loaders {
   recordingsOfTask: DataLoader<TaskKeyPair, RecordingRow[], string>
   /** A stored notification by its row id. */
   notification: DataLoader<number, NotificationRow | null>
+  /** An action by its row id, of any scope: `node(id:)` checks the caller's (a timeline's page names many). */
+  action: DataLoader<number, OwnedActionRow | null>
+  /** An incident by its row id, of any scope: `node(id:)` checks the caller's. */
+  incident: DataLoader<number, OwnedIncidentRow | null>
+  /** A catalogue's recording by its (service code, file name), of any scope: `node(id:)` checks the caller's. */
+  recording: DataLoader<RecordingKey, RecordingRow | null, string>
   /**
    * A page of each user's tasks: `tasksOfUser(page).load(user)`. Users asked for with the same
    * page (filter, cursor and size) in one tick are read in one statement.
@@ -56,6 +64,8 @@ export interface UserTasksPage {
 // Below PostgreSQL's 65 535 bound parameters per statement, with room to spare.
 const MAX_BATCH = 1000
 
+type RecordingKey = { serviceCode: string; fileName: string }
+const recordingCacheKey = (key: RecordingKey) => `${key.serviceCode}\u0000${key.fileName}`
 const taskCacheKey = (key: TaskKeyPair) => `${key.serviceCode}\u0000${key.taskId}`
 
 /** Builds a fresh set of loaders, reading only what the caller's scope allows; call once per request. */
@@ -107,6 +117,15 @@ export function createLoaders(
       },
       { maxBatchSize: MAX_BATCH },
     ),
+    action: byIds(actionsByIds.bind(null, db)),
+    incident: byIds(incidentsByIds.bind(null, db)),
+    recording: new DataLoader<RecordingKey, RecordingRow | null, string>(
+      async (keys) => {
+        const byKey = new Map((await recordingsByKeys(db, keys)).map((row) => [recordingCacheKey(row), row]))
+        return keys.map((key) => byKey.get(recordingCacheKey(key)) ?? null)
+      },
+      { maxBatchSize: MAX_BATCH, cacheKeyFn: recordingCacheKey },
+    ),
     notificationsOfTask(perTask) {
       return memo(
         byPerTask,
@@ -156,6 +175,17 @@ export function createLoaders(
       )
     },
   }
+}
+
+// Rows by their ids in one statement per tick, each id's row or null.
+function byIds<R extends { id: number }>(read: (ids: readonly number[]) => Promise<R[]>): DataLoader<number, R | null> {
+  return new DataLoader<number, R | null>(
+    async (ids) => {
+      const byId = new Map((await read(ids)).map((row) => [row.id, row]))
+      return ids.map((id) => byId.get(id) ?? null)
+    },
+    { maxBatchSize: MAX_BATCH },
+  )
 }
 
 function memo<V>(cache: Map<string, V>, key: string, make: () => V): V {

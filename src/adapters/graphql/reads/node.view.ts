@@ -1,9 +1,7 @@
 import type { OutputNode, UserNode } from '../../../fold/graph.model.js'
 import { deriveTask } from '../../../fold/task.derive.js'
 import { deriveUser } from '../../../fold/user.fold.js'
-import { actionsByIds } from '../../../storage/outbound/action.queries.js'
 import type { ActionRow } from '../../../storage/tables/action.table.js'
-import { incidentsByIds } from '../../../storage/alerts/incident.queries.js'
 import type { IncidentRow } from '../../../storage/tables/incident.table.js'
 import { inScope } from '../auth.scope.js'
 import type { GraphqlContext } from './request.context.js'
@@ -13,7 +11,6 @@ import { tagNode } from '../types/node.type.js'
 import { notificationTypeName } from '../types/notification.type.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import type { OutputView } from '../types/output.type.js'
-import { recordingByKey } from '../../../storage/graph/recording.queries.js'
 import { type RecordingView, recordingView } from './recording.view.js'
 
 /** What a `Node` resolves from. */
@@ -76,13 +73,13 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
       return tagNode(node, notificationTypeName(node))
     }
     case 'Action': {
-      const [row] = await actionsByIds(context.db, [Number(first)])
+      const row = await loaders.action.load(Number(first))
       return row && inScope(context.scope, row.serviceCode) && (await owned(context, row))
         ? tagNode(row, 'Action')
         : null
     }
     case 'Incident': {
-      const [row] = await incidentsByIds(context.db, [Number(first)])
+      const row = await loaders.incident.load(Number(first))
       return row && inScope(context.scope, row.serviceCode) && (await owned(context, { ...row, userName: null }))
         ? tagNode(row, 'Incident')
         : null
@@ -90,7 +87,7 @@ export async function loadNode(context: GraphqlContext, id: GlobalId): Promise<N
     case 'Recording': {
       // Another tenant's recording reads as none: its existence is not told.
       if (!inScope(context.scope, first)) return null
-      const row = await recordingByKey(context.db, first, second)
+      const row = await loaders.recording.load({ serviceCode: first, fileName: second })
       return row && (await owned(context, row)) ? tagNode(recordingView(row), 'Recording') : null
     }
   }

@@ -1,5 +1,6 @@
-import { compareEntries, foldTimeline, type TimelineEntry as Entry } from '../../../fold/timeline/timeline.fold.js'
-import { timelineFacts } from '../../../storage/graph/timeline.queries.js'
+import { compareEntries, type TimelineEntry as Entry } from '../../../fold/timeline/timeline.fold.js'
+import { type LinePlace, TimelinePager } from '../../../fold/timeline/timeline.page.js'
+import { timelineFacts, timelineSamples } from '../../../storage/graph/timeline.queries.js'
 import type { Db } from '../../../storage/database.client.js'
 import type { TaskView } from '../../../storage/tables/task.node.js'
 import {
@@ -36,17 +37,50 @@ export const timelineCursor: CursorCodec<{ at: number; key: string }> = cursorCo
   },
 })
 
+// The first chunk of answers a page reads (an hour at one answer each 5 s fits), doubled each next one.
+const FIRST_CHUNK = 1024
+
+/**
+ * Up to `fetch` entries of a task's line after a place, oldest first, of the kinds asked (all when
+ * none are named). The answers are read in time order a chunk at a time and folded until they
+ * settle the page, so the first page of a day's task reads its answers only as far as it reaches.
+ */
+export async function timelinePage(
+  db: Db,
+  task: Pick<TaskView, 'serviceCode' | 'id'>,
+  ask: { after?: LinePlace | undefined; fetch: number; kinds?: readonly string[] | null | undefined },
+): Promise<TimelineEntryValue[]> {
+  const { peak, ...record } = await timelineFacts(db, task.serviceCode, task.id)
+  const kinds = ask.kinds && ask.kinds.length > 0 ? new Set(ask.kinds) : undefined
+  const pager = new TimelinePager(record, peak, { after: ask.after, fetch: ask.fetch, kinds })
+  let from: number | undefined
+  let chunk = FIRST_CHUNK
+  let page = pager.page()
+  while (page === undefined && pager.needsSamples) {
+    const samples = await timelineSamples(db, task.serviceCode, task.id, from, chunk)
+    if (samples.length < chunk) {
+      pager.push(samples)
+      pager.finish()
+    } else {
+      // The next chunk starts at the last answer's millisecond, so answers of one instant are never split.
+      const last = (samples.at(-1) as { at: number }).at
+      const whole = samples.filter((sample) => sample.at < last)
+      if (whole.length > 0) from = last
+      pager.push(whole)
+    }
+    chunk *= 2
+    page = pager.page()
+  }
+  return (page ?? []).map((entry) => ({ ...entry, at: new Date(entry.at), atMs: entry.at }))
+}
+
 /** A task's whole line, oldest first, of the kinds asked (all when none are named). */
-export async function taskTimeline(
+export function taskTimeline(
   db: Db,
   task: Pick<TaskView, 'serviceCode' | 'id'>,
   kinds?: readonly string[] | null,
 ): Promise<TimelineEntryValue[]> {
-  const entries = foldTimeline(await timelineFacts(db, task.serviceCode, task.id))
-  const wanted = kinds && kinds.length > 0 ? new Set(kinds) : undefined
-  return entries
-    .filter((entry) => wanted === undefined || wanted.has(entry.kind))
-    .map((entry) => ({ ...entry, at: new Date(entry.at), atMs: entry.at }))
+  return timelinePage(db, task, { fetch: Number.POSITIVE_INFINITY, kinds })
 }
 
 /** The entries after a place on the line (all of them without one). */
@@ -80,13 +114,12 @@ export class TaskTimelineResolver {
     @Ctx() { db, config }: GraphqlContext,
   ): Promise<ConnectionData<TimelineEntryValue>> {
     const window = pageWindow({ first, after }, config.graphql, timelineCursor)
-    const entries = await taskTimeline(db, task, kinds)
-    const rows = entriesAfter(entries, window.after).slice(0, window.fetch)
+    const rows = await timelinePage(db, task, { after: window.after, fetch: window.fetch, kinds })
     return toConnection(rows, window, {
       codec: timelineCursor,
       keyOf: (entry) => ({ at: entry.atMs, key: entry.key }),
       toNode: (entry) => entry,
-      countAll: async () => entries.length,
+      countAll: async () => (await taskTimeline(db, task, kinds)).length,
     })
   }
 }

@@ -68,7 +68,8 @@ function row(incident: Incident): HTMLTableRowElement {
   if (incident.task) {
     const link = document.createElement('a')
     link.className = 'task-link'
-    link.href = taskPageHref(incident.task.id)
+    // The task's page marks the incident's window on its chart.
+    link.href = `${taskPageHref(incident.task.id)}#incident=${encodeURIComponent(incident.id)}`
     link.textContent = subject
     tr.querySelector('td.subject')?.replaceChildren(link)
   }

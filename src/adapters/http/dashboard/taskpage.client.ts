@@ -22,6 +22,7 @@ import {
   useKey,
 } from './dashboard.page.js'
 import { type Entry, exportButtons, readTimeline } from './timeline.export.js'
+import { bandsRange, drawBands, followMarked, incidentHref, setIncidents } from './taskpage.bands.js'
 
 type TaskData = NonNullable<Operations['DashboardTask']['data']['task']>
 const id = decodeURIComponent(window.location.pathname.split('/').pop() ?? '')
@@ -114,8 +115,9 @@ function drawChart(task: TaskData) {
   const times = data[0]
   const start = Math.min(...(task.startedAt ? [Date.parse(task.startedAt) / 1000] : []), times[0] ?? Date.now() / 1000)
   const end = Math.max(task.endedAt ? Date.parse(task.endedAt) / 1000 : Date.now() / 1000, times.at(-1) ?? 0)
+  setIncidents(task.incidents)
   // A minute bucket starts before the task did: a minute at least, so one point is not at the edge.
-  life = [start, Math.max(end, start + 60)]
+  life = bandsRange([start, Math.max(end, start + 60)])
   if (chart) return chart.setData(data)
   const axis = {
     stroke: cssVar('--muted'),
@@ -144,6 +146,7 @@ function drawChart(task: TaskData) {
         { ...axis, scale: 'y' },
         { ...axis, scale: 'bps', side: 1, grid: { show: false }, values: (_u, ticks) => ticks.map((t) => bitrate(t)) },
       ],
+      hooks: { draw: [drawBands] },
     },
     data,
     el,
@@ -172,6 +175,13 @@ function show(entry: Entry) {
   cell('kind').textContent = entry.kind.toLowerCase().replaceAll('_', ' ')
   cell('summary').textContent = entry.summary
   cell('subject').textContent = entry.subject?.id ?? ''
+  // An incident's entry marks its window on the chart.
+  if (entry.kind === 'INCIDENT' && entry.subject) {
+    const link = document.createElement('a')
+    link.href = incidentHref(entry.subject.id)
+    link.textContent = entry.subject.id
+    cell('subject').replaceChildren(link)
+  }
   $('timeline').dataset.entries = String(shown.size)
 }
 
@@ -256,4 +266,5 @@ forgetButton.addEventListener('click', () => {
   void start()
 })
 exportButtons(id, () => taskId, failed)
+followMarked(() => chart?.redraw(false))
 void start()

@@ -1,0 +1,1 @@
+CREATE INDEX "task_samples_task_peak_idx" ON "task_samples" USING btree ("service_code","task_id","viewers" DESC NULLS LAST,"at");
