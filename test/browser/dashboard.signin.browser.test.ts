@@ -16,6 +16,10 @@ import { type OidcProvider, startOidcProvider } from '../support/oidc.flow.js'
 
 const browserTest = test.extend<{ browser: Browser }>({ browser: browserFixture })
 // Run in the page: what the tab keeps of a sign-in (the page's token, oidc-client-ts's user).
+const TOKEN = "sessionStorage.getItem('livegate.dashboard.token')"
+// The provider gave a refresh token: the renewal needs no iframe and no third-party cookie.
+const REFRESHABLE =
+  "Object.entries(sessionStorage).some(([k, v]) => k.startsWith('oidc.user') && !!JSON.parse(v).refresh_token)"
 const KEPT = "Object.keys(sessionStorage).filter((k) => k === 'livegate.dashboard.token' || k.startsWith('oidc.user'))"
 
 describe.skipIf(CHROMIUM_MISSING !== undefined)(
@@ -30,7 +34,8 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
         let page: Page | undefined
         try {
           const port = await freePort()
-          provider = await startOidcProvider([`http://127.0.0.1:${port}/dashboard`])
+          // Tokens of 75 s: the page renews them (with the refresh token) a minute before they expire.
+          provider = await startOidcProvider([`http://127.0.0.1:${port}/dashboard`], 75)
           const config = loadConfig({
             env: {},
             value: {
@@ -87,6 +92,16 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           expect(await recordings.innerText()).not.toContain('theirs-live')
           expect((await page.evaluate(KEPT)) as string[]).toContain('livegate.dashboard.token')
           await page.screenshot({ path: `${ROOT}/docs/dashboard-signin.png` })
+
+          // Renewed before it expires: a new token in the tab, and the page reads on with it.
+          const first = await page.evaluate(TOKEN)
+          expect(await page.evaluate(REFRESHABLE)).toBe(true)
+          await expect.poll(() => page?.evaluate(TOKEN), { timeout: 120_000 }).not.toBe(first)
+          await expect
+            .poll(() => page?.locator('#signed-in-as').innerText(), { timeout: 60_000 })
+            .toBe('Signed in as Anchor Seven (broadcaster anchor_07)')
+          await expect.poll(() => services.innerText(), { timeout: 60_000 }).toContain('mine-live')
+          expect(await services.innerText()).not.toContain('theirs-live')
 
           await page.locator('#sign-out').click()
           // The provider's end-session confirmation, then back to the dashboard.
