@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { describe, expect } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
@@ -6,12 +8,13 @@ import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { browserFixture, CHROMIUM_MISSING } from '../support/chromium.browser.js'
 import { driverName } from '../support/database.fixture.js'
 import { freePort } from '../support/free.port.js'
-import { deliverTo, TEST_CONFIG, test } from '../support/gateway.fixture.js'
+import { graphql } from '../support/graphql.client.js'
+import { deliverTo, SECRET, TEST_CONFIG, test } from '../support/gateway.fixture.js'
 import { ROOT } from '../support/livegate.process.js'
 import { type OidcProvider, startOidcProvider } from '../support/oidc.flow.js'
 
 // The dashboard signs in against a real OpenID provider (oidc-provider, its own process): the
-// provider's login form filled in, the broadcaster's own tasks and recordings shown (another
+// provider's login form filled in, the broadcaster's own tasks, recordings and incidents shown (another
 // user's not), and Sign out forgets the token and ends the provider's session.
 
 const browserTest = test.extend<{ browser: Browser }>({ browser: browserFixture })
@@ -21,6 +24,27 @@ const TOKEN = "sessionStorage.getItem('livegate.dashboard.token')"
 const REFRESHABLE =
   "Object.entries(sessionStorage).some(([k, v]) => k.startsWith('oidc.user') && !!JSON.parse(v).refresh_token)"
 const KEPT = "Object.keys(sessionStorage).filter((k) => k === 'livegate.dashboard.token' || k.startsWith('oidc.user'))"
+
+// The cloud's task_list: both broadcasters' tasks live with two viewers each, so the rule below
+// opens an incident about each.
+async function listingCloud(): Promise<Server> {
+  const task = (id: string, user: string) => ({
+    id,
+    vs_id: 'xvs-1',
+    input_bytes: 4096,
+    inputs: [{ user_name: user, device_type: 2, url: '' }],
+    outputs: [
+      { tag: 'hd', format: 'flv', http_connections_num: 2, http_output_bytes: 1000, live_url: '', streams: [] },
+    ],
+  })
+  const server = createServer((_request, response) => {
+    response.setHeader('content-type', 'application/json')
+    const list = [task('mine-live', 'anchor_07'), task('theirs-live', 'anchor_08')]
+    response.end(JSON.stringify({ ret: 0, task_list: list, user_list: [] }))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return server
+}
 
 describe.skipIf(CHROMIUM_MISSING !== undefined)(
   `the dashboard's sign-in in Chromium (${driverName})${CHROMIUM_MISSING ? ` ${CHROMIUM_MISSING}` : ''}`,
@@ -32,6 +56,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
         let gateway: Gateway | undefined
         let provider: OidcProvider | undefined
         let page: Page | undefined
+        const cloud = await listingCloud()
         try {
           const port = await freePort()
           // Tokens of 75 s: the page renews them (with the refresh token) a minute before they expire.
@@ -41,6 +66,15 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
             value: {
               ...TEST_CONFIG,
               port,
+              services: [
+                {
+                  serviceCode: 'TESTING',
+                  secrets: [SECRET],
+                  baseUrl: `http://127.0.0.1:${(cloud.address() as AddressInfo).port}`,
+                },
+              ],
+              upstream: { pollIntervalMs: 500, timeoutMs: 2000 },
+              alerts: { rules: [{ name: 'thin-audience', when: 'task.viewers', below: 5, severity: 'INFO' }] },
               // With keys, nobody reads without a key or a sign-in.
               apiKeys: [{ name: 'ops', key: 'ops-key-signin-3f1c', serviceCodes: ['*'] }],
               auth: {
@@ -88,8 +122,22 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           await expect.poll(() => services.innerText(), { timeout: 60_000 }).toContain('mine-live')
           const recordings = page.locator('#recordings tbody')
           await expect.poll(() => recordings.innerText(), { timeout: 60_000 }).toContain('mine-live.mp4')
+          const incidents = page.locator('#incidents tbody')
+          await expect.poll(() => incidents.innerText(), { timeout: 60_000 }).toContain('TESTING / mine-live')
+          // The other broadcaster's rows exist (an operator's key reads both), and are not shown here.
+          const everyone = async () =>
+            (
+              await graphql<{ incidents: { edges: Array<{ node: { task: { taskId: string } | null } }> } }>(
+                gateway as Gateway,
+                '{ incidents(first: 10) { edges { node { task { taskId } } } } }',
+                {},
+                { headers: { authorization: 'Bearer ops-key-signin-3f1c' } },
+              )
+            ).data?.incidents.edges.map((edge) => edge.node.task?.taskId)
+          await expect.poll(everyone, { timeout: 60_000 }).toContain('theirs-live')
           expect(await services.innerText()).not.toContain('theirs-live')
           expect(await recordings.innerText()).not.toContain('theirs-live')
+          expect(await incidents.innerText()).not.toContain('theirs-live')
           expect((await page.evaluate(KEPT)) as string[]).toContain('livegate.dashboard.token')
           await page.screenshot({ path: `${ROOT}/docs/dashboard-signin.png` })
 
@@ -117,6 +165,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           await page?.context().close()
           await gateway?.close()
           await provider?.stop()
+          await new Promise((resolve) => cloud.close(resolve))
         }
       },
     )
