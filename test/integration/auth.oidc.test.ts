@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
@@ -111,5 +113,35 @@ describe(`tokens from a real OpenID provider process (${driverName})`, () => {
       code: 4401,
       reason: 'Unauthorized: wrong issuer',
     })
+  })
+
+  it("lets the dashboard fetch from the origins the provider's discovery names (a token endpoint elsewhere)", async () => {
+    // As Cognito: the issuer on one origin, its token endpoint on the hosted UI's, another.
+    const discovery = createServer((_request, response) => {
+      response.setHeader('content-type', 'application/json')
+      response.end(JSON.stringify({ issuer, token_endpoint: 'https://login.example.test/oauth2/token' }))
+    })
+    await new Promise<void>((resolve) => discovery.listen(0, '127.0.0.1', resolve))
+    const issuer = `http://127.0.0.1:${(discovery.address() as AddressInfo).port}`
+    const config = loadConfig({
+      env: {},
+      value: {
+        ...TEST_CONFIG,
+        auth: {
+          jwt: { jwksUrl: provider.jwksUri, issuer, audience: 'livegate' },
+          oidc: { issuer, clientId: 'livegate-dashboard' },
+        },
+      },
+    })
+    const behind = await startGateway(config, { database: db.database })
+    try {
+      const policy = async () => (await fetch(new URL('/dashboard', behind.url))).headers.get('content-security-policy')
+      await expect.poll(policy).toMatch(/connect-src [^;]*https:\/\/login\.example\.test/)
+      expect(await policy()).toContain(`connect-src 'self'`)
+      expect(await policy()).toContain(issuer)
+    } finally {
+      await behind.close()
+      await new Promise((resolve) => discovery.close(resolve))
+    }
   })
 })

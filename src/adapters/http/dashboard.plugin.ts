@@ -87,6 +87,37 @@ const signInData = (oidc: NonNullable<SignIn>) =>
 <script type="module" src="dashboard/signin.client.js"></script>
 `
 
+// An origin as a policy may name it: scheme, host and port, nothing that could end the directive.
+const PLAIN_ORIGIN = /^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$/i
+const DISCOVERED = ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'revocation_endpoint']
+
+/**
+ * The origins the sign-in fetches from: the issuer's, and those of the endpoints its discovery
+ * names (Cognito's token endpoint is on its hosted UI's domain, not the issuer's). Read once, in
+ * the background, so a provider down at start delays nothing: until it answers, the issuer's alone.
+ */
+function signInOrigins(issuer: string, log: { warn(object: object, message: string): void }): () => string[] {
+  const origins = new Set([new URL(issuer).origin])
+  const discovery = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
+  fetch(discovery, { signal: AbortSignal.timeout(10_000) })
+    .then((response) =>
+      response.ok
+        ? (response.json() as Promise<Record<string, unknown>>)
+        : Promise.reject(new Error(`answered ${response.status}`)),
+    )
+    .then((document) => {
+      for (const name of DISCOVERED) {
+        const value = document[name]
+        const origin = typeof value === 'string' && URL.canParse(value) ? new URL(value).origin : ''
+        if (PLAIN_ORIGIN.test(origin)) origins.add(origin)
+      }
+    })
+    .catch((error: unknown) =>
+      log.warn({ err: error, discovery }, "dashboard: the sign-in provider's discovery could not be read"),
+    )
+  return () => [...origins]
+}
+
 const page = (operations: Record<string, string>, oidc: SignIn) => `<!doctype html>
 <html lang="en">
 <head>
@@ -213,9 +244,12 @@ export const dashboardPlugin: FastifyPluginAsync<{ oidc?: SignIn }> = async (app
   const operations = await pageOperations(app.log)
   const html = page(operations, oidc)
   // The sign-in fetches the provider's discovery and token endpoint; its pages are navigated to.
-  const connectOrigins = oidc ? [new URL(oidc.issuer).origin] : []
+  const connectOrigins = oidc ? signInOrigins(oidc.issuer, app.log) : () => []
   app.get(DASHBOARD_PATH, async (request, reply) =>
-    pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false, connectOrigins })).send(html),
+    pageHeaders(
+      reply,
+      pagePolicy(request.headers.host, { inlineStyles: false, connectOrigins: connectOrigins() }),
+    ).send(html),
   )
   // The same page for every task: its script reads the id from the address and asks with the key.
   const taskHtml = taskPage(operations)
