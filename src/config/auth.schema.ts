@@ -54,6 +54,10 @@ const oidcSchema = z.strictObject({
   issuer: z.url(),
   /** The dashboard's public client id at the provider. */
   clientId: z.string().min(1),
+  /** The scopes the dashboard asks for (space-separated). */
+  scope: z.string().min(1).default('openid profile'),
+  /** Sent as the authorization request's `audience` (Auth0 issues a JWT access token only for one). */
+  audience: z.string().min(1).optional(),
 })
 
 /** `auth`: signed tokens from the team's identity provider, beside API keys. */

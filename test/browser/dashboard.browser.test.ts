@@ -29,6 +29,7 @@ const PAGE_OPERATIONS = [
   'DashboardActions',
   'DashboardChanges',
   'DashboardIncidents',
+  'DashboardOwnTasks',
   'DashboardRecordings',
   'DashboardReplay',
   'DashboardSamples',

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { FastifyPluginAsync } from 'fastify'
+import type { AuthConfig } from '../../config/auth.schema.js'
 import { assetSender, CSS, JS, type PageAsset, packageFile, pageHeaders, pagePolicy } from './page.assets.js'
 import { isPageOperation, pageScriptFile, standaloneOperations } from './playground.plugin.js'
 
@@ -26,6 +27,10 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     ['dashboard.actions.js', { file: await pageScriptFile('dashboard/dashboard.actions'), type: JS }],
     ['dashboard.incidents.js', { file: await pageScriptFile('dashboard/dashboard.incidents'), type: JS }],
     ['dashboard.recordings.js', { file: await pageScriptFile('dashboard/dashboard.recordings'), type: JS }],
+    ['dashboard.webhooks.js', { file: await pageScriptFile('dashboard/dashboard.webhooks'), type: JS }],
+    // The sign-in (with `auth.oidc`): oidc-client-ts's prebuilt browser build and the page's module.
+    ['oidc-client-ts.js', { file: packageFile('oidc-client-ts', 'dist/browser/oidc-client-ts.min.js'), type: JS }],
+    ['signin.client.js', { file: await pageScriptFile('signin/signin.client'), type: JS }],
     // The modules dashboard.js imports, by the names its imports give.
     ['dashboard.page.js', { file: await pageScriptFile('dashboard/dashboard.page'), type: JS }],
     ['dashboard.service.js', { file: await pageScriptFile('dashboard/dashboard.service'), type: JS }],
@@ -63,7 +68,58 @@ const KEY_FORM = `  <form id="key-form" class="key" autocomplete="off">
     <button type="button" id="forget-key" hidden>Forget</button>
   </form>`
 
-const page = (operations: Record<string, string>) => `<!doctype html>
+type SignIn = AuthConfig['oidc']
+
+// With `auth.oidc`: the Sign in and Sign out buttons beside the key box, the provider's settings
+// as a data block (never run), and the scripts that sign in.
+const SIGN_IN = `  <div id="signin" class="signin">
+    <span id="signed-in-as" class="who" hidden></span>
+    <button type="button" id="sign-in">Sign in</button>
+    <button type="button" id="sign-out" hidden>Sign out</button>
+  </div>`
+const signInData = (oidc: NonNullable<SignIn>) =>
+  `<script type="application/json" id="dashboard-signin">${safeJson({
+    issuer: oidc.issuer,
+    clientId: oidc.clientId,
+    scope: oidc.scope,
+    audience: oidc.audience,
+  })}</script>
+<script src="dashboard/oidc-client-ts.js"></script>
+<script type="module" src="dashboard/signin.client.js"></script>
+`
+
+// An origin as a policy may name it: scheme, host and port, nothing that could end the directive.
+const PLAIN_ORIGIN = /^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$/i
+const DISCOVERED = ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'revocation_endpoint']
+
+/**
+ * The origins the sign-in fetches from: the issuer's, and those of the endpoints its discovery
+ * names (Cognito's token endpoint is on its hosted UI's domain, not the issuer's). Read once, in
+ * the background, so a provider down at start delays nothing: until it answers, the issuer's alone.
+ */
+function signInOrigins(issuer: string, log: { warn(object: object, message: string): void }): () => string[] {
+  const origins = new Set([new URL(issuer).origin])
+  const discovery = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
+  fetch(discovery, { signal: AbortSignal.timeout(10_000) })
+    .then((response) =>
+      response.ok
+        ? (response.json() as Promise<Record<string, unknown>>)
+        : Promise.reject(new Error(`answered ${response.status}`)),
+    )
+    .then((document) => {
+      for (const name of DISCOVERED) {
+        const value = document[name]
+        const origin = typeof value === 'string' && URL.canParse(value) ? new URL(value).origin : ''
+        if (PLAIN_ORIGIN.test(origin)) origins.add(origin)
+      }
+    })
+    .catch((error: unknown) =>
+      log.warn({ err: error, discovery }, "dashboard: the sign-in provider's discovery could not be read"),
+    )
+  return () => [...origins]
+}
+
+const page = (operations: Record<string, string>, oidc: SignIn) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -77,6 +133,7 @@ const page = (operations: Record<string, string>) => `<!doctype html>
 <header class="top">
   <h1>livegate <span>live dashboard</span></h1>
   <span id="connection" class="pill" data-state="connecting">connecting</span>
+${oidc ? SIGN_IN : ''}
 ${KEY_FORM}
   <a class="to-playground" href="graphql">Playground</a>
 </header>
@@ -118,10 +175,10 @@ ${KEY_FORM}
   <p class="empty-tasks" hidden>No tasks yet.</p>
 </section>
 </template>
-<script type="application/json" id="dashboard-operations">${operationsJson(operations)}</script>
+<script type="application/json" id="dashboard-operations">${safeJson(operations)}</script>
 <script src="dashboard/uplot.js"></script>
 <script src="dashboard/graphql-ws.js"></script>
-<script type="module" src="dashboard/dashboard.js"></script>
+${oidc ? signInData(oidc) : ''}<script type="module" src="dashboard/dashboard.js"></script>
 <script type="module" src="dashboard/dashboard.actions.js"></script>
 <script type="module" src="dashboard/dashboard.incidents.js"></script>
 <script type="module" src="dashboard/dashboard.recordings.js"></script>
@@ -169,7 +226,7 @@ ${KEY_FORM}
     <tbody></tbody>
   </table>
 </section>
-<script type="application/json" id="dashboard-operations">${operationsJson(operations)}</script>
+<script type="application/json" id="dashboard-operations">${safeJson(operations)}</script>
 <script src="../uplot.js"></script>
 <script src="../graphql-ws.js"></script>
 <script type="module" src="../taskpage.js"></script>
@@ -183,13 +240,18 @@ ${KEY_FORM}
  * page and its files come from livegate and its installed packages only; its policy lets it reach
  * this origin alone, with no inline script or style.
  */
-export const dashboardPlugin: FastifyPluginAsync = async (app) => {
+export const dashboardPlugin: FastifyPluginAsync<{ oidc?: SignIn }> = async (app, { oidc }) => {
   // A JSON data block is never run, so the policy needs no inline script; `<` is escaped so no
   // text in an operation can close the element.
   const operations = await pageOperations(app.log)
-  const html = page(operations)
+  const html = page(operations, oidc)
+  // The sign-in fetches the provider's discovery and token endpoint; its pages are navigated to.
+  const connectOrigins = oidc ? signInOrigins(oidc.issuer, app.log) : () => []
   app.get(DASHBOARD_PATH, async (request, reply) =>
-    pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(html),
+    pageHeaders(
+      reply,
+      pagePolicy(request.headers.host, { inlineStyles: false, connectOrigins: connectOrigins() }),
+    ).send(html),
   )
   // The same page for every task: its script reads the id from the address and asks with the key.
   const taskHtml = taskPage(operations)
@@ -201,7 +263,7 @@ export const dashboardPlugin: FastifyPluginAsync = async (app) => {
   app.get<{ Params: { file: string } }>(`${DASHBOARD_PATH}/:file`, assetSender(await assets()))
 }
 
-// `<` escaped, so no operation's text can close the data block.
-function operationsJson(operations: Record<string, string>): string {
-  return JSON.stringify(operations).replace(/</g, '\\u003c')
+// `<` escaped, so no text in a data block can close it.
+function safeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c')
 }

@@ -58,18 +58,23 @@ const PLAIN_HOST = /^[a-z0-9.-]+(?::\d{1,5})?$|^\[[0-9a-f:.]+\](?::\d{1,5})?$/i
 
 /**
  * The content security policy of a page livegate serves: scripts, styles, fetches and sockets to
- * this origin only, never an inline script. `inlineStyles` is for a library that injects
+ * this origin only (fetches also to `connectOrigins`), never an inline script. `inlineStyles` is for a library that injects
  * `<style>` elements whose text varies at run time (so no hash can name them).
  */
-export function pagePolicy(host: string | undefined, options: { inlineStyles: boolean }): string {
+export function pagePolicy(
+  host: string | undefined,
+  options: { inlineStyles: boolean; connectOrigins?: readonly string[] },
+): string {
   const sockets = host && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : ''
+  // Origins the page's scripts may fetch from besides this one (the sign-in provider's).
+  const others = (options.connectOrigins ?? []).map((origin) => ` ${origin}`).join('')
   return [
     "default-src 'none'",
     "script-src 'self'",
     options.inlineStyles ? "style-src 'self' 'unsafe-inline'" : "style-src 'self'",
     "img-src 'self' data:",
     "font-src 'self' data:",
-    `connect-src 'self'${sockets}`,
+    `connect-src 'self'${sockets}${others}`,
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",

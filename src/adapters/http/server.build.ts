@@ -134,7 +134,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     ...(parts.now ? { now: parts.now } : {}),
   })
   await app.register(playgroundPlugin)
-  await app.register(dashboardPlugin)
+  await app.register(dashboardPlugin, { oidc: config.auth.oidc })
   // One request core, two transports that only translate: HTTP and graphql-ws on one path.
   const pipeline = await RequestPipeline.start({ config, log: app.log, metrics, jsonText: parts.jsonText })
   const deps = {

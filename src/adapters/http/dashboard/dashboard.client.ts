@@ -3,7 +3,6 @@
 // page loads before it, both served by livegate (dashboard.globals.d.ts). The operations it sends
 // are schema/operations.graphql's `Dashboard…`, validated against the schema by the docs test and
 // typed by codegen (schema/client/operations.ts); the page carries their text (dashboard.plugin.ts).
-import type { DashboardWebhooksQuery } from '../../../../schema/client/operations.js'
 import {
   $,
   HOUR_MS,
@@ -14,11 +13,8 @@ import {
   socketUrl,
   type Operations,
   operationText,
-  within,
   keyInput,
   forgetButton,
-  count,
-  ago,
   authorization,
   KeyNeeded,
   request,
@@ -26,8 +22,11 @@ import {
   connection,
   currentKey,
   useKey,
+  ACCESS_CHANGED,
+  currentToken,
 } from './dashboard.page.js'
 import { Service } from './dashboard.service.js'
+import { clearWebhooks, webhooks } from './dashboard.webhooks.js'
 
 const servicesEl = $('services')
 const services = new Map<string, Service>()
@@ -36,6 +35,9 @@ let generation = 0
 let drawPending = false
 let summaryTimer: ReturnType<typeof setTimeout> | undefined
 let summaryAt = 0
+// Who is asking, once per start: a broadcaster (a user scope) may not read service-wide figures,
+// so their view is their own tasks, by the service codes of their token or key.
+let viewer: Promise<Operations['DashboardViewer']['data']['viewer'] | undefined> = Promise.resolve(undefined)
 
 function serviceFor(code: string): Service {
   let service = services.get(code)
@@ -52,6 +54,17 @@ function serviceFor(code: string): Service {
 async function loadService(service: Service, run: number) {
   try {
     const now = Date.now()
+    if ((await viewer)?.userName) {
+      const sparkFrom = new Date(now - SPARK_MS).toISOString()
+      const variables = { serviceCode: service.code, sparkFrom, liveRows: LIVE_ROWS, endedRows: ENDED_ROWS }
+      const own = await request('DashboardOwnTasks', variables)
+      if (run === generation)
+        service.load(
+          [],
+          [...own.live.edges, ...own.ended.edges].map((edge) => edge.node),
+        )
+      return
+    }
     const data = await request('DashboardService', {
       serviceCode: service.code,
       from: new Date(now - HOUR_MS).toISOString(),
@@ -82,6 +95,11 @@ function redraw() {
 async function summary(run: number) {
   summaryAt = Date.now()
   try {
+    const own = await viewer
+    if (own?.userName) {
+      for (const code of own.serviceCodes ?? []) serviceFor(code)
+      return say(`Signed in as ${own.name || own.subject}: your own tasks (${own.userName}).`)
+    }
     const data = await request('DashboardSummary', {})
     if (run !== generation) return
     const codes = new Set([...data.upstreams.map((u) => u.serviceCode), ...data.taskCounts.map((c) => c.serviceCode)])
@@ -115,9 +133,11 @@ function failed(error: unknown) {
   if (error instanceof KeyNeeded) {
     connection('key', 'API key needed')
     say(
-      currentKey()
-        ? 'The gateway did not accept this API key: type another above.'
-        : 'This gateway needs an API key: type it above.',
+      currentToken()
+        ? 'The gateway did not accept your sign-in: sign in again.'
+        : currentKey()
+          ? 'The gateway did not accept this API key: type another above.'
+          : 'This gateway needs an API key (or a sign-in): type it above.',
       'warn',
     )
     keyInput.focus()
@@ -163,65 +183,6 @@ function listen<N extends 'DashboardSamples' | 'DashboardChanges'>(
   )
 }
 
-// One row per endpoint the key may see; the panel stays hidden when there is none.
-const webhooksEl = $('webhooks')
-const webhookRows = new Map<string, HTMLTableRowElement>()
-async function webhooks(run: number) {
-  let endpoints: DashboardWebhooksQuery['webhookEndpoints']
-  try {
-    endpoints = (await request('DashboardWebhooks', {})).webhookEndpoints
-  } catch {
-    return // the summary says what is wrong with the gateway or the key
-  }
-  if (run !== generation) return
-  webhooksEl.hidden = endpoints.length === 0
-  const body = within(webhooksEl, 'tbody')
-  for (const endpoint of endpoints) {
-    let row = webhookRows.get(endpoint.name)
-    if (!row) {
-      row = document.createElement('tr')
-      row.dataset.endpoint = endpoint.name
-      for (const name of ['name', 'state', 'pending num', 'dead num', 'success', 'error', 'act']) {
-        const cell = document.createElement('td')
-        cell.className = name
-        row.append(cell)
-      }
-      const button = document.createElement('button')
-      button.type = 'button'
-      button.textContent = 'Replay dead letters'
-      const said = document.createElement('span')
-      said.className = 'replayed'
-      button.addEventListener('click', () => void replay(endpoint.name, button, said))
-      within(row, '.act').append(button, said)
-      webhookRows.set(endpoint.name, row)
-      body.append(row)
-    }
-    within(row, '.name').textContent = endpoint.name
-    const badge = document.createElement('span')
-    badge.className = 'badge'
-    badge.dataset.value = endpoint.state
-    badge.textContent = endpoint.state
-    within(row, '.state').replaceChildren(badge)
-    within(row, '.pending').textContent = count(endpoint.pending)
-    within(row, '.dead').textContent = count(endpoint.deadLetters)
-    within(row, '.success').textContent = endpoint.lastSuccessAt ? ago(endpoint.lastSuccessAt) : '–'
-    within(row, '.error').textContent = endpoint.lastError || ''
-    within<HTMLButtonElement>(row, '.act button').disabled = endpoint.deadLetters === 0
-  }
-}
-
-// A key that may only read is told so by the gateway (FORBIDDEN); its message is shown in the row.
-async function replay(name: string, button: HTMLButtonElement, said: HTMLElement) {
-  button.disabled = true
-  try {
-    const data = await request('DashboardReplay', { endpoint: name })
-    said.textContent = `${count(data.redeliverWebhooks)} put back in line`
-  } catch (error) {
-    said.textContent = error instanceof Error ? error.message : String(error)
-  }
-  void webhooks(generation)
-}
-
 /** Everything read afresh: on opening the page and after a new key. */
 function start() {
   generation += 1
@@ -234,6 +195,10 @@ function start() {
   keyInput.placeholder = currentKey() ? 'kept for this tab' : 'none needed without keys'
   say('Loading…')
   connection('connecting', 'connecting')
+  viewer = request('DashboardViewer', {}).then(
+    (data) => data.viewer,
+    () => undefined,
+  )
   // One socket for both subscriptions; it reconnects for as long as the page is open, except
   // when the key is refused (4401).
   socket = graphqlWs.createClient({
@@ -263,9 +228,8 @@ function start() {
     run,
   )
   void summary(run)
-  webhookRows.clear()
-  within(webhooksEl, 'tbody').replaceChildren()
-  void webhooks(run)
+  clearWebhooks()
+  void webhooks(() => run === generation)
 }
 
 // Never submitted: the policy allows no form action, and a GET would put the key in the address.
@@ -276,6 +240,8 @@ $('key-form').addEventListener('submit', (event) => {
   useKey(typed)
   start()
 })
+// Signed in, renewed or signed out (signin/signin.client.ts): read everything as the new caller.
+window.addEventListener(ACCESS_CHANGED, () => start())
 forgetButton.addEventListener('click', () => {
   useKey('')
   start()
@@ -287,7 +253,8 @@ setInterval(() => {
     for (const row of service.rows.values()) row.dirty = true
   }
   redraw()
-  void webhooks(generation)
+  const run = generation
+  void webhooks(() => run === generation)
 }, 5000)
 
 start()

@@ -9,6 +9,8 @@ import type {
   DashboardServiceQueryVariables,
   DashboardSummaryQuery,
   DashboardSummaryQueryVariables,
+  DashboardOwnTasksQuery,
+  DashboardOwnTasksQueryVariables,
   DashboardTaskFieldsFragment,
   DashboardTaskQuery,
   DashboardTaskQueryVariables,
@@ -16,6 +18,7 @@ import type {
   DashboardTimelineLiveSubscriptionVariables,
   DashboardTimelineQuery,
   DashboardTimelineQueryVariables,
+  DashboardViewerQuery,
   DashboardWebhooksQuery,
   DashboardWebhooksQueryVariables,
 } from '../../../../schema/client/operations.js'
@@ -39,6 +42,8 @@ socketUrl.protocol = endpoint.protocol === 'https:' ? 'wss:' : 'ws:'
 export interface Operations {
   DashboardSummary: { data: DashboardSummaryQuery; variables: DashboardSummaryQueryVariables }
   DashboardService: { data: DashboardServiceQuery; variables: DashboardServiceQueryVariables }
+  DashboardOwnTasks: { data: DashboardOwnTasksQuery; variables: DashboardOwnTasksQueryVariables }
+  DashboardViewer: { data: DashboardViewerQuery; variables: Record<string, never> }
   DashboardWebhooks: { data: DashboardWebhooksQuery; variables: DashboardWebhooksQueryVariables }
   DashboardReplay: { data: DashboardReplayMutation; variables: DashboardReplayMutationVariables }
   DashboardSamples: { data: DashboardSamplesSubscription; variables: Record<string, never> }
@@ -135,7 +140,23 @@ export function useKey(key: string): void {
   if (key) sessionStorage.setItem(KEY_STORAGE, key)
   else sessionStorage.removeItem(KEY_STORAGE)
 }
-export const authorization = (): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {})
+// The access token of the user signed in with the provider (signin/signin.client.ts), kept for the tab
+// like the key. It goes first: a person signed in is who acts, whatever key the tab also holds.
+const TOKEN_STORAGE = 'livegate.dashboard.token'
+/** Sent when who is asking changes (signed in, renewed, signed out): every part reads afresh. */
+export const ACCESS_CHANGED = 'livegate-access-changed'
+export const currentToken = () => sessionStorage.getItem(TOKEN_STORAGE) || ''
+/** Uses (and keeps for this tab) the signed-in user's token; '' forgets it. */
+export function useToken(token: string): void {
+  if (token) sessionStorage.setItem(TOKEN_STORAGE, token)
+  else sessionStorage.removeItem(TOKEN_STORAGE)
+  window.dispatchEvent(new Event(ACCESS_CHANGED))
+}
+/** The one header every request and socket of the pages carries: the token, else the key. */
+export const authorization = (): Record<string, string> => {
+  const bearer = currentToken() || sessionStorage.getItem(KEY_STORAGE) || ''
+  return bearer ? { authorization: `Bearer ${bearer}` } : {}
+}
 
 export class KeyNeeded extends Error {}
 

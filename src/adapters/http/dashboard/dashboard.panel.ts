@@ -3,8 +3,8 @@
 // whenever the key changes), and dashboard.js's task rows, watched so the panel can mark them
 // without reaching into its code. Loaded by dashboard.actions.js and dashboard.incidents.js.
 import type { DashboardViewerQuery, DashboardViewerQueryVariables } from '../../../../schema/client/operations.js'
+import { ACCESS_CHANGED, authorization } from './dashboard.page.js'
 
-const KEY_STORAGE = 'livegate.dashboard.apiKey'
 const endpoint = new URL('graphql', window.location.href)
 
 // As the page carries them (dashboard.plugin.ts), from schema/operations.graphql.
@@ -99,17 +99,17 @@ export class Panel<O extends { [N in keyof O]: Operation } & ViewerOperation> {
     // A new key (or none): dashboard.js keeps it first, its listeners being registered earlier.
     $('key-form').addEventListener('submit', () => void this.check())
     $('forget-key').addEventListener('click', () => void this.check())
+    window.addEventListener(ACCESS_CHANGED, () => void this.check())
     void this.check()
   }
 
   async request<N extends keyof O & string>(operationName: N, variables: O[N]['variables']): Promise<O[N]['data']> {
-    const key = sessionStorage.getItem(KEY_STORAGE)
     const response = await fetch(endpoint, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         accept: 'application/graphql-response+json, application/json',
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...authorization(),
       },
       body: JSON.stringify({ query: operationTexts[operationName] ?? '', operationName, variables }),
     })

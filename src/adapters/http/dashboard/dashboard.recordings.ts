@@ -4,8 +4,8 @@
 // after dashboard.js, beside the incidents panel; its operation is schema/operations.graphql's,
 // typed by codegen.
 import type * as Operations from '../../../../schema/client/operations.js'
+import { ACCESS_CHANGED, authorization } from './dashboard.page.js'
 
-const KEY_STORAGE = 'livegate.dashboard.apiKey'
 const NEWEST = 20
 const OPERATION = 'DashboardRecordings'
 const REFRESH_MS = 5000
@@ -36,11 +36,10 @@ let timer: ReturnType<typeof setTimeout> | undefined
 let generation = 0
 
 async function load(): Promise<Answer> {
-  const key = sessionStorage.getItem(KEY_STORAGE)
   const variables: Variables = { first: NEWEST }
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    headers: { 'content-type': 'application/json', ...authorization() },
     body: JSON.stringify({ query: operationTexts[OPERATION] ?? '', operationName: OPERATION, variables }),
   })
   const answer: { data?: Answer | null; errors?: unknown[] } = await response.json().catch(() => ({}))
@@ -112,4 +111,5 @@ const again = () => {
 }
 document.getElementById('key-form')?.addEventListener('submit', again)
 document.getElementById('forget-key')?.addEventListener('click', again)
+window.addEventListener(ACCESS_CHANGED, again)
 void refresh()
