@@ -23,7 +23,7 @@ const API_KEY = 'dash-key-5c1e0a7d9b3f42e8'
 // Run in the page: the key the dashboard keeps for the tab.
 const KEPT_KEY = "sessionStorage.getItem('livegate.dashboard.apiKey')"
 // What dashboard.client.ts, dashboard.actions.ts, dashboard.incidents.ts and dashboard.recordings.ts send, and the
-// task query a row's link opens; the task page's (taskpage.client.ts, timeline.export.ts) are served with them.
+// task query a row's link opens; the task page's (taskpage/: taskpage.client.ts, taskpage.bands.ts, timeline.export.ts) are served with them.
 const PAGE_OPERATIONS = [
   'DashboardAcknowledge',
   'DashboardActions',

@@ -12,7 +12,13 @@ const SRC = fileURLToPath(new URL('../../src', import.meta.url))
 const SCHEDULER = 'work/wake.scheduler.ts'
 
 // Not livegate's process: browser modules served as files, and the simulator that plays the cloud.
-const OUTSIDE = ['adapters/http/dashboard/', 'simulator/']
+const OUTSIDE = [
+  'adapters/http/dashboard/',
+  'adapters/http/playground/',
+  'adapters/http/signin/',
+  'adapters/http/taskpage/',
+  'simulator/',
+]
 
 /** Timers that are not loops: file → how many, and why. */
 const ALLOWED: Record<string, { count: number; why: string }> = {

@@ -2,7 +2,7 @@
 // `npm start`, `npm run demo` and `npm run livegate` run the compiled gateway in dist/, built once
 // at install (`prepare`) and again only when a source is newer than the build: a start costs a
 // stat of each source file, not a compile. Then it runs `dist/main.js` with the same arguments.
-// The pages' browser scripts (src/adapters/http/{dashboard,playground,signin}) are a second compile, with
+// The pages' browser scripts (src/adapters/http/{dashboard,playground,signin,taskpage}) are a second compile, with
 // the DOM, into dist/pages/ (src/adapters/http/pages.tsconfig.json), as `npm run build` does.
 // `--build` (the prepare script) only builds, and skips quietly where TypeScript is not installed
 // (an install without dev dependencies, which runs a dist/ built elsewhere).

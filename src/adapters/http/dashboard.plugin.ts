@@ -38,9 +38,9 @@ const assets = async (): Promise<ReadonlyMap<string, PageAsset>> =>
     // The panel the actions and incidents scripts are both made with.
     ['dashboard.panel.js', { file: await pageScriptFile('dashboard/dashboard.panel'), type: JS }],
     // The task page's (/dashboard/task/<id>) scripts.
-    ['taskpage.js', { file: await pageScriptFile('dashboard/taskpage.client'), type: JS }],
-    ['timeline.export.js', { file: await pageScriptFile('dashboard/timeline.export'), type: JS }],
-    ['taskpage.bands.js', { file: await pageScriptFile('dashboard/taskpage.bands'), type: JS }],
+    ['taskpage.js', { file: await pageScriptFile('taskpage/taskpage.client'), type: JS }],
+    ['timeline.export.js', { file: await pageScriptFile('taskpage/timeline.export'), type: JS }],
+    ['taskpage.bands.js', { file: await pageScriptFile('taskpage/taskpage.bands'), type: JS }],
   ])
 
 /** The text of each operation the page sends, by name, with the fragments it spreads. */

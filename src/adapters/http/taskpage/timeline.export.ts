@@ -1,6 +1,6 @@
 // The task page's Export: the whole timeline, every page read afresh with the query (what a
 // support ticket should carry is what the API answers, not what this tab happened to hear).
-import { type Operations, request } from './dashboard.page.js'
+import { type Operations, request } from '../dashboard/dashboard.page.js'
 
 type Timeline = NonNullable<Operations['DashboardTimeline']['data']['task']>['timeline']
 /** One entry of a task's timeline as the page reads and shows it. */

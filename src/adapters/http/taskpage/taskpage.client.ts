@@ -1,7 +1,7 @@
 // The page of one task (/dashboard/task/<id>): its header, its audience and input bitrate over its
 // life, and its timeline, each entry marked with where it came from, kept growing over graphql-ws
 // (Subscription.taskTimeline, resumed after the last entry read). Key and requests as the dashboard's.
-import { END_REASONS } from './dashboard.row.js'
+import { END_REASONS } from '../dashboard/dashboard.row.js'
 import {
   $,
   type Operations,
@@ -20,7 +20,7 @@ import {
   connection,
   currentKey,
   useKey,
-} from './dashboard.page.js'
+} from '../dashboard/dashboard.page.js'
 import { type Entry, exportButtons, readTimeline } from './timeline.export.js'
 import { bandsRange, drawBands, followMarked, incidentHref, setIncidents } from './taskpage.bands.js'
 

@@ -2,7 +2,7 @@
 // resolution (or now, while open), and the one an incident's link names (#incident=<id>, from the
 // dashboard's incidents or the timeline) marked, with its window said below the chart: the samples
 // that opened it are the chart's points under the band.
-import { $, type Operations } from './dashboard.page.js'
+import { $, type Operations } from '../dashboard/dashboard.page.js'
 
 export type BandIncident = NonNullable<Operations['DashboardTask']['data']['task']>['incidents'][number]
 
