@@ -113,6 +113,11 @@ export const errorCatalogue = {
     status: 429,
     message: 'The API key asked for more actions than `limits.actionsPerMinute` allows; retry later.',
   },
+  DATABASE_UNAVAILABLE: {
+    on: 'graphql',
+    status: 200,
+    message: 'The database cannot be reached now; retry.',
+  },
   INTERNAL_SERVER_ERROR: {
     on: 'graphql',
     status: 500,

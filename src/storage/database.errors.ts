@@ -96,6 +96,34 @@ function serverOf(url: string): { host: string; hostPort: string; user: string; 
   }
 }
 
+// The codes of a database that cannot be reached or is going away, rather than of a statement it
+// refused: the driver's own for a connection the server closed (not CONNECTION_ENDED or _DESTROYED:
+// those are a pool this process closed, a fault of ours), the socket's, SQLSTATE class 08
+// (connection exception: PgBouncer's "server login failing" and "no server" too), 57P01-57P03 (the
+// server shutting down, crashed, or starting up) and 53300 (no free slots).
+const UNREACHABLE_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+])
+
+/** Whether an error says the database could not be reached (try again later), not that a statement was wrong. */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const code = rootFault(error).code
+  return code !== undefined && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))
+}
+
 /** What a statement's data made the database refuse: its SQLSTATE and the server's words. */
 export interface DataFault {
   code: string

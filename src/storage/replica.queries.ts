@@ -41,8 +41,15 @@ export async function replayState(db: Db): Promise<ReplayState> {
   return { lagMs: Math.max(0, Math.round(Number(row?.lag_ms ?? 0))), replayed: row?.replayed ?? null }
 }
 
-/** The primary's WAL location now: a position every read made after this moment has seen. */
-export async function walPosition(db: Db): Promise<string> {
-  const rows = resultRows<{ at: string }>(await db.execute(sql`select pg_current_wal_lsn()::text as at`))
+/**
+ * Where a server's data stands now, as a WAL location: a replica's replay, or the primary's WAL.
+ * Asked after a read, it is at or past everything that read saw, so a later read naming it is
+ * never served from older data. (COALESCE stops at the first non-null: a replica is never asked
+ * pg_current_wal_lsn(), which it refuses.)
+ */
+export async function readPosition(db: Db): Promise<string> {
+  const rows = resultRows<{ at: string }>(
+    await db.execute(sql`select coalesce(pg_last_wal_replay_lsn(), pg_current_wal_lsn())::text as at`),
+  )
   return rows[0]?.at ?? '0/0'
 }

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { chooseRead, type ReadChoice, type ReplicaReading, walLocation } from '../fold/replica.choice.js'
 import type { Db } from '../storage/database.client.js'
-import { replayState, walPosition } from '../storage/replica.queries.js'
+import { readPosition, replayState } from '../storage/replica.queries.js'
 import { WakeScheduler } from './wake.scheduler.js'
 
 /** How often each replica is asked how far its replay stands. */
@@ -109,9 +109,12 @@ export class ReplicaRouter {
     return { target: 'primary', lagMs: 0, db: this.options.primary }
   }
 
-  /** The primary's WAL location now, which a mutation's answer names as its position. */
-  position(): Promise<string> {
-    return walPosition(this.options.primary)
+  /**
+   * Where `db` (the primary, or a replica a read was served by) stands now: asked after a read, a
+   * position at or past all it saw, which the answer names and a later read names as `readAfter`.
+   */
+  position(db: Db = this.options.primary): Promise<string> {
+    return readPosition(db)
   }
 
   /** Each replica's state, for `/readyz`. */

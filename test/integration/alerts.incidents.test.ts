@@ -185,7 +185,10 @@ describe(`alert rules open, resolve and tell incidents (${driverName})`, () => {
     testing.list('t-ok')
     other.list('o-1')
     // Two instances on one database: on a server each with its own pool, on PGlite sharing the one.
-    second = db.url ? await openDatabase({ url: db.url, dataDir: MEMORY_DATA_DIR, maxConnections: 5 }) : undefined
+    // With TEST_POOLER_URL, db.url is PgBouncer: the second opens it as the first does, with the direct URL for sessions.
+    second = db.url
+      ? await openDatabase({ url: db.url, directUrl: db.directUrl, dataDir: MEMORY_DATA_DIR, maxConnections: 5 })
+      : undefined
     gateways.push(await startTestGateway(config(), db, { logs: true, ...(second ? { database: second } : {}) }))
     thinEvents = subscribe(
       gateway().url,

@@ -6,6 +6,7 @@ import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
 import { describeOnServer } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
+import { walLocation } from '../../src/fold/replica.choice.js'
 import { graphql } from '../support/graphql.client.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 import { type PrivateCluster, startPrivateCluster } from '../support/postgres.cluster.js'
@@ -22,6 +23,16 @@ const TASK = `query($code: String!, $t: String!) { tasks(filter: { serviceCode: 
   edges { node { taskId } } } }`
 const MESSAGE = `mutation($user: String!) { sendMessage(serviceCode: "TESTING", userName: $user, text: "hi",
   from: "ops") { action { kind ret } } }`
+
+const PAGE = `query($t: String!, $a: String) { notifications(filter: { taskIds: [$t] }, first: 2, after: $a) {
+  totalCount edges { node { fields } } pageInfo { endCursor } } }`
+type Connection = {
+  totalCount: number
+  edges: Array<{ node: { fields: { seq: string } } }>
+  pageInfo: { endCursor: string }
+}
+/** The seqs of a page, in its order. */
+const seqsOf = (connection: Connection | undefined) => (connection?.edges ?? []).map((edge) => edge.node.fields.seq)
 
 const describeTopology = topologyAvailable() ? describeOnServer : (name: string) => it.skip(name, () => {})
 
@@ -109,6 +120,70 @@ describeTopology('reads from a streaming replica, never older than what the clie
     const ready = (await (await fetch(`${gateway.url}/readyz`)).json()) as { ready: boolean; replicas: unknown[] }
     expect(ready.ready).toBe(true)
     expect(ready.replicas).toEqual([expect.objectContaining({ state: 'serving' })])
+  }, 120_000)
+
+  it('every answer names its position; the next page naming it is never read from a replica behind it', async () => {
+    const taskId = `paged-${Date.now()}`
+    const postSeq = async (seq: number) => {
+      const fields = { ...sampleCallbacks(taskId).liveResume, seq: String(seq) } as Record<string, string>
+      expect((await send(signFor(gateway, fields))).status).toBe(200)
+    }
+    type Page = { data?: { notifications: Connection }; extensions?: Record<string, unknown> }
+    const page = async (after: string | null, readAfter?: string) =>
+      (await (
+        await fetch(`${gateway.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...auth.headers },
+          body: JSON.stringify({
+            query: PAGE,
+            variables: { t: taskId, a: after },
+            ...(readAfter ? { extensions: { readAfter } } : {}),
+          }),
+        })
+      ).json()) as Page
+    for (let seq = 0; seq < 3; seq += 1) await postSeq(seq)
+    await gateway.settle()
+    // Read on the replica once it has replayed them: the answer names the replica's own position.
+    await expect
+      .poll(
+        async () => {
+          const first = await page(null)
+          return first.data?.notifications.totalCount === 3 && first.extensions?.readFrom
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('replica')
+    expect((await page(null)).extensions?.position).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/)
+    await replica.pause()
+    try {
+      for (let seq = 3; seq < 6; seq += 1) await postSeq(seq)
+      await gateway.settle()
+      const acted = await graphql(gateway, MESSAGE, { user: 'dave' }, auth)
+      // The first page, read where the write is: its answer names a position at or past the write's.
+      const first = await page(null, acted.extensions?.position as string)
+      expect(first.extensions?.readFrom).toBe('primary')
+      expect(first.data?.notifications.totalCount).toBe(6)
+      const position = first.extensions?.position as string
+      expect(walLocation(position)).toBeGreaterThanOrEqual(walLocation(acted.extensions?.position as string) as bigint)
+      const cursor = first.data?.notifications.pageInfo.endCursor as string
+      // The paused replica has not replayed it: every next page naming it is read on the primary, whole.
+      // Newest first: the first page holds 5 and 4, the next 3 (written after the pause) and 2.
+      expect(seqsOf(first.data?.notifications)).toEqual(['5', '4'])
+      const expected = ['3', '2']
+      for (let i = 0; i < 10; i += 1) {
+        const next = await page(cursor, position)
+        expect(next.extensions?.readFrom).toBe('primary')
+        expect(seqsOf(next.data?.notifications)).toEqual(expected)
+      }
+      await replica.resume()
+      // Once it has replayed past the position, the replica may serve that page, and answers the same.
+      await expect
+        .poll(async () => (await page(cursor, position)).extensions?.readFrom, { timeout: 30_000 })
+        .toBe('replica')
+      expect(seqsOf((await page(cursor, position)).data?.notifications)).toEqual(expected)
+    } finally {
+      await replica.resume()
+    }
   }, 120_000)
 
   it('paused, the replica serves nothing older than the position named; stopped, reads go on', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
+import { databaseEnv, openTestDatabase, type TestDatabase, describeOnServer } from '../support/database.fixture.js'
 import { SECRET, send, signFor } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
 import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
@@ -12,8 +12,8 @@ import { startServeProcess } from '../support/livegate.process.js'
 import { subscribe } from '../support/subscription.client.js'
 
 /** Starts `livegate serve` as its own process on the given database. */
-const serve = (configFile: string, databaseUrl: string) =>
-  startServeProcess(['--config', configFile], { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' })
+const serve = (configFile: string, db: TestDatabase) =>
+  startServeProcess(['--config', configFile], { ...process.env, ...databaseEnv(db), LOG_LEVEL: 'info' })
 
 // Two processes can share only a server: PGlite is one process's own database.
 describeOnServer('two gateway processes on one PostgreSQL server share events', () => {
@@ -24,7 +24,7 @@ describeOnServer('two gateway processes on one PostgreSQL server share events', 
     db = await openTestDatabase()
     const configFile = join(mkdtempSync(join(tmpdir(), 'livegate-instances-')), 'livegate.json')
     writeFileSync(configFile, JSON.stringify({ port: 0, services: [{ serviceCode: 'TESTING', secrets: [SECRET] }] }))
-    gateways.push(...(await Promise.all([serve(configFile, db.url as string), serve(configFile, db.url as string)])))
+    gateways.push(...(await Promise.all([serve(configFile, db), serve(configFile, db)])))
   }, 600_000)
 
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { databaseEnv, describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { postCallbackOnce, type ServeProcess, startServeProcess } from '../support/livegate.process.js'
 
@@ -81,7 +81,7 @@ describeOnServer('serve on a PostgreSQL server: one condition keeps one incident
     )
     const started = await startServeProcess(['--config', file, ...(workers ? ['--workers', String(workers)] : [])], {
       ...process.env,
-      DATABASE_URL: db.url as string,
+      ...databaseEnv(db),
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     })
@@ -108,7 +108,7 @@ describeOnServer('serve on a PostgreSQL server: one condition keeps one incident
 
   beforeAll(async () => {
     db = await openTestDatabase()
-    sql = postgres(db.url as string, { max: 1, onnotice: () => {} })
+    sql = postgres((db.directUrl ?? db.url) as string, { max: 1, onnotice: () => {} })
     urls = { testing: await testing.start(), other: await other.start() }
   }, 120_000)
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
-import { describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { databaseEnv, describeOnServer, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
 import { SECRET } from '../support/gateway.fixture.js'
 import { postCallbackOnce, startServeProcess } from '../support/livegate.process.js'
 import { parseMetrics } from '../support/metrics.scrape.js'
@@ -44,7 +44,7 @@ async function startCluster(db: TestDatabase, receiver: Receiver, webhooks: Reco
   )
   const serve = await startServeProcess(['--config', file, '--workers', '2'], {
     ...process.env,
-    DATABASE_URL: db.url as string,
+    ...databaseEnv(db),
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
   })

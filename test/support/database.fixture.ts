@@ -38,6 +38,15 @@ export interface TestDatabase {
 }
 
 /**
+ * The environment a `livegate serve` process of the suite opens `db` with: DATABASE_URL, and with
+ * TEST_POOLER_URL (PgBouncer in transaction mode as `url`) DATABASE_DIRECT_URL for what needs a session.
+ */
+export function databaseEnv(db: TestDatabase): { DATABASE_URL: string; DATABASE_DIRECT_URL?: string } {
+  if (!db.url) throw new Error('a serve process needs a PostgreSQL server: set TEST_DATABASE_URL')
+  return { DATABASE_URL: db.url, ...(db.directUrl ? { DATABASE_DIRECT_URL: db.directUrl } : {}) }
+}
+
+/**
  * Opens a fresh database: PGlite in memory, or a new database on the server so that test files
  * running side by side never see each other's rows.
  */

@@ -11,7 +11,7 @@ import { readCheckpoint } from '../../src/storage/log.kernel.js'
 import { webhookEventsEnd } from '../../src/storage/outbound/webhook.statements.js'
 import { GRAPH_PROJECTION } from '../../src/work/graph/graph.projector.js'
 import { WEBHOOK_CALLBACKS_CHECKPOINT, WEBHOOK_EVENTS_CHECKPOINT } from '../../src/work/outbound/webhook.enqueuer.js'
-import type { TestDatabase } from './database.fixture.js'
+import { databaseEnv, type TestDatabase } from './database.fixture.js'
 import { type ServeProcess, startServeProcess } from './livegate.process.js'
 
 /**
@@ -75,8 +75,7 @@ export async function startTestGateway(
   writeFileSync(file, JSON.stringify(logged))
   const serve = await startServeProcess(['--config', file, '--workers', '2'], {
     ...process.env,
-    DATABASE_URL: db.url,
-    ...(db.directUrl ? { DATABASE_DIRECT_URL: db.directUrl } : {}),
+    ...databaseEnv(db),
     // Its spool of its own: not the checkout's ./data, which other processes of the suite use.
     LIVEGATE_DATA_DIR: dir,
   })

@@ -199,6 +199,19 @@ export async function serveCluster(config: Config, workers: number, io: CliIo, a
   return clean ? 0 : 1
 }
 
+const REPLICA_STATES = ['serving', 'lagging', 'down']
+
+/** Each replica as the worker that sees it worst does: every worker probes it on its own and routes by its own view. */
+function wholeReplicas(reports: ReadinessReport[]): Pick<ReadinessReport, 'replicas'> {
+  const byName = new Map<string, { name: string; state: string; lagMs: number }>()
+  for (const replica of reports.flatMap((report) => report.replicas ?? [])) {
+    const seen = byName.get(replica.name)
+    const worse = !seen || REPLICA_STATES.indexOf(replica.state) > REPLICA_STATES.indexOf(seen.state)
+    byName.set(replica.name, worse ? replica : { ...seen, lagMs: Math.max(seen.lagMs, replica.lagMs) })
+  }
+  return byName.size > 0 ? { replicas: [...byName.values()] } : {}
+}
+
 /** `/readyz` of the whole: ready when every listening worker is, with each worker's answer. */
 function wholeReadiness(targets: Worker[], parts: Array<Part | undefined>): WholeReadiness {
   const reports = parts.flatMap((part) => (part?.report ? [part.report] : [])) as ReadinessReport[]
@@ -219,6 +232,7 @@ function wholeReadiness(targets: Worker[], parts: Array<Part | undefined>): Whol
       : null,
     // The task_list health is the stored, shared state: every worker reads the same.
     upstream: reports[0]?.upstream ?? [],
+    ...wholeReplicas(reports),
     workers: targets.map((worker, index) => ({
       worker: worker.id,
       pid: worker.process.pid ?? 0,

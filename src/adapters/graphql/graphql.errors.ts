@@ -1,6 +1,7 @@
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors'
 import { type ExecutionResult, type FormattedExecutionResult, GraphQLError, type GraphQLFormattedError } from 'graphql'
-import type { GraphqlErrorCode } from '../../model/error.catalogue.js'
+import { errorCatalogue, type GraphqlErrorCode } from '../../model/error.catalogue.js'
+import { isDatabaseUnreachable } from '../../storage/database.errors.js'
 
 /**
  * An error about the caller's arguments, answered as `extensions.code = "BAD_USER_INPUT"`.
@@ -66,11 +67,13 @@ export function maskUnexpectedErrors(log: (error: unknown) => void) {
     const original = isGraphqlError(unwrapped) && cause instanceof Error && !isGraphqlError(cause) ? cause : unwrapped
     if (isGraphqlError(original)) return formatted
     log(original)
+    // A database that is away is the caller's to retry, not a fault of ours: a code that says so.
+    const code: GraphqlErrorCode = isDatabaseUnreachable(original) ? 'DATABASE_UNAVAILABLE' : 'INTERNAL_SERVER_ERROR'
     return {
-      message: INTERNAL_MESSAGE,
+      message: code === 'DATABASE_UNAVAILABLE' ? errorCatalogue.DATABASE_UNAVAILABLE.message : INTERNAL_MESSAGE,
       ...(formatted.locations ? { locations: formatted.locations } : {}),
       ...(formatted.path ? { path: formatted.path } : {}),
-      extensions: { code: 'INTERNAL_SERVER_ERROR' satisfies GraphqlErrorCode },
+      extensions: { code },
     }
   }
 }

@@ -96,8 +96,9 @@ export function readOnPrimary(context: GraphqlContext): void {
 
 /**
  * Moves a query's context to a database that has replayed at least up to `position` (the WAL
- * location a mutation's answer named, `extensions.position`), so the caller never reads something
- * older than what it was already answered: a replica only once it has caught up, else the primary.
+ * location an earlier answer named, `extensions.position`: a mutation's, or the page a cursor came
+ * from), so the caller never reads something older than what it was already answered: a replica
+ * only once it has caught up, else the primary.
  */
 export function readAfter(context: GraphqlContext, position: unknown): void {
   if (!context.reads || typeof position !== 'string' || context.upstream.readFrom?.target === 'primary') return
@@ -111,8 +112,11 @@ function readFrom(context: GraphqlContext, target: ReadTarget): void {
 }
 
 /**
- * Runs one query or mutation on the database its kind and its named position call for; a
- * mutation's answer then names the primary's WAL location after it (`extensions.position`).
+ * Runs one query or mutation on the database its kind and its named position call for; its answer
+ * then names where that database stood after it (`extensions.position`): the primary's WAL after a
+ * mutation, the replica's replay (or the primary's WAL) after a query. A client names it as
+ * `readAfter` with what it asks next (the next page of a cursor, a subscription), and is never
+ * answered from older data than it saw. Asked after the read, so it is at or past all the read saw.
  */
 export async function routedOperation<R>(
   context: GraphqlContext,
@@ -122,13 +126,11 @@ export async function routedOperation<R>(
 ): Promise<R> {
   const reads = context.reads
   if (!reads) return run()
-  if (kind !== 'mutation') {
-    readAfter(context, extensions?.readAfter)
-    return run()
-  }
-  readOnPrimary(context)
+  if (kind === 'mutation') readOnPrimary(context)
+  else readAfter(context, extensions?.readAfter)
   const result = await run()
-  context.upstream.position = await reads.position().catch(() => undefined)
+  // A subscription's answers are its events: its position is its cursor in the log.
+  if (kind !== 'subscription') context.upstream.position = await reads.position(context.db).catch(() => undefined)
   return result
 }
 
