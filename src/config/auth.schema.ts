@@ -40,6 +40,11 @@ const jwtSchema = z
     issuer: z.string().min(1),
     /** The `aud` every token must name (one of them). */
     audience: z.string().min(1),
+    /**
+     * Which claim `audience` is matched against: `aud`, or `client_id` for a provider whose access
+     * tokens name their client there and carry no `aud` (Amazon Cognito).
+     */
+    audienceClaim: z.enum(['aud', 'client_id']).default('aud'),
     /** The claim holding livegate's object: `{ serviceCodes, can, userName }`. */
     claim: z.string().min(1).default('livegate'),
     /** How far clocks may disagree on `exp` and `nbf`, in seconds. */

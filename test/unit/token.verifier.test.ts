@@ -61,6 +61,26 @@ describe('the token verifier', () => {
     })
   })
 
+  // Amazon Cognito's access tokens name their app client in `client_id` and carry no `aud`.
+  it('with audienceClaim "client_id": the audience is the client_id claim (Cognito access tokens)', async () => {
+    const rsa = await generateKeyPair('RS256', { extractable: true })
+    const keys = [{ pem: await exportSPKI(rsa.publicKey), alg: 'RS256' }]
+    const cognito = (clientId: string) =>
+      new SignJWT({ ...CLAIMS, client_id: clientId, token_use: 'access' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuer(ISSUER)
+        .setExpirationTime('10m')
+        .sign(rsa.privateKey)
+    const verifier = new TokenVerifier(jwtConfig({ keys, audience: 'app-client-1', audienceClaim: 'client_id' }))
+    await verifier.start()
+    expect(await verifier.verify(await cognito('app-client-1'))).toHaveProperty('scope')
+    expect(await verifier.verify(await cognito('app-client-2'))).toEqual({ reason: 'wrong audience', subject: 'u_1' })
+    // By default the audience is `aud`, which such a token does not carry.
+    const strict = new TokenVerifier(jwtConfig({ keys, audience: 'app-client-1' }))
+    await strict.start()
+    expect(await strict.verify(await cognito('app-client-1'))).toMatchObject({ reason: 'wrong audience' })
+  })
+
   it('refuses a configuration naming no keys, or two ways at once', () => {
     expect(() => jwtConfig({})).toThrow(/exactly one of "jwksUrl", "keys" or "secret"/)
     expect(() => jwtConfig({ jwksUrl: 'https://id.test/jwks', secret: { env: 'X' } }, { X: 'x' })).toThrow(

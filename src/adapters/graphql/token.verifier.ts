@@ -98,9 +98,10 @@ export class TokenVerifier {
     let payload: JWTPayload
     try {
       const key = this.key
+      const byClientId = this.config.audienceClaim === 'client_id'
       const options = {
         issuer: this.config.issuer,
-        audience: this.config.audience,
+        ...(byClientId ? {} : { audience: this.config.audience }),
         algorithms: this.algorithms,
         clockTolerance: this.config.clockToleranceSeconds,
         requiredClaims: ['exp', 'sub'],
@@ -111,6 +112,8 @@ export class TokenVerifier {
     } catch (error) {
       return { reason: reasonOf(error, this.remote !== undefined), subject: unverifiedSubject(token) }
     }
+    if (this.config.audienceClaim === 'client_id' && payload.client_id !== this.config.audience)
+      return { reason: 'wrong audience', subject: payload.sub }
     const scope = scopeOf(payload, this.config.claim)
     if (!scope) return { reason: 'bad claims', subject: payload.sub }
     this.remember(hash, scope, (payload.exp as number) * 1000)
