@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { describe, expect } from 'vitest'
+import { toGlobalId } from '../../src/adapters/graphql/global.id.js'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -50,7 +51,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
   `the dashboard's sign-in in Chromium (${driverName})${CHROMIUM_MISSING ? ` ${CHROMIUM_MISSING}` : ''}`,
   () => {
     browserTest(
-      "a broadcaster signs in through the provider's form, sees only their own rows, and signs out",
+      "a broadcaster signs in through the provider's form (from the dashboard or a task's page), sees only their own rows, and signs out",
       { timeout: 300_000 },
       async ({ browser, db }) => {
         let gateway: Gateway | undefined
@@ -151,6 +152,19 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           await expect.poll(() => services.innerText(), { timeout: 60_000 }).toContain('mine-live')
           expect(await services.innerText()).not.toContain('theirs-live')
 
+          // A task's page in the same tab (the token is the tab's): signed in there too, their own
+          // task shown, another broadcaster's answered as no task.
+          const taskPage = (taskId: string) => `${gateway?.url}/dashboard/task/${toGlobalId('Task', 'TESTING', taskId)}`
+          await page.goto(taskPage('mine-live'))
+          await expect
+            .poll(() => page?.locator('#signed-in-as').innerText(), { timeout: 60_000 })
+            .toBe('Signed in as Anchor Seven (broadcaster anchor_07)')
+          await expect.poll(() => page?.locator('#task-title').innerText(), { timeout: 60_000 }).toContain('mine-live')
+          await page.goto(taskPage('theirs-live'))
+          await page.locator('#notice').filter({ hasText: 'No task' }).waitFor({ timeout: 60_000 })
+          await page.goto(`${gateway.url}/dashboard`)
+          await page.locator('#sign-out').waitFor({ state: 'visible', timeout: 60_000 })
+
           await page.locator('#sign-out').click()
           // The provider's end-session confirmation, then back to the dashboard.
           await page.waitForURL(`${provider.issuer}/session/end**`, { timeout: 60_000 })
@@ -160,6 +174,18 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           expect(await page.evaluate(KEPT)).toEqual([])
           await page.locator('#notice').filter({ hasText: 'needs an API key' }).waitFor({ timeout: 60_000 })
           expect(await services.innerText()).not.toContain('mine-live')
+          // Signing in from a task's page comes back to it, through the one redirect URI (the dashboard).
+          await page.goto(taskPage('mine-live'))
+          await page.locator('#sign-in').click()
+          await page.waitForURL(`${provider.issuer}/interaction/**`, { timeout: 60_000 })
+          await page.locator('input[name="login"]').fill('anchor.07')
+          await page.locator('input[name="password"]').fill('any password')
+          await page.locator('button[type="submit"]').click()
+          await page.waitForURL(taskPage('mine-live'), { timeout: 60_000 })
+          await expect.poll(() => page?.locator('#task-title').innerText(), { timeout: 60_000 }).toContain('mine-live')
+          expect(await page.locator('#signed-in-as').innerText()).toBe(
+            'Signed in as Anchor Seven (broadcaster anchor_07)',
+          )
           expect(problems).toEqual([])
         } finally {
           await page?.context().close()

@@ -77,15 +77,19 @@ const SIGN_IN = `  <div id="signin" class="signin">
     <button type="button" id="sign-in">Sign in</button>
     <button type="button" id="sign-out" hidden>Sign out</button>
   </div>`
-const signInData = (oidc: NonNullable<SignIn>) =>
+// `files` is where the page finds the dashboard's files (`dashboard/` from the dashboard, `../` from a
+// task's page) and `home` the dashboard's own address from the page: the one redirect URI the
+// provider knows, for either page.
+const signInData = (oidc: NonNullable<SignIn>, files: string, home: string) =>
   `<script type="application/json" id="dashboard-signin">${safeJson({
     issuer: oidc.issuer,
     clientId: oidc.clientId,
     scope: oidc.scope,
     audience: oidc.audience,
+    home,
   })}</script>
-<script src="dashboard/oidc-client-ts.js"></script>
-<script type="module" src="dashboard/signin.client.js"></script>
+<script src="${files}oidc-client-ts.js"></script>
+<script type="module" src="${files}signin.client.js"></script>
 `
 
 // An origin as a policy may name it: scheme, host and port, nothing that could end the directive.
@@ -178,7 +182,7 @@ ${KEY_FORM}
 <script type="application/json" id="dashboard-operations">${safeJson(operations)}</script>
 <script src="dashboard/uplot.js"></script>
 <script src="dashboard/graphql-ws.js"></script>
-${oidc ? signInData(oidc) : ''}<script type="module" src="dashboard/dashboard.js"></script>
+${oidc ? signInData(oidc, 'dashboard/', 'dashboard') : ''}<script type="module" src="dashboard/dashboard.js"></script>
 <script type="module" src="dashboard/dashboard.actions.js"></script>
 <script type="module" src="dashboard/dashboard.incidents.js"></script>
 <script type="module" src="dashboard/dashboard.recordings.js"></script>
@@ -188,7 +192,7 @@ ${oidc ? signInData(oidc) : ''}<script type="module" src="dashboard/dashboard.js
 
 // The page of one task, at dashboard/task/<id>: its files are `../…` (the dashboard's), and its
 // scripts find the endpoint from their own address (dashboard.page.ts).
-const taskPage = (operations: Record<string, string>) => `<!doctype html>
+const taskPage = (operations: Record<string, string>, oidc: SignIn) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -202,6 +206,7 @@ const taskPage = (operations: Record<string, string>) => `<!doctype html>
 <header class="top">
   <h1><a href="../../dashboard">livegate</a> <span>task</span></h1>
   <span id="connection" class="pill" data-state="connecting">connecting</span>
+${oidc ? SIGN_IN : ''}
 ${KEY_FORM}
   <a class="to-playground" href="../../graphql">Playground</a>
 </header>
@@ -229,7 +234,7 @@ ${KEY_FORM}
 <script type="application/json" id="dashboard-operations">${safeJson(operations)}</script>
 <script src="../uplot.js"></script>
 <script src="../graphql-ws.js"></script>
-<script type="module" src="../taskpage.js"></script>
+${oidc ? signInData(oidc, '../', '../../dashboard') : ''}<script type="module" src="../taskpage.js"></script>
 </body>
 </html>
 `
@@ -254,9 +259,12 @@ export const dashboardPlugin: FastifyPluginAsync<{ oidc?: SignIn }> = async (app
     ).send(html),
   )
   // The same page for every task: its script reads the id from the address and asks with the key.
-  const taskHtml = taskPage(operations)
+  const taskHtml = taskPage(operations, oidc)
   app.get(`${DASHBOARD_PATH}/task/:id`, async (request, reply) =>
-    pageHeaders(reply, pagePolicy(request.headers.host, { inlineStyles: false })).send(taskHtml),
+    pageHeaders(
+      reply,
+      pagePolicy(request.headers.host, { inlineStyles: false, connectOrigins: connectOrigins() }),
+    ).send(taskHtml),
   )
   // The page's relative addresses need the path without a trailing slash (relative again, for a proxy's prefix).
   app.get(`${DASHBOARD_PATH}/`, async (_request, reply) => reply.redirect(`..${DASHBOARD_PATH}`, 302))

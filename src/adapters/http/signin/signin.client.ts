@@ -11,6 +11,8 @@ interface SignInSettings {
   clientId: string
   scope: string
   audience?: string
+  /** The dashboard's address from this page: the redirect URI registered at the provider. */
+  home: string
 }
 type User = NonNullable<Awaited<ReturnType<InstanceType<typeof oidc.UserManager>['getUser']>>>
 
@@ -19,9 +21,11 @@ const settings = JSON.parse($('dashboard-signin').textContent ?? '{}') as SignIn
 const signInButton = $<HTMLButtonElement>('sign-in')
 const signOutButton = $<HTMLButtonElement>('sign-out')
 const whoEl = $('signed-in-as')
-// The dashboard's own address (the redirect URI registered at the provider), without the code and
-// state the provider sends back to it; below a reverse proxy's prefix, with that prefix.
-const here = new URL(window.location.pathname, window.location.origin).href
+// The dashboard's own address (the redirect URI registered at the provider) from the dashboard or
+// a task's page, without the code and state the provider sends back; below a proxy's prefix, with it.
+const here = new URL(settings.home, new URL(window.location.pathname, window.location.origin)).href
+// Where the sign-in began (a task's page, say), to go back to once the provider sent the code home.
+const RETURN_STORAGE = 'livegate.dashboard.signin-from'
 
 const manager = new oidc.UserManager({
   authority: settings.issuer,
@@ -72,6 +76,7 @@ manager.events.addAccessTokenExpired(() => void manager.removeUser())
 
 signInButton.addEventListener('click', () => {
   signInButton.disabled = true
+  sessionStorage.setItem(RETURN_STORAGE, window.location.href)
   manager.signinRedirect().catch((error: unknown) => {
     signInButton.disabled = false
     say(`Could not reach the sign-in provider: ${error instanceof Error ? error.message : String(error)}`, 'error')
@@ -98,6 +103,12 @@ async function begin(): Promise<void> {
     }
     // The code is used once; it does not stay in the address (or the history).
     window.history.replaceState(null, '', here)
+    const from = sessionStorage.getItem(RETURN_STORAGE)
+    sessionStorage.removeItem(RETURN_STORAGE)
+    // Back to the page the sign-in began on, if it is another page of this dashboard.
+    if (from && from !== here && new URL(from).origin === window.location.origin && from.startsWith(here)) {
+      return window.location.replace(from)
+    }
   } else if (answer.has('state')) {
     window.history.replaceState(null, '', here)
   }

@@ -20,6 +20,7 @@ import {
   connection,
   currentKey,
   useKey,
+  ACCESS_CHANGED,
 } from '../dashboard/dashboard.page.js'
 import { type Entry, exportButtons, readTimeline } from './timeline.export.js'
 import { bandsRange, drawBands, followMarked, incidentHref, setIncidents } from './taskpage.bands.js'
@@ -265,6 +266,8 @@ forgetButton.addEventListener('click', () => {
   useKey('')
   void start()
 })
+// Signed in, renewed or signed out (signin/signin.client.ts, on this page too): read as the new caller.
+window.addEventListener(ACCESS_CHANGED, () => void start())
 exportButtons(id, () => taskId, failed)
 followMarked(() => chart?.redraw(false))
 void start()
