@@ -1,5 +1,7 @@
+import { createHmac } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { exportSPKI, importJWK, type JWK } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
@@ -7,15 +9,16 @@ import { driverName, openTestDatabase, type TestDatabase } from '../support/data
 import { freePort } from '../support/free.port.js'
 import { TEST_CONFIG } from '../support/gateway.fixture.js'
 import { graphql } from '../support/graphql.client.js'
-import { connectWith } from '../support/jwks.server.js'
+import { connectWith, part } from '../support/jwks.server.js'
 import { OTHER_RESOURCE } from '../support/oidc.accounts.js'
 import { machineToken, type OidcProvider, signInOverHttp, startOidcProvider } from '../support/oidc.flow.js'
 import { overSocket } from '../support/socket.execute.js'
 
 // Tokens from a real OpenID provider (`oidc-provider`, its own process): the user signs in through
 // the provider's login form, the gateway verifies with the keys it reads from the provider's
-// discovery (jwks_uri). Each bad token of the issue's list is refused, over both transports, in
-// auth.tokens.test.ts (against a JWKS server of the test's own, where every fault can be forged).
+// discovery (jwks_uri). The forgeries one can make of the provider's own token are refused here; every
+// bad token of the issue's list is refused, over both transports, in auth.tokens.test.ts (against a
+// JWKS server of the test's own, where every fault can be signed, expiry and nbf among them).
 
 const VIEWER = '{ viewer { method subject name issuer serviceCodes can userName } }'
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } })
@@ -113,6 +116,34 @@ describe(`tokens from a real OpenID provider process (${driverName})`, () => {
       code: 4401,
       reason: 'Unauthorized: wrong issuer',
     })
+  })
+
+  it("refuses forgeries of the provider's token, each with its reason, over HTTP and graphql-ws", async () => {
+    const token = await signInOverHttp(provider, 'anchor.07', redirectUri)
+    const [header, body, signature] = token.split('.') as [string, string, string]
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString()) as Record<string, unknown>
+    // A broadcaster's token made an operator's of every code, signed as the provider signs, or not at all.
+    const raised = part({ ...claims, livegate: { serviceCodes: ['*'], can: ['operate'] } })
+    const { keys } = (await (await fetch(provider.jwksUri)).json()) as { keys: JWK[] }
+    const jwk = keys[0] as JWK
+    const pem = await exportSPKI((await importJWK(jwk, jwk.alg ?? 'RS256')) as Parameters<typeof exportSPKI>[0])
+    const hmacHeader = part({ alg: 'HS256', kid: jwk.kid, typ: 'JWT' })
+    const hmac = createHmac('sha256', pem).update(`${hmacHeader}.${raised}`).digest('base64url')
+    const forged: Array<[string, string]> = [
+      ['bad signature', `${header}.${raised}.${signature}`],
+      ['algorithm not allowed', `${part({ alg: 'none', typ: 'JWT' })}.${raised}.`],
+      ['algorithm not allowed', `${hmacHeader}.${raised}.${hmac}`],
+      ['too large', `${header}.${part({ ...claims, padding: 'x'.repeat(9 * 1024) })}.${signature}`],
+    ]
+    for (const [reason, bad] of forged) {
+      const answer = await graphql(gateway, VIEWER, {}, bearer(bad))
+      expect(answer.status, reason).toBe(401)
+      expect(answer.errors?.[0]?.extensions, reason).toMatchObject({ code: 'UNAUTHENTICATED', reason })
+      expect(await connectWith(gateway.url, `Bearer ${bad}`), reason).toEqual({
+        code: 4401,
+        reason: `Unauthorized: ${reason}`,
+      })
+    }
   })
 
   it("lets the dashboard fetch from the origins the provider's discovery names (a token endpoint elsewhere)", async () => {
