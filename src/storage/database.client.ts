@@ -11,7 +11,7 @@ import { MEMORY_DATA_DIR } from '../config/config.schema.js'
 import { StartupError } from '../config/startup.error.js'
 import { describeConnectionError } from './database.errors.js'
 import { lockDataDir } from './data-dir.lock.js'
-import { preparing } from './prepared.client.js'
+import { preparing, unpipelined } from './prepared.client.js'
 import * as callbackTables from './tables/callback.table.js'
 import * as graphTables from './tables/graph.table.js'
 import * as refusalTables from './tables/refusal.table.js'
@@ -126,7 +126,8 @@ async function openServer(options: DatabaseOptions, url: string): Promise<Databa
 /**
  * A pool on `url`, asked `select 1` first, so a server that cannot be reached fails here with a
  * {@link StartupError} in words. A pooler's pool prepares nothing: a named statement lives in one
- * server session, and a pooler in transaction mode hands the next statement to another.
+ * server session, and a pooler in transaction mode hands the next statement to another. Nor does
+ * it pipeline statements ({@link unpipelined}).
  */
 async function connected(url: string, max: number, pooled: boolean, origin: string | undefined): Promise<Sql> {
   const options = {
@@ -135,7 +136,7 @@ async function connected(url: string, max: number, pooled: boolean, origin: stri
     // A fault should surface as "unavailable" quickly rather than hang a callback.
     connect_timeout: 5,
   }
-  const client = pooled ? postgres(url, { ...options, prepare: false }) : preparing(postgres(url, options))
+  const client = pooled ? unpipelined(postgres(url, { ...options, prepare: false })) : preparing(postgres(url, options))
   try {
     await client`select 1`
   } catch (error) {

@@ -47,6 +47,27 @@ export function preparing<T extends Sql>(client: T, texts: PreparedTexts = new P
   return client
 }
 
+/**
+ * Sends a statement of the pool only on a connection with nothing else in flight. Unprepared, a
+ * statement with parameters is described first (Parse, Describe, Flush: no Sync); pipelined behind
+ * another statement, its answer comes after that one's ReadyForQuery, where a pooler in
+ * transaction mode has handed the server connection back: the answer is dropped and the connection
+ * hangs. A statement's `onexecute` answering false keeps postgres.js from sending the next one
+ * behind it (its `max_pipeline: 0` would, but also stops `begin` from reserving its connection).
+ * Inside a transaction the server reports one (`T`), so the pooler keeps the connection: that
+ * pipeline is left alone.
+ */
+export function unpipelined<T extends Sql>(client: T): T {
+  const unsafe = client.unsafe.bind(client) as Unsafe
+  client.unsafe = ((query: string, args?: unknown, options?: UnsafeOptions) => {
+    const params = Array.isArray(args) ? args : []
+    const given = Array.isArray(args) ? options : (args as UnsafeOptions | undefined)
+    // `begin` sends its own through here: it reserves the connection, which keeps the rest off it too.
+    return unsafe(query, params as never, { onexecute: () => false, ...given } as UnsafeOptions)
+  }) as Unsafe
+  return client
+}
+
 // drizzle's transaction runs its statements on the client postgres.js hands `begin`'s callback
 // (and `savepoint`'s): a pool of its own making, not the one wrapped above.
 function wrapTransactions(client: Sql, texts: PreparedTexts): void {

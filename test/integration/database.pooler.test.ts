@@ -1,6 +1,8 @@
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config/index.js'
+import { loadConfig, MEMORY_DATA_DIR } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
+import { openDatabase } from '../../src/storage/database.client.js'
 import { startTaskListServer, type TaskListServer } from '../../src/simulator/task-list.server.js'
 import { EMPTY_TASK_LIST } from '../../src/simulator/task-list.snapshot.js'
 import { sampleCallbacks } from '../fixtures/callback.samples.js'
@@ -114,6 +116,29 @@ describeTopology('two gateways through PgBouncer in transaction mode, with a dir
       expect(acted.data.sendMessage.action).toMatchObject({ kind: 'SEND_MESSAGE', ret: 0 })
     } finally {
       await onB.dispose()
+    }
+  })
+  it('answers statements sent together on one pooled connection, with parameters and without', {
+    timeout: 60_000,
+  }, async () => {
+    // postgres.js asks the types of a statement with parameters first (Parse, Describe, Flush), and
+    // may send it right behind another statement's Sync: the pooler hands the server connection back
+    // at that statement's ReadyForQuery, the describe's answer is dropped, and the connection hangs.
+    const database = await openDatabase({
+      url: bouncer.url,
+      directUrl: primary.url,
+      dataDir: MEMORY_DATA_DIR,
+      maxConnections: 1,
+    })
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          database.db.execute(i % 2 === 0 ? sql`select 1 as n` : sql`select ${i}::int as n`),
+        ),
+      )
+      expect(answers).toHaveLength(40)
+    } finally {
+      await database.close()
     }
   })
 })
