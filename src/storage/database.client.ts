@@ -136,7 +136,11 @@ async function connected(url: string, max: number, pooled: boolean, origin: stri
     // A fault should surface as "unavailable" quickly rather than hang a callback.
     connect_timeout: 5,
   }
-  const client = pooled ? unpipelined(postgres(url, { ...options, prepare: false })) : preparing(postgres(url, options))
+  // `?prepare=false` on the URL says the same of a pooler as `directUrl` does (the way before it).
+  const unprepared = pooled || /[?&]prepare=false(&|$)/.test(url)
+  const client = unprepared
+    ? unpipelined(postgres(url, { ...options, prepare: false }))
+    : preparing(postgres(url, options))
   try {
     await client`select 1`
   } catch (error) {

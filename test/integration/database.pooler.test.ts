@@ -124,21 +124,19 @@ describeTopology('two gateways through PgBouncer in transaction mode, with a dir
     // postgres.js asks the types of a statement with parameters first (Parse, Describe, Flush), and
     // may send it right behind another statement's Sync: the pooler hands the server connection back
     // at that statement's ReadyForQuery, the describe's answer is dropped, and the connection hangs.
-    const database = await openDatabase({
-      url: bouncer.url,
-      directUrl: primary.url,
-      dataDir: MEMORY_DATA_DIR,
-      maxConnections: 1,
-    })
-    try {
-      const answers = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          database.db.execute(i % 2 === 0 ? sql`select 1 as n` : sql`select ${i}::int as n`),
-        ),
-      )
-      expect(answers).toHaveLength(40)
-    } finally {
-      await database.close()
+    // A pooler named by `directUrl` beside it, or by `?prepare=false` on the URL alone (as before it).
+    for (const named of [{ url: bouncer.url, directUrl: primary.url }, { url: `${bouncer.url}?prepare=false` }]) {
+      const database = await openDatabase({ ...named, dataDir: MEMORY_DATA_DIR, maxConnections: 1 })
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            database.db.execute(i % 2 === 0 ? sql`select 1 as n` : sql`select ${i}::int as n`),
+          ),
+        )
+        expect(answers).toHaveLength(40)
+      } finally {
+        await database.close()
+      }
     }
   })
 })
