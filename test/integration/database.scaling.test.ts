@@ -1,12 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process'
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeOnServer } from '../support/database.fixture.js'
 import { freePort } from '../support/free.port.js'
 import { type ServeProcess, startServeProcess } from '../support/livegate.process.js'
-import { topologyAvailable } from '../support/postgres.topology.js'
+import { ownedDir, runAsPostgres, topologyAvailable } from '../support/postgres.topology.js'
 
 // A newcomer follows docs/scaling.md › "Bring it up on one machine": its three ```sh blocks run here as the page
 // writes them (the topology up, `livegate serve` with the URLs it wrote, the topology down), on free ports, and the
@@ -16,28 +14,12 @@ const page = readFileSync(new URL('../../docs/scaling.md', import.meta.url), 'ut
 const section = page.slice(page.indexOf('### Bring it up on one machine'), page.indexOf('### Reads from streaming'))
 const [up, serve, down] = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string)
 
-const asRoot = process.getuid?.() === 0
-
 /** Runs a block of the page with bash, as the `postgres` user when the tests run as root (as the page says). */
 function runBlock(block: string, env: Record<string, string>): Promise<string> {
   const exported = Object.entries(env).map(([name, value]) => `export ${name}=${value}`)
   const script = [...exported, block].join('\n')
-  const [command, args] = asRoot
-    ? ['runuser', ['-u', 'postgres', '--', 'bash', '-c', script]]
-    : ['bash', ['-c', script]]
-  return new Promise((resolve, reject) => {
-    const child = spawn(command as string, args as string[], { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] })
-    let said = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      said += chunk
-    })
-    child.stderr.on('data', (chunk: Buffer) => {
-      said += chunk
-    })
-    child.on('error', reject)
-    // pg_ctl's server and PgBouncer outlive the shell: its exit is what is awaited, not its pipes' end.
-    child.on('exit', (code) => (code === 0 ? resolve(said) : reject(new Error(`the block exited ${code}: ${said}`))))
-  })
+  // pg_ctl's server and PgBouncer outlive the shell: its exit is what is awaited, not its pipes' end.
+  return runAsPostgres('bash', ['-c', script])
 }
 
 const describeTopology = topologyAvailable() ? describeOnServer : (name: string) => it.skip(name, () => {})
@@ -48,11 +30,7 @@ describeTopology('docs/scaling.md: a newcomer brings the topology up on one mach
   let gateway: ServeProcess | undefined
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'livegate-scaling-'))
-    if (asRoot) {
-      const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
-      chownSync(dir, uid, Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim()))
-    }
+    dir = ownedDir('livegate-scaling-')
     env = {
       D: dir,
       PRIMARY: String(await freePort()),

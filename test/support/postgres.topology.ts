@@ -17,7 +17,8 @@ export const topologyAvailable = () => existsSync(PGBOUNCER) && postgresBin() !=
 
 const asRoot = () => process.getuid?.() === 0
 
-function ownedDir(prefix: string): string {
+/** A fresh temporary folder the `postgres` user owns (when the tests run as root). */
+export function ownedDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   if (asRoot()) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
@@ -31,7 +32,8 @@ function asPostgres(tool: string, args: string[]): [string, string[]] {
   return asRoot() ? ['runuser', ['-u', 'postgres', '--', tool, ...args]] : [tool, args]
 }
 
-function run(tool: string, args: string[]): Promise<string> {
+/** Runs `tool` as the `postgres` user when the tests run as root, resolving with all it said once it exited 0. */
+export function runAsPostgres(tool: string, args: string[]): Promise<string> {
   const [command, argv] = asPostgres(tool, args)
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] })
@@ -147,7 +149,7 @@ export async function startReplica(primaryUrl: string): Promise<Replica> {
   const data = join(dir, 'data')
   const log = join(dir, 'server.log')
   const primary = new URL(primaryUrl)
-  await run(join(bin, 'pg_basebackup'), [
+  await runAsPostgres(join(bin, 'pg_basebackup'), [
     '-h',
     primary.hostname,
     '-p',
@@ -172,7 +174,7 @@ export async function startReplica(primaryUrl: string): Promise<Replica> {
     url,
     async start() {
       try {
-        await run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-o', options, 'start'])
+        await runAsPostgres(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-o', options, 'start'])
       } catch (error) {
         const tail = existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : ''
         throw new Error(`${(error as Error).message}\n${tail}`)
@@ -181,7 +183,7 @@ export async function startReplica(primaryUrl: string): Promise<Replica> {
       await answering(url)
     },
     async stop() {
-      await run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'])
+      await runAsPostgres(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'])
       running = false
     },
     pause: async () => {

@@ -199,6 +199,15 @@ export function connection(state: string, text: string) {
 }
 
 export const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim()
+/** The viewers' line of both pages' charts (the dashboard's and a task's), on the `y` scale. */
+export const viewersSeries = (): uPlot.Series => ({
+  label: 'Viewers',
+  scale: 'y',
+  stroke: cssVar('--viewers'),
+  fill: cssVar('--viewers-fill'),
+  width: 2,
+  value: (_u, v) => count(v),
+})
 
 export type Sample = DashboardSamplesSubscription['metricsSampled']
 export type Upstream = DashboardSummaryQuery['upstreams'][number]

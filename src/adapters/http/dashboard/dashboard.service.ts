@@ -13,6 +13,7 @@ import {
   windowEnding,
   spanShown,
   cssVar,
+  viewersSeries,
   type Sample,
   type Upstream,
   type Counts,
@@ -80,15 +81,7 @@ export class Service {
       },
       series: [
         {},
-        {
-          label: 'Viewers',
-          scale: 'y',
-          stroke: cssVar('--viewers'),
-          fill: cssVar('--viewers-fill'),
-          width: 2,
-          value: (_u, v) => count(v),
-          points: { show: false },
-        },
+        { ...viewersSeries(), points: { show: false } },
         {
           label: 'Live tasks',
           scale: 'tasks',

@@ -21,6 +21,7 @@ import {
   currentKey,
   useKey,
   ACCESS_CHANGED,
+  viewersSeries,
 } from '../dashboard/dashboard.page.js'
 import { type Entry, exportButtons, readTimeline } from './timeline.export.js'
 import { bandsRange, drawBands, followMarked, incidentHref, setIncidents } from './taskpage.bands.js'
@@ -132,14 +133,7 @@ function drawChart(task: TaskData) {
       scales: { x: { time: true, range: () => life }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       series: [
         {},
-        {
-          label: 'Viewers',
-          scale: 'y',
-          stroke: cssVar('--viewers'),
-          fill: cssVar('--viewers-fill'),
-          width: 2,
-          value: (_u, v) => count(v),
-        },
+        viewersSeries(),
         { label: 'Input bitrate', scale: 'bps', stroke: cssVar('--bitrate'), width: 1.5, value: (_u, v) => bitrate(v) },
       ],
       axes: [
