@@ -139,6 +139,14 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(
           expect(await services.innerText()).not.toContain('theirs-live')
           expect(await recordings.innerText()).not.toContain('theirs-live')
           expect(await incidents.innerText()).not.toContain('theirs-live')
+          // Nothing shown empty: the service's freshness pill is not the broadcaster's to read.
+          const emptyShown = await page
+            .locator('.pill, .badge')
+            .evaluateAll(
+              (els) =>
+                els.filter((el) => el.getClientRects().length > 0 && (el.textContent ?? '').trim() === '').length,
+            )
+          expect(emptyShown).toBe(0)
           expect((await page.evaluate(KEPT)) as string[]).toContain('livegate.dashboard.token')
           await page.screenshot({ path: `${ROOT}/docs/dashboard-signin.png` })
 

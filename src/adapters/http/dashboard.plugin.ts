@@ -155,7 +155,7 @@ ${KEY_FORM}
 <section class="service">
   <header class="service-head">
     <h2 class="code"></h2>
-    <span class="pill freshness"></span>
+    <span class="pill freshness" hidden></span>
   </header>
   <div class="stats">
     <div class="stat"><span class="value" data-stat="liveTasks">–</span><span class="label">live tasks</span></div>

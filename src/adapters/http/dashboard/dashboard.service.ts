@@ -40,6 +40,8 @@ export class Service {
   loaded = false
   early: Sample[] = []
   upstream: Upstream | undefined
+  // Whether the service's figures were read: a broadcaster's view reads none (they are the service's).
+  summarized = false
   readonly chart: uPlot
 
   constructor(readonly code: string) {
@@ -195,11 +197,14 @@ export class Service {
     set('missing', callbacks ? `${count(callbacks.missingStart)} / ${count(callbacks.missingEnd)}` : '–')
     set('delay', callbacks ? `${ms(callbacks.delayP50Ms)} / ${ms(callbacks.delayP99Ms)}` : '–')
     this.upstream = upstream
+    this.summarized = true
     this.freshness()
   }
 
   freshness() {
     const pill = within(this.el, '.freshness')
+    // Unread is not "not polled": a view that may not read the service's upstream shows no pill.
+    pill.hidden = !this.summarized
     const upstream = this.upstream
     if (!upstream?.configured) {
       pill.dataset.state = 'off'
