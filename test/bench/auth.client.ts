@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import { isBenchChild, serveCommands } from './fanout.process.js'
+import { isBenchChild, serveCommands, openInWaves } from './fanout.process.js'
 
 /**
  * A bench child holding many graphql-transport-ws subscribers, each opened with a token of the
@@ -78,12 +78,8 @@ function open(index: number): Promise<void> {
   })
 }
 
-async function openAll(): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < plan.sockets) await open(next++)
-  }
-  await Promise.all(Array.from({ length: CONNECTING_AT_ONCE }, worker))
+function openAll(): Promise<void> {
+  return openInWaves(plan.sockets, CONNECTING_AT_ONCE, open)
 }
 
 if (isBenchChild(import.meta.url)) {

@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import { isBenchChild, serveCommands } from './fanout.process.js'
+import { isBenchChild, serveCommands, openInWaves } from './fanout.process.js'
 
 /**
  * A bench child holding many graphql-transport-ws subscribers, spoken by hand over `ws` so the
@@ -107,12 +107,8 @@ function open(index: number): Promise<void> {
   })
 }
 
-async function openAll(): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < plan.sockets) await open(next++)
-  }
-  await Promise.all(Array.from({ length: CONNECTING_AT_ONCE }, worker))
+function openAll(): Promise<void> {
+  return openInWaves(plan.sockets, CONNECTING_AT_ONCE, open)
 }
 
 /** Latencies (arrival minus the publisher's send time) of every measured event received. */

@@ -108,3 +108,16 @@ export function residentSet(pid: number | 'self' = 'self'): { peak: number; curr
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024
   return { peak: kb('VmHWM'), current: kb('VmRSS') }
 }
+
+/** Opens sockets `0 … count - 1` with `open`, at most `atOnce` handshakes in flight (a client's own pace). */
+export async function openInWaves(
+  count: number,
+  atOnce: number,
+  open: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < count) await open(next++)
+  }
+  await Promise.all(Array.from({ length: atOnce }, worker))
+}
