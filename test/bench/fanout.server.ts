@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { constants, PerformanceObserver } from 'node:perf_hooks'
 import type WebSocket from 'ws'
 import { WebSocketServer } from 'ws'
 import { startBenchGateway } from './bench.gateway.js'
@@ -67,7 +69,39 @@ async function startBaseline(): Promise<{ url: string; publish: (k: number) => v
   }
 }
 
+/** The main thread's collector pauses so far, in milliseconds and counts: scavenges and full collections apart. */
+const collections = { scavengeMs: 0, scavenges: 0, fullMs: 0, fulls: 0 }
+
+function watchCollections(): void {
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as { detail?: { kind?: number } }).detail?.kind
+      if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+        collections.scavenges++
+        collections.scavengeMs += entry.duration
+      } else {
+        collections.fulls++
+        collections.fullMs += entry.duration
+      }
+    }
+  }).observe({ entryTypes: ['gc'] })
+}
+
+/** CPU so far (user + system, in clock ticks) of this process's threads, summed by thread name. */
+function threadTicks(): Record<string, number> {
+  const byName: Record<string, number> = {}
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const key = tid === String(process.pid) ? 'main' : name
+    byName[key] = (byName[key] ?? 0) + Number(fields[11]) + Number(fields[12])
+  }
+  return byName
+}
+
 if (isBenchChild(import.meta.url)) {
+  watchCollections()
   let publish: ((k: number) => void) | undefined
   serveCommands(
     async (command, args) => {
@@ -82,7 +116,7 @@ if (isBenchChild(import.meta.url)) {
       if (command === 'rss') return residentSet()
       if (command === 'cpu') {
         const { user, system } = process.cpuUsage()
-        return { user: user / 1000, system: system / 1000 }
+        return { user: user / 1000, system: system / 1000, ...collections, threads: threadTicks() }
       }
       throw new Error(`unknown command ${command}`)
     },

@@ -67,4 +67,35 @@ describe('nextWriter frames graphql-ws next messages a ws client reads back exac
     expect(received).toEqual(expected)
     for (const text of received) expect(() => JSON.parse(text)).not.toThrow()
   })
+
+  it('holds a batch until the turn that wrote it ends, then sends it whole, in order with what ws sends itself', async () => {
+    const held: number[] = []
+    server.once('connection', (socket, request) => {
+      const next = nextWriter(socket, '7', request.socket)
+      for (let k = 0; k < 5; k++) next.write(Buffer.from(`${k}}`), undefined, true)
+      socket.send('{"type":"ping"}')
+      // Held: nothing has left for the socket within the turn that wrote the batch.
+      held.push(request.socket.writableLength)
+      process.nextTick(() => {
+        held.push(request.socket.writableLength)
+        next.write(Buffer.from('5}'))
+        socket.send('{"type":"done"}')
+      })
+    })
+    const client = new WebSocket(url)
+    const received: string[] = []
+    await new Promise<void>((resolve, reject) => {
+      client.on('message', (data) => {
+        const text = String(data)
+        if (text === '{"type":"done"}') resolve()
+        else received.push(text)
+      })
+      client.on('error', reject)
+    })
+    client.close()
+    const frame = (k: number) => `{"id":"7","type":"next","payload":${k}}`
+    expect(received).toEqual([0, 1, 2, 3, 4].map(frame).concat('{"type":"ping"}', frame(5)))
+    expect(held[0]).toBeGreaterThan(0)
+    expect(held[1]).toBe(0)
+  })
 })

@@ -6,8 +6,10 @@ export interface NextWriter {
   /**
    * Writes the message whose payload is `payload` (the shared result's JSON and the message's
    * closing brace, as bytes). `written`, if given, is told once the bytes have left for the socket.
+   * `batched`: more messages for this socket may follow in the same turn (the engine hands out a
+   * burst of events at once), so the writes are held and leave together, one system call for all.
    */
-  write(payload: Buffer, written?: () => void): void
+  write(payload: Buffer, written?: () => void, batched?: boolean): void
   /** How many bytes wait to leave for the socket (`ws`'s `bufferedAmount`, read where it is kept). */
   buffered(): number
 }
@@ -60,8 +62,19 @@ export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefine
   }
   let head: Buffer = prefix
   let headFor = -1
+  let corked = false
+  // After the turn that handed the batch out: what the batch wrote leaves in one writev.
+  const uncork = () => {
+    corked = false
+    tcp.uncork()
+  }
   return {
-    write(payload, written) {
+    write(payload, written, batched) {
+      if (batched && !corked) {
+        corked = true
+        tcp.cork()
+        process.nextTick(uncork)
+      }
       if (payload.length !== headFor) {
         head = headed(prefix, prefix.length + payload.length)
         headFor = payload.length

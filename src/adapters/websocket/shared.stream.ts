@@ -51,11 +51,11 @@ export function sharedStream(
   // Events handed over while an earlier one's result is still being computed, in order.
   let backlog: unknown[] | undefined
 
-  const write = (payload: Buffer): void => {
+  const write = (payload: Buffer, batched = false): void => {
     if (ended || socket.readyState !== socket.OPEN) return
-    if (next.buffered() === 0) next.write(payload)
+    if (next.buffered() === 0) next.write(payload, undefined, batched)
     else if (++stuck > target.limit) return cutOff()
-    else next.write(payload, unstick)
+    else next.write(payload, unstick, batched)
     target.delivered()
   }
 
@@ -88,14 +88,14 @@ export function sharedStream(
     backlog = undefined
   }
 
-  const take = (event: unknown): void => {
+  const take = (event: unknown, batched: boolean): void => {
     if (ended) return
     if (backlog) {
       backlog.push(event)
       return
     }
     const payload = target.resultOf(event)
-    if (!(payload instanceof PendingPayload)) return write(payload)
+    if (!(payload instanceof PendingPayload)) return write(payload, batched)
     backlog = [event]
     payload.wait(flush, fail)
   }

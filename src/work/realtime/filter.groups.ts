@@ -49,14 +49,15 @@ export class FilterGroups<F extends object, T> {
 
   /**
    * Hands an item to the subscribers of every group whose filter `matches`; the item is made
-   * (`make`) once, at the first group that wants it, and not at all when none does.
+   * (`make`) once, at the first group that wants it, and not at all when none does. `batched`: the
+   * item is one of several handed out in one go (see DirectSource).
    */
-  handOut(matches: (filter: F) => boolean, make: () => T): void {
+  handOut(matches: (filter: F) => boolean, make: () => T, batched = false): void {
     let item: { value: T } | undefined
     for (const group of this.groups.values()) {
       if (!matches(group.filter)) continue
       item ??= { value: make() }
-      for (const queue of group.queues) queue.push(item.value)
+      for (const queue of group.queues) queue.push(item.value, batched)
     }
   }
 

@@ -236,6 +236,7 @@ export class RealtimeEngine {
   }
 
   private handOut(rows: readonly NotificationRow[]): void {
+    const batched = rows.length > 1
     for (const row of rows) {
       // The position moves past rows no filter matches too: one who joins later starts from here.
       if (comparePositions(row, this.position) <= 0) continue
@@ -243,6 +244,7 @@ export class RealtimeEngine {
       this.groups.notification.handOut(
         (filter) => notificationMatches(filter, row),
         () => row,
+        batched,
       )
     }
   }
@@ -263,10 +265,12 @@ export class RealtimeEngine {
     const heard: readonly string[] = stream.hears ?? [kind]
     const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
     if (events.length === 0) return
-    for (const row of await stream.read(this.options.database.db, events))
+    const rows = await stream.read(this.options.database.db, events)
+    for (const row of rows)
       groups.handOut(
         (filter) => stream.matches(filter, row),
         () => stream.item(row),
+        rows.length > 1,
       )
   }
 }

@@ -1,6 +1,10 @@
-/** A source that can hand its items to a reader as they come (see {@link SubscriptionQueue.direct}). */
+/**
+ * A source that can hand its items to a reader as they come (see {@link SubscriptionQueue.direct}).
+ * `batched` says the item is one of several the engine hands out in one go (a burst of commits read
+ * at once): a reader may hold its writes until the batch is out and send them together.
+ */
 export interface DirectSource<T> {
-  direct(take: (item: T) => void, end: (failure: Error | undefined) => void): boolean
+  direct(take: (item: T, batched: boolean) => void, end: (failure: Error | undefined) => void): boolean
 }
 
 /**
@@ -27,18 +31,18 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
   private waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: Error) => void } | undefined
   private closed = false
   private failure: Error | undefined
-  private taker: { take: (item: T) => void; end: (failure: Error | undefined) => void } | undefined
+  private taker: { take: (item: T, batched: boolean) => void; end: (failure: Error | undefined) => void } | undefined
 
   constructor(
     private readonly limit: number,
     private readonly onClose: () => void,
   ) {}
 
-  /** Adds an item for the subscriber; past the limit the queue closes instead. */
-  push(item: T): void {
+  /** Adds an item for the subscriber (one of a batch, see {@link DirectSource}); past the limit the queue closes instead. */
+  push(item: T, batched = false): void {
     if (this.closed) return
     if (this.taker) {
-      this.taker.take(item)
+      this.taker.take(item, batched)
       return
     }
     if (this.waiting) {
@@ -61,7 +65,7 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
    * did. The reader bounds what it buffers itself, and calls {@link cutOff} past its bound.
    * `end` is told once when the queue ends, with its failure if it failed.
    */
-  direct(take: (item: T) => void, end: (failure: Error | undefined) => void): boolean {
+  direct(take: (item: T, batched: boolean) => void, end: (failure: Error | undefined) => void): boolean {
     if (this.closed || this.waiting || this.items.length > 0) return false
     this.taker = { take, end }
     return true

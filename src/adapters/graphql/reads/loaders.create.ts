@@ -74,106 +74,162 @@ export function createLoaders(
   allowedServiceCodes: readonly string[] | undefined,
   allowedUserName?: string,
 ): Loaders {
-  const byPerTask = new Map<string, DataLoader<string, NotificationRow[]>>()
-  const byUserPage = new Map<string, DataLoader<UserKeyPair, TaskRow[], string>>()
-  const byUserFilter = new Map<string, DataLoader<UserKeyPair, number, string>>()
-  const scoped = (filter: TaskQuery): TaskQuery => ({ ...filter, allowedServiceCodes, allowedUserName })
-  return {
-    notificationCountOfTask: new DataLoader<string, number>(
+  return new RequestLoaders(db, allowedServiceCodes, allowedUserName)
+}
+
+/**
+ * Each loader is made when the request first asks for it: most requests use one or two, and a
+ * subscription keeps its context (and so its loaders) for as long as it is open, ten thousand of
+ * them at once on one process.
+ */
+class RequestLoaders implements Loaders {
+  private madeCount: DataLoader<string, number> | undefined
+  private madeTask: DataLoader<TaskKeyPair, TaskRow | null, string> | undefined
+  private madeUser: DataLoader<UserKeyPair, UserRow | null, string> | undefined
+  private madeRecordings: DataLoader<TaskKeyPair, RecordingRow[], string> | undefined
+  private madeNotification: DataLoader<number, NotificationRow | null> | undefined
+  private madeAction: DataLoader<number, OwnedActionRow | null> | undefined
+  private madeIncident: DataLoader<number, OwnedIncidentRow | null> | undefined
+  private madeRecording: DataLoader<RecordingKey, RecordingRow | null, string> | undefined
+  private byPerTask: Map<string, DataLoader<string, NotificationRow[]>> | undefined
+  private byUserPage: Map<string, DataLoader<UserKeyPair, TaskRow[], string>> | undefined
+  private byUserFilter: Map<string, DataLoader<UserKeyPair, number, string>> | undefined
+
+  constructor(
+    private readonly db: Db,
+    private readonly allowedServiceCodes: readonly string[] | undefined,
+    private readonly allowedUserName: string | undefined,
+  ) {}
+
+  get notificationCountOfTask(): DataLoader<string, number> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return (this.madeCount ??= new DataLoader<string, number>(
       async (taskIds) => {
         const counts = await countNotificationsForTasks(db, taskIds, allowedServiceCodes, allowedUserName)
         return taskIds.map((id) => counts.get(id) ?? 0)
       },
       { maxBatchSize: MAX_BATCH },
-    ),
-    task: new DataLoader<TaskKeyPair, TaskRow | null, string>(
+    ))
+  }
+
+  get task(): DataLoader<TaskKeyPair, TaskRow | null, string> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return (this.madeTask ??= new DataLoader<TaskKeyPair, TaskRow | null, string>(
       async (keys) => {
         const rows = await tasksByKeys(db, keys, allowedServiceCodes, allowedUserName)
         const byKey = new Map(rows.map((row) => [taskCacheKey(row), row]))
         return keys.map((key) => byKey.get(taskCacheKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
-    ),
-    user: new DataLoader<UserKeyPair, UserRow | null, string>(
+    ))
+  }
+
+  get user(): DataLoader<UserKeyPair, UserRow | null, string> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return (this.madeUser ??= new DataLoader<UserKeyPair, UserRow | null, string>(
       async (keys) => {
         const rows = await usersByKeys(db, keys, allowedServiceCodes, allowedUserName)
         const byKey = new Map(rows.map((row) => [userKey(row), row]))
         return keys.map((key) => byKey.get(userKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
-    ),
-    recordingsOfTask: new DataLoader<TaskKeyPair, RecordingRow[], string>(
+    ))
+  }
+
+  get recordingsOfTask(): DataLoader<TaskKeyPair, RecordingRow[], string> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return (this.madeRecordings ??= new DataLoader<TaskKeyPair, RecordingRow[], string>(
       async (keys) => {
         const found = await recordingsOfTasks(db, keys, allowedServiceCodes, allowedUserName)
         return keys.map((key) => found.get(taskCacheKey(key)) ?? [])
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: taskCacheKey },
-    ),
-    notification: new DataLoader<number, NotificationRow | null>(
+    ))
+  }
+
+  get notification(): DataLoader<number, NotificationRow | null> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return (this.madeNotification ??= new DataLoader<number, NotificationRow | null>(
       async (ids) => {
         const rows = await notificationsByIds(db, ids, allowedServiceCodes, allowedUserName)
         const byId = new Map(rows.map((row) => [row.id, row]))
         return ids.map((id) => byId.get(id) ?? null)
       },
       { maxBatchSize: MAX_BATCH },
-    ),
-    action: byIds(actionsByIds.bind(null, db)),
-    incident: byIds(incidentsByIds.bind(null, db)),
-    recording: new DataLoader<RecordingKey, RecordingRow | null, string>(
+    ))
+  }
+
+  get action(): DataLoader<number, OwnedActionRow | null> {
+    return (this.madeAction ??= byIds(actionsByIds.bind(null, this.db)))
+  }
+
+  get incident(): DataLoader<number, OwnedIncidentRow | null> {
+    return (this.madeIncident ??= byIds(incidentsByIds.bind(null, this.db)))
+  }
+
+  get recording(): DataLoader<RecordingKey, RecordingRow | null, string> {
+    const { db } = this
+    return (this.madeRecording ??= new DataLoader<RecordingKey, RecordingRow | null, string>(
       async (keys) => {
         const byKey = new Map((await recordingsByKeys(db, keys)).map((row) => [recordingCacheKey(row), row]))
         return keys.map((key) => byKey.get(recordingCacheKey(key)) ?? null)
       },
       { maxBatchSize: MAX_BATCH, cacheKeyFn: recordingCacheKey },
-    ),
-    notificationsOfTask(perTask) {
-      return memo(
-        byPerTask,
-        String(perTask),
-        () =>
-          new DataLoader<string, NotificationRow[]>(
-            async (taskIds) => {
-              const found = await latestNotificationsForTasks(
-                db,
-                taskIds,
-                perTask,
-                allowedServiceCodes,
-                allowedUserName,
-              )
-              return taskIds.map((id) => found.get(id) ?? [])
-            },
-            { maxBatchSize: MAX_BATCH },
-          ),
-      )
-    },
-    tasksOfUser(page) {
-      return memo(
-        byUserPage,
-        JSON.stringify([page.filter, page.after, page.fetch]),
-        () =>
-          new DataLoader<UserKeyPair, TaskRow[], string>(
-            async (owners) => {
-              const found = await tasksOfUsers(db, owners, scoped(page.filter), page.after, page.fetch)
-              return owners.map((owner) => found.get(userKey(owner)) ?? [])
-            },
-            { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
-          ),
-      )
-    },
-    taskCountOfUser(filter) {
-      return memo(
-        byUserFilter,
-        JSON.stringify(filter),
-        () =>
-          new DataLoader<UserKeyPair, number, string>(
-            async (owners) => {
-              const counts = await countTasksOfUsers(db, owners, scoped(filter))
-              return owners.map((owner) => counts.get(userKey(owner)) ?? 0)
-            },
-            { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
-          ),
-      )
-    },
+    ))
+  }
+
+  notificationsOfTask(perTask: number): DataLoader<string, NotificationRow[]> {
+    const { db, allowedServiceCodes, allowedUserName } = this
+    return memo(
+      (this.byPerTask ??= new Map()),
+      String(perTask),
+      () =>
+        new DataLoader<string, NotificationRow[]>(
+          async (taskIds) => {
+            const found = await latestNotificationsForTasks(db, taskIds, perTask, allowedServiceCodes, allowedUserName)
+            return taskIds.map((id) => found.get(id) ?? [])
+          },
+          { maxBatchSize: MAX_BATCH },
+        ),
+    )
+  }
+
+  tasksOfUser(page: UserTasksPage): DataLoader<UserKeyPair, TaskRow[], string> {
+    const { db } = this
+    const filter = this.scoped(page.filter)
+    return memo(
+      (this.byUserPage ??= new Map()),
+      JSON.stringify([page.filter, page.after, page.fetch]),
+      () =>
+        new DataLoader<UserKeyPair, TaskRow[], string>(
+          async (owners) => {
+            const found = await tasksOfUsers(db, owners, filter, page.after, page.fetch)
+            return owners.map((owner) => found.get(userKey(owner)) ?? [])
+          },
+          { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+        ),
+    )
+  }
+
+  taskCountOfUser(filter: TaskQuery): DataLoader<UserKeyPair, number, string> {
+    const { db } = this
+    const scoped = this.scoped(filter)
+    return memo(
+      (this.byUserFilter ??= new Map()),
+      JSON.stringify(filter),
+      () =>
+        new DataLoader<UserKeyPair, number, string>(
+          async (owners) => {
+            const counts = await countTasksOfUsers(db, owners, scoped)
+            return owners.map((owner) => counts.get(userKey(owner)) ?? 0)
+          },
+          { maxBatchSize: MAX_BATCH, cacheKeyFn: userKey },
+        ),
+    )
+  }
+
+  private scoped(filter: TaskQuery): TaskQuery {
+    return { ...filter, allowedServiceCodes: this.allowedServiceCodes, allowedUserName: this.allowedUserName }
   }
 }
 

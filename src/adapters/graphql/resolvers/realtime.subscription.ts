@@ -110,10 +110,10 @@ function notificationSubscription(
     },
     direct: (take, end) =>
       seen.live &&
-      live.direct((row) => {
+      live.direct((row, batched) => {
         if (seen.last !== undefined && comparePositions(row, seen.last) <= 0) return
         seen.last = row
-        take(liveNode(row))
+        take(liveNode(row), batched)
       }, end),
     [Symbol.asyncIterator]() {
       return this
