@@ -114,7 +114,8 @@ describe('sharedStream', () => {
         ? new Promise<typeof result>((resolve) => (settle = () => resolve(result)))
         : result
     }
-    const resultOf = (event: unknown) => shared.resultOf('A', event, execute)
+    const operation = shared.operation('A')
+    const resultOf = (event: unknown) => shared.resultOf(operation, event, execute)
     const stream = sharedStream(queue, target(socket, transport, resultOf))
     const done = stream.next()
     // The stream takes the queue over at once: nothing waited in it.

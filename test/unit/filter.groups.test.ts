@@ -25,6 +25,7 @@ describe('filter groups', () => {
     const asked: Filter[] = []
     let made = 0
     groups.handOut(
+      ['one'],
       (filter) => {
         asked.push(filter)
         return filter.live === true || filter.code === 'B'
@@ -45,6 +46,7 @@ describe('filter groups', () => {
     groups.join({ code: 'A' })
     let made = 0
     groups.handOut(
+      ['one'],
       (filter) => filter.code === 'B',
       () => ++made,
     )
@@ -60,6 +62,7 @@ describe('filter groups', () => {
     expect(groups.size).toBe(1)
     let asked = 0
     groups.handOut(
+      ['one'],
       () => ++asked > 0,
       () => 1,
     )
@@ -75,10 +78,31 @@ describe('filter groups', () => {
     const queue = groups.join({})
     for (let i = 0; i < 5; i++)
       groups.handOut(
+        [i],
         () => true,
-        () => i,
+        (row) => row,
       )
     expect(groups.empty).toBe(true)
     await expect(queue.next()).rejects.toBeInstanceOf(SubscriberTooSlow)
+  })
+
+  it('hands a direct reader the rows its filter matches as one batch, in order, then flushes it once', () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const heard: string[] = []
+    const reader = (name: string) => {
+      const take = (item: number, batched: boolean) => void heard.push(`${name} ${item}${batched ? ' batched' : ''}`)
+      return Object.assign(take, { flush: () => void heard.push(`${name} flush`) })
+    }
+    groups.join({ code: 'A' }).direct(reader('a'), () => {})
+    groups.join({ code: 'B' }).direct(reader('b'), () => {})
+    let made = 0
+    groups.handOut(
+      [1, 2, 3],
+      (filter, row) => filter.code === 'A' || row === 2,
+      (row) => (made++, row * 10),
+    )
+    // One subscriber matched three rows, the other one: a batch and its flush, then a single item.
+    expect(heard).toEqual(['a 10 batched', 'a 20 batched', 'a 30 batched', 'a flush', 'b 20'])
+    expect(made).toBe(3)
   })
 })

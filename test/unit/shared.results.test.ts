@@ -17,26 +17,34 @@ describe('SharedResults', () => {
       runs++
       return result((value as { n: number }).n)
     }
-    const first = shared.resultOf('A', event, execute)
-    for (let subscriber = 0; subscriber < 5; subscriber++) expect(shared.resultOf('A', event, execute)).toBe(first)
+    const first = shared.resultOf(shared.operation('A'), event, execute)
+    for (let subscriber = 0; subscriber < 5; subscriber++)
+      expect(shared.resultOf(shared.operation('A'), event, execute)).toBe(first)
     expect(runs).toBe(1)
     // The payload is the `next` message's tail: the result's JSON and the message's closing brace.
     expect(text(first)).toBe('{"data":{"n":1}}}')
     // Another operation, another execution; the first one's result is still known after it.
-    shared.resultOf('B', event, execute)
-    expect(shared.resultOf('A', event, execute)).toBe(first)
+    shared.resultOf(shared.operation('B'), event, execute)
+    expect(shared.resultOf(shared.operation('A'), event, execute)).toBe(first)
     expect(runs).toBe(2)
     expect(shared.counts).toEqual({ executed: 2, delivered: 0 })
+  })
+
+  it('gives subscribers of one operation text one key object, and another text another', () => {
+    const shared = new SharedResults()
+    const a = shared.operation(JSON.stringify(['subscription { a }', null]))
+    expect(shared.operation(JSON.stringify(['subscription { a }', null]))).toBe(a)
+    expect(shared.operation(JSON.stringify(['subscription { b }', null]))).not.toBe(a)
   })
 
   it('never shares between two events, even equal ones, nor an event that is not an object', () => {
     const shared = new SharedResults()
     let runs = 0
     const execute = () => result(++runs)
-    shared.resultOf('A', { n: 1 }, execute)
-    shared.resultOf('A', { n: 1 }, execute)
-    shared.resultOf('A', 7, execute)
-    shared.resultOf('A', 7, execute)
+    shared.resultOf(shared.operation('A'), { n: 1 }, execute)
+    shared.resultOf(shared.operation('A'), { n: 1 }, execute)
+    shared.resultOf(shared.operation('A'), 7, execute)
+    shared.resultOf(shared.operation('A'), 7, execute)
     expect(runs).toBe(4)
   })
 
@@ -44,9 +52,9 @@ describe('SharedResults', () => {
     const shared = new SharedResults()
     const event = {}
     let settle: (value: FormattedExecutionResult) => void = () => {}
-    const pending = shared.resultOf('A', event, () => new Promise((resolve) => (settle = resolve)))
+    const pending = shared.resultOf(shared.operation('A'), event, () => new Promise((resolve) => (settle = resolve)))
     expect(pending).toBeInstanceOf(PendingPayload)
-    expect(shared.resultOf('A', event, () => result(0))).toBe(pending)
+    expect(shared.resultOf(shared.operation('A'), event, () => result(0))).toBe(pending)
     const told: string[] = []
     for (const name of ['first', 'second'])
       (pending as PendingPayload).wait(
@@ -56,14 +64,16 @@ describe('SharedResults', () => {
     settle(result(3))
     await expect.poll(() => told).toEqual(['first {"data":{"n":3}}}', 'second {"data":{"n":3}}}'])
     // Settled, later subscribers read the bytes at once.
-    expect(text(shared.resultOf('A', event, () => result(0)))).toBe('{"data":{"n":3}}}')
+    expect(text(shared.resultOf(shared.operation('A'), event, () => result(0)))).toBe('{"data":{"n":3}}}')
 
     const failing = {}
-    const failed = shared.resultOf('A', failing, () => Promise.reject(new Error('gone'))) as PendingPayload
+    const failed = shared.resultOf(shared.operation('A'), failing, () =>
+      Promise.reject(new Error('gone')),
+    ) as PendingPayload
     const error = await new Promise((resolve) => failed.wait(resolve, resolve))
     expect(error).toEqual(new Error('gone'))
     // A failure is not kept: the next subscriber executes again.
-    expect(text(shared.resultOf('A', failing, () => result(4)))).toBe('{"data":{"n":4}}}')
+    expect(text(shared.resultOf(shared.operation('A'), failing, () => result(4)))).toBe('{"data":{"n":4}}}')
   })
 })
 

@@ -6,10 +6,12 @@ export interface NextWriter {
   /**
    * Writes the message whose payload is `payload` (the shared result's JSON and the message's
    * closing brace, as bytes). `written`, if given, is told once the bytes have left for the socket.
-   * `batched`: more messages for this socket may follow in the same turn (the engine hands out a
-   * burst of events at once), so the writes are held and leave together, one system call for all.
+   * `held`: one of a batch (the engine handed out a burst of events at once): it waits for
+   * {@link NextWriter.release}, and the batch leaves in one system call.
    */
-  write(payload: Buffer, written?: () => void, batched?: boolean): void
+  write(payload: Buffer, written?: () => void, held?: boolean): void
+  /** Sends what `write` held. */
+  release(): void
   /** How many bytes wait to leave for the socket (`ws`'s `bufferedAmount`, read where it is kept). */
   buffered(): number
 }
@@ -58,34 +60,36 @@ export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefine
       write: (payload, written) =>
         socket.send(Buffer.concat([prefix, payload]), { binary: false }, written && (() => written())),
       buffered: () => socket.bufferedAmount,
+      // `ws` frames each message itself; it holds nothing back for a batch.
+      release: () => {},
     }
   }
   let head: Buffer = prefix
   let headFor = -1
   let corked = false
-  // After the turn that handed the batch out: what the batch wrote leaves in one writev.
-  const uncork = () => {
-    corked = false
-    tcp.uncork()
-  }
   return {
-    write(payload, written, batched) {
-      if (batched && !corked) {
+    write(payload, written, held) {
+      if (held && !corked) {
         corked = true
         tcp.cork()
-        process.nextTick(uncork)
       }
       if (payload.length !== headFor) {
         head = headed(prefix, prefix.length + payload.length)
         headFor = payload.length
       }
       // One buffer, one write: a corked pair of writes costs Node's stream a writev's bookkeeping
-      // per subscriber, more than copying the payload (a few hundred bytes) does.
+      // per subscriber, more than copying the payload (a few hundred bytes) does. `set` rather than
+      // Buffer's `copy`, whose checks and views cost more than the copy itself at this size.
       const frame = Buffer.allocUnsafe(head.length + payload.length)
-      head.copy(frame, 0)
-      payload.copy(frame, head.length)
+      frame.set(head, 0)
+      frame.set(payload, head.length)
       if (written) tcp.write(frame, () => written())
       else tcp.write(frame)
+    },
+    release() {
+      if (!corked) return
+      corked = false
+      tcp.uncork()
     },
     // Without an extension `ws` queues nothing of its own: what waits is the TCP socket's.
     buffered: () => tcp.writableLength,

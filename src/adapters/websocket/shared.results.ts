@@ -53,6 +53,16 @@ interface Waiter {
 /** The bytes of a `next` message's payload and the message's closing brace. */
 const payloadBytes = (result: FormattedExecutionResult): Buffer => Buffer.from(`${JSON.stringify(result)}}`)
 
+/**
+ * An operation as subscribers share it: every subscriber whose {@link operationKey} is the same
+ * text holds this same object (see {@link SharedResults.operation}), so telling whether two share is
+ * one comparison of references, not of two texts (the operation's text and more) per subscriber
+ * and event.
+ */
+export interface SharedOperationKey {
+  readonly text: string
+}
+
 /** One event's result, formatted and masked: at once, or once its resolvers settle. */
 export type EventResult = (event: unknown) => FormattedExecutionResult | Promise<FormattedExecutionResult>
 
@@ -60,8 +70,8 @@ export type EventResult = (event: unknown) => FormattedExecutionResult | Promise
  * Subscription results, computed once per event per distinct operation and handed, as the same
  * bytes, to every subscriber of that operation.
  *
- * The rule: a result is shared under the key (event, operation). The operation is the string
- * {@link operationKey} makes: its document, operation name, the variables its execution reads and
+ * The rule: a result is shared under the key (event, operation). The operation is the text
+ * {@link operationKey} makes (held as one object per text, {@link SharedResults.operation}): its document, operation name, the variables its execution reads and
  * the caller's scope; subscribers that agree on all four compute the very same result, so the
  * first to ask executes it and the others wait for that. The event is the object a source hands
  * out: the hub hands one object per event to every subscriber of a filter (one node per committed
@@ -69,19 +79,33 @@ export type EventResult = (event: unknown) => FormattedExecutionResult | Promise
  * own, which are never shared. Results are kept in a WeakMap on the event: they go when it does.
  */
 export class SharedResults {
-  private readonly byEvent = new WeakMap<object, Map<string, SharedPayload>>()
+  private readonly byEvent = new WeakMap<object, Map<SharedOperationKey, SharedPayload>>()
   // The hub hands an event to the subscribers of an operation one after another: the last
-  // answer is the next one's too, found without hashing the operation's key again.
-  private last: { event: object; operation: string; payload: SharedPayload } | undefined
+  // answer is the next one's too, found without a lookup. Only a computed payload is kept here.
+  private last: { event: object; operation: SharedOperationKey; payload: Buffer } | undefined
+  private readonly operations = new Map<string, WeakRef<SharedOperationKey>>()
+  // An operation no subscriber holds any more leaves the table.
+  private readonly unheld = new FinalizationRegistry<string>((text) => {
+    if (this.operations.get(text)?.deref() === undefined) this.operations.delete(text)
+  })
   private executed = 0
   private delivered = 0
 
+  /** The one object of the operation whose key is `text`, for as long as a subscriber holds it. */
+  operation(text: string): SharedOperationKey {
+    const held = this.operations.get(text)?.deref()
+    if (held) return held
+    const made: SharedOperationKey = { text }
+    this.operations.set(text, new WeakRef(made))
+    this.unheld.register(made, text)
+    return made
+  }
+
   /** The payload of `event` for `operation`; `execute` runs only if none is known yet. */
-  resultOf(operation: string, event: unknown, execute: EventResult): SharedPayload {
+  resultOf(operation: SharedOperationKey, event: unknown, execute: EventResult): SharedPayload {
     if (typeof event !== 'object' || event === null) return this.run(execute, event)
     const last = this.last
-    if (last && last.event === event && last.operation === operation && !(last.payload instanceof PendingPayload))
-      return last.payload
+    if (last !== undefined && last.event === event && last.operation === operation) return last.payload
     let results = this.byEvent.get(event)
     if (!results) {
       results = new Map()

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream'
 import type WebSocket from 'ws'
 import { nextWriter } from './next.writer.js'
 import { PendingPayload, type SharedPayload } from './shared.results.js'
-import { type DirectSource, SubscriberTooSlow } from '../../work/realtime/subscription.queue.js'
+import { type DirectSource, type DirectTake, SubscriberTooSlow } from '../../work/realtime/subscription.queue.js'
 
 /** What one subscription's stream writes with. */
 export interface StreamTarget {
@@ -88,7 +88,7 @@ export function sharedStream(
     backlog = undefined
   }
 
-  const take = (event: unknown, batched: boolean): void => {
+  const take: DirectTake<unknown> = (event, batched) => {
     if (ended) return
     if (backlog) {
       backlog.push(event)
@@ -99,6 +99,8 @@ export function sharedStream(
     backlog = [event]
     payload.wait(flush, fail)
   }
+  // After a batch's last item: its messages leave together.
+  take.flush = () => next.release()
 
   const pump = async (): Promise<IteratorResult<never>> => {
     for (;;) {

@@ -112,7 +112,7 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
       onOperation: (ctx, id, _payload, _args, result) => {
         if (!(result instanceof SubscriptionStream)) return undefined
         const socket = ctx.extra.socket
-        const key = operationKey(result, accessOf(result.scope))
+        const key = shared.operation(operationKey(result, accessOf(result.scope)))
         const execute = (event: unknown) => result.execute(event)
         return sharedStream(result.source, {
           socket,

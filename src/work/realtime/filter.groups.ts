@@ -48,16 +48,21 @@ export class FilterGroups<F extends object, T> {
   }
 
   /**
-   * Hands an item to the subscribers of every group whose filter `matches`; the item is made
-   * (`make`) once, at the first group that wants it, and not at all when none does. `batched`: the
-   * item is one of several handed out in one go (see DirectSource).
+   * Hands `rows`, in order, to the subscribers of every group: each gets the items of the rows its
+   * group's filter `matches`. An item is made (`make`) once per row, at the first group that wants
+   * it, and not at all when none does. A subscriber given several gets them as one batch
+   * ({@link SubscriptionQueue.pushAll}), so its transport may send them together.
    */
-  handOut(matches: (filter: F) => boolean, make: () => T, batched = false): void {
-    let item: { value: T } | undefined
+  handOut<R>(rows: readonly R[], matches: (filter: F, row: R) => boolean, make: (row: R) => T): void {
+    const made: Array<{ value: T } | undefined> = []
     for (const group of this.groups.values()) {
-      if (!matches(group.filter)) continue
-      item ??= { value: make() }
-      for (const queue of group.queues) queue.push(item.value, batched)
+      const items: T[] = []
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as R
+        if (matches(group.filter, row)) items.push((made[i] ??= { value: make(row) }).value)
+      }
+      if (items.length === 1) for (const queue of group.queues) queue.push(items[0] as T)
+      else if (items.length > 1) for (const queue of group.queues) queue.pushAll(items)
     }
   }
 

@@ -236,17 +236,12 @@ export class RealtimeEngine {
   }
 
   private handOut(rows: readonly NotificationRow[]): void {
-    const batched = rows.length > 1
-    for (const row of rows) {
-      // The position moves past rows no filter matches too: one who joins later starts from here.
-      if (comparePositions(row, this.position) <= 0) continue
-      this.position = { xid: row.xid, id: row.id }
-      this.groups.notification.handOut(
-        (filter) => notificationMatches(filter, row),
-        () => row,
-        batched,
-      )
-    }
+    // The position moves past rows no filter matches too: one who joins later starts from here.
+    const fresh = rows.filter((row) => comparePositions(row, this.position) > 0)
+    const last = fresh.at(-1)
+    if (!last) return
+    this.position = { xid: last.xid, id: last.id }
+    this.groups.notification.handOut(fresh, notificationMatches, (row) => row)
   }
 
   /** After the log grew with nobody listening, live delivery starts again from its end. */
@@ -266,11 +261,10 @@ export class RealtimeEngine {
     const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
     if (events.length === 0) return
     const rows = await stream.read(this.options.database.db, events)
-    for (const row of rows)
-      groups.handOut(
-        (filter) => stream.matches(filter, row),
-        () => stream.item(row),
-        rows.length > 1,
-      )
+    groups.handOut(
+      rows,
+      (filter, row) => stream.matches(filter, row),
+      (row) => stream.item(row),
+    )
   }
 }

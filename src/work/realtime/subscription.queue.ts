@@ -1,10 +1,17 @@
 /**
  * A source that can hand its items to a reader as they come (see {@link SubscriptionQueue.direct}).
- * `batched` says the item is one of several the engine hands out in one go (a burst of commits read
- * at once): a reader may hold its writes until the batch is out and send them together.
+ * `batched` says the item is one of several handed over in one go (the engine read a burst of
+ * commits at once): the reader may hold it, and sends what it holds when told `flush`, right after
+ * the batch's last item.
  */
 export interface DirectSource<T> {
-  direct(take: (item: T, batched: boolean) => void, end: (failure: Error | undefined) => void): boolean
+  direct(take: DirectTake<T>, end: (failure: Error | undefined) => void): boolean
+}
+
+/** A direct reader: each item, then, after a batch, `flush`. */
+export interface DirectTake<T> {
+  (item: T, batched: boolean): void
+  flush?: (() => void) | undefined
 }
 
 /**
@@ -31,18 +38,18 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
   private waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: Error) => void } | undefined
   private closed = false
   private failure: Error | undefined
-  private taker: { take: (item: T, batched: boolean) => void; end: (failure: Error | undefined) => void } | undefined
+  private taker: { take: DirectTake<T>; end: (failure: Error | undefined) => void } | undefined
 
   constructor(
     private readonly limit: number,
     private readonly onClose: () => void,
   ) {}
 
-  /** Adds an item for the subscriber (one of a batch, see {@link DirectSource}); past the limit the queue closes instead. */
-  push(item: T, batched = false): void {
+  /** Adds an item for the subscriber; past the limit the queue closes instead. */
+  push(item: T): void {
     if (this.closed) return
     if (this.taker) {
-      this.taker.take(item, batched)
+      this.taker.take(item, false)
       return
     }
     if (this.waiting) {
@@ -58,6 +65,17 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
     this.items.push(item)
   }
 
+  /** Adds several items in order, handed to a direct reader as one batch (see {@link DirectSource}). */
+  pushAll(items: readonly T[]): void {
+    const taker = this.taker
+    if (!taker) {
+      for (const item of items) this.push(item)
+      return
+    }
+    for (const item of items) if (this.taker === taker) taker.take(item, true)
+    taker.take.flush?.()
+  }
+
   /**
    * Hands every later item straight to `take` as it is pushed, instead of keeping it for `next`:
    * a reader of thousands of subscribers then pays no promise per item. It switches only while
@@ -65,7 +83,7 @@ export class SubscriptionQueue<T> implements AsyncIterableIterator<T>, DirectSou
    * did. The reader bounds what it buffers itself, and calls {@link cutOff} past its bound.
    * `end` is told once when the queue ends, with its failure if it failed.
    */
-  direct(take: (item: T, batched: boolean) => void, end: (failure: Error | undefined) => void): boolean {
+  direct(take: DirectTake<T>, end: (failure: Error | undefined) => void): boolean {
     if (this.closed || this.waiting || this.items.length > 0) return false
     this.taker = { take, end }
     return true

@@ -5,7 +5,7 @@ import {
 } from '../../../storage/notification.queries.js'
 
 import { comparePositions, type LogPosition } from '../../../model/log.position.js'
-import type { DirectSource, SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
+import type { DirectSource, DirectTake, SubscriptionQueue } from '../../../work/realtime/subscription.queue.js'
 import { type GraphqlContext, liveEngine, subscribeTo } from '../reads/request.context.js'
 import { type NotificationNode, notificationCursor, notificationNode } from '../reads/notification.view.js'
 import { Arg, Resolver, Root, Subscription } from '../type-graphql.shim.js'
@@ -108,13 +108,16 @@ function notificationSubscription(
       live.close()
       return stream.throw(error)
     },
-    direct: (take, end) =>
-      seen.live &&
-      live.direct((row, batched) => {
+    direct: (take, end) => {
+      if (!seen.live) return false
+      const taken: DirectTake<NotificationRow> = (row, batched) => {
         if (seen.last !== undefined && comparePositions(row, seen.last) <= 0) return
         seen.last = row
         take(liveNode(row), batched)
-      }, end),
+      }
+      taken.flush = take.flush
+      return live.direct(taken, end)
+    },
     [Symbol.asyncIterator]() {
       return this
     },
