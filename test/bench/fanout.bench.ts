@@ -275,8 +275,11 @@ function medianBy<T>(items: readonly T[], key: (item: T) => number): T | undefin
   return [...items].sort((a, b) => key(a) - key(b))[Math.floor((items.length - 1) / 2)]
 }
 
-/** Each round's value, in the order measured. */
-const listed = (figures: readonly Figure[], say: (figure: Figure) => string) => figures.map(say).join(', ')
+/** How a target's figure came from several rounds (nothing for one): `(the median of 3: a, b, c)`. */
+function ofRounds(rounds: readonly Figure[], how: string, say?: (figure: Figure) => string): string {
+  if (rounds.length < 2) return ''
+  return ` (${how} ${rounds.length} rounds${say ? `: ${rounds.map(say).join(', ')}` : ''})`
+}
 
 /** The collector's main-thread pauses between two readings, where the server reports them. */
 function collectionsSaid(before: Cpu, after: Cpu): string {
@@ -423,15 +426,13 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
       {
         name: 'fan-out 10k subscribers at 5 events/s delivered',
         target: '100%',
-        measured: at10k ? `${(100 * delivered).toFixed(2)}% (the least of ${rounds10k.length})` : '—',
+        measured: at10k ? `${(100 * delivered).toFixed(2)}%${ofRounds(rounds10k, 'the least of')}` : '—',
         met: delivered === 1,
       },
       {
         name: 'fan-out p99 at 10k',
         target: '≤ 250 ms',
-        measured: at10k
-          ? `${ms(at10k.p99Ms)} ms (median of ${rounds10k.length}: ${listed(rounds10k, (f) => ms(f.p99Ms))})`
-          : '—',
+        measured: at10k ? `${ms(at10k.p99Ms)} ms${ofRounds(rounds10k, 'the median of', (f) => ms(f.p99Ms))}` : '—',
         met: !!at10k && at10k.p99Ms <= 250,
       },
       {
@@ -444,9 +445,10 @@ export async function runFanoutBench(ctx: BenchContext): Promise<BenchSection> {
         name: 'fan-out server CPU per delivered message at 10k (one process) vs the bare broadcast',
         target: '≤ 1.30×',
         measured: cpu10k?.base
-          ? `${ratio(cpu10k.cpuUsPerMessage, cpu10k.base.cpuUsPerMessage)} (median round; ${listed(rounds10k, (f) =>
+          ? ratio(cpu10k.cpuUsPerMessage, cpu10k.base.cpuUsPerMessage) +
+            ofRounds(rounds10k, 'the median of', (f) =>
               f.base ? ratio(f.cpuUsPerMessage, f.base.cpuUsPerMessage) : '—',
-            )})`
+            )
           : '—',
         met: !!cpu10k?.base && cpu10k.cpuUsPerMessage <= 1.3 * cpu10k.base.cpuUsPerMessage,
       },

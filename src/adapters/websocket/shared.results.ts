@@ -71,9 +71,10 @@ export type EventResult = (event: unknown) => FormattedExecutionResult | Promise
  * bytes, to every subscriber of that operation.
  *
  * The rule: a result is shared under the key (event, operation). The operation is the text
- * {@link operationKey} makes (held as one object per text, {@link SharedResults.operation}): its document, operation name, the variables its execution reads and
- * the caller's scope; subscribers that agree on all four compute the very same result, so the
- * first to ask executes it and the others wait for that. The event is the object a source hands
+ * {@link operationKey} makes, held as one object per text ({@link SharedResults.operation}): its
+ * document, operation name, the variables its execution reads and the caller's scope;
+ * subscribers that agree on all four compute the very same result, so the first to ask executes
+ * it and the others wait for that. The event is the object a source hands
  * out: the hub hands one object per event to every subscriber of a filter (one node per committed
  * notification, one per task or action change), and a replay hands each subscriber objects of its
  * own, which are never shared. Results are kept in a WeakMap on the event: they go when it does.
