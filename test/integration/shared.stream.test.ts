@@ -131,6 +131,21 @@ describe('sharedStream', () => {
     expect(await done).toEqual({ value: undefined, done: true })
   })
 
+  it('sends a batch longer than its bound to a subscriber that reads, whole, in order, and keeps it', async () => {
+    const { socket, transport, received } = await connect()
+    const queue = new SubscriptionQueue<{ n: number }>(100, () => {})
+    // At most 3 messages may wait in the socket; a batch of 10 is held by the stream itself, not stuck.
+    const made = target(socket, transport, (event) => payload(event), 3)
+    const done = sharedStream(queue, made).next()
+    queue.pushAll(Array.from({ length: 10 }, (_, i) => ({ n: i + 1 })))
+    await expect
+      .poll(() => received.map((message) => (message as { payload: unknown }).payload))
+      .toEqual(Array.from({ length: 10 }, (_, i) => ({ data: { n: i + 1 } })))
+    expect(made.overflows).toBe(0)
+    queue.close()
+    expect(await done).toEqual({ value: undefined, done: true })
+  })
+
   it('reads a source that cannot hand over (a replay) one event at a time', async () => {
     const { socket, transport, received } = await connect()
     async function* replay() {

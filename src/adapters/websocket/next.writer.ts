@@ -6,13 +6,16 @@ export interface NextWriter {
   /**
    * Writes the message whose payload is `payload` (the shared result's JSON and the message's
    * closing brace, as bytes). `written`, if given, is told once the bytes have left for the socket.
-   * `held`: one of a batch (the engine handed out a burst of events at once): it waits for
+   * `hold`: one of a batch (the engine handed out a burst of events at once): it waits for
    * {@link NextWriter.release}, and the batch leaves in one system call.
    */
-  write(payload: Buffer, written?: () => void, held?: boolean): void
+  write(payload: Buffer, written?: () => void, hold?: boolean): void
   /** Sends what `write` held. */
   release(): void
-  /** How many bytes wait to leave for the socket (`ws`'s `bufferedAmount`, read where it is kept). */
+  /**
+   * How many bytes wait to leave for the socket (`ws`'s `bufferedAmount`, read where it is kept);
+   * a batch held for {@link NextWriter.release} is not waiting, and is not counted.
+   */
   buffered(): number
 }
 
@@ -67,9 +70,11 @@ export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefine
   let head: Buffer = prefix
   let headFor = -1
   let corked = false
+  // Bytes of the batch being held: in the socket's count, but not waiting on the client.
+  let held = 0
   return {
-    write(payload, written, held) {
-      if (held && !corked) {
+    write(payload, written, hold) {
+      if (hold && !corked) {
         corked = true
         tcp.cork()
       }
@@ -83,15 +88,17 @@ export function nextWriter(socket: WebSocket, id: string, tcp: Duplex | undefine
       const frame = Buffer.allocUnsafe(head.length + payload.length)
       frame.set(head, 0)
       frame.set(payload, head.length)
+      if (corked) held += frame.length
       if (written) tcp.write(frame, () => written())
       else tcp.write(frame)
     },
     release() {
       if (!corked) return
       corked = false
+      held = 0
       tcp.uncork()
     },
     // Without an extension `ws` queues nothing of its own: what waits is the TCP socket's.
-    buffered: () => tcp.writableLength,
+    buffered: () => tcp.writableLength - held,
   }
 }
