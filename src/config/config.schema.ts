@@ -123,6 +123,11 @@ const realtimeSchema = z.strictObject({
   subscriberBuffer: z.int().min(1).max(1_000_000).default(1000),
   /** Rows read per statement while replaying what a resuming subscriber missed. */
   replayPageSize: z.int().min(1).max(10_000).default(500),
+  /**
+   * Between two pings of a websocket; a socket that has not answered one by the next is closed. 0
+   * pings none (a proxy in front then needs its own idle timeout). 12 s is graphql-ws's own.
+   */
+  keepAliveMs: z.int().min(0).max(3_600_000).default(12_000),
 })
 
 const opsSchema = z.strictObject({

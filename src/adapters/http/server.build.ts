@@ -154,6 +154,7 @@ export async function registerRoutes(app: FastifyInstance, parts: ServerParts): 
     maxPayload: 1024 * 1024,
     context: (scope, trace) => createContext(deps, scope, 'ws', trace),
     subscriberBuffer: config.realtime.subscriberBuffer,
+    keepAliveMs: config.realtime.keepAliveMs,
     registry: metrics.registry,
   })
   const replicas = parts.reads?.routing ? () => parts.reads?.states() ?? [] : undefined

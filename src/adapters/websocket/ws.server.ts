@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { countShared, operationKey, SharedResults } from './shared.results.js'
 import { sharedStream } from './shared.stream.js'
+import { SocketHeartbeat } from './socket.heartbeat.js'
 import { closeFor } from '../../model/error.catalogue.js'
 import { accessOf, type Scope } from '../graphql/auth.scope.js'
 import type { GraphqlContext } from '../graphql/reads/request.context.js'
@@ -29,6 +30,8 @@ export interface WebsocketOptions {
   maxPayload: number
   /** How many undelivered events one subscriber may have before it is cut off (4009). */
   subscriberBuffer: number
+  /** Between two pings of a socket ({@link SocketHeartbeat}); 0 pings none. */
+  keepAliveMs: number
   /**
    * Where the shared results are counted (`livegate_subscription_results_total`,
    * `livegate_subscription_messages_total`).
@@ -68,6 +71,10 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
   })
   const shared = new SharedResults()
   if (options.registry) countShared(options.registry, shared)
+  // Pings on the scheduler, not graphql-ws's timers per socket (its keep-alive is off: 0 below).
+  const heartbeat = new SocketHeartbeat(options.keepAliveMs)
+  wss.on('connection', (socket) => heartbeat.add(socket))
+  heartbeat.start()
   const renew = (context: GraphqlContext) => options.context(context.scope, context.trace)
   const server = useServer<Record<string, unknown>, { caller?: Caller }>(
     {
@@ -127,8 +134,10 @@ export function attachWebsocket(app: FastifyInstance, options: WebsocketOptions)
       },
     },
     wss,
+    0,
   )
   app.addHook('preClose', async () => {
+    await heartbeat.stop()
     await server.dispose()
   })
 }

@@ -1,0 +1,80 @@
+import { once } from 'node:events'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { loadConfig } from '../../src/config/index.js'
+import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
+import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
+import { TEST_CONFIG } from '../support/gateway.fixture.js'
+
+const KEEP_ALIVE_MS = 240
+
+/** A graphql-transport-ws socket that has been acknowledged; `autoPong: false` plays a client that is gone. */
+async function acknowledged(gateway: Gateway, options: { autoPong: boolean }): Promise<WebSocket> {
+  const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', options)
+  await once(socket, 'open')
+  const acked = new Promise<void>((resolve) =>
+    socket.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack') resolve()
+    }),
+  )
+  socket.send(JSON.stringify({ type: 'connection_init' }))
+  await acked
+  return socket
+}
+
+async function started(db: TestDatabase, keepAliveMs: number): Promise<Gateway> {
+  return startGateway(loadConfig({ env: {}, value: { ...TEST_CONFIG, realtime: { keepAliveMs } } }), {
+    database: db.database,
+  })
+}
+
+describe(`websocket keep-alive (${driverName})`, () => {
+  let db: TestDatabase
+  let gateway: Gateway
+  let quiet: Gateway
+
+  beforeAll(async () => {
+    db = await openTestDatabase()
+    gateway = await started(db, KEEP_ALIVE_MS)
+    quiet = await started(db, 0)
+  })
+
+  afterAll(async () => {
+    await gateway?.close()
+    await quiet?.close()
+    await db?.drop()
+  })
+
+  it('pings a socket every realtime.keepAliveMs and keeps it while it answers', async () => {
+    const socket = await acknowledged(gateway, { autoPong: true })
+    let pings = 0
+    socket.on('ping', () => pings++)
+    await expect.poll(() => pings, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(3)
+    expect(socket.readyState).toBe(WebSocket.OPEN)
+    socket.close()
+  })
+
+  it('terminates a socket that did not answer its last ping by the next, and only that one', async () => {
+    const alive = await acknowledged(gateway, { autoPong: true })
+    const gone = await acknowledged(gateway, { autoPong: false })
+    let pinged = 0
+    gone.on('ping', () => pinged++)
+    const [code] = (await once(gone, 'close')) as [number]
+    // Terminated, not closed: a peer that does not answer would not read a close frame either.
+    expect(code).toBe(1006)
+    expect(pinged).toBeGreaterThanOrEqual(1)
+    expect(alive.readyState).toBe(WebSocket.OPEN)
+    alive.close()
+  })
+
+  it('pings nobody with realtime.keepAliveMs 0', async () => {
+    const socket = await acknowledged(quiet, { autoPong: false })
+    let pings = 0
+    socket.on('ping', () => pings++)
+    // Ten periods of the server that pings.
+    await new Promise((resolve) => setTimeout(resolve, 10 * KEEP_ALIVE_MS))
+    expect(pings).toBe(0)
+    expect(socket.readyState).toBe(WebSocket.OPEN)
+    socket.close()
+  })
+})
