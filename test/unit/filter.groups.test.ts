@@ -105,4 +105,59 @@ describe('filter groups', () => {
     expect(heard).toEqual(['a 10 batched', 'a 20 batched', 'a 30 batched', 'a flush', 'b 20'])
     expect(made).toBe(3)
   })
+  it('hands out to many in parts, a pause between each, to those who were subscribed when it began', async () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const got: number[] = []
+    const subscribe = (n: number) =>
+      groups.join({ code: 'A' }).direct(
+        (item) => void got.push(n * 100 + item),
+        () => {},
+      )
+    for (let n = 0; n < 2500; n++) subscribe(n)
+    let pauses = 0
+    let release: () => void = () => {}
+    const pause = () => {
+      pauses++
+      return new Promise<void>((resolve) => {
+        release = resolve
+      })
+    }
+    const done = groups.handOut(
+      [1],
+      () => true,
+      (row) => row,
+      pause,
+    )
+    expect(done).toBeInstanceOf(Promise)
+    // The first part is served at once; then it waits for the pause.
+    expect(got).toHaveLength(1000)
+    expect(pauses).toBe(1)
+    subscribe(9999)
+    release()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(got).toHaveLength(2000)
+    release()
+    await done
+    expect(pauses).toBe(2)
+    // Every subscriber once, in order; the one who joined during a pause is not among them.
+    expect(got).toEqual(Array.from({ length: 2500 }, (_, n) => n * 100 + 1))
+  })
+
+  it('hands out to a few at once, with no pause, even when given one', () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const got: number[] = []
+    for (let n = 0; n < 3; n++)
+      groups.join({}).direct(
+        (item) => void got.push(item),
+        () => {},
+      )
+    const done = groups.handOut(
+      [7],
+      () => true,
+      (row) => row,
+      () => Promise.reject(new Error('no pause expected')),
+    )
+    expect(done).toBeUndefined()
+    expect(got).toEqual([7, 7, 7])
+  })
 })

@@ -43,6 +43,9 @@ const TAIL_PAGE = 1000
 const PENDING_RETRY_MS = 10
 const TICK_MS = 1000
 
+/** The event loop's next turn: once the I/O of this one is read (a receive's burst; a hand-out's next part). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 /**
  * The one realtime engine of a process: every subscription of every kind (`stream.table.ts`) is
  * served here. The doorbell (heard through the process's {@link ChannelListener}) says the log
@@ -182,8 +185,7 @@ export class RealtimeEngine {
     this.tailAgain = true
     this.pending.push(event)
     // Events of one burst are read together: one statement per batch, not per event.
-    if (this.pending.length === 1)
-      this.chain = this.chain.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.dispatch())
+    if (this.pending.length === 1) this.chain = this.chain.then(nextTurn).then(() => this.dispatch())
   }
 
   private async dispatch(): Promise<void> {
@@ -226,7 +228,7 @@ export class RealtimeEngine {
       const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
       // Handed out in a span linked to each callback's commit span (when tracing is on).
       if (read.rows.length > 0)
-        deliverySpan(
+        await deliverySpan(
           read.rows.map((row) => row.traceparent),
           () => this.handOut(read.rows),
         )
@@ -235,13 +237,13 @@ export class RealtimeEngine {
     }
   }
 
-  private handOut(rows: readonly NotificationRow[]): void {
+  private handOut(rows: readonly NotificationRow[]): Promise<void> | undefined {
     // The position moves past rows no filter matches too: one who joins later starts from here.
     const fresh = rows.filter((row) => comparePositions(row, this.position) > 0)
     const last = fresh.at(-1)
     if (!last) return
     this.position = { xid: last.xid, id: last.id }
-    this.groups.notification.handOut(fresh, notificationMatches, (row) => row)
+    return this.groups.notification.handOut(fresh, notificationMatches, (row) => row, nextTurn)
   }
 
   /** After the log grew with nobody listening, live delivery starts again from its end. */
@@ -261,10 +263,11 @@ export class RealtimeEngine {
     const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
     if (events.length === 0) return
     const rows = await stream.read(this.options.database.db, events)
-    groups.handOut(
+    await groups.handOut(
       rows,
       (filter, row) => stream.matches(filter, row),
       (row) => stream.item(row),
+      nextTurn,
     )
   }
 }
