@@ -1,12 +1,17 @@
 import { once } from 'node:events'
+import { createClient } from 'graphql-ws'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { loadConfig } from '../../src/config/index.js'
 import { type Gateway, startGateway } from '../../src/gateway.assembly.js'
 import { driverName, openTestDatabase, type TestDatabase } from '../support/database.fixture.js'
-import { TEST_CONFIG } from '../support/gateway.fixture.js'
+import { sampleCallbacks } from '../fixtures/callback.samples.js'
+import { send, signFor, TEST_CONFIG } from '../support/gateway.fixture.js'
+import { metricValue, scrapeMetrics } from '../support/metrics.scrape.js'
 
 const KEEP_ALIVE_MS = 240
+const POLL = { timeout: 20_000, interval: 50 }
+const FIELD = { field: 'notificationReceived' }
 
 /** A graphql-transport-ws socket that has been acknowledged; `autoPong: false` plays a client that is gone. */
 async function acknowledged(gateway: Gateway, options: { autoPong: boolean }): Promise<WebSocket> {
@@ -49,7 +54,7 @@ describe(`websocket keep-alive (${driverName})`, () => {
     const socket = await acknowledged(gateway, { autoPong: true })
     let pings = 0
     socket.on('ping', () => pings++)
-    await expect.poll(() => pings, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(3)
+    await expect.poll(() => pings, POLL).toBeGreaterThanOrEqual(3)
     expect(socket.readyState).toBe(WebSocket.OPEN)
     socket.close()
   })
@@ -65,6 +70,36 @@ describe(`websocket keep-alive (${driverName})`, () => {
     expect(pinged).toBeGreaterThanOrEqual(1)
     expect(alive.readyState).toBe(WebSocket.OPEN)
     alive.close()
+  })
+
+  it('keeps a stock graphql-ws client at its defaults subscribed through its pings', async () => {
+    let closed = 0
+    const client = createClient({
+      url: `${gateway.url.replace('http', 'ws')}/graphql`,
+      webSocketImpl: WebSocket,
+      on: { closed: () => void closed++ },
+    })
+    const received: string[] = []
+    const unsubscribe = client.subscribe<{ notificationReceived: { taskId: string } }>(
+      { query: 'subscription { notificationReceived { taskId } }' },
+      {
+        next: ({ data }) => void (data && received.push(data.notificationReceived.taskId)),
+        error: () => {},
+        complete: () => {},
+      },
+    )
+    await expect
+      .poll(async () => metricValue(await scrapeMetrics(gateway.url), 'livegate_subscriptions', FIELD), POLL)
+      .toBe(1)
+    // Several periods: a client that did not answer would have been terminated after two.
+    await new Promise((resolve) => setTimeout(resolve, 6 * KEEP_ALIVE_MS))
+    expect(
+      (await send(signFor(gateway, sampleCallbacks('ka-stock').liveResume as Record<string, string>))).status,
+    ).toBe(200)
+    await expect.poll(() => received, POLL).toEqual(['ka-stock'])
+    expect(closed).toBe(0)
+    unsubscribe()
+    await client.dispose()
   })
 
   it('pings nobody with realtime.keepAliveMs 0', async () => {
