@@ -124,7 +124,7 @@ const realtimeSchema = z.strictObject({
   /** Rows read per statement while replaying what a resuming subscriber missed. */
   replayPageSize: z.int().min(1).max(10_000).default(500),
   /**
-   * Between two pings of a websocket; a socket that has not answered one by the next is closed. 0
+   * Between two pings of a websocket; a socket that has not answered one by the next is terminated. 0
    * pings none (a proxy in front then needs its own idle timeout). 12 s is graphql-ws's own.
    */
   keepAliveMs: z.int().min(0).max(3_600_000).default(12_000),
