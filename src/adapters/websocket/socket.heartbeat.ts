@@ -61,11 +61,6 @@ export class SocketHeartbeat {
     socket.once('close', () => slice.delete(socket))
   }
 
-  /** How many sockets it keeps. */
-  get size(): number {
-    return this.slices.reduce((sum, slice) => sum + slice.size, 0)
-  }
-
   private beat(): void {
     const slice = this.slices[this.turn++ % SLICES] as Map<WebSocket, boolean>
     for (const [socket, answered] of slice) {
