@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { FilterGroups } from '../../src/work/realtime/filter.groups.js'
+import { FilterGroups, PART } from '../../src/work/realtime/filter.groups.js'
 import { SubscriberTooSlow } from '../../src/work/realtime/subscription.queue.js'
 
 // The one filter-group mechanism of the hubs: matched once per distinct filter, handed to all.
@@ -113,7 +113,7 @@ describe('filter groups', () => {
         (item) => void got.push(n * 100 + item),
         () => {},
       )
-    for (let n = 0; n < 2500; n++) subscribe(n)
+    for (let n = 0; n < 2.5 * PART; n++) subscribe(n)
     let pauses = 0
     let release: () => void = () => {}
     const pause = () => {
@@ -130,17 +130,127 @@ describe('filter groups', () => {
     )
     expect(done).toBeInstanceOf(Promise)
     // The first part is served at once; then it waits for the pause.
-    expect(got).toHaveLength(1000)
+    expect(got).toHaveLength(PART)
     expect(pauses).toBe(1)
-    subscribe(9999)
+    subscribe(99_999)
     release()
     await new Promise((resolve) => setImmediate(resolve))
-    expect(got).toHaveLength(2000)
+    expect(got).toHaveLength(2 * PART)
     release()
     await done
     expect(pauses).toBe(2)
     // Every subscriber once, in order; the one who joined during a pause is not among them.
-    expect(got).toEqual(Array.from({ length: 2500 }, (_, n) => n * 100 + 1))
+    expect(got).toEqual(Array.from({ length: 2.5 * PART }, (_, n) => n * 100 + 1))
+  })
+
+  it('takes rows handed out during a hand-out in parts along: in one batch to those not yet served', async () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const got: string[][] = Array.from({ length: 2.5 * PART }, () => [])
+    const subscribe = (n: number) => {
+      const take = (item: number, batched: boolean) => void got[n]?.push(`${item}${batched ? ' batched' : ''}`)
+      groups
+        .join({ code: n % 2 === 0 ? 'even' : 'odd' })
+        .direct(Object.assign(take, { flush: () => void got[n]?.push('flush') }), () => {})
+    }
+    for (let n = 0; n < 2.5 * PART; n++) subscribe(n)
+    const pauses: Array<() => void> = []
+    const pause = () => new Promise<void>((resolve) => void pauses.push(resolve))
+    const row = (n: number) => [n]
+    const first = groups.handOut(
+      row(1),
+      () => true,
+      (r) => r,
+      pause,
+    )
+    // Group by group: the first part was the first PART even subscribers.
+    expect(got[2 * PART - 2]).toEqual(['1'])
+    expect(got[2 * PART]).toEqual([])
+    expect(got[1]).toEqual([])
+    // The second rows come while the first wait on a pause; the third want only the even subscribers.
+    const second = groups.handOut(
+      row(2),
+      () => true,
+      (r) => r,
+      pause,
+    )
+    const third = groups.handOut(
+      row(3),
+      (filter) => filter.code === 'even',
+      (r) => r,
+      pause,
+    )
+    expect(second).toBe(first)
+    expect(third).toBe(first)
+    while (pauses.length > 0) {
+      pauses.shift()?.()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await first
+    // Not yet served when the later rows came: all it was owed as one batch, flushed once, in order.
+    expect(got[2 * PART]).toEqual(['1 batched', '2 batched', '3 batched', 'flush'])
+    expect(got[1]).toEqual(['1 batched', '2 batched', 'flush'])
+    // Served before: the first rows alone, then, in a second round, the later ones together.
+    expect(got[0]).toEqual(['1', '2 batched', '3 batched', 'flush'])
+    const even = ['1', '2', '3']
+    const odd = ['1', '2']
+    expect(
+      got.every(
+        (items, n) =>
+          items
+            .filter((item) => item !== 'flush')
+            .map((item) => item.split(' ')[0])
+            .join() === (n % 2 === 0 ? even : odd).join(),
+      ),
+    ).toBe(true)
+  })
+
+  it('serves one who joins during a hand-out in parts only the rows handed out after it joined', async () => {
+    const groups = new FilterGroups<Filter, number>(10)
+    const got: number[] = []
+    for (let n = 0; n < 1.5 * PART; n++)
+      groups.join({}).direct(
+        () => {},
+        () => {},
+      )
+    let release: () => void = () => {}
+    const pause = () =>
+      new Promise<void>((resolve) => {
+        release = resolve
+      })
+    const done = groups.handOut(
+      [1],
+      () => true,
+      (r) => r,
+      pause,
+    )
+    groups.join({}).direct(
+      (item) => void got.push(item),
+      () => {},
+    )
+    groups.handOut(
+      [2],
+      () => true,
+      (r) => r,
+      pause,
+    )
+    let ended = false
+    void done?.then(() => {
+      ended = true
+    })
+    while (!ended) {
+      release()
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(got).toEqual([2])
+    // Once the hand-out ended, rows go to a few at once again.
+    expect(
+      groups.handOut(
+        [3],
+        () => true,
+        (r) => r,
+        pause,
+      ),
+    ).toBeDefined()
   })
 
   it('hands out to a few at once, with no pause, even when given one', () => {

@@ -228,9 +228,11 @@ export class RealtimeEngine {
       const read = await logTail(this.options.database.db, this.position, TAIL_PAGE)
       // Handed out in a span linked to each callback's commit span (when tracing is on).
       if (read.rows.length > 0)
-        await deliverySpan(
-          read.rows.map((row) => row.traceparent),
-          () => this.handOut(read.rows),
+        this.handedOut(
+          deliverySpan(
+            read.rows.map((row) => row.traceparent),
+            () => this.handOut(read.rows),
+          ),
         )
       if (read.pending) this.retry.wakeIn(PENDING_RETRY_MS)
       if (read.rows.length < TAIL_PAGE) return
@@ -263,11 +265,21 @@ export class RealtimeEngine {
     const events = batch.filter((event): event is EventOf<K> => heard.includes(event.kind))
     if (events.length === 0) return
     const rows = await stream.read(this.options.database.db, events)
-    await groups.handOut(
-      rows,
-      (filter, row) => stream.matches(filter, row),
-      (row) => stream.item(row),
-      nextTurn,
+    this.handedOut(
+      groups.handOut(
+        rows,
+        (filter, row) => stream.matches(filter, row),
+        (row) => stream.item(row),
+        nextTurn,
+      ),
     )
+  }
+
+  /**
+   * A hand-out in parts goes on while the engine reads the next rows, which join it (see
+   * {@link FilterGroups.handOut}): it is not waited for, only its failure told.
+   */
+  private handedOut(going: Promise<void> | undefined): void {
+    going?.catch((error: unknown) => this.options.log.error({ err: error }, 'realtime: a hand-out failed'))
   }
 }
