@@ -68,7 +68,8 @@ export class RealtimeEngine {
   private readonly ticker: WakeScheduler
   private readonly groups: Groups
   private pending: RealtimeEvent[] = []
-  // Batches are handled one after another, so subscribers see events in commit order.
+  // Batches are read one after another and handed out in that order (a hand-out still going on takes
+  // the next along: filter.groups.ts), so subscribers see events in commit order.
   private chain: Promise<void> = Promise.resolve()
   private off: Array<() => void> = []
   private lastDoorbellAt = 0
