@@ -237,7 +237,9 @@ const eventArb: fc.Arbitrary<Applied> = fc.oneof(
           file_name: key,
         },
         at,
-        `${kind}${at}${key}`,
+        // As the ingest's dedupe key does, the stamp names everything that varies: two callbacks
+        // differing only in tag, format, flag or output were once one stamp (seed 1296065097).
+        `${kind}${at}${key}/${tag}/${format}/${flag}/${idx}`,
       ),
     ),
   fc

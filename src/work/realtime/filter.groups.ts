@@ -78,7 +78,7 @@ export class FilterGroups<F extends object, T> {
    *
    * Given `pause` (a wait for the event loop's next turn), a hand-out to more than {@link PART}
    * subscribers waits for it after each part, and the promise it returns settles once every one is
-   * served. Ten thousand sockets take a core for a fifth of a second; in between, the process
+   * served (these rows and any that joined them). Ten thousand sockets take a core for a fifth of a second; in between, the process
    * reads the next callbacks and the database's answers. Rows handed out meanwhile join the
    * hand-out under way rather than wait for it to end: the subscribers it has not reached yet get
    * the earlier rows and these in one batch (one write), and it then goes round again for those it
@@ -105,7 +105,7 @@ export class FilterGroups<F extends object, T> {
       items.set(group, wanted)
       subscribers += group.members.size
     }
-    if (items.size === 0) return this.running
+    if (items.size === 0) return undefined
     const number = ++this.handed
     if (this.running) {
       this.owed.push({ number, items })
