@@ -78,13 +78,13 @@ export class FilterGroups<F extends object, T> {
    *
    * Given `pause` (a wait for the event loop's next turn), a hand-out to more than {@link PART}
    * subscribers waits for it after each part, and the promise it returns settles once every one is
-   * served (these rows and any that joined them). Ten thousand sockets take a core for a fifth of a second; in between, the process
-   * reads the next callbacks and the database's answers. Rows handed out meanwhile join the
-   * hand-out under way rather than wait for it to end: the subscribers it has not reached yet get
-   * the earlier rows and these in one batch (one write), and it then goes round again for those it
-   * had passed. A process that falls behind so writes less per message, and an event waits for at
-   * most one round. Those served are the subscribers when the rows were handed out: one who joins
-   * later starts after them.
+   * served (these rows and any that joined them). Ten thousand sockets take a core for a fifth of a
+   * second; in between, the process reads the next callbacks and the database's answers. Rows handed
+   * out meanwhile join the hand-out under way rather than wait for it to end: the subscribers it has
+   * not reached yet get the earlier rows and these in one batch (one write), and it then goes round
+   * again for those it had passed. A process that falls behind so writes less per message, and an
+   * event waits for at most one round. Those served are the subscribers when the rows were handed
+   * out: one who joins later starts after them.
    */
   handOut<R>(
     rows: readonly R[],
