@@ -9,6 +9,39 @@ interface Filter {
   live?: boolean
 }
 
+/** A pause let go of by hand: `release` ends the one waited on; `count` says how many were asked for. */
+const heldPause = () => {
+  const held = { count: 0, release: () => {} }
+  const pause = () => {
+    held.count++
+    return new Promise<void>((resolve) => {
+      held.release = resolve
+    })
+  }
+  return Object.assign(held, { pause })
+}
+
+/** Lets every pause go, a turn apart, until `done` settles. */
+const drain = async (done: Promise<void> | undefined, release: () => void): Promise<void> => {
+  let ended = false
+  void done?.then(() => {
+    ended = true
+  })
+  while (!ended) {
+    release()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+/** Every row to every subscriber, as it is. */
+const handAll = (groups: FilterGroups<Filter, number>, rows: number[], pause?: () => Promise<void>) =>
+  groups.handOut(
+    rows,
+    () => true,
+    (row) => row,
+    pause,
+  )
+
 const taken = async <T>(queue: AsyncIterator<T>, n: number): Promise<T[]> => {
   const items: T[] = []
   for (let i = 0; i < n; i++) items.push((await queue.next()).value as T)
@@ -76,12 +109,7 @@ describe('filter groups', () => {
   it('cuts off a subscriber that lets more than its buffer wait, and tells it once', async () => {
     const groups = new FilterGroups<Filter, number>(2)
     const queue = groups.join({})
-    for (let i = 0; i < 5; i++)
-      groups.handOut(
-        [i],
-        () => true,
-        (row) => row,
-      )
+    for (let i = 0; i < 5; i++) handAll(groups, [i])
     expect(groups.empty).toBe(true)
     await expect(queue.next()).rejects.toBeInstanceOf(SubscriberTooSlow)
   })
@@ -114,31 +142,19 @@ describe('filter groups', () => {
         () => {},
       )
     for (let n = 0; n < 2.5 * PART; n++) subscribe(n)
-    let pauses = 0
-    let release: () => void = () => {}
-    const pause = () => {
-      pauses++
-      return new Promise<void>((resolve) => {
-        release = resolve
-      })
-    }
-    const done = groups.handOut(
-      [1],
-      () => true,
-      (row) => row,
-      pause,
-    )
+    const held = heldPause()
+    const done = handAll(groups, [1], held.pause)
     expect(done).toBeInstanceOf(Promise)
     // The first part is served at once; then it waits for the pause.
     expect(got).toHaveLength(PART)
-    expect(pauses).toBe(1)
+    expect(held.count).toBe(1)
     subscribe(99_999)
-    release()
+    held.release()
     await new Promise((resolve) => setImmediate(resolve))
     expect(got).toHaveLength(2 * PART)
-    release()
+    held.release()
     await done
-    expect(pauses).toBe(2)
+    expect(held.count).toBe(2)
     // Every subscriber once, in order; the one who joined during a pause is not among them.
     expect(got).toEqual(Array.from({ length: 2.5 * PART }, (_, n) => n * 100 + 1))
   })
@@ -155,26 +171,15 @@ describe('filter groups', () => {
     for (let n = 0; n < 2.5 * PART; n++) subscribe(n)
     const pauses: Array<() => void> = []
     const pause = () => new Promise<void>((resolve) => void pauses.push(resolve))
-    const row = (n: number) => [n]
-    const first = groups.handOut(
-      row(1),
-      () => true,
-      (r) => r,
-      pause,
-    )
+    const first = handAll(groups, [1], pause)
     // Group by group: the first part was the first PART even subscribers.
     expect(got[2 * PART - 2]).toEqual(['1'])
     expect(got[2 * PART]).toEqual([])
     expect(got[1]).toEqual([])
     // The second rows come while the first wait on a pause; the third want only the even subscribers.
-    const second = groups.handOut(
-      row(2),
-      () => true,
-      (r) => r,
-      pause,
-    )
+    const second = handAll(groups, [2], pause)
     const third = groups.handOut(
-      row(3),
+      [3],
       (filter) => filter.code === 'even',
       (r) => r,
       pause,
@@ -212,45 +217,21 @@ describe('filter groups', () => {
         () => {},
         () => {},
       )
-    let release: () => void = () => {}
-    const pause = () =>
-      new Promise<void>((resolve) => {
-        release = resolve
-      })
-    const done = groups.handOut(
-      [1],
-      () => true,
-      (r) => r,
-      pause,
-    )
+    const held = heldPause()
+    const done = handAll(groups, [1], held.pause)
     groups.join({}).direct(
       (item) => void got.push(item),
       () => {},
     )
-    groups.handOut(
-      [2],
-      () => true,
-      (r) => r,
-      pause,
-    )
-    let ended = false
-    void done?.then(() => {
-      ended = true
-    })
-    while (!ended) {
-      release()
-      await new Promise((resolve) => setImmediate(resolve))
-    }
+    handAll(groups, [2], held.pause)
+    await drain(done, () => held.release())
     expect(got).toEqual([2])
-    // Once the hand-out ended, rows go to a few at once again.
-    expect(
-      groups.handOut(
-        [3],
-        () => true,
-        (r) => r,
-        pause,
-      ),
-    ).toBeDefined()
+    // Once that round ended, the next rows begin a round of their own, and reach it too.
+    const next = handAll(groups, [3], held.pause)
+    expect(next).toBeInstanceOf(Promise)
+    expect(next).not.toBe(done)
+    await drain(next, () => held.release())
+    expect(got).toEqual([2, 3])
   })
 
   it('hands out to a few at once, with no pause, even when given one', () => {
@@ -261,12 +242,7 @@ describe('filter groups', () => {
         (item) => void got.push(item),
         () => {},
       )
-    const done = groups.handOut(
-      [7],
-      () => true,
-      (row) => row,
-      () => Promise.reject(new Error('no pause expected')),
-    )
+    const done = handAll(groups, [7], () => Promise.reject(new Error('no pause expected')))
     expect(done).toBeUndefined()
     expect(got).toEqual([7, 7, 7])
   })
